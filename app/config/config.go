@@ -1,0 +1,247 @@
+// Package config reads, validates, migrates and writes Switchboard's own
+// configuration file, config.json in the data directory, and holds the live
+// configuration for the daemon (see [Store]).
+//
+// The file looks like this:
+//
+//	{
+//	  "version": 1,
+//	  "listen": "127.0.0.1:7391",
+//	  "servers": {
+//	    "fs": {
+//	      "command": "npx",
+//	      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+//	      "env": {"DEBUG": "1"},
+//	      "cwd": "/tmp",
+//	      "enabled": true,
+//	      "pool": {"mode": "shared", "min": 0, "max": 2, "idleTimeout": "10m"},
+//	      "timeout": "2m",
+//	      "disabledTools": ["write_file"]
+//	    }
+//	  }
+//	}
+//
+// A server entry has the same command/args/env/cwd shape as an entry of
+// Claude Desktop's "mcpServers", so users can paste theirs. A file without a
+// "version" is version 0: a Claude Desktop file, migrated on load (see
+// [Load]).
+//
+// Keys this package does not know, at the top level, inside a server and
+// inside a pool, are kept through [Parse] and [Config.Save], so that a user's
+// notes or a newer Switchboard's settings survive. Known keys are written
+// first in a fixed order, then unknown keys sorted by name.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
+)
+
+const (
+	// CurrentVersion is the version of the file layout this package writes.
+	// Files with a lower version are migrated on load; files with a higher
+	// version are refused.
+	CurrentVersion = 1
+
+	// DefaultListen is the address the daemon listens on when the file
+	// does not say.
+	DefaultListen = "127.0.0.1:7391"
+
+	// FileName is the name of the config file inside the data directory.
+	FileName = "config.json"
+)
+
+// A Config is the content of config.json.
+//
+// The zero value is not a valid configuration (it has no version and no
+// listen address); start from [Default] or [Parse]. Configs returned by this
+// package are never shared: each caller gets its own deep copy, so changing
+// one does not change the daemon's configuration; use [Store.Update] for that.
+type Config struct {
+	// Version is the file layout version. After Parse or Load it is always
+	// CurrentVersion.
+	Version int `json:"version"`
+
+	// Listen is the host:port the daemon's HTTP endpoint listens on. The
+	// host is always a loopback name or address. After Parse or Load it is
+	// never empty: a missing or empty "listen" becomes DefaultListen.
+	Listen string `json:"listen"`
+
+	// Servers maps a server name to how to run it. Names become tool
+	// prefixes, so they are short (see Validate). After Parse or Load the
+	// map is non-nil; nil and empty mean the same: no servers.
+	Servers map[string]Server `json:"servers"`
+
+	// extra holds top-level keys this package does not know, verbatim
+	// (compacted), so that they survive a save.
+	extra map[string]json.RawMessage
+}
+
+// A Server says how to run one local MCP stdio server.
+//
+// For slices and maps, nil and empty mean the same and are written the same
+// way (omitted).
+type Server struct {
+	// Command is the program to run, looked up in PATH when it has no
+	// directory part. It is required.
+	Command string `json:"command"`
+
+	// Args are the command-line arguments, not including the program name.
+	Args []string `json:"args,omitempty"`
+
+	// Env holds extra environment variables for the process, added to the
+	// daemon's own environment.
+	Env map[string]string `json:"env,omitempty"`
+
+	// Cwd is the working directory of the process; empty means the
+	// daemon's choice.
+	Cwd string `json:"cwd,omitempty"`
+
+	// Enabled says whether the server is run at all. Nil (the key is
+	// absent) means enabled; use IsEnabled rather than reading it.
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Pool says how many processes of this server run and who shares them.
+	// The zero Pool means the defaults (shared, daemon-chosen limits).
+	Pool Pool `json:"pool,omitzero"`
+
+	// Timeout limits one request to the server; zero means the daemon's
+	// default.
+	Timeout Duration `json:"timeout,omitzero"`
+
+	// DisabledTools names tools of this server that are hidden from
+	// clients.
+	DisabledTools []string `json:"disabledTools,omitempty"`
+
+	// extra holds keys this package does not know, verbatim (compacted).
+	extra map[string]json.RawMessage
+}
+
+// IsEnabled reports whether the server should run: true unless Enabled is
+// set to false.
+func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// Pool modes. The empty mode means PoolShared.
+const (
+	// PoolShared: one set of processes serves every client session.
+	PoolShared = "shared"
+	// PoolSession: each client session gets its own process.
+	PoolSession = "session"
+)
+
+// A Pool says how many processes of a server run and how they are shared.
+// The zero Pool means: shared, with the daemon's default limits.
+type Pool struct {
+	// Mode is "" (the same as "shared"), "shared" or "session".
+	Mode string `json:"mode,omitempty"`
+
+	// Min is the number of processes kept running even when idle.
+	Min int `json:"min,omitempty"`
+
+	// Max caps the number of processes; 0 means the daemon's default.
+	// When set, Min <= Max <= 64.
+	Max int `json:"max,omitempty"`
+
+	// IdleTimeout is how long a process above Min may stay idle before it
+	// is stopped; 0 means the daemon's default.
+	IdleTimeout Duration `json:"idleTimeout,omitzero"`
+
+	// extra holds keys this package does not know, verbatim (compacted).
+	extra map[string]json.RawMessage
+}
+
+// IsZero reports whether p is the zero Pool (all defaults, no unknown keys).
+// A zero Pool is omitted from the file.
+func (p Pool) IsZero() bool {
+	return p.Mode == "" && p.Min == 0 && p.Max == 0 && p.IdleTimeout.Duration == 0 && len(p.extra) == 0
+}
+
+// Default returns the configuration used when there is no config file:
+// CurrentVersion, DefaultListen and no servers.
+func Default() *Config {
+	return &Config{
+		Version: CurrentVersion,
+		Listen:  DefaultListen,
+		Servers: map[string]Server{},
+	}
+}
+
+// Clone returns a deep copy of c, unknown keys included. Clone of nil is nil.
+func (c *Config) Clone() *Config {
+	if c == nil {
+		return nil
+	}
+	out := &Config{
+		Version: c.Version,
+		Listen:  c.Listen,
+		extra:   cloneExtra(c.extra),
+	}
+	if c.Servers != nil {
+		out.Servers = make(map[string]Server, len(c.Servers))
+		for name, s := range c.Servers {
+			out.Servers[name] = s.clone()
+		}
+	}
+	return out
+}
+
+func (s Server) clone() Server {
+	out := s
+	out.Args = slices.Clone(s.Args)
+	out.Env = maps.Clone(s.Env)
+	if s.Enabled != nil {
+		v := *s.Enabled
+		out.Enabled = &v
+	}
+	out.Pool.extra = cloneExtra(s.Pool.extra)
+	out.DisabledTools = slices.Clone(s.DisabledTools)
+	out.extra = cloneExtra(s.extra)
+	return out
+}
+
+func cloneExtra(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		out[k] = bytes.Clone(v)
+	}
+	return out
+}
+
+// DiffServers compares the servers of two configurations and returns the
+// sorted names that are only in new (added), in both but different
+// (changed), and only in old (removed). Two servers are the same when they
+// would be written identically, unknown keys included; nil and empty slices
+// and maps are the same. A nil Config has no servers. It is meant for
+// logging and for deciding which servers to restart.
+func DiffServers(old, new *Config) (added, changed, removed []string) {
+	var oldServers, newServers map[string]Server
+	if old != nil {
+		oldServers = old.Servers
+	}
+	if new != nil {
+		newServers = new.Servers
+	}
+	for name, ns := range newServers {
+		prev, ok := oldServers[name]
+		switch {
+		case !ok:
+			added = append(added, name)
+		case !bytes.Equal(prev.appendJSON(nil), ns.appendJSON(nil)):
+			changed = append(changed, name)
+		}
+	}
+	for name := range oldServers {
+		if _, ok := newServers[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(changed)
+	slices.Sort(removed)
+	return added, changed, removed
+}

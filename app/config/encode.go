@@ -1,0 +1,212 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// encode returns the file content for c: indented JSON (two spaces) with a
+// trailing newline. Known keys come first in a fixed order, then unknown
+// keys sorted; servers and env entries are sorted by name, so the same
+// Config always gives the same bytes.
+func (c *Config) encode() ([]byte, error) {
+	var out bytes.Buffer
+	if err := json.Indent(&out, c.appendJSON(nil), "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// MarshalJSON writes c compactly, with the key order and unknown keys of
+// the file format. It does not validate c.
+func (c Config) MarshalJSON() ([]byte, error) { return c.appendJSON(nil), nil }
+
+// UnmarshalJSON decodes the current file layout, keeping unknown keys. It
+// neither migrates nor validates (use Parse for a file); like Parse, it sets
+// an empty Listen to DefaultListen and a nil Servers to an empty map.
+// Errors are *Error values without a file or position.
+func (c *Config) UnmarshalJSON(data []byte) error {
+	p := &parser{}
+	top, err := p.object("", 0, bytes.TrimSpace(data), "a JSON object")
+	if err != nil {
+		return err
+	}
+	cfg, err := p.config(top)
+	if err != nil {
+		return err
+	}
+	*c = *cfg
+	return nil
+}
+
+// MarshalJSON writes s as in the file, unknown keys included.
+func (s Server) MarshalJSON() ([]byte, error) { return s.appendJSON(nil), nil }
+
+// UnmarshalJSON decodes a server entry, keeping unknown keys; it does not
+// validate. JSON null leaves s unchanged.
+func (s *Server) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if isNull(data) {
+		return nil
+	}
+	v, err := (&parser{}).server("", 0, data)
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// MarshalJSON writes p as in the file, unknown keys included.
+func (p Pool) MarshalJSON() ([]byte, error) { return p.appendJSON(nil), nil }
+
+// UnmarshalJSON decodes a pool object, keeping unknown keys; it does not
+// validate. JSON null leaves p unchanged.
+func (p *Pool) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if isNull(data) {
+		return nil
+	}
+	v, err := (&parser{}).pool("", 0, data)
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+func (c Config) appendJSON(b []byte) []byte {
+	w := objectWriter{b: append(b, '{')}
+	w.key("version")
+	w.b = strconv.AppendInt(w.b, int64(c.Version), 10)
+	w.key("listen")
+	w.b = appendString(w.b, c.Listen)
+	w.key("servers")
+	w.b = append(w.b, '{')
+	for i, name := range slices.Sorted(maps.Keys(c.Servers)) {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.b = appendString(w.b, name)
+		w.b = append(w.b, ':')
+		w.b = c.Servers[name].appendJSON(w.b)
+	}
+	w.b = append(w.b, '}')
+	w.extra(c.extra)
+	return append(w.b, '}')
+}
+
+func (s Server) appendJSON(b []byte) []byte {
+	w := objectWriter{b: append(b, '{')}
+	w.key("command")
+	w.b = appendString(w.b, s.Command)
+	if len(s.Args) > 0 {
+		w.key("args")
+		w.b = appendStrings(w.b, s.Args)
+	}
+	if len(s.Env) > 0 {
+		w.key("env")
+		w.b = append(w.b, '{')
+		for i, k := range slices.Sorted(maps.Keys(s.Env)) {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.b = appendString(w.b, k)
+			w.b = append(w.b, ':')
+			w.b = appendString(w.b, s.Env[k])
+		}
+		w.b = append(w.b, '}')
+	}
+	if s.Cwd != "" {
+		w.key("cwd")
+		w.b = appendString(w.b, s.Cwd)
+	}
+	if s.Enabled != nil {
+		w.key("enabled")
+		w.b = strconv.AppendBool(w.b, *s.Enabled)
+	}
+	if !s.Pool.IsZero() {
+		w.key("pool")
+		w.b = s.Pool.appendJSON(w.b)
+	}
+	if s.Timeout.Duration != 0 {
+		w.key("timeout")
+		w.b = appendString(w.b, s.Timeout.String())
+	}
+	if len(s.DisabledTools) > 0 {
+		w.key("disabledTools")
+		w.b = appendStrings(w.b, s.DisabledTools)
+	}
+	w.extra(s.extra)
+	return append(w.b, '}')
+}
+
+func (p Pool) appendJSON(b []byte) []byte {
+	w := objectWriter{b: append(b, '{')}
+	if p.Mode != "" {
+		w.key("mode")
+		w.b = appendString(w.b, p.Mode)
+	}
+	if p.Min != 0 {
+		w.key("min")
+		w.b = strconv.AppendInt(w.b, int64(p.Min), 10)
+	}
+	if p.Max != 0 {
+		w.key("max")
+		w.b = strconv.AppendInt(w.b, int64(p.Max), 10)
+	}
+	if p.IdleTimeout.Duration != 0 {
+		w.key("idleTimeout")
+		w.b = appendString(w.b, p.IdleTimeout.String())
+	}
+	w.extra(p.extra)
+	return append(w.b, '}')
+}
+
+// An objectWriter appends the members of a JSON object after its '{'.
+type objectWriter struct {
+	b []byte
+	n int
+}
+
+func (w *objectWriter) key(k string) {
+	if w.n > 0 {
+		w.b = append(w.b, ',')
+	}
+	w.n++
+	w.b = appendString(w.b, k)
+	w.b = append(w.b, ':')
+}
+
+// extra appends unknown members sorted by key.
+func (w *objectWriter) extra(m map[string]json.RawMessage) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		w.key(k)
+		w.b = append(w.b, m[k]...)
+	}
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// appendString appends s as a JSON string without HTML escaping, so that a
+// command like "a && b" stays readable in the file.
+func appendString(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // encoding a string cannot fail
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...)
+}

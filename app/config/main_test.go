@@ -1,0 +1,13 @@
+package config
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine (a watcher's, for
+// instance) outlives them.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,156 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Limits enforced by Validate.
+const (
+	// MaxServerNameLen is the longest server name. Names become tool
+	// prefixes ("<name>__<tool>"), and clients limit tool name length.
+	MaxServerNameLen = 48
+
+	// MaxPoolSize caps Pool.Min and Pool.Max.
+	MaxPoolSize = 64
+)
+
+// Validate checks c and returns the first problem found as an *Error with
+// Field set (and no File or position), or nil. Servers are checked in name
+// order, so the same Config always gives the same error. The rules:
+//
+//   - version is CurrentVersion;
+//   - listen is host:port with a numeric port and a loopback host
+//     (127.0.0.1, ::1 or localhost): Switchboard never listens beyond the
+//     machine. Port 0 (any free port) is allowed;
+//   - a server name matches ^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$ and does not
+//     contain "__" (the separator between server and tool in tool names);
+//   - command is not empty or blank;
+//   - env keys are not empty and contain no '=';
+//   - pool mode is "", "shared" or "session"; 0 <= min <= 64;
+//     0 <= max <= 64; when max is set, min <= max;
+//   - timeout and pool idleTimeout are not negative;
+//   - disabledTools entries are not empty.
+func (c *Config) Validate() error {
+	if e := c.validate(); e != nil {
+		return e
+	}
+	return nil
+}
+
+func (c *Config) validate() *Error {
+	if c.Version != CurrentVersion {
+		return invalid("version", "invalid value %d: must be %d", c.Version, CurrentVersion)
+	}
+	if e := validateListen(c.Listen); e != nil {
+		return e
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
+		if e := c.Servers[name].validate(name); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func invalid(field, format string, args ...any) *Error {
+	return &Error{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+func validateListen(listen string) *Error {
+	if listen == "" {
+		return invalid("listen", "missing: expected host:port such as %q", DefaultListen)
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return &Error{Field: "listen", Err: fmt.Errorf("invalid value %q: expected host:port such as %q: %w", listen, DefaultListen, err)}
+	}
+	if host != "127.0.0.1" && host != "::1" && !strings.EqualFold(host, "localhost") {
+		return invalid("listen", "invalid value %q: host must be 127.0.0.1, ::1 or localhost; Switchboard only listens on this machine", listen)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return invalid("listen", "invalid value %q: port must be a number from 0 to 65535", listen)
+	}
+	return nil
+}
+
+// validServerName reports whether name matches
+// ^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$ and has no "__".
+func validServerName(name string) bool {
+	if name == "" || len(name) > MaxServerNameLen || strings.Contains(name, "__") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (s Server) validate(name string) *Error {
+	field := "servers." + name
+	if !validServerName(name) {
+		return invalid(field, "invalid server name %q: use 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit, without \"__\"", name, MaxServerNameLen)
+	}
+	if strings.TrimSpace(s.Command) == "" {
+		return invalid(field+".command", "missing: a server needs a command to run")
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		switch {
+		case k == "":
+			return invalid(field+".env", "invalid key \"\": an environment variable needs a name")
+		case strings.Contains(k, "="):
+			return invalid(field+".env", "invalid key %q: an environment variable name cannot contain '='", k)
+		}
+	}
+	if e := s.Pool.validate(field + ".pool"); e != nil {
+		return e
+	}
+	if e := validateDuration(field+".timeout", s.Timeout); e != nil {
+		return e
+	}
+	for i, t := range s.DisabledTools {
+		if t == "" {
+			return &Error{Field: fmt.Sprintf("%s.disabledTools[%d]", field, i), Err: errors.New("invalid value \"\": a tool name cannot be empty")}
+		}
+	}
+	return nil
+}
+
+func (p Pool) validate(field string) *Error {
+	switch p.Mode {
+	case "", PoolShared, PoolSession:
+	default:
+		return invalid(field+".mode", "invalid value %q: must be %q or %q", p.Mode, PoolShared, PoolSession)
+	}
+	switch {
+	case p.Min < 0:
+		return invalid(field+".min", "invalid value %d: must not be negative", p.Min)
+	case p.Min > MaxPoolSize:
+		return invalid(field+".min", "invalid value %d: must be at most %d", p.Min, MaxPoolSize)
+	case p.Max < 0:
+		return invalid(field+".max", "invalid value %d: must not be negative (0 means the default)", p.Max)
+	case p.Max > MaxPoolSize:
+		return invalid(field+".max", "invalid value %d: must be at most %d", p.Max, MaxPoolSize)
+	case p.Max != 0 && p.Min > p.Max:
+		return invalid(field+".max", "invalid value %d: must be at least min (%d)", p.Max, p.Min)
+	}
+	return validateDuration(field+".idleTimeout", p.IdleTimeout)
+}
+
+func validateDuration(field string, d Duration) *Error {
+	if d.Duration < 0 {
+		return invalid(field, "invalid value %q: must not be negative", d.String())
+	}
+	return nil
+}

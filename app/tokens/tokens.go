@@ -1,0 +1,548 @@
+// Package tokens keeps the bearer tokens that may call the daemon: its local
+// API and its MCP endpoint.
+//
+// The tokens live in one JSON file in the data directory, tokens.json, mode
+// 0600:
+//
+//	[
+//	  {
+//	    "id": "tok_3f9c2a7d1e5b8c04",
+//	    "label": "cli",
+//	    "token": "sb_q8Hn…(43 characters)",
+//	    "created": "2026-01-02T15:04:05Z"
+//	  }
+//	]
+//
+// Each MCP client whose config Switchboard writes gets a token of its own
+// (labelled with the client's name), so that history can tell which client
+// called and one token can be revoked alone; the CLI and the dashboard use
+// the token labelled "cli". A secret is "sb_" followed by 32 random bytes in
+// unpadded base64url.
+//
+// Several processes use the file: the daemon verifies requests against it
+// while a CLI command may issue or revoke a token. Changes are written
+// atomically (a temporary file in the same directory, fsync, rename) under
+// an advisory lock on tokens.json.lock, and [Store.Verify] notices when
+// another process changed the file (its size, modification time or identity
+// changed) and reads it again.
+//
+// Secrets never reach a log: this package logs nothing, a [Token] formats
+// and logs without its secret, and [Store.List] and [Store.Verify] return
+// tokens with the secret blanked.
+package tokens
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/gofrs/flock"
+)
+
+// FileName is the name of the token file inside the data directory.
+const FileName = "tokens.json"
+
+// Prefixes of token ids and secrets.
+const (
+	IDPrefix     = "tok_"
+	SecretPrefix = "sb_"
+)
+
+// MaxLabelLen is the longest label Issue accepts, in bytes.
+const MaxLabelLen = 100
+
+// fileMode is the only mode the token file may have.
+const fileMode fs.FileMode = 0o600
+
+// ErrNotFound is wrapped by the error of Revoke for an unknown token id.
+var ErrNotFound = errors.New("no such token")
+
+// A Token is one credential that may call the daemon.
+//
+// Secret is the bearer secret; it is empty in tokens returned by List and
+// Verify, which callers may show or record. A Token prints (fmt's %v, %+v,
+// %#v, %s) and logs (slog) without its secret.
+type Token struct {
+	// ID names the token in lists and for Revoke: "tok_" and 16 hex digits.
+	ID string `json:"id"`
+	// Label says who uses the token: "cli", or an MCP client's name.
+	Label string `json:"label"`
+	// Secret is what a caller sends as "Authorization: Bearer <secret>".
+	Secret string `json:"token,omitempty"`
+	// Created is when the token was issued (UTC, whole seconds).
+	Created time.Time `json:"created"`
+}
+
+// String describes t without its secret.
+func (t Token) String() string { return fmt.Sprintf("%s (%s)", t.ID, t.Label) }
+
+// GoString describes t without its secret, for %#v.
+func (t Token) GoString() string {
+	return fmt.Sprintf("tokens.Token{ID:%q, Label:%q, Created:%s}", t.ID, t.Label, t.Created.Format(time.RFC3339))
+}
+
+// Format makes every fmt verb use String or GoString, so that %+v and %v of
+// a struct holding a Token do not print the secret either.
+func (t Token) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		fmt.Fprint(f, t.GoString())
+		return
+	}
+	fmt.Fprint(f, t.String())
+}
+
+// LogValue logs t without its secret.
+func (t Token) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", t.ID), slog.String("label", t.Label))
+}
+
+// A Store is the set of tokens in one token file. It is safe for concurrent
+// use, and several processes may use the same file (see the package doc).
+//
+// Reads (Verify, List) use the tokens last read from the file, after checking
+// with one stat call whether the file changed since; changes (Issue, Ensure,
+// Revoke) re-read the file under the lock first, so another process's
+// change is never lost.
+type Store struct {
+	path string
+
+	// mu guards the fields below and serializes changes within the process.
+	mu     sync.Mutex
+	tokens []Token
+	hashes [][sha256.Size]byte // hashes[i] = SHA-256 of tokens[i].Secret
+	// stamp identifies the file content tokens came from; nil when the file
+	// did not exist.
+	stamp fs.FileInfo
+	// problem is why the file as stamped could not be used; the tokens read
+	// before stay in force meanwhile.
+	problem error
+}
+
+// Open returns the store of the token file at path (normally
+// filepath.Join(dataDir, FileName)). A missing file is an empty store; it is
+// created by the first Issue. A file whose mode grants anything to the group
+// or others is changed to 0600 (not on Windows, where modes do not apply); if
+// that fails, Open fails. A file that is not a valid token list is an error
+// naming the problem.
+func Open(path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	if err := tighten(abs); err != nil {
+		return nil, err
+	}
+	s := &Store{path: abs}
+	if err := s.readLocked(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// tighten makes the file at path mode 0600 if it is wider.
+func tighten(path string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("token file: %w", err)
+	}
+	if fi.Mode().Perm()&^fileMode == 0 {
+		return nil
+	}
+	if err := os.Chmod(path, fileMode); err != nil {
+		return fmt.Errorf("token file %s has mode %#o, readable by others, and cannot be made private: %w", path, fi.Mode().Perm(), err)
+	}
+	return nil
+}
+
+// Path returns the absolute path of the token file.
+func (s *Store) Path() string { return s.path }
+
+// Verify reports which token has the given secret. The returned Token has
+// no Secret. An empty secret matches nothing.
+//
+// If the file changed since it was last read (another process issued or
+// revoked a token), it is read first; if it cannot be read or parsed, the
+// tokens read before stay in force until it is fixed. The comparison takes
+// the same time whichever token matches, if any: it compares SHA-256 hashes
+// of the secrets, which have one length, with subtle.ConstantTimeCompare
+// against every token.
+func (s *Store) Verify(secret string) (Token, bool) {
+	want := sha256.Sum256([]byte(secret))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshLocked()
+	match := -1
+	for i := range s.hashes {
+		eq := subtle.ConstantTimeCompare(want[:], s.hashes[i][:])
+		match = subtle.ConstantTimeSelect(eq, i, match)
+	}
+	if match < 0 || secret == "" {
+		return Token{}, false
+	}
+	t := s.tokens[match]
+	t.Secret = ""
+	return t, true
+}
+
+// List returns every token, oldest first, without secrets. It reads the
+// file again first if it changed, as Verify does.
+func (s *Store) List() []Token {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshLocked()
+	out := slices.Clone(s.tokens)
+	for i := range out {
+		out[i].Secret = ""
+	}
+	sortTokens(out)
+	return out
+}
+
+// Problem returns why the token file, as it is on disk now, could not be
+// read at the last check (the tokens read before stay in force), or nil.
+func (s *Store) Problem() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshLocked()
+	return s.problem
+}
+
+// Issue creates a token with the given label, saves it and returns it with
+// its secret. Labels need not be unique (see Ensure). A label is 1 to
+// MaxLabelLen bytes of printable text, without leading or trailing space.
+func (s *Store) Issue(label string) (Token, error) {
+	if err := checkLabel(label); err != nil {
+		return Token{}, err
+	}
+	var t Token
+	err := s.change(func(toks []Token) ([]Token, error) {
+		t = newToken(label, toks)
+		return append(toks, t), nil
+	})
+	if err != nil {
+		return Token{}, err
+	}
+	return t, nil
+}
+
+// Ensure returns the oldest token with the given label, with its secret,
+// issuing one if there is none. The daemon calls it at start for the "cli"
+// token.
+func (s *Store) Ensure(label string) (Token, error) {
+	if err := checkLabel(label); err != nil {
+		return Token{}, err
+	}
+	s.mu.Lock()
+	s.refreshLocked()
+	t, ok := oldest(s.tokens, label)
+	s.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+
+	err := s.change(func(toks []Token) ([]Token, error) {
+		// Another process may have issued it meanwhile.
+		if t, ok = oldest(toks, label); ok {
+			return nil, nil
+		}
+		t = newToken(label, toks)
+		return append(toks, t), nil
+	})
+	if err != nil {
+		return Token{}, err
+	}
+	return t, nil
+}
+
+// oldest returns the oldest of toks with the given label.
+func oldest(toks []Token, label string) (Token, bool) {
+	var best Token
+	found := false
+	for _, t := range toks {
+		if t.Label == label && (!found || t.Created.Before(best.Created)) {
+			best, found = t, true
+		}
+	}
+	return best, found
+}
+
+// Revoke deletes the token with the given id. An unknown id is an error
+// wrapping ErrNotFound.
+func (s *Store) Revoke(id string) error {
+	return s.change(func(toks []Token) ([]Token, error) {
+		i := slices.IndexFunc(toks, func(t Token) bool { return t.ID == id })
+		if i < 0 {
+			return nil, fmt.Errorf("token %q: %w", id, ErrNotFound)
+		}
+		return slices.Delete(toks, i, i+1), nil
+	})
+}
+
+// Reload reads the file again, whether or not it looks changed. On error the
+// tokens read before stay in force.
+func (s *Store) Reload() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readLocked()
+}
+
+// change runs fn on the tokens in the file and saves what it returns, under
+// the in-process mutex and the cross-process file lock. fn returning nil
+// tokens and no error means "nothing to save".
+func (s *Store) change(fn func([]Token) ([]Token, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("token file: %w", err)
+	}
+	lock := flock.New(s.path+".lock", flock.SetPermissions(fileMode))
+	if err := lock.Lock(); err != nil {
+		return fmt.Errorf("locking token file: %w", err)
+	}
+	defer lock.Close()
+
+	// Another process may have changed the file a moment ago, within the
+	// same mtime tick; read it unconditionally now that it is locked.
+	if err := s.readLocked(); err != nil {
+		return fmt.Errorf("%w; fix or remove the file first", err)
+	}
+	next, err := fn(slices.Clone(s.tokens))
+	if err != nil || next == nil {
+		return err
+	}
+	data, err := encode(next)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.path, data); err != nil {
+		return err
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		fi = nil // the next check reads the file again
+	}
+	s.set(next, fi, nil)
+	return nil
+}
+
+// refreshLocked reads the file again if it changed since it was last read.
+func (s *Store) refreshLocked() {
+	fi, err := os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		fi = nil
+	case err != nil:
+		s.problem = fmt.Errorf("token file: %w", err)
+		return
+	}
+	if sameFile(s.stamp, fi) {
+		return
+	}
+	if err := s.readLocked(); err != nil {
+		// Do not try again until the file changes once more.
+		s.stamp = fi
+	}
+}
+
+// readLocked reads the file. On error it records and returns the problem
+// and keeps the tokens in force.
+func (s *Store) readLocked() error {
+	fi, err := os.Stat(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.set(nil, nil, nil)
+		return nil
+	}
+	var data []byte
+	if err == nil {
+		data, err = os.ReadFile(s.path)
+	}
+	if errors.Is(err, fs.ErrNotExist) { // removed between stat and read
+		s.set(nil, nil, nil)
+		return nil
+	}
+	if err != nil {
+		s.problem = fmt.Errorf("token file: %w", err)
+		return s.problem
+	}
+	toks, err := decode(data)
+	if err != nil {
+		s.problem = fmt.Errorf("token file %s: %w", s.path, err)
+		return s.problem
+	}
+	// The stat came before the read: if the file was replaced in between,
+	// the stamp is older than the content and the next check reads again.
+	s.set(toks, fi, nil)
+	return nil
+}
+
+func (s *Store) set(toks []Token, stamp fs.FileInfo, problem error) {
+	s.tokens = toks
+	s.hashes = make([][sha256.Size]byte, len(toks))
+	for i, t := range toks {
+		s.hashes[i] = sha256.Sum256([]byte(t.Secret))
+	}
+	s.stamp, s.problem = stamp, problem
+}
+
+// sameFile reports whether a and b are the same version of the file: the
+// same file (rename makes a new one), size and modification time.
+func sameFile(a, b fs.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+func checkLabel(label string) error {
+	switch {
+	case label == "":
+		return errors.New("token label is empty")
+	case len(label) > MaxLabelLen:
+		return fmt.Errorf("token label is longer than %d bytes", MaxLabelLen)
+	case strings.TrimSpace(label) != label:
+		return fmt.Errorf("token label %q has leading or trailing space", label)
+	case strings.IndexFunc(label, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0:
+		return fmt.Errorf("token label %q has a control character", label)
+	}
+	return nil
+}
+
+func newToken(label string, existing []Token) Token {
+	for {
+		var id [8]byte
+		rand.Read(id[:])
+		t := Token{ID: IDPrefix + hex.EncodeToString(id[:]), Label: label, Secret: NewSecret(),
+			Created: time.Now().UTC().Truncate(time.Second)}
+		if !slices.ContainsFunc(existing, func(o Token) bool { return o.ID == t.ID }) {
+			return t
+		}
+	}
+}
+
+// NewSecret returns a fresh secret: "sb_" and 32 random bytes in unpadded
+// base64url (43 characters).
+func NewSecret() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return SecretPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func sortTokens(toks []Token) {
+	slices.SortStableFunc(toks, func(a, b Token) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// decode parses the file. An empty (or blank) file is no tokens.
+func decode(data []byte) ([]Token, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	var toks []Token
+	if err := json.Unmarshal(data, &toks); err != nil {
+		return nil, fmt.Errorf("not a JSON list of tokens: %w", err)
+	}
+	seen := make(map[string]bool, len(toks))
+	for i, t := range toks {
+		switch {
+		case t.ID == "":
+			return nil, fmt.Errorf("entry %d has no \"id\"", i+1)
+		case seen[t.ID]:
+			return nil, fmt.Errorf("entry %d: id %q appears twice", i+1, t.ID)
+		case t.Secret == "":
+			return nil, fmt.Errorf("entry %d (id %q) has no \"token\"", i+1, t.ID)
+		}
+		seen[t.ID] = true
+	}
+	return toks, nil
+}
+
+func encode(toks []Token) ([]byte, error) {
+	sorted := slices.Clone(toks)
+	sortTokens(sorted)
+	if sorted == nil {
+		sorted = []Token{}
+	}
+	data, err := json.MarshalIndent(sorted, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding tokens: %w", err)
+	}
+	return append(data, '\n'), nil
+}
+
+// writeFileAtomic replaces the file at path with data, mode 0600: it writes
+// a temporary file in the same directory, syncs it and renames it over path,
+// so that a reader sees the old file or the new one, never a part.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*") // CreateTemp makes it 0600
+	if err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if runtime.GOOS != "windows" {
+		if err := f.Chmod(fileMode); err != nil {
+			return fmt.Errorf("setting mode of %s: %w", tmp, err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("replacing %s: %w", path, err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable where a directory can be synced
+// (not on Windows). It is best effort: the rename happened either way.
+func syncDir(dir string) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	_ = d.Close()
+}

@@ -1,0 +1,61 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+var (
+	// ErrUnknownServer is wrapped by errors about a server the supervisor does not run.
+	ErrUnknownServer = errors.New("unknown server")
+	// ErrStopped is wrapped by errors about a server or process stopped on purpose.
+	ErrStopped = errors.New("stopped")
+	// ErrFailing is wrapped by errors about a server that crashed too often.
+	ErrFailing = errors.New("failing")
+	// ErrClosed is returned once the supervisor is shutting down.
+	ErrClosed = errors.New("supervisor is shut down")
+)
+
+// An ExitError reports a server process that ended without being asked to:
+// every call in flight on it fails with this error at once.
+type ExitError struct {
+	Server string
+	PID    int
+	// Status is how it ended, as the OS tells it: "exit status 3", "signal: killed".
+	Status string
+	// Reason says what the supervisor saw, e.g. "exited unexpectedly".
+	Reason string
+	// Stderr holds its last lines of stderr, oldest first.
+	Stderr []string
+}
+
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "server %q (pid %d) %s", e.Server, e.PID, e.Reason)
+	if e.Status != "" {
+		fmt.Fprintf(&b, " (%s)", e.Status)
+	}
+	if len(e.Stderr) > 0 {
+		fmt.Fprintf(&b, "; last stderr: %s", strings.Join(e.Stderr, " | "))
+	}
+	return b.String()
+}
+
+// A StartError reports a server process that could not be started or did not
+// complete the initialize handshake.
+type StartError struct {
+	Server string
+	Err    error
+	Stderr []string
+}
+
+func (e *StartError) Error() string {
+	msg := fmt.Sprintf("server %q failed to start: %v", e.Server, e.Err)
+	if len(e.Stderr) > 0 {
+		msg += "; last stderr: " + strings.Join(e.Stderr, " | ")
+	}
+	return msg
+}
+
+func (e *StartError) Unwrap() error { return e.Err }

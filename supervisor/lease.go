@@ -1,0 +1,80 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Lease is the right to use one ready process of a pool. In shared mode it
+// lasts one call; in session mode it lasts a client session and the process
+// is stopped when it is released. Release exactly once (later calls are
+// no-ops).
+type Lease struct {
+	pool *Pool
+	proc *proc
+	once sync.Once
+}
+
+// Session is the MCP client session to the process, already initialized.
+func (l *Lease) Session() *mcp.ClientSession { return l.proc.session }
+
+// InitializeResult is what the process answered to initialize.
+func (l *Lease) InitializeResult() *mcp.InitializeResult { return l.proc.init }
+
+// PID is the process id of the server process.
+func (l *Lease) PID() int { return l.proc.osPID }
+
+// Done is closed when the process has ended; Err then says why.
+func (l *Lease) Done() <-chan struct{} { return l.proc.ctx.Done() }
+
+// Err is nil while the process runs, then why it ended (an *ExitError after
+// a crash).
+func (l *Lease) Err() error {
+	if l.proc.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(l.proc.ctx)
+}
+
+// Do calls fn with the session and a context that also ends when the process
+// does. If the process ended during the call, Do returns why (an *ExitError
+// naming the server, its exit status and its last stderr lines) instead of
+// fn's error, so the caller learns the cause at once, not at its deadline.
+func (l *Lease) Do(ctx context.Context, fn func(ctx context.Context, cs *mcp.ClientSession) error) error {
+	if err := l.Err(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(l.proc.ctx, func() { cancel(context.Cause(l.proc.ctx)) })
+	defer stop()
+	err := fn(ctx, l.proc.session)
+	if err == nil {
+		return nil
+	}
+	if perr := l.Err(); perr != nil {
+		return perr
+	}
+	// A transport failure (not an error the server sent) usually means the
+	// process just died: its stdout closes a moment before the exit is seen.
+	// Wait briefly so the caller gets the exit status and stderr, not "EOF".
+	if _, isRPC := errors.AsType[*jsonrpc.Error](err); !isRPC && ctx.Err() == nil {
+		if waitFor(l.proc.ctx.Done(), exitReportWait) {
+			return context.Cause(l.proc.ctx)
+		}
+	}
+	return err
+}
+
+// exitReportWait bounds how long Do waits for a dying process's exit.
+const exitReportWait = time.Second
+
+// Release gives the process back to the pool.
+func (l *Lease) Release() {
+	l.once.Do(func() { l.pool.release(l.proc) })
+}

@@ -1,0 +1,356 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// procState is where a process is in its life, as the pool sees it.
+type procState int
+
+const (
+	procStarting procState = iota
+	procReady
+	procStopping
+)
+
+func (s procState) String() string {
+	return [...]string{"starting", "ready", "stopping"}[s]
+}
+
+// stderrTail is how many stderr lines an ExitError carries.
+const stderrTail = 10
+
+// A proc is one OS process of a pool. Its supervise goroutine owns the OS
+// side (spawn, handshake, wait, shutdown); the pool's run goroutine owns the
+// fields marked below. The two meet through Pool.events and stopCh.
+type proc struct {
+	pool *Pool
+	spec Spec
+	gen  int // the pool generation (spec version) it was started for
+
+	// Set by supervise before it reports procEventSpawned (osPID) or
+	// procEventReady (session, init), read-only afterwards. The pool reads
+	// them only after the report.
+	osPID   int
+	session *mcp.ClientSession
+	init    *mcp.InitializeResult
+
+	// ctx ends, with the reason as its cause, when the process has ended.
+	// Lease.Do derives from it so calls fail the moment their process dies.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	stopCh    chan struct{} // closed to ask for a stop
+	stopOnce  sync.Once
+	stopNow   atomic.Bool // skip the polite steps (the process is hung)
+	unhealthy atomic.Bool // stopped because it failed a health check: counts as a crash
+
+	// Owned by the pool's run goroutine.
+	pid      int // 0 until spawned
+	started  time.Time
+	state    procState
+	inFlight int
+	leased   bool
+	lastUsed time.Time
+	lastPing time.Time
+	pinging  bool
+}
+
+func newProc(p *Pool, spec Spec, gen int) *proc {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &proc{pool: p, spec: spec, gen: gen, ctx: ctx, cancel: cancel,
+		stopCh: make(chan struct{}), lastUsed: time.Now()}
+}
+
+// stop asks the process to stop; now skips closing stdin and SIGTERM.
+func (pr *proc) stop(now bool) {
+	if now {
+		pr.stopNow.Store(true)
+	}
+	pr.stopOnce.Do(func() { close(pr.stopCh) })
+}
+
+func (pr *proc) stopRequested() bool {
+	select {
+	case <-pr.stopCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// procEvent is what a proc's goroutines tell the pool.
+type procEvent struct {
+	proc *proc
+	kind procEventKind
+	err  error // why it ended (exited), or the ping failure (pingFailed)
+}
+
+type procEventKind int
+
+const (
+	procEventSpawned procEventKind = iota
+	procEventReady
+	procEventExited
+	procEventPinged
+)
+
+// supervise runs the process from spawn to exit and reports to the pool.
+func (pr *proc) supervise() {
+	err := pr.run()
+	pr.cancel(err)
+	pr.pool.report(procEvent{proc: pr, kind: procEventExited, err: err})
+}
+
+// run spawns, handshakes, waits and shuts down. It returns why the process
+// ended: an error wrapping ErrStopped after a requested stop, a *StartError or
+// an *ExitError otherwise.
+func (pr *proc) run() error {
+	p := pr.pool
+	s := p.sup
+	env := buildEnv(s.env, pr.spec.Env)
+	path, err := lookPath(pr.spec.Command, env, pr.spec.Dir)
+	if err != nil {
+		return &StartError{Server: pr.spec.Name, Err: err}
+	}
+
+	var files []*os.File // every pipe end, closed on the way out
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	stdinR, stdinW, err1 := pipe()
+	stdoutR, stdoutW, err2 := pipe()
+	stderrR, stderrW, err3 := pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return &StartError{Server: pr.spec.Name, Err: fmt.Errorf("creating pipes: %w", err)}
+	}
+
+	cmd := exec.Command(path, pr.spec.Args...)
+	cmd.Env = env
+	cmd.Dir = pr.spec.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	prepareGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return &StartError{Server: pr.spec.Name, Err: err}
+	}
+	// The child has its copies; ours would keep its stdin open and its
+	// stdout from ever ending.
+	stdinR.Close()
+	stdoutW.Close()
+	stderrW.Close()
+	pid := cmd.Process.Pid
+	pr.osPID = pid
+	p.report(procEvent{proc: pr, kind: procEventSpawned})
+
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+
+	grp, err := newGroup(cmd)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		<-exited
+		return &StartError{Server: pr.spec.Name, Err: err}
+	}
+	defer grp.release()
+	s.track(pr.spec.Name, pid, grp.id())
+	defer s.untrack(pid, grp.id())
+
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		readLines(stderrR, func(line string) { p.logLine(pid, "stderr", line) })
+	}()
+	defer func() {
+		// A descendant that left the group may still hold stderr open; do not
+		// wait for it forever.
+		select {
+		case <-stderrDone:
+		case <-time.After(time.Second):
+			stderrR.Close()
+			<-stderrDone
+		}
+	}()
+
+	p.publish(Event{Kind: EventStarting, PID: pid})
+	s.logger.Info("server process started", "server", pr.spec.Name, "pid", pid, "command", path)
+
+	cs, err := pr.handshake(stdoutR, stdinW, exited)
+	if err != nil {
+		if pr.stopRequested() {
+			pr.shutdown(stdinW, exited, grp)
+			return fmt.Errorf("server %q (pid %d) was %w during initialize", pr.spec.Name, pid, ErrStopped)
+		}
+		err = pr.describeExit(err, &waitErr, exited, stderrDone)
+		pr.shutdown(stdinW, exited, grp)
+		return &StartError{Server: pr.spec.Name, Err: err, Stderr: pr.stderrTail()}
+	}
+	defer cs.Close()
+	pr.session = cs
+	pr.init = cs.InitializeResult()
+	p.report(procEvent{proc: pr, kind: procEventReady})
+
+	select {
+	case <-exited:
+		// Let the last stderr lines (often the reason) arrive, then fail the
+		// calls in flight at once; the group's leftovers can go after.
+		waitFor(stderrDone, 200*time.Millisecond)
+		err := &ExitError{Server: pr.spec.Name, PID: pid, Status: exitStatus(cmd, waitErr),
+			Reason: "exited unexpectedly", Stderr: pr.stderrTail()}
+		pr.cancel(err)
+		pr.reapGroup(grp)
+		return err
+	case <-pr.stopCh:
+		pr.shutdown(stdinW, exited, grp)
+		if pr.unhealthy.Load() {
+			return &ExitError{Server: pr.spec.Name, PID: pid, Status: exitStatus(cmd, waitErr),
+				Reason: "stopped answering pings and was restarted", Stderr: pr.stderrTail()}
+		}
+		return fmt.Errorf("server %q (pid %d) was %w", pr.spec.Name, pid, ErrStopped)
+	}
+}
+
+// handshake runs initialize (or server/discover) over the pipes. It gives up
+// when the process exits, a stop is requested, or StartTimeout passes.
+func (pr *proc) handshake(stdout, stdin *os.File, exited <-chan struct{}) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pr.spec.StartTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-exited:
+		case <-pr.stopCh:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	p := pr.pool
+	filter := newStdoutFilter(stdout, func(line string) {
+		p.logLine(pr.osPID, "stdout", line)
+		p.sup.logger.Warn("server wrote non-protocol text on stdout; ignored",
+			"server", pr.spec.Name, "pid", pr.osPID, "line", line)
+	})
+	transport := &mcp.IOTransport{Reader: filter, Writer: stdin, MaxLineLength: -1}
+	cs, err := p.client.Connect(ctx, transport, nil)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		select {
+		case <-exited:
+		default:
+			err = fmt.Errorf("no answer to initialize within %s: %w", pr.spec.StartTimeout, err)
+		}
+	}
+	return cs, err
+}
+
+// describeExit turns a failed handshake into the most useful error: the exit
+// status when the process died, the handshake error otherwise. A process
+// that dies closes stdout a moment before its exit is reaped, so the exit
+// gets a brief chance to show up.
+func (pr *proc) describeExit(hsErr error, waitErr *error, exited, stderrDone <-chan struct{}) error {
+	if !waitFor(exited, 200*time.Millisecond) {
+		return hsErr
+	}
+	waitFor(stderrDone, 200*time.Millisecond)
+	if *waitErr != nil {
+		return fmt.Errorf("exited during initialize (%v)", *waitErr)
+	}
+	return errors.New("exited during initialize (exit status 0)")
+}
+
+// shutdown follows the MCP stdio shutdown order, applied to the whole group:
+// close stdin, wait; SIGTERM, wait; SIGKILL. Then the descendants left in the
+// group get the same. It returns once the process has exited.
+//
+// From the spec (basic/transports, stdio): "the client SHOULD initiate
+// shutdown by first closing the input stream to the child process, waiting
+// for the server to exit, or sending SIGTERM if the server does not exit
+// within a reasonable time, and then SIGKILL".
+func (pr *proc) shutdown(stdin *os.File, exited <-chan struct{}, grp *group) {
+	grace := pr.pool.sup.opts.StopGrace
+	stdin.Close()
+	if !pr.stopNow.Load() && waitFor(exited, grace) {
+		pr.reapGroup(grp)
+		return
+	}
+	if !pr.stopNow.Load() {
+		_ = grp.terminate()
+		if waitFor(exited, grace) {
+			pr.reapGroup(grp)
+			return
+		}
+	}
+	_ = grp.kill()
+	<-exited
+	pr.reapGroup(grp)
+}
+
+// reapGroup stops what is left of the group after its leader exited:
+// grandchildren that did not follow their parent out.
+func (pr *proc) reapGroup(grp *group) {
+	if grp.alive() {
+		stopOrphanGroup(grp.id(), pr.pool.sup.opts.StopGrace/2)
+	}
+}
+
+func (pr *proc) stderrTail() []string {
+	lines := pr.pool.logs.snapshot(pr.osPID, stderrTail)
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l.Text
+	}
+	return out
+}
+
+// ping checks the process still answers, within timeout.
+func (pr *proc) ping(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(pr.ctx, timeout)
+	defer cancel()
+	err := pr.session.Ping(ctx, nil)
+	if err != nil && pr.ctx.Err() == nil {
+		err = fmt.Errorf("no answer to ping within %s: %w", timeout, err)
+	} else {
+		err = nil // the process ended meanwhile; its exit tells the story
+	}
+	pr.pool.report(procEvent{proc: pr, kind: procEventPinged, err: err})
+}
+
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func exitStatus(cmd *exec.Cmd, waitErr error) string {
+	if cmd.ProcessState != nil {
+		return cmd.ProcessState.String()
+	}
+	if waitErr != nil {
+		return waitErr.Error()
+	}
+	return ""
+}

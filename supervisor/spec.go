@@ -1,0 +1,104 @@
+package supervisor
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Mode says how a pool shares its processes between client sessions.
+type Mode string
+
+const (
+	// ModeShared: every client session uses every process of the pool; a call
+	// goes to the least-busy process.
+	ModeShared Mode = "shared"
+	// ModeSession: each client session leases a process of its own, which is
+	// stopped when the lease is released.
+	ModeSession Mode = "session"
+)
+
+// PoolSpec sizes a pool. The zero value is a lazy shared pool of one process
+// that never idles out.
+type PoolSpec struct {
+	Mode Mode
+	// Min processes are kept running while the pool is started (in session
+	// mode: spares ready to be leased). 0 means start on first use.
+	Min int
+	// Max bounds the processes of the pool, leased or not. 0 means 1.
+	Max int
+	// IdleTimeout stops a process beyond Min that served nothing for this
+	// long. 0 never stops idle processes.
+	IdleTimeout time.Duration
+}
+
+// Spec is everything the supervisor needs to run one server. Specs are values:
+// two equal specs describe the same processes, which is how Apply decides that
+// a server is unchanged and keeps its processes.
+type Spec struct {
+	Name    string
+	Command string
+	Args    []string
+	// Env is added to the base environment (the user's login-shell PATH and
+	// the daemon's own environment); it wins over both.
+	Env map[string]string
+	// Dir is the working directory; empty means the daemon's.
+	Dir  string
+	Pool PoolSpec
+	// StartTimeout bounds spawn plus the initialize handshake. 0 means
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+}
+
+// DefaultStartTimeout is generous because the first start of a server under
+// npx or uvx may download packages.
+const DefaultStartTimeout = 2 * time.Minute
+
+// Validate reports the first thing about s that cannot run, naming the field.
+func (s Spec) Validate() error {
+	switch {
+	case s.Name == "":
+		return fmt.Errorf("server name is empty")
+	case s.Command == "":
+		return fmt.Errorf("server %q: command is empty", s.Name)
+	}
+	switch s.Pool.Mode {
+	case "", ModeShared, ModeSession:
+	default:
+		return fmt.Errorf("server %q: pool mode %q is not %q or %q", s.Name, s.Pool.Mode, ModeShared, ModeSession)
+	}
+	if s.Pool.Min < 0 || s.Pool.Max < 0 {
+		return fmt.Errorf("server %q: pool min and max must not be negative", s.Name)
+	}
+	if s.Pool.Max > 0 && s.Pool.Min > s.Pool.Max {
+		return fmt.Errorf("server %q: pool min %d is above max %d", s.Name, s.Pool.Min, s.Pool.Max)
+	}
+	if s.Pool.IdleTimeout < 0 || s.StartTimeout < 0 {
+		return fmt.Errorf("server %q: timeouts must not be negative", s.Name)
+	}
+	return nil
+}
+
+// withDefaults fills the zero values that mean "default", and copies the
+// slices and maps so that the caller's later changes cannot reach a pool.
+func (s Spec) withDefaults() Spec {
+	s.Args = slices.Clone(s.Args)
+	s.Env = maps.Clone(s.Env)
+	if s.Pool.Mode == "" {
+		s.Pool.Mode = ModeShared
+	}
+	if s.Pool.Max == 0 {
+		s.Pool.Max = max(1, s.Pool.Min)
+	}
+	if s.StartTimeout == 0 {
+		s.StartTimeout = DefaultStartTimeout
+	}
+	return s
+}
+
+// Equal reports whether a and b describe the same processes.
+func (a Spec) Equal(b Spec) bool {
+	return a.Name == b.Name && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
+		maps.Equal(a.Env, b.Env) && a.Dir == b.Dir && a.Pool == b.Pool && a.StartTimeout == b.StartTimeout
+}

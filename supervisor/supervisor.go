@@ -1,0 +1,398 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure a Supervisor. The zero value of every field means its
+// documented default.
+type Options struct {
+	Logger *slog.Logger
+	// StateDir holds the pid registry (RegistryFile). Empty: no registry,
+	// so no sweep of survivors after a crash of the daemon.
+	StateDir string
+	// Env is the base environment of every server; nil means os.Environ()
+	// with PATH merged with the login shell's (see LoginShellPATH).
+	Env []string
+	// Reaper is the command line of the watchdog that kills every server when
+	// the daemon dies (see RunReaperIfRequested); typically
+	// []string{os.Executable()}. Nil: no reaper (Windows needs none).
+	Reaper []string
+	// NewClient makes the MCP client a pool uses toward its processes; the
+	// gateway sets it to forward server-to-client requests. Nil: a client
+	// that declares sampling, elicitation and roots and answers such requests
+	// with an error, since no one is there to answer.
+	NewClient func(server string) *mcp.Client
+
+	SampleInterval  time.Duration // resource samples; default 2s, negative disables
+	HealthInterval  time.Duration // ping each idle process this often; default 30s, negative disables
+	HealthTimeout   time.Duration // a ping unanswered this long restarts the process; default 10s
+	StopGrace       time.Duration // each polite shutdown step (stdin closed, then SIGTERM); default 2s
+	BackoffInitial  time.Duration // first restart delay after a crash; default 500ms
+	BackoffMax      time.Duration // default 30s
+	BackoffReset    time.Duration // a crash this long after the previous one starts over at BackoffInitial; default 1m
+	CrashLimit      int           // crashes within CrashWindow that make a server failing; default 5
+	CrashWindow     time.Duration // default 1m
+	FailingCoolDown time.Duration // a failing server is tried again after this; default 5m
+	LogLines        int           // stderr lines kept per server; default 500
+}
+
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.SampleInterval, 2*time.Second)
+	def(&o.HealthInterval, 30*time.Second)
+	def(&o.HealthTimeout, 10*time.Second)
+	def(&o.StopGrace, 2*time.Second)
+	def(&o.BackoffInitial, 500*time.Millisecond)
+	def(&o.BackoffMax, 30*time.Second)
+	def(&o.BackoffReset, time.Minute)
+	def(&o.CrashWindow, time.Minute)
+	def(&o.FailingCoolDown, 5*time.Minute)
+	if o.CrashLimit == 0 {
+		o.CrashLimit = 5
+	}
+	if o.LogLines == 0 {
+		o.LogLines = 500
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// A Supervisor runs one Pool per server. Its methods are safe for concurrent use.
+type Supervisor struct {
+	opts     Options
+	logger   *slog.Logger
+	env      []string
+	events   *broker
+	sampler  *sampler
+	registry *registry
+	reaper   *reaper
+	swept    []SweptProcess
+
+	mu     sync.Mutex
+	pools  map[string]*Pool
+	closed bool
+
+	stopSampling context.CancelFunc
+	sampling     sync.WaitGroup
+}
+
+// New starts a supervisor with no servers: it sweeps processes left by an
+// earlier daemon from the registry, starts the reaper, and starts sampling.
+func New(ctx context.Context, opts Options) (*Supervisor, error) {
+	opts = opts.withDefaults()
+	s := &Supervisor{
+		opts:    opts,
+		logger:  opts.Logger,
+		env:     opts.Env,
+		events:  newBroker(),
+		sampler: newSampler(),
+		pools:   make(map[string]*Pool),
+	}
+	if s.env == nil {
+		s.env = os.Environ()
+		if login := LoginShellPATH(ctx); login != "" {
+			s.env = buildEnv(s.env, map[string]string{"PATH": MergePATH(login, os.Getenv("PATH"))})
+		}
+	}
+	if opts.StateDir != "" {
+		s.registry = newRegistry(filepath.Join(opts.StateDir, RegistryFile))
+		swept, err := s.registry.sweep(ctx, s.logger)
+		if err != nil {
+			return nil, err
+		}
+		s.swept = swept
+	} else {
+		s.registry = newRegistry("")
+	}
+	if len(opts.Reaper) > 0 {
+		r, err := startReaper(opts.Reaper)
+		if err != nil {
+			return nil, err
+		}
+		s.reaper = r
+	}
+	if opts.SampleInterval > 0 {
+		sctx, cancel := context.WithCancel(context.Background())
+		s.stopSampling = cancel
+		s.sampling.Go(func() { s.sampleLoop(sctx) })
+	}
+	return s, nil
+}
+
+// Swept lists the processes of an earlier daemon that New found alive and
+// stopped.
+func (s *Supervisor) Swept() []SweptProcess { return slices.Clone(s.swept) }
+
+// Subscribe returns a channel of every event from now on, and a function
+// that ends the subscription (and closes the channel). Events that do not
+// fit in buffer are dropped, not waited for.
+func (s *Supervisor) Subscribe(buffer int) (<-chan Event, func()) {
+	return s.events.subscribe(buffer)
+}
+
+// DroppedEvents counts events subscribers missed because their buffer was full.
+func (s *Supervisor) DroppedEvents() uint64 { return s.events.dropped.Load() }
+
+// Apply makes the supervisor run exactly specs: new servers get a pool,
+// removed ones are stopped, changed ones switch to their new spec (their
+// old processes finish their calls first), and unchanged ones are not
+// touched. Invalid specs are refused before anything changes.
+func (s *Supervisor) Apply(ctx context.Context, specs []Spec) error {
+	want := make(map[string]Spec, len(specs))
+	for _, sp := range specs {
+		if err := sp.Validate(); err != nil {
+			return err
+		}
+		if _, dup := want[sp.Name]; dup {
+			return fmt.Errorf("server %q is configured twice", sp.Name)
+		}
+		want[sp.Name] = sp.withDefaults()
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	var removed []*Pool
+	for name, p := range s.pools {
+		if _, ok := want[name]; !ok {
+			removed = append(removed, p)
+			delete(s.pools, name)
+		}
+	}
+	var changed []*Pool
+	var changedSpecs []Spec
+	for name, sp := range want {
+		p, ok := s.pools[name]
+		switch {
+		case !ok:
+			s.pools[name] = newPool(s, sp)
+			s.logger.Info("server added", "server", name)
+		case !p.currentSpec().Equal(sp):
+			changed = append(changed, p)
+			changedSpecs = append(changedSpecs, sp)
+		}
+	}
+	s.mu.Unlock()
+
+	for i, p := range changed {
+		s.logger.Info("server configuration changed; replacing its processes", "server", p.name)
+		p.update(changedSpecs[i])
+	}
+	return closePools(ctx, removed, s.logger)
+}
+
+func (p *Pool) currentSpec() Spec {
+	var sp Spec
+	p.do(func() { sp = p.spec })
+	return sp
+}
+
+// closePools closes pools in parallel.
+func closePools(ctx context.Context, pools []*Pool, logger *slog.Logger) error {
+	errs := make([]error, len(pools))
+	var wg sync.WaitGroup
+	for i, p := range pools {
+		wg.Go(func() {
+			logger.Info("stopping server", "server", p.name)
+			errs[i] = p.close(ctx)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Pool returns the pool of the named server.
+func (s *Supervisor) Pool(name string) (*Pool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	p, ok := s.pools[name]
+	if !ok {
+		return nil, fmt.Errorf("server %q: %w", name, ErrUnknownServer)
+	}
+	return p, nil
+}
+
+// Acquire leases a process of the named server; see Pool.Acquire.
+func (s *Supervisor) Acquire(ctx context.Context, name string) (*Lease, error) {
+	p, err := s.Pool(name)
+	if err != nil {
+		return nil, err
+	}
+	return p.Acquire(ctx)
+}
+
+// Start, Stop and Restart act on the named server's pool.
+func (s *Supervisor) Start(ctx context.Context, name string) error {
+	return s.onPool(name, func(p *Pool) error { return p.Start(ctx) })
+}
+
+func (s *Supervisor) Stop(ctx context.Context, name string) error {
+	return s.onPool(name, func(p *Pool) error { return p.Stop(ctx) })
+}
+
+func (s *Supervisor) Restart(ctx context.Context, name string) error {
+	return s.onPool(name, func(p *Pool) error { return p.Restart(ctx) })
+}
+
+func (s *Supervisor) onPool(name string, fn func(*Pool) error) error {
+	p, err := s.Pool(name)
+	if err != nil {
+		return err
+	}
+	return fn(p)
+}
+
+// Status returns a snapshot of the named server's pool.
+func (s *Supervisor) Status(name string) (PoolStatus, error) {
+	p, err := s.Pool(name)
+	if err != nil {
+		return PoolStatus{}, err
+	}
+	return p.Status(), nil
+}
+
+// Statuses returns a snapshot of every pool, sorted by name.
+func (s *Supervisor) Statuses() []PoolStatus {
+	s.mu.Lock()
+	pools := slices.Collect(maps.Values(s.pools))
+	s.mu.Unlock()
+	out := make([]PoolStatus, 0, len(pools))
+	for _, p := range pools {
+		out = append(out, p.Status())
+	}
+	slices.SortFunc(out, func(a, b PoolStatus) int { return cmpString(a.Name, b.Name) })
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Close stops every server in parallel, each within the shutdown bound, then
+// the reaper. It returns when every process has exited or ctx ends.
+func (s *Supervisor) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	pools := slices.Collect(maps.Values(s.pools))
+	s.pools = map[string]*Pool{}
+	s.mu.Unlock()
+
+	err := closePools(ctx, pools, s.logger)
+	if s.stopSampling != nil {
+		s.stopSampling()
+		s.sampling.Wait()
+	}
+	if rerr := s.reaper.close(); rerr != nil && err == nil {
+		s.logger.Warn("reaper did not exit cleanly", "err", rerr)
+	}
+	return err
+}
+
+// track records a new process in the registry and with the reaper.
+func (s *Supervisor) track(server string, pid, group int) {
+	started, err := processStartTime(context.Background(), pid)
+	if err != nil {
+		s.logger.Warn("cannot read process start time; it will not be swept after a crash", "pid", pid, "err", err)
+	} else if err := s.registry.add(registryEntry{PID: pid, Group: group, Started: started, Server: server}); err != nil {
+		s.logger.Warn("cannot record process in the registry", "pid", pid, "err", err)
+	}
+	if err := s.reaper.watch(group); err != nil {
+		s.logger.Warn("cannot tell the reaper about a process", "pid", pid, "err", err)
+	}
+}
+
+func (s *Supervisor) untrack(pid, group int) {
+	if err := s.registry.remove(pid); err != nil {
+		s.logger.Warn("cannot update the process registry", "pid", pid, "err", err)
+	}
+	_ = s.reaper.unwatch(group)
+}
+
+func (s *Supervisor) sampleLoop(ctx context.Context) {
+	t := time.NewTicker(s.opts.SampleInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		pools := slices.Collect(maps.Values(s.pools))
+		s.mu.Unlock()
+		roots := make(map[string][]int, len(pools))
+		byName := make(map[string]*Pool, len(pools))
+		for _, p := range pools {
+			if pids := p.readyPIDs(); len(pids) > 0 {
+				roots[p.name] = pids
+			}
+			byName[p.name] = p
+		}
+		totals := s.sampler.sample(ctx, roots)
+		for name, p := range byName {
+			u := totals[name]
+			p.usage.Store(u)
+			if u != nil {
+				p.publish(Event{Kind: EventUsage, Usage: u})
+			}
+		}
+	}
+}
+
+// newClient makes the MCP client for a pool's processes.
+func (s *Supervisor) newClient(server string) *mcp.Client {
+	if s.opts.NewClient != nil {
+		return s.opts.NewClient(server)
+	}
+	return DefaultClient(server)
+}
+
+// DefaultClient declares every client capability (servers hide tools from
+// clients that lack sampling, elicitation or roots) and refuses the requests
+// behind them, since no user is attached to answer.
+func DefaultClient(server string) *mcp.Client {
+	noOne := func(what string) error {
+		return fmt.Errorf("server %q asked for %s, but no MCP client is attached to answer it", server, what)
+	}
+	return mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return nil, noOne("sampling")
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, noOne("elicitation")
+		},
+	})
+}

@@ -1,0 +1,308 @@
+package testmcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runServer serves MCP on stdin/stdout until stdin reaches EOF and returns
+// the process exit status.
+func runServer(o Options) int {
+	pid := os.Getpid()
+	if o.FailStart {
+		fmt.Fprintf(os.Stderr, "testmcp: failing to start on purpose (pid %d)\n", pid)
+		return failStartCode
+	}
+	if o.IgnoreSIGTERM {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	fmt.Fprintf(os.Stderr, "testmcp: serving pid %d\n", pid)
+	if o.StartDelay > 0 {
+		time.Sleep(o.StartDelay)
+	}
+	if o.StartupJunk {
+		for i := 1; i <= startupJunkLines; i++ {
+			writeLine(os.Stdout, fmt.Sprintf("this is not json (startup %d)", i))
+		}
+	}
+
+	server := newServer(o.Name)
+	err := server.Run(context.Background(), &mcp.StdioTransport{})
+	status := 0
+	switch {
+	case err == nil || errors.Is(err, io.EOF):
+		fmt.Fprintf(os.Stderr, "testmcp: stdin closed (pid %d)\n", pid)
+	default:
+		fmt.Fprintf(os.Stderr, "testmcp: session ended: %v\n", err)
+		status = 1
+	}
+	if o.IgnoreStdinEOF {
+		fmt.Fprintf(os.Stderr, "testmcp: ignoring stdin EOF; waiting for a signal (pid %d)\n", pid)
+		sig := waitForSignal(o.IgnoreSIGTERM)
+		fmt.Fprintf(os.Stderr, "testmcp: got %v; exiting\n", sig)
+	}
+	return status
+}
+
+// writeLine writes s and a newline with a single Write call, so the line
+// cannot interleave with protocol frames written to the same file.
+func writeLine(f *os.File, s string) {
+	_, _ = f.Write([]byte(s + "\n"))
+}
+
+// Tool inputs and outputs. Fields tagged omitempty are optional arguments.
+type (
+	echoArgs struct {
+		Text string `json:"text" jsonschema:"text to echo back"`
+	}
+	echoOut struct {
+		Text string `json:"text" jsonschema:"the echoed text"`
+	}
+	sleepArgs struct {
+		Ms int `json:"ms" jsonschema:"milliseconds to sleep"`
+	}
+	crashArgs struct {
+		Code   int    `json:"code,omitempty" jsonschema:"exit status (0 means 1)"`
+		Stderr string `json:"stderr,omitempty" jsonschema:"text written to stderr before exiting"`
+	}
+	noArgs   struct{}
+	junkArgs struct {
+		Lines int `json:"lines,omitempty" jsonschema:"number of non-JSON lines to write to stdout (default 1)"`
+	}
+	spawnArgs struct {
+		IgnoreTerm bool `json:"ignoreTerm,omitempty" jsonschema:"the grandchild ignores SIGTERM"`
+		HoldStdout bool `json:"holdStdout,omitempty" jsonschema:"the grandchild inherits the server's stdout"`
+	}
+	pidOut struct {
+		Pid int `json:"pid" jsonschema:"process id"`
+	}
+	stderrArgs struct {
+		Lines int    `json:"lines,omitempty" jsonschema:"number of lines (default 1)"`
+		Text  string `json:"text,omitempty" jsonschema:"line prefix (default \"testmcp: stderr line\")"`
+	}
+	envArgs struct {
+		Name string `json:"name" jsonschema:"environment variable name"`
+	}
+	envOut struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+		Set   bool   `json:"set"`
+	}
+	cwdOut struct {
+		Cwd string `json:"cwd"`
+	}
+)
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// newServer builds the MCP server with all the test tools.
+func newServer(name string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"}, nil)
+
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo text back, as text and structured content."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, echoOut, error) {
+			return text(in.Text), echoOut{Text: in.Text}, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleep ms milliseconds (or until cancelled), reporting progress every 100ms."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in sleepArgs) (*mcp.CallToolResult, any, error) {
+			return sleepTool(ctx, req, in)
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Write to stderr and exit at once with the given code, without replying."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in crashArgs) (*mcp.CallToolResult, any, error) {
+			msg := in.Stderr
+			if msg == "" {
+				msg = "testmcp: crashing on purpose"
+			}
+			code := in.Code
+			if code == 0 {
+				code = 1
+			}
+			writeLine(os.Stderr, msg)
+			os.Exit(code)
+			return nil, nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Block until the request is cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Stop the whole server process with SIGSTOP (Unix only)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+			if err := freeze(); err != nil {
+				return nil, nil, fmt.Errorf("freeze: %w", err)
+			}
+			return text("resumed"), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "junk", Description: "Write non-JSON lines straight to stdout."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in junkArgs) (*mcp.CallToolResult, any, error) {
+			n := in.Lines
+			if n <= 0 {
+				n = 1
+			}
+			for i := 1; i <= n; i++ {
+				writeLine(os.Stdout, fmt.Sprintf("this is not json %d", i))
+			}
+			return text("ok"), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Start a sleeping grandchild process in the server's process group."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in spawnArgs) (*mcp.CallToolResult, pidOut, error) {
+			pid, err := spawnSleeper(in.IgnoreTerm, in.HoldStdout)
+			if err != nil {
+				return nil, pidOut{}, err
+			}
+			return text(strconv.Itoa(pid)), pidOut{Pid: pid}, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Report the server's process id."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, pidOut, error) {
+			pid := os.Getpid()
+			return text(strconv.Itoa(pid)), pidOut{Pid: pid}, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "stderr", Description: "Write numbered lines to stderr."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in stderrArgs) (*mcp.CallToolResult, any, error) {
+			n := in.Lines
+			if n <= 0 {
+				n = 1
+			}
+			prefix := in.Text
+			if prefix == "" {
+				prefix = "testmcp: stderr line"
+			}
+			for i := 1; i <= n; i++ {
+				writeLine(os.Stderr, fmt.Sprintf("%s %d", prefix, i))
+			}
+			return text("ok"), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Report the value of an environment variable."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in envArgs) (*mcp.CallToolResult, envOut, error) {
+			v, ok := os.LookupEnv(in.Name)
+			return text(v), envOut{Name: in.Name, Value: v, Set: ok}, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "cwd", Description: "Report the server's working directory."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, cwdOut, error) {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, cwdOut{}, err
+			}
+			return text(wd), cwdOut{Cwd: wd}, nil
+		})
+
+	return s
+}
+
+// progressInterval is how often the sleep tool reports progress.
+const progressInterval = 100 * time.Millisecond
+
+func sleepTool(ctx context.Context, req *mcp.CallToolRequest, in sleepArgs) (*mcp.CallToolResult, any, error) {
+	total := time.Duration(in.Ms) * time.Millisecond
+	start := time.Now()
+	done := time.NewTimer(total)
+	defer done.Stop()
+	tick := time.NewTicker(progressInterval)
+	defer tick.Stop()
+	token := req.Params.GetProgressToken()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-done.C:
+			return text(fmt.Sprintf("slept %d ms", in.Ms)), nil, nil
+		case <-tick.C:
+			if token == nil {
+				continue
+			}
+			elapsed := time.Since(start).Milliseconds()
+			if elapsed > int64(in.Ms) {
+				elapsed = int64(in.Ms)
+			}
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token,
+				Progress:      float64(elapsed),
+				Total:         float64(in.Ms),
+				Message:       fmt.Sprintf("slept %d of %d ms", elapsed, in.Ms),
+			})
+		}
+	}
+}
+
+// spawnReadyTimeout bounds how long spawn waits for the sleeper to report in.
+const spawnReadyTimeout = 30 * time.Second
+
+// spawnSleeper starts this executable as a sleeper in the server's own
+// process group, waits until it has set up its signal handling (it reports
+// its pid on a private stderr pipe), and reaps it in the background.
+func spawnSleeper(ignoreTerm, holdStdout bool) (int, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	extra := []string{EnvRole + "=" + roleSleeper}
+	if ignoreTerm {
+		extra = append(extra, envIgnoreTerm+"=1")
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = childEnv(extra...)
+	if holdStdout {
+		cmd.Stdout = os.Stdout
+	}
+	// A private pipe, not our stderr: the sleeper must not hold the
+	// supervisor's pipes (unless holdStdout).
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	cmd.Stderr = w
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return 0, err
+	}
+	w.Close()
+	pid := cmd.Process.Pid
+
+	ready := make(chan error, 1)
+	go func() {
+		defer r.Close()
+		br := bufio.NewReader(r)
+		_, err := br.ReadString('\n')
+		ready <- err
+		// Keep draining so the sleeper never writes to a closed pipe.
+		_, _ = io.Copy(io.Discard, br)
+	}()
+	go func() { _ = cmd.Wait() }() // reap it, so it never lingers as our zombie
+
+	select {
+	case err := <-ready:
+		if err != nil {
+			_ = cmd.Process.Kill()
+			return 0, fmt.Errorf("sleeper pid %d did not start: %v", pid, err)
+		}
+	case <-time.After(spawnReadyTimeout):
+		_ = cmd.Process.Kill()
+		return 0, fmt.Errorf("sleeper pid %d did not report in within %v", pid, spawnReadyTimeout)
+	}
+	fmt.Fprintf(os.Stderr, "testmcp: spawned sleeper pid %d\n", pid)
+	return pid, nil
+}
