@@ -89,9 +89,11 @@ func readState(path string) (fileState, error) {
 
 // NewStore loads the config file at path, as Load does (a missing file
 // gives the defaults and is not created; an older version is archived and
-// migrated), and returns a Store holding it. Any error from Load is
-// returned, and then there is no Store: the daemon cannot start on a
-// broken or too new file. A relative path is made absolute. A nil logger
+// migrated), and returns a Store holding it. A file with a mistake in it
+// (a syntax, type or validation error) gives a Store with the defaults and
+// that error as its Problem, so the daemon runs and says what is wrong; a
+// file too new for this binary, or one that cannot be read, is an error and
+// there is no Store. A relative path is made absolute. A nil logger
 // discards.
 //
 // Logging: Info when a file is migrated or a hand edit is adopted, Warn
@@ -111,11 +113,21 @@ func NewStore(path string, logger *slog.Logger) (*Store, error) {
 	}
 	cfg := Default()
 	if st.exists {
-		var from int
-		cfg, st.data, from, err = adopt(abs, st.data)
-		if err != nil {
+		adopted, data, from, err := adopt(abs, st.data)
+		var cerr *Error
+		switch {
+		case errors.Is(err, ErrNewerVersion) || (err != nil && !errors.As(err, &cerr)):
 			return nil, err
+		case err != nil:
+			// A file with a mistake in it: run with no servers and report the
+			// problem until the user fixes the file (Watch picks the fix up).
+			// good stays empty, so Update will not overwrite the user's file.
+			logger.Warn("config file has an error; running without its servers until it is fixed",
+				"file", abs, "err", err)
+			s.cur, s.seen, s.problem = cfg, st, err
+			return s, nil
 		}
+		cfg, st.data = adopted, data
 		s.logMigration(from)
 	}
 	s.cur, s.good, s.seen = cfg, st, st

@@ -183,11 +183,24 @@ func TestNewStoreErrors(t *testing.T) {
 	if _, err := NewStore(path, nil); !errors.Is(err, ErrNewerVersion) {
 		t.Errorf("NewStore(newer file) error = %v, want ErrNewerVersion", err)
 	}
+	// A mistake in the file: the store runs on defaults, reports the
+	// problem with its position, and refuses to overwrite the user's file.
 	writeFile(t, path, `{"version": 1,}`)
-	if _, err := NewStore(path, nil); err == nil {
-		t.Errorf("NewStore(broken file) succeeded")
-	} else if e := asError(t, err); e.Line != 1 || e.Column != 15 {
-		t.Errorf("NewStore(broken file) error = %v, want position 1:15", err)
+	s, err := NewStore(path, nil)
+	if err != nil {
+		t.Fatalf("NewStore(broken file) = %v, want a store reporting the problem", err)
+	}
+	if e := asError(t, s.Problem()); e.Line != 1 || e.Column != 15 {
+		t.Errorf("Problem() = %v, want position 1:15", s.Problem())
+	}
+	if got := s.Current(); len(got.Servers) != 0 || got.Listen != DefaultListen {
+		t.Errorf("Current() with a broken file = %+v, want the defaults", got)
+	}
+	if _, err := s.Update(func(c *Config) error { return nil }); err == nil {
+		t.Error("Update overwrote a broken hand-edited file")
+	}
+	if data, _ := os.ReadFile(path); string(data) != `{"version": 1,}` {
+		t.Errorf("broken file changed to %q", data)
 	}
 }
 

@@ -206,7 +206,8 @@ func (s *Store) Verify(secret string) (Token, bool) {
 	return t, true
 }
 
-// List returns every token, oldest first, without secrets. It reads the
+// List returns every token, oldest first (in the order issued), without
+// secrets. It reads the
 // file again first if it changed, as Verify does.
 func (s *Store) List() []Token {
 	s.mu.Lock()
@@ -450,13 +451,10 @@ func NewSecret() string {
 	return SecretPrefix + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// sortTokens orders toks by creation time; tokens created in the same
+// second keep their order in the file, which is the order they were issued.
 func sortTokens(toks []Token) {
-	slices.SortStableFunc(toks, func(a, b Token) int {
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortStableFunc(toks, func(a, b Token) int { return a.Created.Compare(b.Created) })
 }
 
 // decode parses the file. An empty (or blank) file is no tokens.
@@ -483,13 +481,12 @@ func decode(data []byte) ([]Token, error) {
 	return toks, nil
 }
 
+// encode writes the tokens in the order given: new tokens are appended.
 func encode(toks []Token) ([]byte, error) {
-	sorted := slices.Clone(toks)
-	sortTokens(sorted)
-	if sorted == nil {
-		sorted = []Token{}
+	if toks == nil {
+		toks = []Token{}
 	}
-	data, err := json.MarshalIndent(sorted, "", "  ")
+	data, err := json.MarshalIndent(toks, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding tokens: %w", err)
 	}

@@ -1,0 +1,212 @@
+// Package api is the daemon's local REST API: what the CLI verbs, the tray
+// and the dashboard use to see and change the servers. It also holds the Go
+// [Client] of that API.
+//
+// Routes (all JSON; errors are {"error": "message"} with a fitting status):
+//
+//	GET    /api/v1/status                       Status
+//	GET    /api/v1/servers                      []ServerView, sorted by name
+//	POST   /api/v1/servers                      AddServerRequest → 201 ServerView
+//	GET    /api/v1/servers/{name}               ServerView
+//	PUT    /api/v1/servers/{name}               config.Server → ServerView
+//	DELETE /api/v1/servers/{name}               204
+//	POST   /api/v1/servers/{name}/start         ServerView once a process is ready
+//	POST   /api/v1/servers/{name}/stop          ServerView once the processes exited
+//	POST   /api/v1/servers/{name}/restart       ServerView once a new process is ready
+//	GET    /api/v1/servers/{name}/logs?n=100    []supervisor.LogLine
+//	GET    /api/v1/servers/{name}/logs?follow=1 text/event-stream of supervisor.LogLine
+//
+// Every request passes these checks, in order (see security.go):
+//
+//	Host is a loopback name ─▶ Origin, if any, is this server's ─▶
+//	http.CrossOriginProtection ─▶ bearer token ─▶ route
+//
+// failing with 403, 403, 403 and 401 (with WWW-Authenticate: Bearer).
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/tokens"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// Supervisor is what the API needs of the process supervisor;
+// *supervisor.Supervisor implements it.
+type Supervisor interface {
+	Statuses() []supervisor.PoolStatus
+	Status(name string) (supervisor.PoolStatus, error)
+	Start(ctx context.Context, name string) error
+	Stop(ctx context.Context, name string) error
+	Restart(ctx context.Context, name string) error
+	Subscribe(buffer int) (<-chan supervisor.Event, func())
+}
+
+// Config is what the API needs of the daemon's configuration. The daemon
+// implements it over a *config.Store and the supervisor.
+type Config interface {
+	// Current returns a copy of the configuration in force.
+	Current() *config.Config
+	// Problem returns the error of the last failed reload of config.json
+	// (nil when the file on disk is the one in force).
+	Problem() error
+	// Path returns the absolute path of config.json.
+	Path() string
+	// Update applies fn to a copy of the config, validates, saves atomically
+	// and applies it to the supervisor. An error returned by fn must come
+	// back from Update (it may be wrapped): the API returns its own errors
+	// from fn to pick the status code.
+	Update(ctx context.Context, fn func(*config.Config) error) (*config.Config, error)
+}
+
+// Options configure a Server. Supervisor, Config and Tokens are required.
+type Options struct {
+	Supervisor Supervisor
+	Config     Config
+	Tokens     *tokens.Store
+	// Logger receives one Debug record per request (method, path, status,
+	// duration, the token's label; never the token). Nil discards.
+	Logger *slog.Logger
+	// Version is the daemon's build version, for Status.
+	Version string
+	// Home is the data directory, for Status.
+	Home string
+	// Started is when the daemon started; zero means when New was called.
+	Started time.Time
+
+	// ActionTimeout bounds start, stop and restart requests; zero means
+	// DefaultActionTimeout.
+	ActionTimeout time.Duration
+	// KeepAlive is the interval of comments on a log stream that keep
+	// idle connections open; zero means DefaultKeepAlive.
+	KeepAlive time.Duration
+}
+
+// DefaultActionTimeout is a little more than supervisor.DefaultStartTimeout,
+// so that a start that takes too long fails with the supervisor's error,
+// which names the cause, rather than with the API's timeout.
+const DefaultActionTimeout = supervisor.DefaultStartTimeout + 15*time.Second
+
+// DefaultKeepAlive is how often an idle log stream sends a comment.
+const DefaultKeepAlive = 15 * time.Second
+
+// MaxBodyBytes bounds a request body; a larger one gets 413.
+const MaxBodyBytes = 1 << 20
+
+// A Server is the API's http.Handler. Mount it at the root of the daemon's
+// loopback listener: its routes start with /api/v1/. It is safe for
+// concurrent use.
+type Server struct {
+	sup           Supervisor
+	cfg           Config
+	tokens        *tokens.Store
+	log           *slog.Logger
+	version, home string
+	started       time.Time
+	actionTimeout time.Duration
+	keepAlive     time.Duration
+
+	mux     *http.ServeMux
+	handler http.Handler
+}
+
+// New returns the API server for opts.
+func New(opts Options) (*Server, error) {
+	switch {
+	case opts.Supervisor == nil:
+		return nil, errors.New("api: Options.Supervisor is required")
+	case opts.Config == nil:
+		return nil, errors.New("api: Options.Config is required")
+	case opts.Tokens == nil:
+		return nil, errors.New("api: Options.Tokens is required")
+	}
+	s := &Server{
+		sup:           opts.Supervisor,
+		cfg:           opts.Config,
+		tokens:        opts.Tokens,
+		log:           opts.Logger,
+		version:       opts.Version,
+		home:          opts.Home,
+		started:       opts.Started,
+		actionTimeout: opts.ActionTimeout,
+		keepAlive:     opts.KeepAlive,
+		mux:           http.NewServeMux(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.started.IsZero() {
+		s.started = time.Now()
+	}
+	if s.actionTimeout <= 0 {
+		s.actionTimeout = DefaultActionTimeout
+	}
+	if s.keepAlive <= 0 {
+		s.keepAlive = DefaultKeepAlive
+	}
+	s.routes()
+	s.handler = s.secure(http.HandlerFunc(s.route))
+	return s, nil
+}
+
+func (s *Server) routes() {
+	s.mux.Handle("GET /api/v1/status", handle(s.status, http.StatusOK))
+	s.mux.Handle("GET /api/v1/servers", handle(s.listServers, http.StatusOK))
+	s.mux.Handle("POST /api/v1/servers", handle(s.addServer, http.StatusCreated))
+	s.mux.Handle("GET /api/v1/servers/{name}", handle(s.getServer, http.StatusOK))
+	s.mux.Handle("PUT /api/v1/servers/{name}", handle(s.updateServer, http.StatusOK))
+	s.mux.Handle("DELETE /api/v1/servers/{name}", handle(s.removeServer, http.StatusNoContent))
+	s.mux.Handle("POST /api/v1/servers/{name}/start", handle(s.startServer, http.StatusOK))
+	s.mux.Handle("POST /api/v1/servers/{name}/stop", handle(s.stopServer, http.StatusOK))
+	s.mux.Handle("POST /api/v1/servers/{name}/restart", handle(s.restartServer, http.StatusOK))
+	s.mux.HandleFunc("GET /api/v1/servers/{name}/logs", s.logs)
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+// route dispatches to the mux, turning its plain-text 404 and 405 answers
+// into JSON errors.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		s.mux.ServeHTTP(w, r) // sets the path values
+		return
+	}
+	// No route: let the mux decide between 404 and 405 (it sets Allow),
+	// and answer in JSON.
+	cw := &captureStatus{header: w.Header()}
+	h.ServeHTTP(cw, r)
+	switch cw.status {
+	case http.StatusMethodNotAllowed:
+		writeError(w, cw.status, "method "+r.Method+" is not allowed for "+r.URL.Path)
+	default:
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	}
+}
+
+// captureStatus is a ResponseWriter that keeps the status and discards the
+// body; headers go to the real writer's header map.
+type captureStatus struct {
+	header http.Header
+	status int
+}
+
+func (c *captureStatus) Header() http.Header { return c.header }
+func (c *captureStatus) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+}
+func (c *captureStatus) Write(b []byte) (int, error) {
+	c.WriteHeader(http.StatusOK)
+	return len(b), nil
+}

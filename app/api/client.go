@@ -1,0 +1,271 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// A Client calls the daemon's API. Its methods mirror the routes one to one
+// and are safe for concurrent use. The zero value is not usable: set BaseURL
+// and Token.
+type Client struct {
+	// BaseURL is the daemon's address, e.g. "http://127.0.0.1:7391".
+	BaseURL string
+	// Token is the bearer secret sent with every request.
+	Token string
+	// HTTP is the client used; nil means http.DefaultClient. Requests are
+	// bounded by their context only: starting a server may take minutes and
+	// FollowLogs does not end by itself, so do not set a Timeout here.
+	HTTP *http.Client
+}
+
+// An APIError is an answer of the API with status 400 or above. Its Error is
+// the API's message, written for a user to read.
+type APIError struct {
+	Status  int
+	Message string
+}
+
+func (e *APIError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("HTTP %d %s", e.Status, http.StatusText(e.Status))
+	}
+	return e.Message
+}
+
+// Status returns the daemon's status.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var st Status
+	err := c.do(ctx, http.MethodGet, "/api/v1/status", nil, &st)
+	return st, err
+}
+
+// Servers returns every configured server, sorted by name.
+func (c *Client) Servers(ctx context.Context) ([]ServerView, error) {
+	var vs []ServerView
+	err := c.do(ctx, http.MethodGet, "/api/v1/servers", nil, &vs)
+	return vs, err
+}
+
+// Server returns one server; an unknown name is an *APIError with status 404.
+func (c *Client) Server(ctx context.Context, name string) (ServerView, error) {
+	var v ServerView
+	err := c.do(ctx, http.MethodGet, serverPath(name, ""), nil, &v)
+	return v, err
+}
+
+// AddServer adds a server to config.json. An existing name is an *APIError
+// with status 409; an invalid server, 400 with the field named.
+func (c *Client) AddServer(ctx context.Context, name string, s config.Server) (ServerView, error) {
+	var v ServerView
+	err := c.do(ctx, http.MethodPost, "/api/v1/servers", AddServerRequest{Name: name, Server: s}, &v)
+	return v, err
+}
+
+// UpdateServer replaces a server's entry in config.json.
+func (c *Client) UpdateServer(ctx context.Context, name string, s config.Server) (ServerView, error) {
+	var v ServerView
+	err := c.do(ctx, http.MethodPut, serverPath(name, ""), s, &v)
+	return v, err
+}
+
+// RemoveServer removes a server from config.json, stopping its processes.
+func (c *Client) RemoveServer(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, serverPath(name, ""), nil, nil)
+}
+
+// Start starts a server and returns it once a process is ready.
+func (c *Client) Start(ctx context.Context, name string) (ServerView, error) {
+	return c.action(ctx, name, "start")
+}
+
+// Stop stops a server and returns it once its processes have exited.
+func (c *Client) Stop(ctx context.Context, name string) (ServerView, error) {
+	return c.action(ctx, name, "stop")
+}
+
+// Restart restarts a server and returns it once a new process is ready.
+func (c *Client) Restart(ctx context.Context, name string) (ServerView, error) {
+	return c.action(ctx, name, "restart")
+}
+
+func (c *Client) action(ctx context.Context, name, verb string) (ServerView, error) {
+	var v ServerView
+	err := c.do(ctx, http.MethodPost, serverPath(name, "/"+verb), nil, &v)
+	return v, err
+}
+
+// Logs returns the server's last n log lines, oldest first; n < 0 means the
+// API's default (DefaultLogLines).
+func (c *Client) Logs(ctx context.Context, name string, n int) ([]supervisor.LogLine, error) {
+	var lines []supervisor.LogLine
+	err := c.do(ctx, http.MethodGet, serverPath(name, "/logs")+logQuery(n, false), nil, &lines)
+	return lines, err
+}
+
+// FollowLogs calls fn with the server's last n log lines (n < 0: the API's
+// default), then with each new line as the server writes it, until ctx ends
+// (it then returns ctx's error) or the daemon ends the stream (an error).
+// fn runs on the caller's goroutine.
+func (c *Client) FollowLogs(ctx context.Context, name string, n int, fn func(supervisor.LogLine)) error {
+	resp, err := c.send(ctx, http.MethodGet, serverPath(name, "/logs")+logQuery(n, true), nil, "text/event-stream")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+		return fmt.Errorf("following logs of %q: the daemon answered %q, not an event stream", name, ct)
+	}
+	err = readEvents(resp.Body, func(data []byte) error {
+		var l supervisor.LogLine
+		if err := json.Unmarshal(data, &l); err != nil {
+			return fmt.Errorf("following logs of %q: bad event: %w", name, err)
+		}
+		fn(l)
+		return nil
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("following logs of %q: the daemon closed the stream", name)
+}
+
+// readEvents calls fn with the data of each server-sent event read from r
+// (https://html.spec.whatwg.org/multipage/server-sent-events.html), until r
+// ends.
+func readEvents(r io.Reader, fn func(data []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var data []byte
+	have := false
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0: // end of an event
+			if have {
+				if err := fn(data); err != nil {
+					return err
+				}
+			}
+			data, have = data[:0], false
+		case line[0] == ':': // comment (keep-alive)
+		default:
+			field, value, _ := bytes.Cut(line, []byte(":"))
+			value = bytes.TrimPrefix(value, []byte(" "))
+			if string(field) == "data" {
+				if have {
+					data = append(data, '\n')
+				}
+				data, have = append(data, value...), true
+			}
+		}
+	}
+	return sc.Err()
+}
+
+func logQuery(n int, follow bool) string {
+	q := url.Values{}
+	if n >= 0 {
+		q.Set("n", strconv.Itoa(n))
+	}
+	if follow {
+		q.Set("follow", "1")
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+func serverPath(name, suffix string) string {
+	return "/api/v1/servers/" + url.PathEscape(name) + suffix
+}
+
+// do sends a request with in (if not nil) as its JSON body and decodes the
+// JSON answer into out (if not nil).
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	resp, err := c.send(ctx, method, path, in, "application/json")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// send sends a request and returns the response if its status is below
+// 400, or else an *APIError.
+func (c *Client) send(ctx context.Context, method, path string, in any, accept string) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", method, path, err)
+		}
+		body = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 400 {
+		defer resp.Body.Close()
+		return nil, readAPIError(resp)
+	}
+	return resp, nil
+}
+
+func readAPIError(resp *http.Response) error {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	e := &APIError{Status: resp.StatusCode}
+	var er ErrorResponse
+	if err := json.Unmarshal(data, &er); err == nil && er.Error != "" {
+		e.Message = er.Error
+	} else if text := strings.TrimSpace(string(data)); text != "" {
+		e.Message = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, text)
+	}
+	return e
+}
+
+// IsNotFound reports whether err is an *APIError with status 404.
+func IsNotFound(err error) bool {
+	e, ok := errors.AsType[*APIError](err)
+	return ok && e.Status == http.StatusNotFound
+}

@@ -1,0 +1,142 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// DefaultLogLines is how many lines GET .../logs returns without n.
+const DefaultLogLines = 100
+
+// followBuffer is the event buffer of one log stream. Events beyond it are
+// dropped by the supervisor rather than slowing it down.
+const followBuffer = 256
+
+// logs serves GET /api/v1/servers/{name}/logs: the last n lines (n=0: none),
+// and with follow=1 a text/event-stream of those lines and every new one.
+func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	q := r.URL.Query()
+	n := DefaultLogLines
+	if v := q.Get("n"); v != "" {
+		i, err := strconv.Atoi(v)
+		if err != nil || i < 0 {
+			writeError(w, http.StatusBadRequest, "invalid n "+quote(v)+": expected a number of lines (0 or more)")
+			return
+		}
+		n = i
+	}
+	follow := false
+	if v := q.Get("follow"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid follow "+quote(v)+": expected 1 or 0")
+			return
+		}
+		follow = b
+	}
+
+	// Subscribe before the snapshot, so that no line falls between them.
+	var events <-chan supervisor.Event
+	if follow {
+		ch, cancel := s.sup.Subscribe(followBuffer)
+		defer cancel()
+		events = ch
+	}
+	_, inConfig := s.cfg.Current().Servers[name]
+	ps, err := s.sup.Status(name)
+	if err != nil {
+		if !inConfig && errors.Is(err, supervisor.ErrUnknownServer) {
+			writeErr(w, unknownServer(name))
+			return
+		}
+		ps = supervisor.PoolStatus{} // in the config but not running (yet): no lines
+	}
+	lines := ps.Logs[max(0, len(ps.Logs)-n):]
+	if !follow {
+		if lines == nil {
+			lines = []supervisor.LogLine{}
+		}
+		writeJSON(w, http.StatusOK, lines)
+		return
+	}
+	s.follow(w, r, name, ps.Logs, lines, events)
+}
+
+// logKey identifies a line: the event of a line carries the very time value
+// the line has.
+type logKey struct {
+	time         time.Time
+	pid          int
+	stream, text string
+}
+
+// follow streams lines, then every new line of the server from events,
+// until the client goes away or the subscription ends.
+//
+// The subscription started before the snapshot (all) was taken, so events
+// for lines already in the snapshot may come first; they are skipped.
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all, lines []supervisor.LogLine, events <-chan supervisor.Event) {
+	seen := make(map[logKey]bool, len(all))
+	for _, l := range all {
+		seen[logKey{l.Time, l.PID, l.Stream, l.Text}] = true
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	send := func(l supervisor.LogLine) error {
+		data, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "data: %s\n\n", data)
+		return err
+	}
+	for _, l := range lines {
+		if send(l) != nil {
+			return
+		}
+	}
+	if rc.Flush() != nil {
+		return
+	}
+
+	keepAlive := time.NewTicker(s.keepAlive)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return // the supervisor is shutting down
+			}
+			if ev.Kind != supervisor.EventLog || ev.Server != name {
+				continue
+			}
+			l := supervisor.LogLine{Time: ev.Time, PID: ev.PID, Stream: ev.Stream, Text: ev.Message}
+			if k := (logKey{l.Time, l.PID, l.Stream, l.Text}); seen[k] {
+				delete(seen, k)
+				continue
+			}
+			if send(l) != nil || rc.Flush() != nil {
+				return
+			}
+		case <-keepAlive.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}

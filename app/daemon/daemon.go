@@ -1,0 +1,257 @@
+// Package daemon runs Switchboard's daemon: it composes the config store, the
+// supervisor and the local API, owns the data directory's lock and
+// daemon.json, and applies config changes to the supervisor.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/tokens"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// Options configure Run.
+type Options struct {
+	Home    string // data directory, absolute (see ResolveHome)
+	Listen  string // overrides the config's listen address when not empty
+	Version string
+	Logger  *slog.Logger
+	// Reaper is the command line of the supervisor's watchdog: this program,
+	// which must call supervisor.RunReaperIfRequested first thing.
+	Reaper []string
+	// Ready is called once the daemon serves, with what daemon.json says.
+	Ready func(Info)
+}
+
+// ErrAlreadyRunning is wrapped by Run's error when another daemon holds the
+// data directory.
+var ErrAlreadyRunning = errors.New("switchboard is already running")
+
+// ShutdownTimeout bounds stopping every server when the daemon exits.
+const ShutdownTimeout = 20 * time.Second
+
+// Run starts the daemon and serves until ctx ends, then stops every server
+// and returns.
+func Run(ctx context.Context, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	home := opts.Home
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("creating data directory: %w", err)
+	}
+
+	lock := flock.New(filepath.Join(home, lockFile))
+	locked, err := lock.TryLock()
+	if err != nil {
+		return fmt.Errorf("locking %s: %w", lock.Path(), err)
+	}
+	if !locked {
+		if info, err := ReadInfo(home); err == nil {
+			return fmt.Errorf("%w for %s (pid %d, %s)", ErrAlreadyRunning, home, info.PID, info.Address)
+		}
+		return fmt.Errorf("%w for %s (another process holds %s)", ErrAlreadyRunning, home, lock.Path())
+	}
+	defer lock.Unlock()
+
+	store, err := config.NewStore(filepath.Join(home, ConfigFile), log)
+	if err != nil {
+		return err
+	}
+	if p := store.Problem(); p != nil {
+		log.Error("config file has an error; fix it and it is picked up at once", "err", p)
+	}
+	toks, err := tokens.Open(filepath.Join(home, TokensFile))
+	if err != nil {
+		return err
+	}
+	if _, err := toks.Ensure("cli"); err != nil {
+		return err
+	}
+
+	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		defer cancel()
+		log.Info("stopping every server")
+		if err := sup.Close(stopCtx); err != nil {
+			log.Error("stopping servers", "err", err)
+		}
+	}()
+	for _, p := range sup.Swept() {
+		log.Warn("stopped a server process left behind by an earlier daemon", "server", p.Server, "pid", p.PID)
+	}
+
+	listen := opts.Listen
+	if listen == "" {
+		listen = store.Current().Listen
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("cannot listen on %s: the address is in use by another program; "+
+				"set \"listen\" in %s to another loopback address, or pass --listen", listen, store.Path())
+		}
+		return fmt.Errorf("cannot listen on %s: %w", listen, err)
+	}
+
+	d := &daemon{log: log, store: store, sup: sup}
+	d.apply(ctx)
+
+	started := time.Now()
+	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, Logger: log,
+		Version: opts.Version, Home: home, Started: started})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/", apiServer)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	info := Info{PID: os.Getpid(), Address: "http://" + ln.Addr().String(), Home: home,
+		Version: opts.Version, Started: started}
+	if err := writeInfo(home, info); err != nil {
+		srv.Close()
+		return err
+	}
+	defer os.Remove(filepath.Join(home, InfoFile))
+
+	var wg sync.WaitGroup
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	wg.Go(func() { d.watch(watchCtx) })
+	defer wg.Wait()
+	defer stopWatching()
+
+	log.Info("switchboard is running", "address", info.Address, "home", home, "pid", info.PID)
+	if opts.Ready != nil {
+		opts.Ready(info)
+	}
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-serveErr:
+		return fmt.Errorf("serving %s: %w", info.Address, err)
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		srv.Close()
+	}
+	return nil
+}
+
+// daemon applies the config in force to the supervisor, and is the API's
+// view of the config.
+type daemon struct {
+	log   *slog.Logger
+	store *config.Store
+	sup   *supervisor.Supervisor
+
+	applyMu sync.Mutex // one Apply at a time, always of the latest config
+}
+
+// apply makes the supervisor run the enabled servers of the config in force.
+func (d *daemon) apply(ctx context.Context) {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	if err := d.sup.Apply(ctx, Specs(d.store.Current())); err != nil {
+		d.log.Error("applying config", "err", err)
+	}
+}
+
+// watch follows hand edits of config.json and applies them, on its own
+// goroutine: the store's callback must return quickly.
+func (d *daemon) watch(ctx context.Context) {
+	changed := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+				d.apply(ctx)
+			}
+		}
+	})
+	listen := d.store.Current().Listen
+	err := d.store.Watch(ctx, func(cfg *config.Config, err error) {
+		if err != nil {
+			return // the store logged it and reports it as the Problem
+		}
+		if cfg.Listen != listen {
+			d.log.Warn("the listen address changed in the config; restart Switchboard to use it",
+				"old", listen, "new", cfg.Listen)
+		}
+		select {
+		case changed <- struct{}{}:
+		default: // an apply is already pending; it will read the latest config
+		}
+	})
+	if err != nil {
+		d.log.Error("cannot watch the config file; edits need a restart", "err", err)
+	}
+	wg.Wait()
+}
+
+// Current, Problem, Path and Update make the daemon the API's Config.
+func (d *daemon) Current() *config.Config { return d.store.Current() }
+func (d *daemon) Problem() error          { return d.store.Problem() }
+func (d *daemon) Path() string            { return d.store.Path() }
+
+// Update changes the config file and applies the result before returning.
+func (d *daemon) Update(ctx context.Context, fn func(*config.Config) error) (*config.Config, error) {
+	cfg, err := d.store.Update(fn)
+	if err != nil {
+		return nil, err
+	}
+	d.apply(ctx)
+	return cfg, nil
+}
+
+// Specs turns the enabled servers of cfg into what the supervisor runs.
+func Specs(cfg *config.Config) []supervisor.Spec {
+	var specs []supervisor.Spec
+	for name, s := range cfg.Servers {
+		if !s.IsEnabled() {
+			continue
+		}
+		specs = append(specs, supervisor.Spec{
+			Name:    name,
+			Command: s.Command,
+			Args:    s.Args,
+			Env:     s.Env,
+			Dir:     s.Cwd,
+			Pool: supervisor.PoolSpec{
+				Mode:        supervisor.Mode(s.Pool.Mode),
+				Min:         s.Pool.Min,
+				Max:         s.Pool.Max,
+				IdleTimeout: s.Pool.IdleTimeout.Duration,
+			},
+		})
+	}
+	return specs
+}

@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Info describes a running daemon; it is written to daemon.json (0600) in
+// the data directory while the daemon runs, so that CLI verbs, the window
+// and a second launch can find it.
+type Info struct {
+	PID     int       `json:"pid"`
+	Address string    `json:"address"` // base URL, e.g. http://127.0.0.1:7391
+	Home    string    `json:"home"`
+	Version string    `json:"version"`
+	Started time.Time `json:"started"`
+}
+
+// APIURL is the base of the daemon's REST API.
+func (i Info) APIURL() string { return i.Address + "/api/v1" }
+
+// ErrNotRunning is returned by ReadInfo when no daemon runs for a home.
+var ErrNotRunning = errors.New("switchboard is not running")
+
+// ReadInfo returns the daemon running for home, or an error wrapping
+// ErrNotRunning when there is none (no daemon.json, or its pid is gone).
+func ReadInfo(home string) (Info, error) {
+	path := filepath.Join(home, InfoFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Info{}, fmt.Errorf("%w for %s; start it with `switchboard serve`", ErrNotRunning, home)
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var info Info
+	if err := json.Unmarshal(data, &info); err != nil {
+		return Info{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if !processAlive(info.PID) {
+		return Info{}, fmt.Errorf("%w for %s (daemon.json names pid %d, which has exited); start it with `switchboard serve`",
+			ErrNotRunning, home, info.PID)
+	}
+	return info, nil
+}
+
+func writeInfo(home string, info Info) error {
+	data, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(home, InfoFile), append(data, '\n'), 0o600)
+}
+
+// writeFileAtomic writes through a temporary file and a rename, so a reader
+// never sees half a file.
+func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// cli runs the command line in-process, as a user would type it.
+func cli(t *testing.T, home string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	t.Setenv("HOME", t.TempDir())
+	code = run(append([]string{"--home", home}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestCommandLineUsage(t *testing.T) {
+	home := t.TempDir()
+	tests := []struct {
+		args       []string
+		wantCode   int
+		wantOutput string // in stdout or stderr
+	}{
+		{nil, exitUsage, "Usage: switchboard"},
+		{[]string{"--help"}, exitOK, "Commands:"},
+		{[]string{"help"}, exitOK, "Commands:"},
+		{[]string{"bogus"}, exitUsage, `unknown command "bogus"`},
+		{[]string{"--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"servers", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"start"}, exitUsage, "missing server name"},
+		{[]string{"stop", "a", "b"}, exitUsage, "expected one server name"},
+		{[]string{"status", "extra"}, exitUsage, `unexpected argument "extra"`},
+		{[]string{"logs", "-n", "-3", "x"}, exitUsage, "-n must not be negative"},
+		{[]string{"serve", "--log-level", "loud"}, exitUsage, `invalid log level "loud"`},
+		{[]string{"help", "start"}, exitOK, "Usage: switchboard start [flags] NAME"},
+		{[]string{"logs", "--help"}, exitOK, "keep printing new lines"},
+		{[]string{"version"}, exitOK, "switchboard "},
+		{[]string{"status"}, exitError, "switchboard is not running for " + home},
+		{[]string{"servers"}, exitError, "start it with `switchboard serve`"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := cli(t, home, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, out, errOut)
+			}
+			if !strings.Contains(out+errOut, tt.wantOutput) {
+				t.Errorf("output lacks %q\nstdout: %s\nstderr: %s", tt.wantOutput, out, errOut)
+			}
+		})
+	}
+	for _, v := range verbs() {
+		if code, out, _ := cli(t, home, v.name, "--help"); code != exitOK || !strings.Contains(out, "Usage: switchboard "+v.name) {
+			t.Errorf("%s --help: exit %d, output %q", v.name, code, out)
+		}
+	}
+}
+
+// TestCommandLineAgainstDaemon drives the verbs against a real daemon, and
+// checks that hand edits of config.json reach only the servers they touch.
+func TestCommandLineAgainstDaemon(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha", "beta")
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha", "beta")
+
+	code, out, errOut := cli(t, home, "status")
+	if code != exitOK || !strings.Contains(out, "servers: 2 configured, 2 running") {
+		t.Fatalf("status: %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = cli(t, home, "servers")
+	if code != exitOK || !strings.Contains(out, "NAME") || !strings.Contains(out, "alpha") || !strings.Contains(out, "running") {
+		t.Errorf("servers table:\n%s", out)
+	}
+	code, out, _ = cli(t, home, "servers", "--json")
+	var list []api.ServerView
+	if err := json.Unmarshal([]byte(out), &list); code != exitOK || err != nil || len(list) != 2 {
+		t.Fatalf("servers --json: %d %v\n%s", code, err, out)
+	}
+
+	if code, out, errOut := cli(t, home, "stop", "alpha"); code != exitOK || out != "alpha: stopped\n" {
+		t.Errorf("stop: %d %q %q", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, home, "start", "alpha"); code != exitOK || out != "alpha: running\n" {
+		t.Errorf("start: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, home, "restart", "nosuch"); code != exitError || !strings.Contains(errOut, `"nosuch"`) {
+		t.Errorf("restart of an unknown server: %d %q", code, errOut)
+	}
+	code, out, _ = cli(t, home, "logs", "-n", "5", "alpha")
+	if code != exitOK || !strings.Contains(out, "testmcp: serving pid") {
+		t.Errorf("logs:\n%s", out)
+	}
+
+	// A hand edit of beta restarts beta only.
+	before := pidsByServer(t, d)
+	cfgPath := filepath.Join(home, "config.json")
+	var raw map[string]any
+	data, _ := os.ReadFile(cfgPath)
+	json.Unmarshal(data, &raw)
+	raw["servers"].(map[string]any)["beta"].(map[string]any)["env"].(map[string]any)["EDITED"] = "yes"
+	data, _ = json.MarshalIndent(raw, "", "  ")
+	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "beta replaced", func() bool {
+		now := pidsByServer(t, d)
+		return len(now["beta"]) == 1 && !slices.Equal(now["beta"], before["beta"])
+	})
+	if now := pidsByServer(t, d); !slices.Equal(now["alpha"], before["alpha"]) {
+		t.Errorf("alpha was touched by an edit of beta: pids %v → %v", before["alpha"], now["alpha"])
+	}
+
+	// A broken edit keeps the servers running and is reported with its position.
+	if err := os.WriteFile(cfgPath, []byte("{\n  \"version\": 1,\n  \"servers\": {\n}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the problem reported", func() bool {
+		_, out, _ := cli(t, home, "status")
+		return strings.Contains(out, "PROBLEM: "+cfgPath+":4:")
+	})
+	if st, err := d.client.Servers(t.Context()); err != nil || len(st) != 2 || st[0].State != string(supervisor.StateRunning) {
+		t.Errorf("servers after a broken edit: %v %+v", err, st)
+	}
+}
+
+func pidsByServer(t *testing.T, d *daemonProc) map[string][]int {
+	t.Helper()
+	list, err := d.client.Servers(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]int{}
+	for _, s := range list {
+		for _, p := range s.Processes {
+			out[s.Name] = append(out[s.Name], p.PID)
+		}
+	}
+	return out
+}

@@ -1,0 +1,229 @@
+// Command switchboard runs a user's local MCP servers once, for every MCP
+// client, and is the command line for the daemon that does it.
+//
+// main.go is the composition root: it parses the command line, builds what
+// a verb needs, and hands over. Each verb but serve is a thin client of the
+// daemon's local API.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/tokens"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "dev"
+
+func main() {
+	// The supervisor's watchdog is this same binary, re-run.
+	supervisor.RunReaperIfRequested()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// usageError is a mistake on the command line: it exits with exitUsage.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// env is what every verb gets: where to write and which data directory.
+type env struct {
+	stdout, stderr io.Writer
+	home           string
+}
+
+// A verb is one subcommand.
+type verb struct {
+	name    string
+	args    string // argument synopsis for usage
+	summary string
+	flags   func(fs *flag.FlagSet) // declares the verb's own flags
+	run     func(ctx context.Context, e *env, fs *flag.FlagSet) error
+}
+
+func verbs() []verb {
+	return []verb{
+		serveVerb(),
+		statusVerb(),
+		serversVerb(),
+		actionVerb("start", "start a server and wait until it is ready", (*api.Client).Start),
+		actionVerb("stop", "stop a server's processes and keep it down", (*api.Client).Stop),
+		actionVerb("restart", "stop a server's processes and start it again", (*api.Client).Restart),
+		logsVerb(),
+		{name: "version", summary: "print the version", run: func(_ context.Context, e *env, _ *flag.FlagSet) error {
+			fmt.Fprintf(e.stdout, "switchboard %s\n", version)
+			return nil
+		}},
+	}
+}
+
+// run parses args and runs the verb; it returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	all := verbs()
+	global := flag.NewFlagSet("switchboard", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	homeFlag := global.String("home", "", "data directory (default $"+daemon.HomeEnv+" or the per-user directory)")
+	help := global.Bool("help", false, "show help")
+	global.BoolVar(help, "h", false, "show help")
+	if err := global.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "switchboard: %v\n\n", err)
+		printUsage(stderr, all)
+		return exitUsage
+	}
+	rest := global.Args()
+	if *help || len(rest) == 0 {
+		printUsage(stdout, all)
+		if len(rest) == 0 && !*help {
+			return exitUsage
+		}
+		return exitOK
+	}
+	name, rest := rest[0], rest[1:]
+	if name == "help" {
+		if len(rest) == 0 {
+			printUsage(stdout, all)
+			return exitOK
+		}
+		name, rest = rest[0], []string{"--help"}
+	}
+	var v *verb
+	for i := range all {
+		if all[i].name == name {
+			v = &all[i]
+		}
+	}
+	if v == nil {
+		fmt.Fprintf(stderr, "switchboard: unknown command %q\nRun 'switchboard help' for the list of commands.\n", name)
+		return exitUsage
+	}
+
+	fs := flag.NewFlagSet("switchboard "+v.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	verbHome := fs.String("home", "", "data directory")
+	if v.flags != nil {
+		v.flags(fs)
+	}
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printVerbUsage(stdout, v, fs)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "switchboard %s: %v\n", v.name, err)
+		printVerbUsage(stderr, v, fs)
+		return exitUsage
+	}
+	home := *homeFlag
+	if *verbHome != "" {
+		home = *verbHome
+	}
+	dir, err := daemon.ResolveHome(home)
+	if err != nil {
+		fmt.Fprintf(stderr, "switchboard: %v\n", err)
+		return exitError
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{stdout: stdout, stderr: stderr, home: dir}
+	if err := v.run(ctx, e, fs); err != nil {
+		fmt.Fprintf(stderr, "switchboard %s: %v\n", v.name, err)
+		if _, ok := errors.AsType[usageError](err); ok {
+			return exitUsage
+		}
+		return exitError
+	}
+	return exitOK
+}
+
+func printUsage(w io.Writer, all []verb) {
+	fmt.Fprintln(w, `Switchboard runs your local MCP servers once, for every MCP client.
+
+Usage: switchboard [--home DIR] <command> [flags] [args]
+
+Commands:`)
+	for _, v := range all {
+		fmt.Fprintf(w, "  %-9s %s\n", v.name, v.summary)
+	}
+	fmt.Fprintf(w, `  %-9s show help for a command
+
+The data directory is --home, else $%s, else the per-user default.
+Run 'switchboard help <command>' for a command's flags.
+`, "help", daemon.HomeEnv)
+}
+
+func printVerbUsage(w io.Writer, v *verb, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: switchboard %s [flags]%s\n\n%s.\n\nFlags:\n", v.name, v.args, capitalize(v.summary))
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// client connects to the daemon running for e.home.
+func (e *env) client() (*api.Client, error) {
+	info, err := daemon.ReadInfo(e.home)
+	if err != nil {
+		return nil, err
+	}
+	store, err := tokens.Open(filepath.Join(e.home, daemon.TokensFile))
+	if err != nil {
+		return nil, err
+	}
+	tok, err := store.Ensure("cli")
+	if err != nil {
+		return nil, err
+	}
+	return &api.Client{BaseURL: info.Address, Token: tok.Secret}, nil
+}
+
+// oneServer reads the single NAME argument of a verb.
+func oneServer(fs *flag.FlagSet) (string, error) {
+	switch fs.NArg() {
+	case 1:
+		return fs.Arg(0), nil
+	case 0:
+		return "", usageError{"missing server name"}
+	default:
+		return "", usageError{fmt.Sprintf("expected one server name, got %d arguments", fs.NArg())}
+	}
+}
+
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Sprintf("invalid log level %q (debug, info, warn, error)", level)}
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

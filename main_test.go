@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/tokens"
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+// binary is the switchboard executable built once for the tests that run
+// the real thing.
+var binary string
+
+func TestMain(m *testing.M) {
+	testmcp.RunIfRequested()
+	supervisor.RunReaperIfRequested()
+	dir, err := os.MkdirTemp("", "switchboard-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "switchboard")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building switchboard: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// testEnv is an environment whose HOME and data directory are temporary,
+// so no test touches the real ones.
+func testEnv(t *testing.T, home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k == "HOME" || k == daemon.HomeEnv || k == "XDG_DATA_HOME" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+t.TempDir(), daemon.HomeEnv+"="+home, "GORACE=atexit_sleep_ms=0")
+}
+
+// writeConfig writes a config.json with servers that run this test binary
+// as the test MCP server under sh, the way npx runs node: sh leads the
+// process group, the MCP server is its child, and a background sleep is
+// another grandchild.
+func writeConfig(t *testing.T, home string, names ...string) {
+	t.Helper()
+	servers := map[string]any{}
+	env := map[string]string{}
+	for _, kv := range testmcp.Env(testmcp.Options{}) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for _, n := range names {
+		servers[n] = map[string]any{
+			"command": "/bin/sh",
+			"args":    []string{"-c", `sleep 600 & "$0"`, os.Args[0]},
+			"env":     env,
+			"pool":    map[string]any{"min": 1},
+		}
+	}
+	data, _ := json.MarshalIndent(map[string]any{"version": 1, "listen": "127.0.0.1:0", "servers": servers}, "", "  ")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// daemonProc is a `switchboard serve` started by a test.
+type daemonProc struct {
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	done   chan struct{}
+	info   daemon.Info
+	client *api.Client
+}
+
+func startDaemon(t *testing.T, home string) *daemonProc {
+	t.Helper()
+	d := &daemonProc{out: &syncBuffer{}, done: make(chan struct{})}
+	d.cmd = exec.Command(binary, "serve", "--log-level", "debug")
+	d.cmd.Env = testEnv(t, home)
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.cmd.Wait(); close(d.done) }()
+	t.Cleanup(func() {
+		d.cmd.Process.Kill()
+		<-d.done
+		if t.Failed() {
+			t.Logf("daemon output:\n%s", d.out.String())
+		}
+	})
+	eventually(t, 30*time.Second, "daemon.json", func() bool {
+		info, err := daemon.ReadInfo(home)
+		if err == nil && info.PID == d.cmd.Process.Pid {
+			d.info = info
+			return true
+		}
+		return false
+	})
+	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := store.Ensure("cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.client = &api.Client{BaseURL: d.info.Address, Token: tok.Secret}
+	return d
+}
+
+// waitRunning waits until every named server has a ready process.
+func (d *daemonProc) waitRunning(t *testing.T, names ...string) []api.ServerView {
+	t.Helper()
+	var list []api.ServerView
+	eventually(t, 60*time.Second, "servers running", func() bool {
+		var err error
+		list, err = d.client.Servers(t.Context())
+		if err != nil {
+			return false
+		}
+		running := 0
+		for _, s := range list {
+			if s.State == string(supervisor.StateRunning) {
+				running++
+			}
+		}
+		return running == len(names)
+	})
+	return list
+}
+
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writing process and a reading test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+
+// TestOneDaemonPerHome: a second daemon for the same data directory says
+// where the first runs and exits; a taken port is a clear error.
+func TestOneDaemonPerHome(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home)
+	first := startDaemon(t, home)
+
+	second := exec.Command(binary, "serve")
+	second.Env = testEnv(t, home)
+	out, err := second.CombinedOutput()
+	want := fmt.Sprintf("switchboard is already running for %s (pid %d, %s)", home, first.info.PID, first.info.Address)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), want) {
+		t.Errorf("second daemon: %v\n%s\nwant it to say %q", err, out, want)
+	}
+
+	other := filepath.Join(t.TempDir(), "other")
+	taken := strings.TrimPrefix(first.info.Address, "http://")
+	third := exec.Command(binary, "serve", "--listen", taken)
+	third.Env = testEnv(t, other)
+	out, err = third.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 ||
+		!strings.Contains(string(out), "cannot listen on "+taken+": the address is in use") {
+		t.Errorf("daemon on a taken port: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+func serveVerb() verb {
+	var listen, logLevel *string
+	return verb{
+		name:    "serve",
+		summary: "run the daemon in the foreground (until Ctrl-C)",
+		flags: func(fs *flag.FlagSet) {
+			listen = fs.String("listen", "", `loopback address to listen on (default: "listen" in config.json, 127.0.0.1:7391)`)
+			logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			if err := noArgs(fs); err != nil {
+				return err
+			}
+			logger, err := newLogger(e.stderr, *logLevel)
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding this program for the reaper: %w", err)
+			}
+			return daemon.Run(ctx, daemon.Options{
+				Home: e.home, Listen: *listen, Version: version, Logger: logger, Reaper: []string{exe},
+				Ready: func(info daemon.Info) {
+					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", version, info.PID)
+					fmt.Fprintf(e.stdout, "  address: %s\n", info.Address)
+					fmt.Fprintf(e.stdout, "  API:     %s\n", info.APIURL())
+					fmt.Fprintf(e.stdout, "  data:    %s\n", info.Home)
+					fmt.Fprintf(e.stdout, "Press Ctrl-C to stop every server and quit.\n")
+				},
+			})
+		},
+	}
+}
+
+func statusVerb() verb {
+	return verb{
+		name:    "status",
+		summary: "show whether the daemon runs, where, and its servers at a glance",
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			if err := noArgs(fs); err != nil {
+				return err
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			st, err := c.Status(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d) at %s since %s\n",
+				st.Version, st.PID, c.BaseURL, st.Started.Local().Format(time.DateTime))
+			fmt.Fprintf(e.stdout, "data:    %s\nconfig:  %s\n", st.Home, st.ConfigFile)
+			if st.ConfigProblem != "" {
+				fmt.Fprintf(e.stdout, "PROBLEM: %s\n         (the last good configuration stays in force until the file is fixed)\n", st.ConfigProblem)
+			}
+			fmt.Fprintf(e.stdout, "servers: %d configured, %d running\n", st.Servers, st.Running)
+			return nil
+		},
+	}
+}
+
+func serversVerb() verb {
+	var asJSON *bool
+	return verb{
+		name:    "servers",
+		summary: "list the configured servers with their state and processes",
+		flags: func(fs *flag.FlagSet) {
+			asJSON = fs.Bool("json", false, "print JSON instead of a table")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			if err := noArgs(fs); err != nil {
+				return err
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			list, err := c.Servers(ctx)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(e.stdout, list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(e.stdout, "No servers configured. Add one under \"servers\" in config.json (see the README).")
+				return nil
+			}
+			printServers(e.stdout, list)
+			return nil
+		},
+	}
+}
+
+func printServers(w io.Writer, list []api.ServerView) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tMODE\tPIDS\tCPU\tRSS\tRESTARTS\tLAST ERROR")
+	for _, s := range list {
+		var pids []string
+		for _, p := range s.Processes {
+			pids = append(pids, fmt.Sprint(p.PID))
+		}
+		cpu, rss := "-", "-"
+		if s.Usage != nil {
+			cpu, rss = fmt.Sprintf("%.1f%%", s.Usage.CPUPercent), formatBytes(s.Usage.RSSBytes)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Mode,
+			orDash(strings.Join(pids, ",")), cpu, rss, s.Restarts, orDash(truncate(s.LastError, 80)))
+	}
+	tw.Flush()
+}
+
+func actionVerb(name, summary string, act func(*api.Client, context.Context, string) (api.ServerView, error)) verb {
+	return verb{
+		name:    name,
+		args:    " NAME",
+		summary: summary,
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			server, err := oneServer(fs)
+			if err != nil {
+				return err
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			v, err := act(c, ctx, server)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s: %s\n", v.Name, v.State)
+			return nil
+		},
+	}
+}
+
+func logsVerb() verb {
+	var follow *bool
+	var lines *int
+	return verb{
+		name:    "logs",
+		args:    " NAME",
+		summary: "print a server's recent stderr lines (and follow them with -f)",
+		flags: func(fs *flag.FlagSet) {
+			follow = fs.Bool("f", false, "keep printing new lines until Ctrl-C")
+			lines = fs.Int("n", 100, "how many recent lines to print")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			server, err := oneServer(fs)
+			if err != nil {
+				return err
+			}
+			if *lines < 0 {
+				return usageError{"-n must not be negative"}
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			print := func(l supervisor.LogLine) {
+				fmt.Fprintf(e.stdout, "%s [%d] %s\n", l.Time.Local().Format("15:04:05.000"), l.PID, l.Text)
+			}
+			if *follow {
+				err := c.FollowLogs(ctx, server, *lines, print)
+				if ctx.Err() != nil {
+					return nil // Ctrl-C ends a follow; that is not an error
+				}
+				return err
+			}
+			list, err := c.Logs(ctx, server, *lines)
+			if err != nil {
+				return err
+			}
+			for _, l := range list {
+				print(l)
+			}
+			return nil
+		},
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func formatBytes(n uint64) string {
+	const mib = 1 << 20
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/mib)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
