@@ -153,4 +153,3 @@ func living(pids []int) []int {
 	}
 	return out
 }
-

@@ -189,7 +189,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-
 // TestOneDaemonPerHome: a second daemon for the same data directory says
 // where the first runs and exits; a taken port is a clear error.
 func TestOneDaemonPerHome(t *testing.T) {
