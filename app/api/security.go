@@ -27,6 +27,10 @@ func (s *Server) secure(h http.Handler) http.Handler {
 	return s.logRequests(checkHost(checkOrigin(cop.Handler(s.authenticate(h)))))
 }
 
+// Protect wraps h (the MCP endpoint) with the same checks as the API:
+// loopback Host, own Origin, a valid bearer token (see TokenLabel).
+func (s *Server) Protect(h http.Handler) http.Handler { return s.secure(h) }
+
 // loopbackName reports whether host (without port or brackets) is one of the
 // names of this machine that the daemon answers to.
 func loopbackName(host string) bool {

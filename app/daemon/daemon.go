@@ -17,9 +17,11 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -84,14 +86,21 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper})
+	// The gateway makes the clients the supervisor talks to its processes
+	// with, and leases processes from the supervisor: the closure breaks the
+	// cycle (pools are only created after both exist).
+	var gw *gateway.Gateway
+	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper,
+		NewClient: func(server string) *mcp.Client { return gw.NewClient(server) }})
 	if err != nil {
 		return err
 	}
+	gw = gateway.New(gateway.Options{Backends: sup, Logger: log, Version: opts.Version, ClientLabel: api.TokenLabel})
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()
 		log.Info("stopping every server")
+		gw.Close()
 		if err := sup.Close(stopCtx); err != nil {
 			log.Error("stopping servers", "err", err)
 		}
@@ -113,7 +122,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	d := &daemon{log: log, store: store, sup: sup}
+	d := &daemon{log: log, store: store, sup: sup, gw: gw}
 	d.apply(ctx)
 
 	started := time.Now()
@@ -125,6 +134,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", apiServer)
+	mcpHandler := apiServer.Protect(gw.Handler())
+	for _, p := range []string{"/mcp", "/mcp/", "/sse", "/sse/"} {
+		mux.Handle(p, mcpHandler)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	serveErr := make(chan error, 1)
@@ -169,6 +182,7 @@ type daemon struct {
 	log   *slog.Logger
 	store *config.Store
 	sup   *supervisor.Supervisor
+	gw    *gateway.Gateway
 
 	applyMu sync.Mutex // one Apply at a time, always of the latest config
 }
@@ -177,9 +191,24 @@ type daemon struct {
 func (d *daemon) apply(ctx context.Context) {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
-	if err := d.sup.Apply(ctx, Specs(d.store.Current())); err != nil {
+	cfg := d.store.Current()
+	if err := d.sup.Apply(ctx, Specs(cfg)); err != nil {
 		d.log.Error("applying config", "err", err)
+		return
 	}
+	d.gw.Sync(GatewayConfigs(cfg))
+}
+
+// GatewayConfigs are the gateway's settings of the enabled servers of cfg.
+func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
+	var out []gateway.ServerConfig
+	for name, s := range cfg.Servers {
+		if s.IsEnabled() {
+			out = append(out, gateway.ServerConfig{Name: name, Mode: supervisor.Mode(s.Pool.Mode),
+				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools})
+		}
+	}
+	return out
 }
 
 // watch follows hand edits of config.json and applies them, on its own

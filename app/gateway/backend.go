@@ -1,0 +1,433 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listTimeout bounds listing a server's features, start-up included.
+const listTimeout = 3 * time.Minute
+
+// features are what a server offers, as it listed them.
+type features struct {
+	tools        []*mcp.Tool
+	prompts      []*mcp.Prompt
+	resources    []*mcp.Resource
+	templates    []*mcp.ResourceTemplate
+	instructions string
+}
+
+// A backend is one enabled server as the gateway sees it: its settings, its
+// own endpoint, and what it offers.
+type backend struct {
+	g     *Gateway
+	front *mcp.Server
+
+	mu       sync.Mutex
+	cfg      ServerConfig
+	features features
+	// registered holds what front has, by kind and name, as JSON, so that a
+	// relist re-registers only what changed (each change notifies clients).
+	registered map[string][]byte
+
+	listed atomic.Bool   // features were listed at least once
+	kickCh chan struct{} // asks run to relist
+	done   chan struct{} // closed when the server leaves the gateway
+	once   sync.Once
+}
+
+func (g *Gateway) newBackend(c ServerConfig) *backend {
+	return &backend{g: g, cfg: c, front: g.newFront(c.Name), registered: map[string][]byte{},
+		kickCh: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+func (b *backend) config() ServerConfig {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg
+}
+
+// kick asks for a relist; kicks while one is pending merge into it.
+func (b *backend) kick() {
+	select {
+	case b.kickCh <- struct{}{}:
+	default:
+	}
+}
+
+func (b *backend) close() { b.once.Do(func() { close(b.done) }) }
+
+// run relists the server whenever kicked, one list at a time.
+func (b *backend) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.done:
+			return
+		case <-b.kickCh:
+			if err := b.relist(ctx); err != nil {
+				b.g.log.Warn("cannot list the server's tools; retrying when it is ready",
+					"server", b.config().Name, "err", err)
+			}
+		}
+	}
+}
+
+// relist fetches every page of every list and registers the result.
+func (b *backend) relist(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	name := b.config().Name
+	lease, err := b.g.opts.Backends.Acquire(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
+	var f features
+	err = lease.Do(ctx, func(ctx context.Context, cs *mcp.ClientSession) error {
+		init := cs.InitializeResult()
+		f.instructions = init.Instructions
+		caps := init.Capabilities
+		if caps == nil {
+			caps = &mcp.ServerCapabilities{}
+		}
+		var err error
+		if caps.Tools != nil {
+			if f.tools, err = collect(cs.Tools(ctx, nil)); err != nil {
+				return fmt.Errorf("tools/list: %w", err)
+			}
+		}
+		if caps.Prompts != nil {
+			if f.prompts, err = collect(cs.Prompts(ctx, nil)); err != nil {
+				return fmt.Errorf("prompts/list: %w", err)
+			}
+		}
+		if caps.Resources != nil {
+			if f.resources, err = collect(cs.Resources(ctx, nil)); err != nil {
+				return fmt.Errorf("resources/list: %w", err)
+			}
+			if f.templates, err = collect(cs.ResourceTemplates(ctx, nil)); err != nil {
+				return fmt.Errorf("resources/templates/list: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.features = f
+	b.mu.Unlock()
+	b.listed.Store(true)
+	b.install()
+	b.g.rebuildAggregate()
+	b.g.log.Info("server listed", "server", name, "tools", len(f.tools), "prompts", len(f.prompts),
+		"resources", len(f.resources), "templates", len(f.templates))
+	return nil
+}
+
+func collect[T any](seq func(func(T, error) bool)) ([]T, error) {
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// visible returns the server's features minus its disabled tools.
+func (b *backend) visible() (ServerConfig, features) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f := b.features
+	if len(b.cfg.DisabledTools) > 0 {
+		f.tools = slices.DeleteFunc(slices.Clone(f.tools), func(t *mcp.Tool) bool {
+			return slices.Contains(b.cfg.DisabledTools, t.Name)
+		})
+	}
+	return b.cfg, f
+}
+
+// install registers the server's features on its own endpoint, unprefixed.
+func (b *backend) install() {
+	cfg, f := b.visible()
+	want := map[string][]byte{}
+	var addTools []*mcp.Tool
+	var addPrompts []*mcp.Prompt
+	var addResources []*mcp.Resource
+	var addTemplates []*mcp.ResourceTemplate
+	b.mu.Lock()
+	changed := func(key string, v any) bool {
+		data, _ := json.Marshal(v)
+		want[key] = data
+		return !bytes.Equal(b.registered[key], data)
+	}
+	for _, t := range f.tools {
+		if changed("tool:"+t.Name, t) {
+			addTools = append(addTools, t)
+		}
+	}
+	for _, p := range f.prompts {
+		if changed("prompt:"+p.Name, p) {
+			addPrompts = append(addPrompts, p)
+		}
+	}
+	for _, r := range f.resources {
+		if changed("resource:"+r.URI, r) {
+			addResources = append(addResources, r)
+		}
+	}
+	for _, t := range f.templates {
+		if changed("template:"+t.URITemplate, t) {
+			addTemplates = append(addTemplates, t)
+		}
+	}
+	var gone []string
+	for key := range b.registered {
+		if _, ok := want[key]; !ok {
+			gone = append(gone, key)
+		}
+	}
+	b.registered = want
+	b.mu.Unlock()
+
+	removeRegistered(b.front, gone)
+	for _, t := range addTools {
+		addTool(b.g, b.front, t, t.Name, cfg.Name)
+	}
+	for _, p := range addPrompts {
+		b.front.AddPrompt(p, b.g.promptHandler(cfg.Name, p.Name))
+	}
+	for _, r := range addResources {
+		b.front.AddResource(r, b.g.resourceHandler(cfg.Name))
+	}
+	for _, t := range addTemplates {
+		b.front.AddResourceTemplate(t, b.g.resourceHandler(cfg.Name))
+	}
+}
+
+// removeRegistered removes "kind:name" keys from s.
+func removeRegistered(s *mcp.Server, keys []string) {
+	var tools, prompts, resources, templates []string
+	for _, k := range keys {
+		kind, name, _ := strings.Cut(k, ":")
+		switch kind {
+		case "tool":
+			tools = append(tools, name)
+		case "prompt":
+			prompts = append(prompts, name)
+		case "resource":
+			resources = append(resources, name)
+		case "template":
+			templates = append(templates, name)
+		}
+	}
+	if len(tools) > 0 {
+		s.RemoveTools(tools...)
+	}
+	if len(prompts) > 0 {
+		s.RemovePrompts(prompts...)
+	}
+	if len(resources) > 0 {
+		s.RemoveResources(resources...)
+	}
+	if len(templates) > 0 {
+		s.RemoveResourceTemplates(templates...)
+	}
+}
+
+// addTool registers t under name on s, calling original on server. The
+// go-sdk panics on a tool without an object input schema; a server that
+// lists one gets the tool left out and a warning instead.
+func addTool(g *Gateway, s *mcp.Server, t *mcp.Tool, name, server string) {
+	cp := *t
+	cp.Name = name
+	if cp.InputSchema == nil {
+		cp.InputSchema = map[string]any{"type": "object"}
+	}
+	if m, ok := cp.InputSchema.(map[string]any); !ok || m["type"] != "object" {
+		g.log.Warn("server lists a tool whose input schema is not an object; leaving it out",
+			"server", server, "tool", t.Name)
+		return
+	}
+	s.AddTool(&cp, g.toolHandler(server, t.Name))
+}
+
+// aggregateState is what /mcp has registered, and for which server.
+type aggregateState struct {
+	tools      map[string]exposed // aggregated name → owner
+	prompts    map[string]exposed
+	resources  map[string]string // URI → server
+	templates  map[string]string // URI template → server
+	registered map[string][]byte // as backend.registered
+	collisions []Collision
+}
+
+func newAggregateState() aggregateState {
+	return aggregateState{tools: map[string]exposed{}, prompts: map[string]exposed{},
+		resources: map[string]string{}, templates: map[string]string{}, registered: map[string][]byte{}}
+}
+
+// rebuildAggregate recomputes /mcp from every server's features: tools and
+// prompts prefixed (collisions resolved in sorted order), resources and
+// templates under their own URIs (the first server in name order wins a
+// duplicate).
+func (g *Gateway) rebuildAggregate() {
+	g.aggMu.Lock()
+	defer g.aggMu.Unlock()
+	g.mu.Lock()
+	backends := slices.Collect(maps.Values(g.backends))
+	g.mu.Unlock()
+	slices.SortFunc(backends, func(a, b *backend) int { return strings.Compare(a.config().Name, b.config().Name) })
+
+	toolNames, promptNames := map[string][]string{}, map[string][]string{}
+	prefixes := map[string]string{}
+	tools := map[string]map[string]*mcp.Tool{}
+	prompts := map[string]map[string]*mcp.Prompt{}
+	next := newAggregateState()
+	var addResources []struct {
+		r      *mcp.Resource
+		server string
+	}
+	var addTemplates []struct {
+		t      *mcp.ResourceTemplate
+		server string
+	}
+	want := map[string][]byte{}
+	for _, b := range backends {
+		cfg, f := b.visible()
+		prefixes[cfg.Name] = cfg.prefix()
+		tools[cfg.Name], prompts[cfg.Name] = map[string]*mcp.Tool{}, map[string]*mcp.Prompt{}
+		for _, t := range f.tools {
+			toolNames[cfg.Name] = append(toolNames[cfg.Name], t.Name)
+			tools[cfg.Name][t.Name] = t
+		}
+		for _, p := range f.prompts {
+			promptNames[cfg.Name] = append(promptNames[cfg.Name], p.Name)
+			prompts[cfg.Name][p.Name] = p
+		}
+		for _, r := range f.resources {
+			if _, dup := next.resources[r.URI]; !dup {
+				next.resources[r.URI] = cfg.Name
+				addResources = append(addResources, struct {
+					r      *mcp.Resource
+					server string
+				}{r, cfg.Name})
+			}
+		}
+		for _, t := range f.templates {
+			if _, dup := next.templates[t.URITemplate]; !dup {
+				next.templates[t.URITemplate] = cfg.Name
+				addTemplates = append(addTemplates, struct {
+					t      *mcp.ResourceTemplate
+					server string
+				}{t, cfg.Name})
+			}
+		}
+	}
+	exposedTools, toolCollisions := assignNames(toolNames, prefixes)
+	exposedPrompts, promptCollisions := assignNames(promptNames, prefixes)
+	next.collisions = append(toolCollisions, promptCollisions...)
+
+	g.mu.Lock()
+	old, oldCollisions := g.agg.registered, g.agg.collisions
+	g.mu.Unlock()
+	changed := func(key string, v any) bool {
+		data, _ := json.Marshal(v)
+		want[key] = data
+		return !bytes.Equal(old[key], data)
+	}
+	type toolAdd struct {
+		t *mcp.Tool
+		e exposed
+	}
+	var addT []toolAdd
+	for _, e := range exposedTools {
+		next.tools[e.Name] = e
+		t := tools[e.Server][e.Original]
+		if changed("tool:"+e.Name, struct {
+			T *mcp.Tool
+			S string
+		}{t, e.Server}) {
+			addT = append(addT, toolAdd{t, e})
+		}
+	}
+	var addP []exposed
+	for _, e := range exposedPrompts {
+		next.prompts[e.Name] = e
+		if changed("prompt:"+e.Name, struct {
+			P *mcp.Prompt
+			S string
+		}{prompts[e.Server][e.Original], e.Server}) {
+			addP = append(addP, e)
+		}
+	}
+	for _, a := range addResources {
+		changed("resource:"+a.r.URI, struct {
+			R *mcp.Resource
+			S string
+		}{a.r, a.server})
+	}
+	for _, a := range addTemplates {
+		changed("template:"+a.t.URITemplate, struct {
+			T *mcp.ResourceTemplate
+			S string
+		}{a.t, a.server})
+	}
+	var gone []string
+	for key := range old {
+		if _, ok := want[key]; !ok {
+			gone = append(gone, key)
+		}
+	}
+	for _, c := range next.collisions {
+		if !slices.Contains(oldCollisions, c) {
+			g.log.Warn("two servers offer items with the same name on /mcp; renamed the later one",
+				"server", c.Server, "item", c.Item, "wanted", c.Wanted, "got", c.Got)
+		}
+	}
+	next.registered = want
+	g.mu.Lock()
+	g.agg = next
+	g.mu.Unlock()
+
+	removeRegistered(g.aggregate, gone)
+	for _, a := range addT {
+		addTool(g, g.aggregate, a.t, a.e.Name, a.e.Server)
+	}
+	for _, e := range addP {
+		p := *prompts[e.Server][e.Original]
+		p.Name = e.Name
+		g.aggregate.AddPrompt(&p, g.promptHandler(e.Server, e.Original))
+	}
+	for _, a := range addResources {
+		if !bytes.Equal(old["resource:"+a.r.URI], want["resource:"+a.r.URI]) {
+			g.aggregate.AddResource(a.r, g.resourceHandler(a.server))
+		}
+	}
+	for _, a := range addTemplates {
+		if !bytes.Equal(old["template:"+a.t.URITemplate], want["template:"+a.t.URITemplate]) {
+			g.aggregate.AddResourceTemplate(a.t, g.resourceHandler(a.server))
+		}
+	}
+}
+
+// Collisions lists the items renamed on /mcp because of a name clash.
+func (g *Gateway) Collisions() []Collision {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.agg.collisions)
+}

@@ -1,0 +1,117 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// NewClient makes the MCP client the supervisor uses toward server's
+// processes (supervisor.Options.NewClient). It declares every client
+// capability, since servers hide tools from clients that lack one, and
+// sends what the server says back to the right client: progress to the
+// caller, logging to every client session at its own level, list changes
+// as a relist, resource updates to subscribers, and sampling, elicitation
+// and roots requests to the client whose call is in flight (see
+// callerIndex for the rule).
+func (g *Gateway) NewClient(server string) *mcp.Client {
+	c := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: g.opts.Version}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
+		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			caller, err := g.callerFor(req.Session, server, "sampling", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+			if err != nil {
+				return nil, err
+			}
+			return caller.CreateMessage(ctx, req.Params)
+		},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			caller, err := g.callerFor(req.Session, server, "elicitation", func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
+			if err != nil {
+				return nil, err
+			}
+			return caller.Elicit(ctx, req.Params)
+		},
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			token, _ := req.Params.ProgressToken.(string)
+			v, ok := g.progress.Load(token)
+			if !ok {
+				return
+			}
+			route := v.(*progressRoute)
+			route.timer.Reset(route.timeout) // progress keeps a long call alive
+			p := *req.Params
+			p.ProgressToken = route.token
+			_ = route.session.NotifyProgress(ctx, &p)
+		},
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			p := *req.Params
+			if p.Logger == "" {
+				p.Logger = server
+			} else {
+				p.Logger = server + "/" + p.Logger
+			}
+			for _, s := range g.frontsOf(server) {
+				for ss := range s.Sessions() {
+					_ = ss.Log(ctx, &p)
+				}
+			}
+		},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { g.relist(server) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { g.relist(server) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { g.relist(server) },
+		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			for _, s := range g.frontsOf(server) {
+				_ = s.ResourceUpdated(ctx, req.Params)
+			}
+		},
+	})
+	// roots/list has no handler option: the go-sdk client answers it from its
+	// own root list. Intercept it to ask the caller's client instead.
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "roots/list" {
+				return next(ctx, method, req)
+			}
+			cs, _ := req.GetSession().(*mcp.ClientSession)
+			caller, err := g.callerFor(cs, server, "roots", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
+			if err != nil {
+				return nil, err
+			}
+			return caller.ListRoots(ctx, &mcp.ListRootsParams{})
+		}
+	})
+	return c
+}
+
+// callerFor finds the client to answer a server-to-client request, and
+// checks it can.
+func (g *Gateway) callerFor(cs *mcp.ClientSession, server, what string, has func(*mcp.ClientCapabilities) bool) (*mcp.ServerSession, error) {
+	caller := g.callers.latest(cs)
+	if caller == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("server %q asked for %s outside of a client's call; no client can answer it", server, what)}
+	}
+	params := caller.InitializeParams()
+	if params == nil || params.Capabilities == nil || !has(params.Capabilities) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("the calling client does not support %s", what)}
+	}
+	return caller, nil
+}
+
+// frontsOf returns the endpoints that show server: /mcp and /mcp/<server>.
+func (g *Gateway) frontsOf(server string) []*mcp.Server {
+	out := []*mcp.Server{g.aggregate}
+	if b, ok := g.backend(server); ok {
+		out = append(out, b.front)
+	}
+	return out
+}
+
+func (g *Gateway) relist(server string) {
+	if b, ok := g.backend(server); ok {
+		b.kick()
+	}
+}

@@ -1,0 +1,384 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// newFront makes the mcp.Server behind one endpoint: server "" is /mcp.
+func (g *Gateway) newFront(server string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: g.opts.Version},
+		&mcp.ServerOptions{
+			Logger: g.log,
+			CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+				return g.complete(ctx, req, server)
+			},
+			SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+				return g.subscribe(ctx, req.Session, server, req.Params.URI, true)
+			},
+			UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+				return g.subscribe(ctx, req.Session, server, req.Params.URI, false)
+			},
+		})
+	s.AddReceivingMiddleware(g.instructionsMiddleware(server), g.recordMiddleware(server))
+	return s
+}
+
+// instructionsMiddleware answers initialize and server/discover with the
+// backends' own instructions, each under its server's name.
+func (g *Gateway) instructionsMiddleware(server string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				r.Instructions = g.instructions(server)
+			case *mcp.DiscoverResult:
+				r.Instructions = g.instructions(server)
+			}
+			return res, err
+		}
+	}
+}
+
+func (g *Gateway) instructions(server string) string {
+	if server != "" {
+		if b, ok := g.backend(server); ok {
+			_, f := b.visible()
+			return f.instructions
+		}
+		return ""
+	}
+	g.mu.Lock()
+	var names []string
+	for name := range g.backends {
+		names = append(names, name)
+	}
+	g.mu.Unlock()
+	var text string
+	for _, name := range slices.Sorted(slices.Values(names)) {
+		if b, ok := g.backend(name); ok {
+			if _, f := b.visible(); f.instructions != "" {
+				text += "## " + name + "\n\n" + f.instructions + "\n\n"
+			}
+		}
+	}
+	return text
+}
+
+// toolHandler forwards a tools/call to original on server. Failures of the
+// server itself (down, crashed, timed out) come back as a tool error naming
+// the server and the cause, so the model sees them; errors the server sends
+// pass through unchanged.
+func (g *Gateway) toolHandler(server, original string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		params := &mcp.CallToolParams{Name: original, Meta: maps.Clone(req.Params.Meta)}
+		if len(req.Params.Arguments) > 0 {
+			params.Arguments = req.Params.Arguments // forwarded as received, not re-encoded
+		}
+		var res *mcp.CallToolResult
+		err := g.forward(ctx, req.Session, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+			var err error
+			res, err = cs.CallTool(ctx, params)
+			return err
+		})
+		if err != nil {
+			if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
+				return nil, err
+			}
+			if rec := recordFrom(ctx); rec != nil {
+				rec.failure = err
+			}
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+		}
+		return res, nil
+	}
+}
+
+func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		params := &mcp.GetPromptParams{Name: original, Arguments: req.Params.Arguments, Meta: maps.Clone(req.Params.Meta)}
+		var res *mcp.GetPromptResult
+		err := g.forward(ctx, req.Session, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+			var err error
+			res, err = cs.GetPrompt(ctx, params)
+			return err
+		})
+		return res, err
+	}
+}
+
+func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		params := &mcp.ReadResourceParams{URI: req.Params.URI, Meta: maps.Clone(req.Params.Meta)}
+		var res *mcp.ReadResourceResult
+		err := g.forward(ctx, req.Session, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+			var err error
+			res, err = cs.ReadResource(ctx, params)
+			return err
+		})
+		return res, err
+	}
+}
+
+// complete routes completion/complete by its reference: a prompt to the
+// prompt's server, a resource template to the template's server.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front string) (*mcp.CompleteResult, error) {
+	params := *req.Params
+	if params.Ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete without a ref"}
+	}
+	ref := *params.Ref
+	params.Ref = &ref
+	server := front
+	if front == "" {
+		g.mu.Lock()
+		switch ref.Type {
+		case "ref/prompt":
+			e, ok := g.agg.prompts[ref.Name]
+			server, ref.Name = e.Server, e.Original
+			if !ok {
+				server = ""
+			}
+		case "ref/resource":
+			server = g.agg.templates[ref.URI]
+			if server == "" {
+				server = g.agg.resources[ref.URI]
+			}
+		}
+		g.mu.Unlock()
+		if server == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no server offers %s %q", ref.Type, ref.Name+ref.URI)}
+		}
+	}
+	var res *mcp.CompleteResult
+	err := g.forward(ctx, req.Session, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.Complete(ctx, &params)
+		return err
+	})
+	return res, err
+}
+
+// subscribe forwards resources/subscribe and /unsubscribe to the server
+// owning uri.
+func (g *Gateway) subscribe(ctx context.Context, ss *mcp.ServerSession, front, uri string, on bool) error {
+	server := front
+	if front == "" {
+		g.mu.Lock()
+		server = g.agg.resources[uri]
+		g.mu.Unlock()
+		if server == "" {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no server offers resource %q", uri)}
+		}
+	}
+	return g.forward(ctx, ss, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
+		if on {
+			return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		}
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	})
+}
+
+// progressParams are the params whose progress token the gateway rewrites.
+type progressParams interface{ SetProgressToken(any) }
+
+// forward runs fn on a process of server for the client session ss, within
+// the server's timeout (restarted by each progress notification). A client's
+// progress token is replaced by one unique to the gateway, so that progress
+// from a shared process reaches the caller that asked for it.
+func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, server string, token any, params progressParams,
+	fn func(context.Context, *mcp.ClientSession) error) error {
+	b, ok := g.backend(server)
+	if !ok {
+		return fmt.Errorf("server %q is not enabled in Switchboard", server)
+	}
+	cfg := b.config()
+	rec := recordFrom(ctx)
+	if rec != nil {
+		rec.call.Server = server
+	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timedOut := fmt.Errorf("server %q did not answer within %s: %w", server, timeout, context.DeadlineExceeded)
+	timer := time.AfterFunc(timeout, func() { cancel(timedOut) })
+	defer timer.Stop()
+
+	if token != nil && params != nil {
+		gt := "sb-" + strconv.FormatUint(g.nextToken.Add(1), 36)
+		g.progress.Store(gt, &progressRoute{session: ss, token: token, timer: timer, timeout: timeout})
+		defer g.progress.Delete(gt)
+		params.SetProgressToken(gt)
+	}
+
+	lease, release, err := g.acquire(ctx, ss, server, cfg.Mode)
+	if err != nil {
+		return g.failure(ctx, err)
+	}
+	defer release()
+	if rec != nil {
+		rec.call.PID = lease.PID()
+	}
+	cs := lease.Session()
+	g.callers.push(cs, ss)
+	defer g.callers.pop(cs, ss)
+	if err := lease.Do(ctx, fn); err != nil {
+		return g.failure(ctx, err)
+	}
+	return nil
+}
+
+// failure puts the most useful cause on err: the timeout or the client's
+// cancellation rather than a bare "context canceled".
+func (g *Gateway) failure(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+// acquire leases a process for a call: per call in shared mode, per client
+// session in session mode (kept until the session ends). A stateless
+// request has no session to keep a process for, so it leases per call.
+func (g *Gateway) acquire(ctx context.Context, ss *mcp.ServerSession, server string, mode supervisor.Mode) (*supervisor.Lease, func(), error) {
+	if mode != supervisor.ModeSession || ss == nil || ss.ID() == "" {
+		l, err := g.opts.Backends.Acquire(ctx, server)
+		if err != nil {
+			return nil, nil, err
+		}
+		return l, l.Release, nil
+	}
+	l, err := g.leases.get(ctx, g.opts.Backends, ss, server)
+	return l, func() {}, err
+}
+
+// A progressRoute leads a gateway progress token back to the client.
+type progressRoute struct {
+	session *mcp.ServerSession
+	token   any
+	timer   *time.Timer
+	timeout time.Duration
+}
+
+// callerIndex knows which client sessions have calls in flight on which
+// backend session, for server-to-client requests (sampling, elicitation,
+// roots). The rule, when calls from several clients share a process: the
+// request goes to the client whose call started most recently.
+type callerIndex struct {
+	mu    sync.Mutex
+	calls map[*mcp.ClientSession][]*mcp.ServerSession
+}
+
+func (c *callerIndex) init() { c.calls = map[*mcp.ClientSession][]*mcp.ServerSession{} }
+
+func (c *callerIndex) push(cs *mcp.ClientSession, ss *mcp.ServerSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[cs] = append(c.calls[cs], ss)
+}
+
+func (c *callerIndex) pop(cs *mcp.ClientSession, ss *mcp.ServerSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := c.calls[cs]
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i] == ss {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(c.calls, cs)
+	} else {
+		c.calls[cs] = list
+	}
+}
+
+func (c *callerIndex) latest(cs *mcp.ClientSession) *mcp.ServerSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	list := c.calls[cs]
+	if len(list) == 0 {
+		return nil
+	}
+	return list[len(list)-1]
+}
+
+// sessionLeases holds the processes leased to client sessions of
+// session-mode servers, and releases them when the session ends.
+type sessionLeases struct {
+	mu     sync.Mutex
+	leases map[*mcp.ServerSession]map[string]*supervisor.Lease
+}
+
+func (s *sessionLeases) init() { s.leases = map[*mcp.ServerSession]map[string]*supervisor.Lease{} }
+
+func (s *sessionLeases) get(ctx context.Context, backends Backends, ss *mcp.ServerSession, server string) (*supervisor.Lease, error) {
+	s.mu.Lock()
+	if l := s.leases[ss][server]; l != nil && l.Err() == nil {
+		s.mu.Unlock()
+		return l, nil
+	}
+	s.mu.Unlock()
+	l, err := backends.Acquire(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := s.leases[ss] == nil
+	if first {
+		s.leases[ss] = map[string]*supervisor.Lease{}
+	}
+	if old := s.leases[ss][server]; old != nil {
+		old.Release()
+	}
+	s.leases[ss][server] = l
+	if first {
+		go func() {
+			ss.Wait()
+			s.release(ss)
+		}()
+	}
+	return l, nil
+}
+
+func (s *sessionLeases) release(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	leases := s.leases[ss]
+	delete(s.leases, ss)
+	s.mu.Unlock()
+	for _, l := range leases {
+		l.Release()
+	}
+}
+
+func (s *sessionLeases) releaseAll() {
+	s.mu.Lock()
+	all := s.leases
+	s.leases = map[*mcp.ServerSession]map[string]*supervisor.Lease{}
+	s.mu.Unlock()
+	for _, m := range all {
+		for _, l := range m {
+			l.Release()
+		}
+	}
+}

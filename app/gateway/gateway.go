@@ -1,0 +1,287 @@
+// Package gateway is Switchboard's MCP endpoint: one streamable-HTTP
+// endpoint (/mcp) that aggregates every enabled server, one per server
+// (/mcp/<server>), and the legacy HTTP+SSE transport (/sse) for old clients.
+//
+// MCP ends here and starts again toward each backend (STYLE 6): the front is
+// an mcp.Server per endpoint behind the go-sdk's streamable handler, which
+// serves both protocol eras (sessions with initialize, and the stateless
+// 2026-07-28 requests); each backend process is an mcp.ClientSession owned by
+// the supervisor's pool. The gateway lists each backend's tools, prompts,
+// resources and templates (every page), registers them on the fronts (with a
+// server prefix on /mcp), and forwards calls through a lease on the pool:
+//
+//	client ──HTTP──▶ StreamableHTTPHandler ──▶ front mcp.Server (/mcp or /mcp/x)
+//	                                             │ tool/prompt/resource handler
+//	                                             ▼
+//	                               supervisor.Lease ──stdio──▶ server process
+//	                                             ▲
+//	        progress, logging, list changes, sampling, elicitation, roots
+//	        come back through the backend client's handlers (client.go)
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// Backends is what the gateway needs of the supervisor.
+type Backends interface {
+	Acquire(ctx context.Context, server string) (*supervisor.Lease, error)
+	Subscribe(buffer int) (<-chan supervisor.Event, func())
+}
+
+// ServerConfig is what the gateway needs to know of one enabled server.
+type ServerConfig struct {
+	Name string
+	// Alias, when set, replaces the server's name as its prefix on /mcp.
+	Alias string
+	Mode  supervisor.Mode
+	// Timeout bounds a call without progress; 0 means DefaultTimeout.
+	// Every progress notification from the server starts it again.
+	Timeout       time.Duration
+	DisabledTools []string
+}
+
+func (c ServerConfig) prefix() string {
+	if c.Alias != "" {
+		return c.Alias
+	}
+	return c.Name
+}
+
+// DefaultTimeout is generous: tools that drive browsers or builds are slow.
+const DefaultTimeout = 5 * time.Minute
+
+// Options configure a Gateway.
+type Options struct {
+	Backends Backends
+	Recorder Recorder // nil records nothing
+	Logger   *slog.Logger
+	Version  string
+	// SessionTimeout closes client sessions idle this long (and releases
+	// their session-mode processes); 0 means 30 minutes.
+	SessionTimeout time.Duration
+	// ClientLabel returns the label of the token that authenticated a
+	// request (see api.TokenLabel); nil gives "".
+	ClientLabel func(context.Context) string
+}
+
+// A Gateway serves the MCP endpoints. Create it with New, give it the
+// servers with Sync, serve its Handler, and Close it.
+type Gateway struct {
+	opts Options
+	log  *slog.Logger
+	// The go-sdk serves the session era with a stateful handler and the
+	// stateless 2026-07-28 era only with a stateless one; Handler routes each
+	// request to the one its era needs (see isStateless).
+	sessions  http.Handler
+	stateless http.Handler
+	sse       http.Handler
+
+	ctx    context.Context // ends at Close; parent of background work
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex // guards backends and agg
+	aggMu     sync.Mutex // serializes rebuilds of the aggregated endpoint
+	backends  map[string]*backend
+	aggregate *mcp.Server
+	agg       aggregateState
+
+	progress  sync.Map // gateway progress token → *progressRoute
+	nextToken atomic.Uint64
+	callers   callerIndex
+	leases    sessionLeases
+}
+
+// New makes a gateway with no servers.
+func New(opts Options) *Gateway {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.SessionTimeout == 0 {
+		opts.SessionTimeout = 30 * time.Minute
+	}
+	if opts.ClientLabel == nil {
+		opts.ClientLabel = func(context.Context) string { return "" }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &Gateway{
+		opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
+		backends: make(map[string]*backend),
+		agg:      newAggregateState(),
+	}
+	g.callers.init()
+	g.leases.init()
+	g.aggregate = g.newFront("")
+	g.sessions = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+		Logger:         opts.Logger,
+		SessionTimeout: opts.SessionTimeout,
+	})
+	g.stateless = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+		Logger:                       opts.Logger,
+		Stateless:                    true,
+		PropagateRequestCancellation: true, // a closed stream cancels the call, as the spec says
+	})
+	g.sse = mcp.NewSSEHandler(g.serverFor, nil)
+	g.wg.Go(g.followSupervisor)
+	return g
+}
+
+// Handler serves /mcp, /mcp/<server> and /sse (legacy HTTP+SSE, with
+// /sse/<server>). Mount it at "/mcp" and "/mcp/", "/sse" and "/sse/", behind
+// the daemon's Host, Origin and token checks.
+func (g *Gateway) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/sse") {
+			if g.serverFor(r) == nil {
+				http.Error(w, "unknown server "+serverInPath(r.URL.Path), http.StatusNotFound)
+				return
+			}
+			g.sse.ServeHTTP(w, r)
+			return
+		}
+		if g.serverFor(r) == nil {
+			http.Error(w, "unknown server "+serverInPath(r.URL.Path)+": it is not configured or not enabled", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("X-Accel-Buffering", "no")
+		if isStateless(r) {
+			g.stateless.ServeHTTP(w, r)
+			return
+		}
+		g.sessions.ServeHTTP(w, r)
+	})
+}
+
+// isStateless reports whether r belongs to the stateless 2026-07-28 era: a
+// POST without a session whose MCP-Protocol-Version says so. Everything
+// else (initialize, requests in a session, the GET stream, DELETE) is the
+// session era.
+func isStateless(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" &&
+		r.Header.Get("MCP-Protocol-Version") >= statelessVersion
+}
+
+// statelessVersion is the first protocol version without sessions.
+const statelessVersion = "2026-07-28"
+
+// serverInPath returns the <server> of /mcp/<server> or /sse/<server>, or ""
+// for the aggregated endpoints.
+func serverInPath(path string) string {
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "/mcp"), "/sse")
+	return strings.Trim(path, "/")
+}
+
+// serverFor picks the front server for a request by its path.
+func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
+	name := serverInPath(r.URL.Path)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if name == "" {
+		return g.aggregate
+	}
+	if b, ok := g.backends[name]; ok {
+		return b.front
+	}
+	return nil
+}
+
+// Sync makes the gateway serve exactly servers: new ones get a front and are
+// listed (which starts a process when none runs), removed ones disappear
+// from /mcp and their endpoint, changed settings apply to the next call.
+func (g *Gateway) Sync(servers []ServerConfig) {
+	g.mu.Lock()
+	want := map[string]ServerConfig{}
+	for _, c := range servers {
+		want[c.Name] = c
+	}
+	var removed []*backend
+	for name, b := range g.backends {
+		if _, ok := want[name]; !ok {
+			removed = append(removed, b)
+			delete(g.backends, name)
+		}
+	}
+	var added []*backend
+	for name, c := range want {
+		b, ok := g.backends[name]
+		if !ok {
+			b = g.newBackend(c)
+			g.backends[name] = b
+			added = append(added, b)
+			continue
+		}
+		relist := !slices.Equal(b.cfg.DisabledTools, c.DisabledTools) || b.cfg.Alias != c.Alias
+		b.cfg = c
+		if relist {
+			b.kick()
+		}
+	}
+	g.mu.Unlock()
+
+	for _, b := range removed {
+		b.close()
+		g.log.Info("server left the gateway", "server", b.cfg.Name)
+	}
+	g.rebuildAggregate()
+	for _, b := range added {
+		g.wg.Go(func() { b.run(g.ctx) })
+		b.kick()
+	}
+}
+
+// Close stops background work. Client sessions end with the HTTP server.
+func (g *Gateway) Close() {
+	g.cancel()
+	g.mu.Lock()
+	for _, b := range g.backends {
+		b.close()
+	}
+	g.mu.Unlock()
+	g.leases.releaseAll()
+	g.wg.Wait()
+}
+
+// followSupervisor relists a server that becomes ready when its lists are
+// not known yet (it failed to start before, or never started).
+func (g *Gateway) followSupervisor() {
+	events, cancel := g.opts.Backends.Subscribe(256)
+	defer cancel()
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			if ev.Kind != supervisor.EventReady {
+				continue
+			}
+			g.mu.Lock()
+			b := g.backends[ev.Server]
+			g.mu.Unlock()
+			if b != nil && !b.listed.Load() {
+				b.kick()
+			}
+		}
+	}
+}
+
+func (g *Gateway) backend(name string) (*backend, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b, ok := g.backends[name]
+	return b, ok
+}

@@ -1,0 +1,369 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+func TestMain(m *testing.M) {
+	testmcp.RunIfRequested()
+	supervisor.RunReaperIfRequested()
+	goleak.VerifyTestMain(m,
+		// The go-sdk's streamable handler closes idle sessions from a timer.
+		goleak.IgnoreAnyFunction("github.com/modelcontextprotocol/go-sdk/mcp.(*StreamableHTTPHandler).ServeHTTP.func1"))
+}
+
+type recorder struct {
+	mu    sync.Mutex
+	calls []gateway.Call
+}
+
+func (r *recorder) RecordCall(c gateway.Call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, c)
+}
+
+func (r *recorder) all() []gateway.Call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
+}
+
+type fixture struct {
+	sup *supervisor.Supervisor
+	gw  *gateway.Gateway
+	url string
+	rec *recorder
+}
+
+func testEnv(o testmcp.Options) map[string]string {
+	env := map[string]string{"GORACE": "atexit_sleep_ms=0"}
+	for _, kv := range testmcp.Env(o) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
+}
+
+// newFixture runs a gateway in front of a real supervisor running the test
+// MCP server under each name.
+func newFixture(t *testing.T, servers ...gateway.ServerConfig) *fixture {
+	t.Helper()
+	f := &fixture{rec: &recorder{}}
+	var err error
+	f.sup, err = supervisor.New(t.Context(), supervisor.Options{
+		StateDir: t.TempDir(), Env: os.Environ(), StopGrace: 500 * time.Millisecond,
+		BackoffInitial: 20 * time.Millisecond, SampleInterval: -1, HealthInterval: -1,
+		NewClient: func(s string) *mcp.Client { return f.gw.NewClient(s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.gw = gateway.New(gateway.Options{Backends: f.sup, Recorder: f.rec, Version: "test",
+		ClientLabel: func(context.Context) string { return "test-client" }})
+	var specs []supervisor.Spec
+	for _, s := range servers {
+		specs = append(specs, supervisor.Spec{Name: s.Name, Command: os.Args[0],
+			Env: testEnv(testmcp.Options{Name: s.Name}), Pool: supervisor.PoolSpec{Mode: s.Mode, Max: 2}})
+	}
+	if err := f.sup.Apply(t.Context(), specs); err != nil {
+		t.Fatal(err)
+	}
+	f.gw.Sync(servers)
+	srv := httptest.NewServer(f.gw.Handler())
+	f.url = srv.URL
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		f.gw.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := f.sup.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return f
+}
+
+// connect opens a client session on path in the given protocol era.
+func (f *fixture) connect(t *testing.T, path, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + path},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect %s (%s): %v", path, version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// waitTools waits until path lists want (the gateway lists servers in the
+// background after Sync).
+func (f *fixture) waitTools(t *testing.T, cs *mcp.ClientSession, want ...string) []*mcp.Tool {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := cs.ListTools(t.Context(), nil)
+		if err == nil {
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+			}
+			ok := true
+			for _, w := range want {
+				ok = ok && slices.Contains(names, w)
+			}
+			if ok {
+				return res.Tools
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tools %v lack %v", names, want)
+			}
+		} else if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+var eras = []string{"2025-11-25", "2025-03-26", "2026-07-28"}
+
+func TestAggregatedAndPerServerEndpoints(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"}, gateway.ServerConfig{Name: "beta", DisabledTools: []string{"crash"}})
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			agg := f.connect(t, "/mcp", era, nil)
+			tools := f.waitTools(t, agg, "alpha__echo", "beta__echo", "alpha__crash")
+			for _, tool := range tools {
+				if tool.Name == "beta__crash" {
+					t.Error("disabled tool beta/crash is listed on /mcp")
+				}
+			}
+			res, err := agg.CallTool(t.Context(), &mcp.CallToolParams{Name: "beta__echo", Arguments: map[string]any{"text": "via " + era}})
+			if err != nil || text(res) != "via "+era {
+				t.Fatalf("call beta__echo: %v %v", res, err)
+			}
+			res, err = agg.CallTool(t.Context(), &mcp.CallToolParams{Name: "beta__crash"})
+			if err == nil && !res.IsError {
+				t.Error("a disabled tool was called")
+			}
+
+			one := f.connect(t, "/mcp/alpha", era, nil)
+			f.waitTools(t, one, "echo", "sleep")
+			res, err = one.CallTool(t.Context(), &mcp.CallToolParams{Name: "env", Arguments: map[string]any{"name": "SWITCHBOARD_TESTMCP_NAME"}})
+			if err != nil || text(res) != "alpha" {
+				t.Fatalf("/mcp/alpha reached %q (%v), want the alpha server", text(res), err)
+			}
+			if init := agg.InitializeResult(); init == nil || init.ServerInfo == nil || init.ServerInfo.Name != "switchboard" {
+				t.Errorf("server info = %+v, want Switchboard's", init)
+			} else if init.ProtocolVersion != era {
+				t.Errorf("negotiated %s, want %s", init.ProtocolVersion, era)
+			}
+		})
+	}
+
+	resp, err := http.Get(f.url + "/mcp/nosuch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown server endpoint: %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestPerServerFidelity compares what /mcp/<server> says with what the
+// server says over stdio directly.
+func TestPerServerFidelity(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	cmd := exec.Command(os.Args[0])
+	for k, v := range testEnv(testmcp.Options{Name: "alpha"}) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(os.Environ(), cmd.Env...)
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	via := f.connect(t, "/mcp/alpha", "2025-11-25", nil)
+	f.waitTools(t, via, "echo")
+
+	asJSON := func(v any) any {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out any
+		json.Unmarshal(data, &out)
+		return out
+	}
+	want, err := direct.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := via.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(asJSON(want.Tools), asJSON(got.Tools)); diff != "" {
+		t.Errorf("tools/list differs (-direct +gateway):\n%s", diff)
+	}
+	args := map[string]any{"text": "same"}
+	wantRes, err := direct.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotRes, err := via.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(asJSON(wantRes), asJSON(gotRes)); diff != "" {
+		t.Errorf("tools/call result differs (-direct +gateway):\n%s", diff)
+	}
+}
+
+func TestProgressReachesTheCaller(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	var mu sync.Mutex
+	var got []float64
+	cs := f.connect(t, "/mcp", "2025-11-25", &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			if req.Params.ProgressToken == "my-token" {
+				got = append(got, req.Params.Progress)
+			}
+		},
+	})
+	f.waitTools(t, cs, "alpha__sleep")
+	params := &mcp.CallToolParams{Name: "alpha__sleep", Arguments: map[string]any{"ms": 450}}
+	params.SetProgressToken("my-token")
+	if _, err := cs.CallTool(t.Context(), params); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("received %d progress notifications with the caller's token, want several", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestCancellationAndCrashAreReportedPromptly(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	cs := f.connect(t, "/mcp", "2025-11-25", nil)
+	f.waitTools(t, cs, "alpha__hang")
+
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__hang"}); err == nil {
+		t.Fatal("hang returned")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("cancelled call returned after %s", took)
+	}
+
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__crash", Arguments: map[string]any{"code": 9, "stderr": "kaboom"}})
+	if err != nil {
+		t.Fatalf("crash: protocol error %v, want a tool error result", err)
+	}
+	if !res.IsError || !strings.Contains(text(res), `"alpha"`) || !strings.Contains(text(res), "exit status 9") || !strings.Contains(text(res), "kaboom") {
+		t.Errorf("crash result = %q (isError %v), want the server, exit status and stderr", text(res), res.IsError)
+	}
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "back"}})
+	if err != nil || text(res) != "back" {
+		t.Errorf("after the crash: %q %v", text(res), err)
+	}
+
+	var outcomes []string
+	for _, c := range f.rec.all() {
+		if c.Method == "tools/call" {
+			outcomes = append(outcomes, c.Name+":"+c.Outcome)
+			if c.ClientLabel != "test-client" || c.ClientName != "test-client" || c.Server != "alpha" {
+				t.Errorf("recorded call lacks who and where: %+v", c)
+			}
+		}
+	}
+	for _, want := range []string{"alpha__crash:server_unavailable", "alpha__echo:ok"} {
+		if !slices.Contains(outcomes, want) {
+			t.Errorf("recorded outcomes %v lack %s", outcomes, want)
+		}
+	}
+}
+
+func TestSessionModeLeasesAProcessPerClientSession(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "sess", Mode: supervisor.ModeSession})
+	pidOf := func(cs *mcp.ClientSession) string {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pid"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text(res)
+	}
+	a := f.connect(t, "/mcp/sess", "2025-11-25", nil)
+	b := f.connect(t, "/mcp/sess", "2025-11-25", nil)
+	f.waitTools(t, a, "pid")
+	pa, pb := pidOf(a), pidOf(b)
+	if pa == pb {
+		t.Fatalf("two client sessions share process %s in session mode", pa)
+	}
+	if again := pidOf(a); again != pa {
+		t.Errorf("a session's calls moved from process %s to %s", pa, again)
+	}
+	a.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, _ := f.sup.Status("sess")
+		leased := 0
+		for _, p := range st.Processes {
+			if p.Leased {
+				leased++
+			}
+		}
+		if leased == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after closing one session, %d processes are leased, want 1", leased)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

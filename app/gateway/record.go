@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// A Recorder receives every call through the gateway, failures included.
+// RecordCall must not block: history queues it.
+type Recorder interface {
+	RecordCall(Call)
+}
+
+// Outcomes of a Call.
+const (
+	OutcomeOK          = "ok"
+	OutcomeToolError   = "tool_error"     // the tool ran and reported an error
+	OutcomeProtocol    = "protocol_error" // a JSON-RPC error
+	OutcomeTimeout     = "timeout"
+	OutcomeCancelled   = "cancelled"
+	OutcomeUnavailable = "server_unavailable" // down, failing, crashed, could not start
+)
+
+// Call is one request a client made through the gateway.
+type Call struct {
+	Start         time.Time       `json:"start"`
+	Duration      time.Duration   `json:"duration"`
+	ClientLabel   string          `json:"clientLabel"` // the token's label
+	ClientName    string          `json:"clientName"`  // from initialize or _meta clientInfo
+	ClientVersion string          `json:"clientVersion"`
+	Session       string          `json:"session"`
+	Endpoint      string          `json:"endpoint"` // "" for /mcp, else the server of /mcp/<server>
+	Server        string          `json:"server"`
+	Method        string          `json:"method"`
+	Name          string          `json:"name"` // tool or prompt as the client named it, or the resource URI
+	Arguments     json.RawMessage `json:"arguments,omitempty"`
+	Outcome       string          `json:"outcome"`
+	Error         string          `json:"error,omitempty"`
+	ResponseSize  int             `json:"responseSize"`
+	Response      json.RawMessage `json:"-"` // the result, for the recorder to preview and cap
+	PID           int             `json:"pid,omitempty"`
+}
+
+type recordKey struct{}
+
+// callRecord travels in the context so forward can add what it learns.
+type callRecord struct {
+	call Call
+	// failure is the gateway's own error behind a tool error result (the
+	// server was down, crashed, timed out), for the outcome.
+	failure error
+}
+
+func recordFrom(ctx context.Context) *callRecord {
+	r, _ := ctx.Value(recordKey{}).(*callRecord)
+	return r
+}
+
+// recordMiddleware times every call-like request on an endpoint and hands
+// it to the Recorder, whatever its outcome.
+func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if g.opts.Recorder == nil {
+				return next(ctx, method, req)
+			}
+			switch method {
+			case "tools/call", "prompts/get", "resources/read", "completion/complete":
+			default:
+				return next(ctx, method, req)
+			}
+			rec := &callRecord{call: Call{Start: time.Now(), Method: method, Endpoint: endpoint,
+				ClientLabel: g.opts.ClientLabel(ctx)}}
+			describeRequest(&rec.call, req)
+			res, err := next(context.WithValue(ctx, recordKey{}, rec), method, req)
+			c := &rec.call
+			c.Duration = time.Since(c.Start)
+			c.Outcome = OutcomeOK
+			if err != nil {
+				c.Outcome, c.Error = classify(err), err.Error()
+			} else if res != nil {
+				if data, merr := json.Marshal(res); merr == nil {
+					c.Response, c.ResponseSize = data, len(data)
+				}
+				if tr, ok := res.(*mcp.CallToolResult); ok && tr.IsError {
+					c.Outcome = OutcomeToolError
+					c.Error = toolErrorText(tr)
+					if rec.failure != nil {
+						c.Outcome = classify(rec.failure)
+					}
+				}
+			}
+			g.opts.Recorder.RecordCall(*c)
+			return res, err
+		}
+	}
+}
+
+func describeRequest(c *Call, req mcp.Request) {
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		c.Session = ss.ID()
+	}
+	if sr, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok {
+		if info := sr.ClientInfo(); info != nil {
+			c.ClientName, c.ClientVersion = info.Name, info.Version
+		}
+	}
+	switch p := req.GetParams().(type) {
+	case *mcp.CallToolParamsRaw:
+		c.Name, c.Arguments = p.Name, p.Arguments
+	case *mcp.GetPromptParams:
+		c.Name = p.Name
+		c.Arguments, _ = json.Marshal(p.Arguments)
+	case *mcp.ReadResourceParams:
+		c.Name = p.URI
+	case *mcp.CompleteParams:
+		if p.Ref != nil {
+			c.Name = p.Ref.Name + p.Ref.URI
+		}
+		c.Arguments, _ = json.Marshal(p.Argument)
+	}
+}
+
+// classify maps an error to an outcome.
+func classify(err error) string {
+	var se *supervisor.StartError
+	var ee *supervisor.ExitError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return OutcomeTimeout
+	case errors.Is(err, context.Canceled):
+		return OutcomeCancelled
+	case errors.As(err, &se), errors.As(err, &ee), errors.Is(err, supervisor.ErrFailing),
+		errors.Is(err, supervisor.ErrStopped), errors.Is(err, supervisor.ErrUnknownServer), errors.Is(err, supervisor.ErrClosed):
+		return OutcomeUnavailable
+	}
+	if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return OutcomeProtocol
+	}
+	return OutcomeUnavailable
+}
+
+func toolErrorText(r *mcp.CallToolResult) string {
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
+}
