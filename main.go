@@ -70,6 +70,7 @@ func verbs() []verb {
 		actionVerb("stop", "stop a server's processes and keep it down", (*api.Client).Stop),
 		actionVerb("restart", "stop a server's processes and start it again", (*api.Client).Restart),
 		logsVerb(),
+		connectVerb(),
 		{name: "version", summary: "print the version", run: func(_ context.Context, e *env, _ *flag.FlagSet) error {
 			fmt.Fprintf(e.stdout, "switchboard %s\n", version)
 			return nil

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -226,3 +229,58 @@ func truncate(s string, n int) string {
 	}
 	return s[:n-1] + "…"
 }
+
+func connectVerb() verb {
+	var client, logLevel *string
+	return verb{
+		name:    "connect",
+		args:    " [SERVER]",
+		summary: "bridge stdin/stdout to the daemon's MCP endpoint, for clients that launch a command (starts the daemon if needed)",
+		flags: func(fs *flag.FlagSet) {
+			client = fs.String("client", "bridge", "name of the client, as history shows it; its token is issued on first use")
+			logLevel = fs.String("log-level", "warn", "debug, info, warn or error (logs go to stderr)")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			if fs.NArg() > 1 {
+				return usageError{fmt.Sprintf("expected at most one server name, got %d arguments", fs.NArg())}
+			}
+			path := "/mcp"
+			if fs.NArg() == 1 {
+				path += "/" + fs.Arg(0)
+			}
+			logger, err := newLogger(e.stderr, *logLevel)
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding this program to start the daemon: %w", err)
+			}
+			token := os.Getenv(tokenEnv)
+			locate := func(ctx context.Context) (string, string, func() bool, error) {
+				info, err := daemon.Ensure(ctx, e.home, exe)
+				if err != nil {
+					return "", "", nil, err
+				}
+				if token == "" {
+					store, err := tokens.Open(filepath.Join(e.home, daemon.TokensFile))
+					if err != nil {
+						return "", "", nil, err
+					}
+					tok, err := store.Ensure(*client)
+					if err != nil {
+						return "", "", nil, err
+					}
+					token = tok.Secret
+				}
+				return info.Address + path, token, info.Alive, nil
+			}
+			return gateway.RunBridge(ctx, gateway.BridgeOptions{Locate: locate, In: os.Stdin, Out: os.Stdout,
+				Logger: logger, Version: version})
+		},
+	}
+}
+
+// tokenEnv gives the bridge a token instead of reading the token file, as
+// client configs written by Switchboard do.
+const tokenEnv = "SWITCHBOARD_TOKEN"

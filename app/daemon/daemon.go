@@ -95,7 +95,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	gw = gateway.New(gateway.Options{Backends: sup, Logger: log, Version: opts.Version, ClientLabel: api.TokenLabel})
+	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Logger: log, Version: opts.Version, ClientLabel: api.TokenLabel})
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()

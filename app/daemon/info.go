@@ -21,6 +21,9 @@ type Info struct {
 	Started time.Time `json:"started"`
 }
 
+// Alive reports whether the daemon's process still runs.
+func (i Info) Alive() bool { return processAlive(i.PID) }
+
 // APIURL is the base of the daemon's REST API.
 func (i Info) APIURL() string { return i.Address + "/api/v1" }
 

@@ -40,15 +40,20 @@ type backend struct {
 	// relist re-registers only what changed (each change notifies clients).
 	registered map[string][]byte
 
-	listed atomic.Bool   // features were listed at least once
-	kickCh chan struct{} // asks run to relist
-	done   chan struct{} // closed when the server leaves the gateway
-	once   sync.Once
+	listed atomic.Bool // features were listed at least once
+	// tried is closed after the first list attempt, whatever its outcome;
+	// requests wait for it (see awaitLists) so a client's first tools/list
+	// is complete.
+	tried     chan struct{}
+	triedOnce sync.Once
+	kickCh    chan struct{} // asks run to relist
+	done      chan struct{} // closed when the server leaves the gateway
+	once      sync.Once
 }
 
 func (g *Gateway) newBackend(c ServerConfig) *backend {
 	return &backend{g: g, cfg: c, front: g.newFront(c.Name), registered: map[string][]byte{},
-		kickCh: make(chan struct{}, 1), done: make(chan struct{})}
+		tried: make(chan struct{}), kickCh: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 func (b *backend) config() ServerConfig {
@@ -80,6 +85,7 @@ func (b *backend) run(ctx context.Context) {
 				b.g.log.Warn("cannot list the server's tools; retrying when it is ready",
 					"server", b.config().Name, "err", err)
 			}
+			b.triedOnce.Do(func() { close(b.tried) })
 		}
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +21,17 @@ func (g *Gateway) newFront(server string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: g.opts.Version},
 		&mcp.ServerOptions{
 			Logger: g.log,
+			// Every capability a backend may have is declared from the start:
+			// servers are listed after a client may already have initialized,
+			// and a client only lists what the capabilities promise. Lists of
+			// a kind no server offers are empty.
+			Capabilities: &mcp.ServerCapabilities{
+				Tools:       &mcp.ToolCapabilities{ListChanged: true},
+				Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+				Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+				Logging:     &mcp.LoggingCapabilities{},
+				Completions: &mcp.CompletionCapabilities{},
+			},
 			CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 				return g.complete(ctx, req, server)
 			},
@@ -31,8 +42,46 @@ func (g *Gateway) newFront(server string) *mcp.Server {
 				return g.subscribe(ctx, req.Session, server, req.Params.URI, false)
 			},
 		})
-	s.AddReceivingMiddleware(g.instructionsMiddleware(server), g.recordMiddleware(server))
+	s.AddReceivingMiddleware(g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server))
 	return s
+}
+
+// firstListWait bounds how long a request waits for servers to be listed
+// for the first time (a lazy server starts a process to be listed).
+const firstListWait = 30 * time.Second
+
+// awaitLists holds requests that depend on a server's lists until each
+// server of the endpoint has been listed once (or failed to be), so that a
+// client connecting right after the daemon starts sees every tool.
+func (g *Gateway) awaitLists(server string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "initialize", "notifications/initialized", "ping", "server/discover", "logging/setLevel":
+				return next(ctx, method, req)
+			}
+			var waits []<-chan struct{}
+			g.mu.Lock()
+			for name, b := range g.backends {
+				if server == "" || name == server {
+					waits = append(waits, b.tried)
+				}
+			}
+			g.mu.Unlock()
+			timer := time.NewTimer(firstListWait)
+			defer timer.Stop()
+			for _, w := range waits {
+				select {
+				case <-w:
+				case <-timer.C:
+					return next(ctx, method, req)
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // instructionsMiddleware answers initialize and server/discover with the
@@ -86,7 +135,7 @@ func (g *Gateway) instructions(server string) string {
 // pass through unchanged.
 func (g *Gateway) toolHandler(server, original string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		params := &mcp.CallToolParams{Name: original, Meta: maps.Clone(req.Params.Meta)}
+		params := &mcp.CallToolParams{Name: original, Meta: forwardMeta(req.Params.Meta)}
 		if len(req.Params.Arguments) > 0 {
 			params.Arguments = req.Params.Arguments // forwarded as received, not re-encoded
 		}
@@ -111,7 +160,7 @@ func (g *Gateway) toolHandler(server, original string) mcp.ToolHandler {
 
 func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		params := &mcp.GetPromptParams{Name: original, Arguments: req.Params.Arguments, Meta: maps.Clone(req.Params.Meta)}
+		params := &mcp.GetPromptParams{Name: original, Arguments: req.Params.Arguments, Meta: forwardMeta(req.Params.Meta)}
 		var res *mcp.GetPromptResult
 		err := g.forward(ctx, req.Session, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
 			var err error
@@ -124,7 +173,7 @@ func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
 
 func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		params := &mcp.ReadResourceParams{URI: req.Params.URI, Meta: maps.Clone(req.Params.Meta)}
+		params := &mcp.ReadResourceParams{URI: req.Params.URI, Meta: forwardMeta(req.Params.Meta)}
 		var res *mcp.ReadResourceResult
 		err := g.forward(ctx, req.Session, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
 			var err error
@@ -258,7 +307,7 @@ func (g *Gateway) failure(ctx context.Context, err error) error {
 // acquire leases a process for a call: per call in shared mode, per client
 // session in session mode (kept until the session ends). A stateless
 // request has no session to keep a process for, so it leases per call.
-func (g *Gateway) acquire(ctx context.Context, ss *mcp.ServerSession, server string, mode supervisor.Mode) (*supervisor.Lease, func(), error) {
+func (g *Gateway) acquire(ctx context.Context, ss *mcp.ServerSession, server string, mode supervisor.Mode) (Lease, func(), error) {
 	if mode != supervisor.ModeSession || ss == nil || ss.ID() == "" {
 		l, err := g.opts.Backends.Acquire(ctx, server)
 		if err != nil {
@@ -326,12 +375,12 @@ func (c *callerIndex) latest(cs *mcp.ClientSession) *mcp.ServerSession {
 // session-mode servers, and releases them when the session ends.
 type sessionLeases struct {
 	mu     sync.Mutex
-	leases map[*mcp.ServerSession]map[string]*supervisor.Lease
+	leases map[*mcp.ServerSession]map[string]Lease
 }
 
-func (s *sessionLeases) init() { s.leases = map[*mcp.ServerSession]map[string]*supervisor.Lease{} }
+func (s *sessionLeases) init() { s.leases = map[*mcp.ServerSession]map[string]Lease{} }
 
-func (s *sessionLeases) get(ctx context.Context, backends Backends, ss *mcp.ServerSession, server string) (*supervisor.Lease, error) {
+func (s *sessionLeases) get(ctx context.Context, backends Backends, ss *mcp.ServerSession, server string) (Lease, error) {
 	s.mu.Lock()
 	if l := s.leases[ss][server]; l != nil && l.Err() == nil {
 		s.mu.Unlock()
@@ -346,7 +395,7 @@ func (s *sessionLeases) get(ctx context.Context, backends Backends, ss *mcp.Serv
 	defer s.mu.Unlock()
 	first := s.leases[ss] == nil
 	if first {
-		s.leases[ss] = map[string]*supervisor.Lease{}
+		s.leases[ss] = map[string]Lease{}
 	}
 	if old := s.leases[ss][server]; old != nil {
 		old.Release()
@@ -374,11 +423,32 @@ func (s *sessionLeases) release(ss *mcp.ServerSession) {
 func (s *sessionLeases) releaseAll() {
 	s.mu.Lock()
 	all := s.leases
-	s.leases = map[*mcp.ServerSession]map[string]*supervisor.Lease{}
+	s.leases = map[*mcp.ServerSession]map[string]Lease{}
 	s.mu.Unlock()
 	for _, m := range all {
 		for _, l := range m {
 			l.Release()
 		}
 	}
+}
+
+// reservedMeta prefixes the _meta keys the protocol itself uses per request
+// in the 2026-07-28 era (protocolVersion, clientInfo, clientCapabilities,
+// logLevel, ...). They describe one hop: each hop sets its own.
+const reservedMeta = "io.modelcontextprotocol/"
+
+// forwardMeta copies a request's _meta for the backend, without the keys
+// that belong to the client's hop.
+func forwardMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if strings.HasPrefix(k, reservedMeta) {
+			continue
+		}
+		if out == nil {
+			out = make(mcp.Meta, len(m))
+		}
+		out[k] = v
+	}
+	return out
 }

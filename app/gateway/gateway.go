@@ -34,10 +34,36 @@ import (
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
-// Backends is what the gateway needs of the supervisor.
+// Backends is what the gateway needs of the supervisor: processes to lease,
+// and word of servers becoming ready. FromSupervisor adapts a Supervisor;
+// the stdio bridge has its own (the daemon's endpoint, over HTTP).
 type Backends interface {
-	Acquire(ctx context.Context, server string) (*supervisor.Lease, error)
+	Acquire(ctx context.Context, server string) (Lease, error)
 	Subscribe(buffer int) (<-chan supervisor.Event, func())
+}
+
+// A Lease is the use of one backend session; *supervisor.Lease is one.
+type Lease interface {
+	Session() *mcp.ClientSession
+	// Do runs fn with the session, and returns why the backend failed if
+	// it did during fn.
+	Do(ctx context.Context, fn func(context.Context, *mcp.ClientSession) error) error
+	Release()
+	Err() error
+	PID() int
+}
+
+// FromSupervisor makes a supervisor the gateway's Backends.
+func FromSupervisor(s *supervisor.Supervisor) Backends { return supervisorBackends{s} }
+
+type supervisorBackends struct{ *supervisor.Supervisor }
+
+func (s supervisorBackends) Acquire(ctx context.Context, server string) (Lease, error) {
+	l, err := s.Supervisor.Acquire(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 // ServerConfig is what the gateway needs to know of one enabled server.
@@ -278,6 +304,9 @@ func (g *Gateway) followSupervisor() {
 		}
 	}
 }
+
+// Relist fetches server's lists again (after its backend reconnected).
+func (g *Gateway) Relist(server string) { g.relist(server) }
 
 func (g *Gateway) backend(name string) (*backend, bool) {
 	g.mu.Lock()

@@ -77,7 +77,7 @@ func newFixture(t *testing.T, servers ...gateway.ServerConfig) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.gw = gateway.New(gateway.Options{Backends: f.sup, Recorder: f.rec, Version: "test",
+	f.gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(f.sup), Recorder: f.rec, Version: "test",
 		ClientLabel: func(context.Context) string { return "test-client" }})
 	var specs []supervisor.Spec
 	for _, s := range servers {

@@ -1,0 +1,248 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// BridgeOptions configure RunBridge.
+type BridgeOptions struct {
+	// Locate returns the URL of the daemon's MCP endpoint to bridge to, the
+	// bearer token to use, and a check that this daemon still runs,
+	// starting the daemon when it is not running. It is called again to
+	// reconnect after the daemon went away.
+	Locate func(ctx context.Context) (url, token string, alive func() bool, err error)
+	// In and Out are the client's side: the bridge's stdin and stdout.
+	In     io.ReadCloser
+	Out    io.WriteCloser
+	Logger *slog.Logger
+	// Version is reported as Switchboard's version.
+	Version string
+	// Reconnect bounds waiting for the daemon to come back; 0 means 30 s.
+	Reconnect time.Duration
+}
+
+// bridgeServer is the bridge's name for its one upstream.
+const bridgeServer = "switchboard"
+
+// RunBridge serves MCP on In/Out (for clients, like Claude Desktop, that can
+// only launch a command) by relaying to the daemon's streamable-HTTP
+// endpoint, until the client closes In or ctx ends.
+//
+// The bridge is a gateway of one server, whose backend is the daemon's
+// endpoint instead of a process: MCP ends at the bridge and starts again
+// upstream. So when the daemon restarts, the bridge opens a new upstream
+// session and lists again, and the client's session goes on; only calls in
+// flight at that moment fail.
+func RunBridge(ctx context.Context, opts BridgeOptions) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Reconnect == 0 {
+		opts.Reconnect = 30 * time.Second
+	}
+	up := &upstream{opts: opts}
+	g := New(Options{Backends: up, Logger: opts.Logger, Version: opts.Version})
+	up.gw = g
+	defer func() {
+		g.Close()
+		up.close()
+	}()
+	// The daemon applies its own timeouts; the bridge only relays.
+	g.Sync([]ServerConfig{{Name: bridgeServer, Timeout: 24 * time.Hour}})
+	b, _ := g.backend(bridgeServer)
+	// List before serving, so the client's first tools/list is complete.
+	if err := b.relist(ctx); err != nil {
+		opts.Logger.Warn("cannot reach Switchboard yet; serving an empty list until it answers", "err", err)
+	}
+	err := b.front.Run(ctx, &mcp.IOTransport{Reader: opts.In, Writer: opts.Out})
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// upstream is the bridge's Backends: a client session to the daemon's
+// endpoint, reopened when it breaks.
+type upstream struct {
+	opts BridgeOptions
+	gw   *Gateway
+
+	mu     sync.Mutex
+	cs     *mcp.ClientSession
+	alive  func() bool // whether the daemon behind cs still runs
+	closed bool
+}
+
+func (u *upstream) Subscribe(int) (<-chan supervisor.Event, func()) {
+	ch := make(chan supervisor.Event)
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(ch) }) }
+}
+
+// Acquire returns the current upstream session, opening one if there is
+// none (waiting up to opts.Reconnect for the daemon to come back).
+func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return nil, errors.New("the bridge is closing")
+	}
+	if u.cs != nil && u.alive() {
+		return &upstreamLease{u: u, cs: u.cs}, nil
+	}
+	// No session yet, or its daemon died: a request sent now would be lost,
+	// so connect to the new daemon (starting it) first.
+	reconnect := u.cs != nil
+	if reconnect {
+		u.cs.Close()
+		u.cs = nil
+	}
+	cs, alive, err := u.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u.cs, u.alive = cs, alive
+	go u.watch(cs)
+	if reconnect {
+		go u.gw.Relist(bridgeServer)
+	}
+	return &upstreamLease{u: u, cs: cs}, nil
+}
+
+// dial connects to the daemon, retrying with a short backoff while it is
+// (re)starting.
+func (u *upstream) dial(ctx context.Context) (*mcp.ClientSession, func() bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.opts.Reconnect)
+	defer cancel()
+	delay := 50 * time.Millisecond
+	for {
+		cs, alive, err := u.dialOnce(ctx)
+		if err == nil {
+			return cs, alive, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("cannot reach Switchboard: %w", err)
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, time.Second)
+	}
+}
+
+func (u *upstream) dialOnce(ctx context.Context) (*mcp.ClientSession, func() bool, error) {
+	url, token, alive, err := u.opts.Locate(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	transport := &mcp.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}}
+	// The session era keeps one upstream session per bridge, so a
+	// session-mode server gives this client one process of its own.
+	cs, err := u.gw.NewClient(bridgeServer).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	return cs, alive, err
+}
+
+// watch notices an upstream session that ended (the daemon stopped) and
+// reconnects in the background, then lists again: the tools may differ.
+func (u *upstream) watch(cs *mcp.ClientSession) {
+	cs.Wait()
+	if !u.drop(cs) {
+		return
+	}
+	u.opts.Logger.Info("lost the connection to Switchboard; reconnecting")
+	if _, err := u.Acquire(context.Background(), bridgeServer); err != nil {
+		u.opts.Logger.Warn("cannot reconnect to Switchboard yet", "err", err)
+		return
+	}
+	u.gw.Relist(bridgeServer)
+}
+
+// drop forgets cs if it is the current session; it reports whether it was
+// (and the bridge is not closing).
+func (u *upstream) drop(cs *mcp.ClientSession) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cs != cs || u.closed {
+		return false
+	}
+	u.cs = nil
+	cs.Close()
+	return true
+}
+
+func (u *upstream) close() {
+	u.mu.Lock()
+	u.closed = true
+	cs := u.cs
+	u.cs = nil
+	u.mu.Unlock()
+	if cs != nil {
+		cs.Close()
+	}
+}
+
+// upstreamLease is a use of the upstream session.
+type upstreamLease struct {
+	u  *upstream
+	cs *mcp.ClientSession
+}
+
+func (l *upstreamLease) Session() *mcp.ClientSession { return l.cs }
+func (l *upstreamLease) Release()                    {}
+func (l *upstreamLease) Err() error                  { return nil }
+func (l *upstreamLease) PID() int                    { return 0 }
+
+// Do runs fn. A failure that is not an answer from the daemon drops the
+// session, so the next call reconnects; when the request cannot have
+// reached a daemon (the connection was refused, or the restarted daemon does
+// not know the session), Do reconnects at once and sends it again, so the
+// client does not notice the restart.
+func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.ClientSession) error) error {
+	err := fn(ctx, l.cs)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return err
+	}
+	l.u.drop(l.cs)
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, mcp.ErrSessionMissing) {
+		fresh, aerr := l.u.Acquire(ctx, bridgeServer)
+		if aerr != nil {
+			return fmt.Errorf("Switchboard went away and did not come back: %w", aerr)
+		}
+		l.u.gw.Relist(bridgeServer)
+		return fn(ctx, fresh.Session())
+	}
+	go func() {
+		if _, err := l.u.Acquire(context.Background(), bridgeServer); err == nil {
+			l.u.gw.Relist(bridgeServer)
+		}
+	}()
+	return fmt.Errorf("the connection to Switchboard broke during the call (it is being re-established): %w", err)
+}
+
+// bearer adds the token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}

@@ -1,0 +1,94 @@
+//go:build linux
+
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/daemon"
+)
+
+// TestBridgeAsClaudeDesktopRunsIt launches `switchboard connect` the way
+// Claude Desktop does (a command with stdin/stdout), with no daemon running:
+// the bridge starts one; then the daemon is killed and the same client
+// session keeps working once the bridge has started another.
+func TestBridgeAsClaudeDesktopRunsIt(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	t.Cleanup(func() { stopDaemonOf(t, home) })
+
+	cmd := exec.Command(binary, "connect", "--log-level", "info")
+	cmd.Env = testEnv(t, home)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("bridge stderr:\n%s", stderr.String())
+		}
+	}()
+
+	first, err := daemon.ReadInfo(home)
+	if err != nil {
+		t.Fatalf("the bridge did not start the daemon: %v", err)
+	}
+	echo := func() (string, error) {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "through the bridge"}})
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		if res.IsError {
+			return "", errString(b.String())
+		}
+		return b.String(), nil
+	}
+	if got, err := echo(); err != nil || got != "through the bridge" {
+		t.Fatalf("echo through the bridge: %q %v", got, err)
+	}
+
+	syscall.Kill(first.PID, syscall.SIGKILL)
+	eventually(t, 5*time.Second, "the daemon to die", func() bool { return !alive(first.PID) })
+
+	// The next call, made after the daemon died, succeeds in the same
+	// client session: the bridge starts a new daemon and reconnects.
+	got, err := echo()
+	if err != nil || got != "through the bridge" {
+		t.Fatalf("echo after the daemon restart: %q %v", got, err)
+	}
+	second, err := daemon.ReadInfo(home)
+	if err != nil || second.PID == first.PID {
+		t.Fatalf("no new daemon: %+v %v", second, err)
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// stopDaemonOf stops the daemon running for home, if any, and waits for it.
+func stopDaemonOf(t *testing.T, home string) {
+	info, err := daemon.ReadInfo(home)
+	if err != nil {
+		return
+	}
+	syscall.Kill(info.PID, syscall.SIGTERM)
+	eventually(t, 30*time.Second, "the daemon to stop", func() bool { return !alive(info.PID) })
+}
