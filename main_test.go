@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/app/api"
@@ -213,4 +215,74 @@ func TestOneDaemonPerHome(t *testing.T) {
 		!strings.Contains(string(out), "cannot listen on "+taken+": the address is in use") {
 		t.Errorf("daemon on a taken port: %v\n%s", err, out)
 	}
+}
+
+// TestMCPEndpointThroughTheDaemon: the daemon serves /mcp and /mcp/<server>
+// behind the same Host, Origin and token checks as its API.
+func TestMCPEndpointThroughTheDaemon(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	d := startDaemon(t, home)
+
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for _, tt := range []struct {
+		name, host, origin, token string
+		want                      int
+	}{
+		{"no token", "", "", "", http.StatusUnauthorized},
+		{"wrong token", "", "", "sb_wrong", http.StatusUnauthorized},
+		{"foreign Host", "evil.example:80", "", d.client.Token, http.StatusForbidden},
+		{"foreign Origin", "", "https://evil.example", d.client.Token, http.StatusForbidden},
+		{"good", "", "", d.client.Token, http.StatusOK},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, d.info.Address+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tt.host != "" {
+			req.Host = tt.host
+		}
+		if tt.origin != "" {
+			req.Header.Set("Origin", tt.origin)
+		}
+		if tt.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tt.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.want)
+		}
+		if tt.want == http.StatusUnauthorized && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: no WWW-Authenticate: Bearer", tt.name)
+		}
+	}
+
+	for _, path := range []string{"/mcp", "/mcp/alpha"} {
+		transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + path,
+			HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor", Version: "1"}, nil).Connect(t.Context(), transport, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		name := "alpha__echo"
+		if path != "/mcp" {
+			name = "echo"
+		}
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "hi"}})
+		if err != nil || res.IsError {
+			t.Errorf("%s: call %s: %v %+v", path, name, err, res)
+		}
+		cs.Close()
+	}
+}
+
+type bearerTransport string
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }

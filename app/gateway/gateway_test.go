@@ -367,3 +367,24 @@ func TestSessionModeLeasesAProcessPerClientSession(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestLegacySSEClient(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	for _, path := range []string{"/sse", "/sse/alpha"} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "old-client", Version: "1"}, nil)
+		cs, err := c.Connect(t.Context(), &mcp.SSEClientTransport{Endpoint: f.url + path}, nil)
+		if err != nil {
+			t.Fatalf("SSE connect %s: %v", path, err)
+		}
+		want := "alpha__echo"
+		if path != "/sse" {
+			want = "echo"
+		}
+		f.waitTools(t, cs, want)
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: want, Arguments: map[string]any{"text": "old school"}})
+		if err != nil || text(res) != "old school" {
+			t.Errorf("%s: call: %q %v", path, text(res), err)
+		}
+		cs.Close()
+	}
+}
