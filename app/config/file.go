@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
+
+	"github.com/switchboardhq/switchboard/app/atomicfile"
 )
 
 // defaultMode is the permission of a config file this package creates: it
@@ -51,14 +51,14 @@ func adopt(path string, data []byte) (cfg *Config, onDisk []byte, fromVersion in
 		mode = fi.Mode().Perm()
 	}
 	archive := archivePath(path, fromVersion)
-	if err := writeFileAtomic(archive, data, mode); err != nil {
+	if err := atomicfile.Write(archive, data, mode); err != nil {
 		return nil, nil, 0, fmt.Errorf("archiving %s before migrating it from version %d: %w", path, fromVersion, err)
 	}
 	out, err := cfg.encode()
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("encoding migrated %s: %w", path, err)
 	}
-	if err := writeFileAtomic(path, out, defaultMode); err != nil {
+	if err := atomicfile.Write(path, out, defaultMode); err != nil {
 		return nil, nil, 0, fmt.Errorf("saving %s migrated from version %d (the original is in %s): %w", path, fromVersion, archive, err)
 	}
 	return cfg, out, fromVersion, nil
@@ -88,68 +88,8 @@ func (c *Config) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	if err := writeFileAtomic(path, data, defaultMode); err != nil {
+	if err := atomicfile.Write(path, data, defaultMode); err != nil {
 		return fmt.Errorf("saving config: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic replaces the file at path (following a symbolic link)
-// with data, keeping the existing file's mode, or using perm for a new file.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	target := path
-	if resolved, err := filepath.EvalSymlinks(path); err == nil {
-		target = resolved
-	}
-	mode := perm
-	if fi, err := os.Stat(target); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := f.Chmod(mode); err != nil && runtime.GOOS != "windows" {
-		return fmt.Errorf("setting mode of %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, target); err != nil {
-		return fmt.Errorf("replacing %s: %w", target, err)
-	}
-	syncDir(dir)
-	return nil
-}
-
-// syncDir makes a rename in dir durable where the system supports syncing a
-// directory. It is best effort: the rename has happened either way, and
-// Windows cannot open a directory for syncing.
-func syncDir(dir string) {
-	if runtime.GOOS == "windows" {
-		return
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	_ = d.Close()
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/switchboardhq/switchboard/app/atomicfile"
 )
 
 // debounce is how long Watch waits after the last event for the file
@@ -222,7 +223,7 @@ func (s *Store) Update(fn func(*Config) error) (*Config, error) {
 		return nil, fmt.Errorf("encoding %s: %w", s.path, err)
 	}
 	if !disk.exists || !bytes.Equal(data, disk.data) {
-		if err := writeFileAtomic(s.path, data, defaultMode); err != nil {
+		if err := atomicfile.Write(s.path, data, defaultMode); err != nil {
 			return nil, fmt.Errorf("saving config: %w", err)
 		}
 	}

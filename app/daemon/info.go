@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/atomicfile"
 )
 
 // Info describes a running daemon; it is written to daemon.json (0600) in
@@ -57,32 +59,5 @@ func writeInfo(home string, info Info) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(home, InfoFile), append(data, '\n'), 0o600)
-}
-
-// writeFileAtomic writes through a temporary file and a rename, so a reader
-// never sees half a file.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(home, InfoFile), append(data, '\n'), 0o600)
 }

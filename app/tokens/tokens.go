@@ -53,6 +53,7 @@ import (
 	"unicode"
 
 	"github.com/gofrs/flock"
+	"github.com/switchboardhq/switchboard/app/atomicfile"
 )
 
 // FileName is the name of the token file inside the data directory.
@@ -338,7 +339,7 @@ func (s *Store) change(fn func([]Token) ([]Token, error)) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.path, data); err != nil {
+	if err := atomicfile.Write(s.path, data, fileMode); err != nil {
 		return err
 	}
 	fi, err := os.Stat(s.path)
@@ -491,55 +492,4 @@ func encode(toks []Token) ([]byte, error) {
 		return nil, fmt.Errorf("encoding tokens: %w", err)
 	}
 	return append(data, '\n'), nil
-}
-
-// writeFileAtomic replaces the file at path with data, mode 0600: it writes
-// a temporary file in the same directory, syncs it and renames it over path,
-// so that a reader sees the old file or the new one, never a part.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir, base := filepath.Split(path)
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*") // CreateTemp makes it 0600
-	if err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if runtime.GOOS != "windows" {
-		if err := f.Chmod(fileMode); err != nil {
-			return fmt.Errorf("setting mode of %s: %w", tmp, err)
-		}
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("closing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replacing %s: %w", path, err)
-	}
-	syncDir(dir)
-	return nil
-}
-
-// syncDir makes a rename in dir durable where a directory can be synced
-// (not on Windows). It is best effort: the rename happened either way.
-func syncDir(dir string) {
-	if runtime.GOOS == "windows" {
-		return
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	_ = d.Close()
 }
