@@ -5,7 +5,11 @@ BIN     := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check clean
+.PHONY: all build run test vet fmt-check node-deps clean
+
+# The official TypeScript SDK client and server-everything, for the
+# gateway's independent-client tests (pinned in package-lock.json).
+NODE_HARNESS := app/gateway/testdata/node
 
 all: build
 
@@ -27,7 +31,12 @@ vet:
 	GOOS=windows $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...
 
-test: fmt-check vet
+$(NODE_HARNESS)/node_modules/.package-lock.json: $(NODE_HARNESS)/package-lock.json
+	cd $(NODE_HARNESS) && npm ci --no-audit --no-fund
+
+node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
+
+test: fmt-check vet node-deps
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 clean:

@@ -20,30 +20,26 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: g.opts.Version}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
 		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			caller, err := g.callerFor(req.Session, server, "sampling", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
+			c, ctx, done, err := g.callerFor(ctx, req.Session, server, "sampling", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
 			if err != nil {
 				return nil, err
 			}
-			return caller.CreateMessage(ctx, req.Params)
+			defer done()
+			return c.CreateMessage(ctx, req.Params)
 		},
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			caller, err := g.callerFor(req.Session, server, "elicitation", func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
+			c, ctx, done, err := g.callerFor(ctx, req.Session, server, "elicitation", func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
 			if err != nil {
 				return nil, err
 			}
-			return caller.Elicit(ctx, req.Params)
+			defer done()
+			return c.Elicit(ctx, req.Params)
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			token, _ := req.Params.ProgressToken.(string)
-			v, ok := g.progress.Load(token)
-			if !ok {
-				return
+			if v, ok := g.progress.Load(token); ok {
+				v.(*progressRoute).deliver(*req.Params)
 			}
-			route := v.(*progressRoute)
-			route.timer.Reset(route.timeout) // progress keeps a long call alive
-			p := *req.Params
-			p.ProgressToken = route.token
-			_ = route.session.NotifyProgress(ctx, &p)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			p := *req.Params
@@ -75,30 +71,34 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 				return next(ctx, method, req)
 			}
 			cs, _ := req.GetSession().(*mcp.ClientSession)
-			caller, err := g.callerFor(cs, server, "roots", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
+			c, ctx, done, err := g.callerFor(ctx, cs, server, "roots", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
 			if err != nil {
 				return nil, err
 			}
-			return caller.ListRoots(ctx, &mcp.ListRootsParams{})
+			defer done()
+			return c.ListRoots(ctx, &mcp.ListRootsParams{})
 		}
 	})
 	return c
 }
 
-// callerFor finds the client to answer a server-to-client request, and
-// checks it can.
-func (g *Gateway) callerFor(cs *mcp.ClientSession, server, what string, has func(*mcp.ClientCapabilities) bool) (*mcp.ServerSession, error) {
-	caller := g.callers.latest(cs)
-	if caller == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+// callerFor finds the client to answer a server-to-client request, checks it
+// can, and returns the context to send the request with: the client's own
+// request's (so the go-sdk puts it on that request's response stream),
+// cancelled too when the server gives up on its request (backendCtx).
+func (g *Gateway) callerFor(backendCtx context.Context, cs *mcp.ClientSession, server, what string, has func(*mcp.ClientCapabilities) bool) (*mcp.ServerSession, context.Context, func(), error) {
+	c, ok := g.callers.latest(cs)
+	if !ok {
+		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: fmt.Sprintf("server %q asked for %s outside of a client's call; no client can answer it", server, what)}
 	}
-	params := caller.InitializeParams()
-	if params == nil || params.Capabilities == nil || !has(params.Capabilities) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+	if c.caps == nil || !has(c.caps) {
+		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: fmt.Sprintf("the calling client does not support %s", what)}
 	}
-	return caller, nil
+	ctx, cancel := context.WithCancel(c.ctx)
+	stop := context.AfterFunc(backendCtx, cancel)
+	return c.session, ctx, func() { stop(); cancel() }, nil
 }
 
 // frontsOf returns the endpoints that show server: /mcp and /mcp/<server>.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -36,10 +37,10 @@ func (g *Gateway) newFront(server string) *mcp.Server {
 				return g.complete(ctx, req, server)
 			},
 			SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
-				return g.subscribe(ctx, req.Session, server, req.Params.URI, true)
+				return g.subscribe(ctx, req, server, req.Params.URI, true)
 			},
 			UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-				return g.subscribe(ctx, req.Session, server, req.Params.URI, false)
+				return g.subscribe(ctx, req, server, req.Params.URI, false)
 			},
 		})
 	s.AddReceivingMiddleware(g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server))
@@ -140,7 +141,7 @@ func (g *Gateway) toolHandler(server, original string) mcp.ToolHandler {
 			params.Arguments = req.Params.Arguments // forwarded as received, not re-encoded
 		}
 		var res *mcp.CallToolResult
-		err := g.forward(ctx, req.Session, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+		err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
 			var err error
 			res, err = cs.CallTool(ctx, params)
 			return err
@@ -162,7 +163,7 @@ func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		params := &mcp.GetPromptParams{Name: original, Arguments: req.Params.Arguments, Meta: forwardMeta(req.Params.Meta)}
 		var res *mcp.GetPromptResult
-		err := g.forward(ctx, req.Session, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+		err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
 			var err error
 			res, err = cs.GetPrompt(ctx, params)
 			return err
@@ -175,7 +176,7 @@ func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		params := &mcp.ReadResourceParams{URI: req.Params.URI, Meta: forwardMeta(req.Params.Meta)}
 		var res *mcp.ReadResourceResult
-		err := g.forward(ctx, req.Session, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+		err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
 			var err error
 			res, err = cs.ReadResource(ctx, params)
 			return err
@@ -215,7 +216,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front 
 		}
 	}
 	var res *mcp.CompleteResult
-	err := g.forward(ctx, req.Session, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
+	err := g.forward(ctx, req, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
 		res, err = cs.Complete(ctx, &params)
 		return err
@@ -225,7 +226,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front 
 
 // subscribe forwards resources/subscribe and /unsubscribe to the server
 // owning uri.
-func (g *Gateway) subscribe(ctx context.Context, ss *mcp.ServerSession, front, uri string, on bool) error {
+func (g *Gateway) subscribe(ctx context.Context, req mcp.Request, front, uri string, on bool) error {
 	server := front
 	if front == "" {
 		g.mu.Lock()
@@ -235,7 +236,7 @@ func (g *Gateway) subscribe(ctx context.Context, ss *mcp.ServerSession, front, u
 			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no server offers resource %q", uri)}
 		}
 	}
-	return g.forward(ctx, ss, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
+	return g.forward(ctx, req, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
 		if on {
 			return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 		}
@@ -250,8 +251,9 @@ type progressParams interface{ SetProgressToken(any) }
 // the server's timeout (restarted by each progress notification). A client's
 // progress token is replaced by one unique to the gateway, so that progress
 // from a shared process reaches the caller that asked for it.
-func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, server string, token any, params progressParams,
+func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, token any, params progressParams,
 	fn func(context.Context, *mcp.ClientSession) error) error {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
 	b, ok := g.backend(server)
 	if !ok {
 		return fmt.Errorf("server %q is not enabled in Switchboard", server)
@@ -271,9 +273,12 @@ func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, server str
 	timer := time.AfterFunc(timeout, func() { cancel(timedOut) })
 	defer timer.Stop()
 
+	var route *progressRoute
 	if token != nil && params != nil {
 		gt := "sb-" + strconv.FormatUint(g.nextToken.Add(1), 36)
-		g.progress.Store(gt, &progressRoute{session: ss, token: token, timer: timer, timeout: timeout})
+		route = &progressRoute{ctx: ctx, session: ss, token: token, timer: timer, timeout: timeout,
+			delivered: make(chan struct{}, 1)}
+		g.progress.Store(gt, route)
 		defer g.progress.Delete(gt)
 		params.SetProgressToken(gt)
 	}
@@ -287,11 +292,12 @@ func (g *Gateway) forward(ctx context.Context, ss *mcp.ServerSession, server str
 		rec.call.PID = lease.PID()
 	}
 	cs := lease.Session()
-	g.callers.push(cs, ss)
+	g.callers.push(cs, caller{session: ss, ctx: ctx, caps: capabilitiesOf(req)})
 	defer g.callers.pop(cs, ss)
 	if err := lease.Do(ctx, fn); err != nil {
 		return g.failure(ctx, err)
 	}
+	route.drain()
 	return nil
 }
 
@@ -321,10 +327,73 @@ func (g *Gateway) acquire(ctx context.Context, ss *mcp.ServerSession, server str
 
 // A progressRoute leads a gateway progress token back to the client.
 type progressRoute struct {
+	// ctx is the client's request's: notifications sent with it go on that
+	// request's own response stream (the only one a client without the
+	// optional GET stream, or in the stateless era, listens to).
+	ctx       context.Context
+	session   *mcp.ServerSession
+	token     any
+	timer     *time.Timer
+	timeout   time.Duration
+	delivered chan struct{} // signalled after each notification passed on
+	count     atomic.Int64
+}
+
+// progressDrain is how long a call that had progress waits, after its
+// result, for one more notification.
+//
+// The go-sdk client hands a server's notifications to a handler goroutine
+// but a response straight to the caller, so the server's last progress
+// notification, sent just before its result, can still be queued when the
+// result arrives. Passing the result on at once would drop it.
+const progressDrain = 2 * time.Millisecond
+
+// drain waits briefly for queued progress notifications of a call that
+// had some; nil does nothing.
+func (r *progressRoute) drain() {
+	if r == nil || r.count.Load() == 0 {
+		return
+	}
+	t := time.NewTimer(progressDrain)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.delivered:
+			t.Reset(progressDrain)
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// deliver passes one progress notification on to the client.
+func (r *progressRoute) deliver(p mcp.ProgressNotificationParams) {
+	r.timer.Reset(r.timeout) // progress keeps a long call alive
+	p.ProgressToken = r.token
+	_ = r.session.NotifyProgress(r.ctx, &p)
+	r.count.Add(1)
+	select {
+	case r.delivered <- struct{}{}:
+	default:
+	}
+}
+
+// A caller is a client request in flight on a backend session.
+type caller struct {
 	session *mcp.ServerSession
-	token   any
-	timer   *time.Timer
-	timeout time.Duration
+	ctx     context.Context // the request's, see progressRoute.ctx
+	caps    *mcp.ClientCapabilities
+}
+
+// capabilitiesOf returns what the client of req can do: from the request's
+// _meta in the 2026-07-28 era, from initialize before.
+func capabilitiesOf(req mcp.Request) *mcp.ClientCapabilities {
+	if r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	}); ok {
+		return r.ClientCapabilities()
+	}
+	return nil
 }
 
 // callerIndex knows which client sessions have calls in flight on which
@@ -333,12 +402,12 @@ type progressRoute struct {
 // request goes to the client whose call started most recently.
 type callerIndex struct {
 	mu    sync.Mutex
-	calls map[*mcp.ClientSession][]*mcp.ServerSession
+	calls map[*mcp.ClientSession][]caller
 }
 
-func (c *callerIndex) init() { c.calls = map[*mcp.ClientSession][]*mcp.ServerSession{} }
+func (c *callerIndex) init() { c.calls = map[*mcp.ClientSession][]caller{} }
 
-func (c *callerIndex) push(cs *mcp.ClientSession, ss *mcp.ServerSession) {
+func (c *callerIndex) push(cs *mcp.ClientSession, ss caller) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls[cs] = append(c.calls[cs], ss)
@@ -349,7 +418,7 @@ func (c *callerIndex) pop(cs *mcp.ClientSession, ss *mcp.ServerSession) {
 	defer c.mu.Unlock()
 	list := c.calls[cs]
 	for i := len(list) - 1; i >= 0; i-- {
-		if list[i] == ss {
+		if list[i].session == ss {
 			list = append(list[:i], list[i+1:]...)
 			break
 		}
@@ -361,14 +430,14 @@ func (c *callerIndex) pop(cs *mcp.ClientSession, ss *mcp.ServerSession) {
 	}
 }
 
-func (c *callerIndex) latest(cs *mcp.ClientSession) *mcp.ServerSession {
+func (c *callerIndex) latest(cs *mcp.ClientSession) (caller, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	list := c.calls[cs]
 	if len(list) == 0 {
-		return nil
+		return caller{}, false
 	}
-	return list[len(list)-1]
+	return list[len(list)-1], true
 }
 
 // sessionLeases holds the processes leased to client sessions of

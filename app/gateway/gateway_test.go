@@ -25,6 +25,7 @@ import (
 func TestMain(m *testing.M) {
 	testmcp.RunIfRequested()
 	supervisor.RunReaperIfRequested()
+	runBenchGatewayIfRequested()
 	goleak.VerifyTestMain(m,
 		// The go-sdk's streamable handler closes idle sessions from a timer.
 		goleak.IgnoreAnyFunction("github.com/modelcontextprotocol/go-sdk/mcp.(*StreamableHTTPHandler).ServeHTTP.func1"))
