@@ -303,7 +303,7 @@ func TestMissingCommandSaysWhatWasSearched(t *testing.T) {
 func TestUnresponsiveProcessIsRestarted(t *testing.T) {
 	opts := fastOptions(t)
 	opts.HealthInterval = 100 * time.Millisecond
-	opts.HealthTimeout = 300 * time.Millisecond
+	opts.HealthTimeout = time.Second
 	s := newSupervisor(t, opts)
 	apply(t, s, testSpec("frozen", testmcp.Options{}, supervisor.PoolSpec{Min: 1}))
 	eventually(t, 20*time.Second, "ready", func() bool { return status(t, s, "frozen").State == supervisor.StateRunning })

@@ -108,21 +108,23 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
-// newServer builds the MCP server with all the test tools.
+// newServer builds the MCP server with all the test tools, prompts and resources.
 func newServer(name string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"}, nil)
+	st := newState(name)
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"}, st.serverOptions())
+	st.server = s
 
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo text back, as text and structured content."},
+	addTool(st, &mcp.Tool{Name: "echo", Description: "Echo text back, as text and structured content."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, echoOut, error) {
 			return text(in.Text), echoOut{Text: in.Text}, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleep ms milliseconds (or until cancelled), reporting progress every 100ms."},
+	addTool(st, &mcp.Tool{Name: "sleep", Description: "Sleep ms milliseconds (or until cancelled), reporting progress every 100ms."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in sleepArgs) (*mcp.CallToolResult, any, error) {
 			return sleepTool(ctx, req, in)
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Write to stderr and exit at once with the given code, without replying."},
+	addTool(st, &mcp.Tool{Name: "crash", Description: "Write to stderr and exit at once with the given code, without replying."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in crashArgs) (*mcp.CallToolResult, any, error) {
 			msg := in.Stderr
 			if msg == "" {
@@ -137,13 +139,13 @@ func newServer(name string) *mcp.Server {
 			return nil, nil, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Block until the request is cancelled."},
+	addTool(st, &mcp.Tool{Name: "hang", Description: "Block until the request is cancelled."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			<-ctx.Done()
 			return nil, nil, ctx.Err()
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Stop the whole server process with SIGSTOP (Unix only)."},
+	addTool(st, &mcp.Tool{Name: "freeze", Description: "Stop the whole server process with SIGSTOP (Unix only)."},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			if err := freeze(); err != nil {
 				return nil, nil, fmt.Errorf("freeze: %w", err)
@@ -151,7 +153,7 @@ func newServer(name string) *mcp.Server {
 			return text("resumed"), nil, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "junk", Description: "Write non-JSON lines straight to stdout."},
+	addTool(st, &mcp.Tool{Name: "junk", Description: "Write non-JSON lines straight to stdout."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in junkArgs) (*mcp.CallToolResult, any, error) {
 			n := in.Lines
 			if n <= 0 {
@@ -163,7 +165,7 @@ func newServer(name string) *mcp.Server {
 			return text("ok"), nil, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Start a sleeping grandchild process in the server's process group."},
+	addTool(st, &mcp.Tool{Name: "spawn", Description: "Start a sleeping grandchild process in the server's process group."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in spawnArgs) (*mcp.CallToolResult, pidOut, error) {
 			pid, err := spawnSleeper(in.IgnoreTerm, in.HoldStdout)
 			if err != nil {
@@ -172,13 +174,13 @@ func newServer(name string) *mcp.Server {
 			return text(strconv.Itoa(pid)), pidOut{Pid: pid}, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Report the server's process id."},
+	addTool(st, &mcp.Tool{Name: "pid", Description: "Report the server's process id."},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, pidOut, error) {
 			pid := os.Getpid()
 			return text(strconv.Itoa(pid)), pidOut{Pid: pid}, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "stderr", Description: "Write numbered lines to stderr."},
+	addTool(st, &mcp.Tool{Name: "stderr", Description: "Write numbered lines to stderr."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in stderrArgs) (*mcp.CallToolResult, any, error) {
 			n := in.Lines
 			if n <= 0 {
@@ -194,13 +196,13 @@ func newServer(name string) *mcp.Server {
 			return text("ok"), nil, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Report the value of an environment variable."},
+	addTool(st, &mcp.Tool{Name: "env", Description: "Report the value of an environment variable."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in envArgs) (*mcp.CallToolResult, envOut, error) {
 			v, ok := os.LookupEnv(in.Name)
 			return text(v), envOut{Name: in.Name, Value: v, Set: ok}, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "cwd", Description: "Report the server's working directory."},
+	addTool(st, &mcp.Tool{Name: "cwd", Description: "Report the server's working directory."},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, cwdOut, error) {
 			wd, err := os.Getwd()
 			if err != nil {
@@ -209,6 +211,7 @@ func newServer(name string) *mcp.Server {
 			return text(wd), cwdOut{Cwd: wd}, nil
 		})
 
+	st.addFeatures()
 	return s
 }
 

@@ -16,6 +16,85 @@
 // Its tools (echo, sleep, crash, hang, freeze, junk, spawn, pid, stderr, env,
 // cwd) let a test provoke the situations a supervisor must handle: crashes,
 // hangs, stopped processes, non-JSON output, grandchildren and so on.
+//
+// # Other MCP features
+//
+// For a gateway in front of it, the server also exercises every other MCP
+// feature:
+//
+//   - Instructions: "Test server <name>: echo, sleep, crash, ..." (one line).
+//   - Prompts: greet (argument name, required) returns one user message
+//     "Hello, <name>!"; summarize (text required, style optional) returns one
+//     user message "Summarize the following text:\n\n<text>", or "... text in
+//     a <style> style:\n\n<text>". A missing required argument is an
+//     invalid-params error.
+//   - Resources: test://static/hello (text/plain, "hello from <name>") and
+//     test://static/data.json (application/json,
+//     {"server":"<name>","items":["1","2","10"]}); the template
+//     test://items/{id} (text/plain) reads as "item <id>".
+//   - Subscriptions: resources/subscribe and unsubscribe are recorded; the
+//     tool touch {uri} calls Server.ResourceUpdated, so a subscribed client
+//     gets notifications/resources/updated. It replies "touched <uri>" with
+//     structured content {uri, subscribed}, subscribed telling whether a
+//     subscription to uri was recorded.
+//   - Completion: the greet prompt's name argument completes from alice,
+//     albert, bob and the template's id variable from 1, 2, 10, by prefix;
+//     anything else completes to nothing.
+//   - Logging: the tool log {level, message} sends notifications/message
+//     (logger "testmcp", data message) through ServerSession.Log; an unknown
+//     level is a tool error.
+//   - List changes: add_tool {name} adds a tool of that name (refused if one
+//     exists or the name is invalid) that replies "added <name>", and itself
+//     replies "added <name>"; remove_tool {name} removes any tool, built-in
+//     or added, and replies "removed <name>". Both make the server send
+//     notifications/tools/list_changed.
+//   - Server→client requests: sample {prompt} asks the client to sample (one
+//     user message, maxTokens 100) and replies with the text of its answer;
+//     elicit {message} asks for a string property "answer" and replies with
+//     JSON such as {"action":"accept","content":{"answer":"42"}}; roots {}
+//     replies with the client's root URIs joined by ",".
+//   - big {kb} replies with a text of kb KiB (0 to 65536), for benchmarks.
+//
+// # Protocol eras
+//
+// The go-sdk client connects to a stdio server with server/discover first
+// and so, against this server, negotiates protocol 2026-07-28 (SEP-2575);
+// with ClientSessionOptions.ProtocolVersion set to an older version it uses
+// the initialize handshake. The eras differ:
+//
+//   - Server→client requests. Before 2026-07-28, sample, elicit and roots
+//     send sampling/createMessage, elicitation/create and roots/list to the
+//     client themselves (ServerSession.CreateMessage, Elicit, ListRoots); a
+//     client's refusal becomes a tool error carrying its error text. From
+//     2026-07-28 on, the SDK forbids server-initiated requests (those methods
+//     fail with "cannot be sent while serving a request on protocol version
+//     2026-07-28: return an InputRequests map instead"), so the tools use
+//     multi round-trip requests (SEP-2322, mcp/mrtr.go): the first call
+//     returns an input-required result, {"resultType":"input_required",
+//     "inputRequests":{"<tool>":{"method":..., "params":...}},
+//     "requestState":"<tool>"}, with the key and state both the tool's name;
+//     the client fulfils the request and calls the tool again with the
+//     answer in inputResponses (and the requestState), and the tool replies
+//     as above. The go-sdk client does this transparently with its handlers
+//     (ClientOptions.MultiRoundTrip), so the same client code works in both
+//     eras; but a handler's error then fails the whole tools/call on the
+//     client side, where the older era returns a tool error. In this era
+//     the tools check the capabilities the request declares and reply with a
+//     tool error ("client does not support sampling", "... elicitation",
+//     "... roots") instead of asking a client that cannot answer; before it,
+//     only elicitation is checked (by the SDK) and a client without roots
+//     answers with an empty list.
+//   - Logging. From 2026-07-28 on, the level comes from each request's
+//     _meta["io.modelcontextprotocol/logLevel"] (mcp.MetaKeyLogLevel), and
+//     log sends nothing when the tools/call carries none; logging/setLevel is
+//     still accepted but has no effect. Before, logging/setLevel sets the
+//     session's level and nothing is sent until it is called.
+//   - Notifications. From 2026-07-28 on, list changes and resource updates
+//     reach only a client with an open subscriptions/listen stream: the go-sdk
+//     client opens one at Connect when it has a list-changed handler, and
+//     Subscribe opens one per resource. Both are asynchronous: the server has
+//     registered the stream once the client receives
+//     notifications/subscriptions/acknowledged.
 package testmcp
 
 import (

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,21 +76,41 @@ func serverCmd(opts testmcp.Options, extraEnv ...string) (*exec.Cmd, *syncBuffer
 	return cmd, stderr
 }
 
-// connect starts the server through mcp.CommandTransport and connects a client.
+// connect starts the server through mcp.CommandTransport and connects a client
+// with the SDK's default handshake (server/discover, protocol 2026-07-28).
 func connect(t *testing.T, cmd *exec.Cmd, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return connectClient(t, cmd, newClient(copts), eraMRTR)
+}
+
+func newClient(copts *mcp.ClientOptions) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "testmcp-test", Version: "1.0.0"}, copts)
+}
+
+// connectClient starts the server through mcp.CommandTransport and connects
+// client, speaking protocol version (eraMRTR or eraLegacy).
+func connectClient(t *testing.T, cmd *exec.Cmd, client *mcp.Client, version string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "testmcp-test", Version: "1.0.0"}, copts)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	var sopts *mcp.ClientSessionOptions
+	if version != eraMRTR {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: version} // the initialize handshake
+	}
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, sopts)
 	if cmd.Process != nil {
 		t.Cleanup(func() {
-			_ = cs.Close() // closes stdin and waits for the exit, escalating if need be
+			if cs != nil {
+				_ = cs.Close() // closes stdin and waits for the exit, escalating if need be
+			}
 			_ = cmd.Process.Kill()
 		})
 	}
 	if err != nil {
 		t.Fatalf("connect: %v", err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated protocol version %q, want %q", got, version)
 	}
 	return cs
 }
@@ -154,7 +175,8 @@ func TestServerTools(t *testing.T) {
 		for _, tool := range res.Tools {
 			names = append(names, tool.Name)
 		}
-		for _, want := range []string{"echo", "sleep", "crash", "hang", "freeze", "junk", "spawn", "pid", "stderr", "env", "cwd"} {
+		for _, want := range []string{"echo", "sleep", "crash", "hang", "freeze", "junk", "spawn", "pid", "stderr", "env", "cwd",
+			"touch", "log", "add_tool", "remove_tool", "sample", "elicit", "roots", "big"} {
 			if !slices.Contains(names, want) {
 				t.Errorf("tool %q missing from %v", want, names)
 			}
@@ -552,4 +574,563 @@ func killOnCleanup(t *testing.T, pid int) {
 			}
 		}
 	})
+}
+
+// The protocol eras the SDK client speaks to a stdio server.
+const (
+	eraMRTR   = "2026-07-28" // the default: server/discover; server→client requests become multi round-trip requests
+	eraLegacy = "2025-11-25" // the initialize handshake, as after the SDK's fallback
+)
+
+// forEachEra runs f as a subtest for each protocol era.
+func forEachEra(t *testing.T, f func(t *testing.T, version string)) {
+	for _, v := range []string{eraMRTR, eraLegacy} {
+		t.Run(v, func(t *testing.T) { f(t, v) })
+	}
+}
+
+// receive waits for a value on ch.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(timeout):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	var zero T
+	return zero
+}
+
+// offer delivers v on ch without blocking the client's reader if nobody listens.
+func offer[T any](ch chan<- T, v T) {
+	select {
+	case ch <- v:
+	default:
+	}
+}
+
+// watchAcks reports each notifications/subscriptions/acknowledged the client
+// receives: in the 2026-07-28 era a subscriptions/listen stream (opened
+// asynchronously, at Connect for list changes and by Subscribe for resources)
+// is registered on the server once it is acknowledged.
+func watchAcks(c *mcp.Client) <-chan struct{} {
+	ch := make(chan struct{}, 16)
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/subscriptions/acknowledged" {
+				offer(ch, struct{}{})
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return ch
+}
+
+// callToolError calls a tool that must fail with a tool error and returns the error text.
+func callToolError(t *testing.T, cs *mcp.ClientSession, name string, args any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	if !res.IsError {
+		t.Fatalf("call %s: succeeded with %q, want a tool error", name, resultText(res))
+	}
+	return resultText(res)
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func TestInstructionsAndCapabilities(t *testing.T) {
+	forEachEra(t, func(t *testing.T, version string) {
+		cmd, _ := serverCmd(testmcp.Options{Name: "inst"})
+		cs := connectClient(t, cmd, newClient(nil), version)
+		res := cs.InitializeResult()
+		if got, want := res.Instructions, "Test server inst: echo, sleep, crash"; !strings.HasPrefix(got, want) || strings.Contains(got, "\n") {
+			t.Errorf("instructions = %q, want one line starting with %q", got, want)
+		}
+		caps := res.Capabilities
+		if caps.Prompts == nil || caps.Resources == nil || !caps.Resources.Subscribe || caps.Completions == nil || caps.Logging == nil || caps.Tools == nil || !caps.Tools.ListChanged {
+			t.Errorf("capabilities = %+v", caps)
+		}
+	})
+}
+
+func TestPrompts(t *testing.T) {
+	forEachEra(t, func(t *testing.T, version string) {
+		cmd, _ := serverCmd(testmcp.Options{})
+		cs := connectClient(t, cmd, newClient(nil), version)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+
+		list, err := cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := map[string]map[string]bool{} // prompt -> argument -> required
+		for _, p := range list.Prompts {
+			args[p.Name] = map[string]bool{}
+			for _, a := range p.Arguments {
+				args[p.Name][a.Name] = a.Required
+			}
+		}
+		want := map[string]map[string]bool{"greet": {"name": true}, "summarize": {"text": true, "style": false}}
+		if !reflect.DeepEqual(args, want) {
+			t.Errorf("prompts = %v, want %v", args, want)
+		}
+
+		get := func(name string, args map[string]string) (string, error) {
+			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+			if err != nil {
+				return "", err
+			}
+			if len(res.Messages) != 1 || res.Messages[0].Role != "user" {
+				t.Fatalf("%s: messages %+v", name, res.Messages)
+			}
+			return res.Messages[0].Content.(*mcp.TextContent).Text, nil
+		}
+		for _, tc := range []struct {
+			name string
+			args map[string]string
+			want string
+		}{
+			{"greet", map[string]string{"name": "Ada"}, "Hello, Ada!"},
+			{"summarize", map[string]string{"text": "A long story."}, "Summarize the following text:\n\nA long story."},
+			{"summarize", map[string]string{"text": "A long story.", "style": "terse"}, "Summarize the following text in a terse style:\n\nA long story."},
+		} {
+			if got, err := get(tc.name, tc.args); err != nil || got != tc.want {
+				t.Errorf("%s %v = %q, %v; want %q", tc.name, tc.args, got, err, tc.want)
+			}
+		}
+		if _, err := get("greet", nil); err == nil || !strings.Contains(err.Error(), `missing required argument "name"`) {
+			t.Errorf("greet without name: err = %v", err)
+		}
+		if _, err := get("summarize", map[string]string{"style": "terse"}); err == nil {
+			t.Error("summarize without text succeeded")
+		}
+	})
+}
+
+func TestResources(t *testing.T) {
+	forEachEra(t, func(t *testing.T, version string) {
+		cmd, _ := serverCmd(testmcp.Options{Name: "res-server"})
+		cs := connectClient(t, cmd, newClient(nil), version)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+
+		list, err := cs.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mimes := map[string]string{}
+		for _, r := range list.Resources {
+			mimes[r.URI] = r.MIMEType
+		}
+		if want := map[string]string{"test://static/hello": "text/plain", "test://static/data.json": "application/json"}; !reflect.DeepEqual(mimes, want) {
+			t.Errorf("resources = %v, want %v", mimes, want)
+		}
+
+		templates, err := cs.ListResourceTemplates(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "test://items/{id}" {
+			t.Errorf("templates = %+v", templates.ResourceTemplates)
+		}
+
+		read := func(uri string) (*mcp.ResourceContents, error) {
+			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				return nil, err
+			}
+			if len(res.Contents) != 1 {
+				t.Fatalf("read %s: %d contents", uri, len(res.Contents))
+			}
+			return res.Contents[0], nil
+		}
+		for _, tc := range []struct{ uri, mime, text string }{
+			{"test://static/hello", "text/plain", "hello from res-server"},
+			{"test://static/data.json", "application/json", `{"server":"res-server","items":["1","2","10"]}`},
+			{"test://items/42", "text/plain", "item 42"},
+			{"test://items/abc", "text/plain", "item abc"},
+		} {
+			c, err := read(tc.uri)
+			if err != nil {
+				t.Errorf("read %s: %v", tc.uri, err)
+				continue
+			}
+			if c.URI != tc.uri || c.MIMEType != tc.mime || c.Text != tc.text {
+				t.Errorf("read %s = %+v, want %s %q", tc.uri, c, tc.mime, tc.text)
+			}
+		}
+		for _, uri := range []string{"test://static/nope", "test://items/1/2", "test://items/"} {
+			if c, err := read(uri); err == nil {
+				t.Errorf("read %s = %+v, want an error", uri, c)
+			}
+		}
+	})
+}
+
+func TestSubscribe(t *testing.T) {
+	forEachEra(t, func(t *testing.T, version string) {
+		updated := make(chan string, 16)
+		client := newClient(&mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+				offer(updated, req.Params.URI)
+			},
+		})
+		acks := watchAcks(client)
+		cmd, _ := serverCmd(testmcp.Options{})
+		cs := connectClient(t, cmd, client, version)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+
+		// touch reports whether the server has recorded a subscription to uri.
+		touch := func(uri string) bool {
+			t.Helper()
+			var out struct {
+				URI        string
+				Subscribed bool
+			}
+			res := callTool(t, cs, "touch", map[string]any{"uri": uri})
+			structured(t, res, &out)
+			if got := resultText(res); got != "touched "+uri || out.URI != uri {
+				t.Errorf("touch = %q %+v", got, out)
+			}
+			return out.Subscribed
+		}
+
+		// Not subscribed: the server records nothing and sends nothing.
+		if touch("test://static/data.json") {
+			t.Error("touch reports a subscription before Subscribe")
+		}
+
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://static/hello"}); err != nil {
+			t.Fatal(err)
+		}
+		if version == eraMRTR {
+			receive(t, acks, "the subscriptions/listen acknowledgement")
+		}
+		if !touch("test://static/hello") {
+			t.Error("touch does not report the subscription")
+		}
+		if got := receive(t, updated, "notifications/resources/updated"); got != "test://static/hello" {
+			t.Errorf("updated uri = %q", got)
+		}
+
+		if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://static/hello"}); err != nil {
+			t.Fatal(err)
+		}
+		// In the 2026-07-28 era, Unsubscribe cancels the listen stream asynchronously.
+		eventually(t, "the unsubscription to be recorded", func() bool { return !touch("test://static/hello") })
+	})
+}
+
+func TestCompletion(t *testing.T) {
+	forEachEra(t, func(t *testing.T, version string) {
+		cmd, _ := serverCmd(testmcp.Options{})
+		cs := connectClient(t, cmd, newClient(nil), version)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		for _, tc := range []struct {
+			ref        mcp.CompleteReference
+			arg, value string
+			want       []string
+		}{
+			{mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}, "name", "al", []string{"alice", "albert"}},
+			{mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}, "name", "", []string{"alice", "albert", "bob"}},
+			{mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}, "name", "z", []string{}},
+			{mcp.CompleteReference{Type: "ref/prompt", Name: "summarize"}, "style", "", []string{}},
+			{mcp.CompleteReference{Type: "ref/resource", URI: "test://items/{id}"}, "id", "1", []string{"1", "10"}},
+			{mcp.CompleteReference{Type: "ref/resource", URI: "test://items/{id}"}, "id", "", []string{"1", "2", "10"}},
+			{mcp.CompleteReference{Type: "ref/resource", URI: "test://other/{id}"}, "id", "", []string{}},
+		} {
+			res, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &tc.ref, Argument: mcp.CompleteParamsArgument{Name: tc.arg, Value: tc.value}})
+			if err != nil {
+				t.Errorf("complete %+v %s=%q: %v", tc.ref, tc.arg, tc.value, err)
+				continue
+			}
+			if got := res.Completion.Values; !slices.Equal(got, tc.want) || res.Completion.Total != len(tc.want) {
+				t.Errorf("complete %+v %s=%q = %v (total %d), want %v", tc.ref, tc.arg, tc.value, got, res.Completion.Total, tc.want)
+			}
+		}
+	})
+}
+
+func TestLog(t *testing.T) {
+	forEachEra(t, func(t *testing.T, version string) {
+		logs := make(chan *mcp.LoggingMessageParams, 16)
+		cmd, _ := serverCmd(testmcp.Options{})
+		cs := connectClient(t, cmd, newClient(&mcp.ClientOptions{
+			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { offer(logs, req.Params) },
+		}), version)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+
+		// Before any level is set nothing is sent.
+		callTool(t, cs, "log", map[string]any{"level": "error", "message": "before setLevel"})
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+		callTool(t, cs, "log", map[string]any{"level": "debug", "message": "below the level"})
+		// The 2026-07-28 era takes the level from each request's _meta and
+		// ignores logging/setLevel, so only the second call gets through there.
+		callTool(t, cs, "log", map[string]any{"level": "warning", "message": "session level"})
+		params := &mcp.CallToolParams{Name: "log", Arguments: map[string]any{"level": "warning", "message": "request level"}}
+		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
+		if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+			t.Fatalf("log: %v %+v", err, res)
+		}
+
+		// Notifications arrive in order, so the first one shows what was skipped.
+		want := []string{"session level", "request level"}
+		if version == eraMRTR {
+			want = want[1:]
+		}
+		for _, w := range want {
+			got := receive(t, logs, "a log message")
+			if got.Data != w || got.Level != "warning" || got.Logger != "testmcp" {
+				t.Errorf("log message = %+v, want %q at warning from testmcp", got, w)
+			}
+		}
+
+		if msg := callToolError(t, cs, "log", map[string]any{"level": "loud", "message": "x"}); !strings.Contains(msg, `unknown log level "loud"`) {
+			t.Errorf("bad level: %q", msg)
+		}
+	})
+}
+
+func TestToolListChanged(t *testing.T) {
+	forEachEra(t, func(t *testing.T, version string) {
+		changed := make(chan struct{}, 16)
+		client := newClient(&mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { offer(changed, struct{}{}) },
+		})
+		acks := watchAcks(client)
+		cmd, _ := serverCmd(testmcp.Options{})
+		cs := connectClient(t, cmd, client, version)
+		if version == eraMRTR {
+			receive(t, acks, "the subscriptions/listen acknowledgement")
+		}
+
+		if got := resultText(callTool(t, cs, "add_tool", map[string]any{"name": "dyn_tool"})); got != "added dyn_tool" {
+			t.Errorf("add_tool = %q", got)
+		}
+		receive(t, changed, "notifications/tools/list_changed after add_tool")
+		if names := toolNames(t, cs); !slices.Contains(names, "dyn_tool") {
+			t.Errorf("dyn_tool missing from %v", names)
+		}
+		if got := resultText(callTool(t, cs, "dyn_tool", nil)); got != "added dyn_tool" {
+			t.Errorf("dyn_tool = %q", got)
+		}
+
+		if msg := callToolError(t, cs, "add_tool", map[string]any{"name": "dyn_tool"}); !strings.Contains(msg, "already exists") {
+			t.Errorf("add_tool twice: %q", msg)
+		}
+		if msg := callToolError(t, cs, "add_tool", map[string]any{"name": "echo"}); !strings.Contains(msg, "already exists") {
+			t.Errorf("add_tool echo: %q", msg)
+		}
+		if msg := callToolError(t, cs, "add_tool", map[string]any{"name": "bad name"}); !strings.Contains(msg, "invalid tool name") {
+			t.Errorf("add_tool with a bad name: %q", msg)
+		}
+
+		if got := resultText(callTool(t, cs, "remove_tool", map[string]any{"name": "dyn_tool"})); got != "removed dyn_tool" {
+			t.Errorf("remove_tool = %q", got)
+		}
+		receive(t, changed, "notifications/tools/list_changed after remove_tool")
+		if names := toolNames(t, cs); slices.Contains(names, "dyn_tool") {
+			t.Errorf("dyn_tool still listed: %v", names)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "dyn_tool"}); err == nil {
+			t.Errorf("calling a removed tool: %+v", res)
+		}
+		if msg := callToolError(t, cs, "remove_tool", map[string]any{"name": "dyn_tool"}); !strings.Contains(msg, `no tool "dyn_tool"`) {
+			t.Errorf("remove_tool twice: %q", msg)
+		}
+
+		// Built-in tools can be removed too.
+		callTool(t, cs, "remove_tool", map[string]any{"name": "junk"})
+		receive(t, changed, "notifications/tools/list_changed after removing junk")
+		if names := toolNames(t, cs); slices.Contains(names, "junk") || !slices.Contains(names, "echo") {
+			t.Errorf("tools after removing junk: %v", names)
+		}
+	})
+}
+
+func TestServerToClientRequests(t *testing.T) {
+	forEachEra(t, func(t *testing.T, version string) {
+		type sampled struct {
+			text      string
+			maxTokens int64
+		}
+		samples := make(chan sampled, 4)
+		elicited := make(chan *mcp.ElicitParams, 4)
+		client := newClient(&mcp.ClientOptions{
+			CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				var text string
+				if len(req.Params.Messages) == 1 && req.Params.Messages[0].Role == "user" {
+					if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
+						text = tc.Text
+					}
+				}
+				offer(samples, sampled{text, req.Params.MaxTokens})
+				if text == "refuse" {
+					return nil, errors.New("the user refused sampling")
+				}
+				return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "reply to " + text}}, nil
+			},
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				offer(elicited, req.Params)
+				if req.Params.Message == "decline" {
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				}
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "42"}}, nil
+			},
+		})
+		client.AddRoots(&mcp.Root{URI: "file:///tmp/b", Name: "b"}, &mcp.Root{URI: "file:///tmp/a", Name: "a"})
+		cmd, _ := serverCmd(testmcp.Options{})
+		cs := connectClient(t, cmd, client, version)
+
+		t.Run("sample", func(t *testing.T) {
+			if got := resultText(callTool(t, cs, "sample", map[string]any{"prompt": "hi there"})); got != "reply to hi there" {
+				t.Errorf("sample = %q", got)
+			}
+			if got := receive(t, samples, "the sampling request"); got != (sampled{"hi there", 100}) {
+				t.Errorf("sampling request = %+v", got)
+			}
+		})
+
+		t.Run("sample refused", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{"prompt": "refuse"}})
+			if version == eraMRTR {
+				// The client's multi round-trip middleware fails the whole call.
+				if err == nil || !strings.Contains(err.Error(), "the user refused sampling") {
+					t.Errorf("sample refused: %v %+v, want the client's error", err, res)
+				}
+			} else if err != nil || !res.IsError || !strings.Contains(resultText(res), "the user refused sampling") {
+				t.Errorf("sample refused: %v %+v, want a tool error", err, res)
+			}
+			receive(t, samples, "the sampling request")
+		})
+
+		t.Run("elicit", func(t *testing.T) {
+			if got := resultText(callTool(t, cs, "elicit", map[string]any{"message": "What is the answer?"})); got != `{"action":"accept","content":{"answer":"42"}}` {
+				t.Errorf("elicit = %q", got)
+			}
+			p := receive(t, elicited, "the elicitation request")
+			schema, _ := json.Marshal(p.RequestedSchema)
+			if p.Message != "What is the answer?" || !strings.Contains(string(schema), `"answer":{`) {
+				t.Errorf("elicitation request: %q %s", p.Message, schema)
+			}
+			if got := resultText(callTool(t, cs, "elicit", map[string]any{"message": "decline"})); got != `{"action":"decline"}` {
+				t.Errorf("elicit declined = %q", got)
+			}
+		})
+
+		t.Run("roots", func(t *testing.T) {
+			if got := resultText(callTool(t, cs, "roots", nil)); got != "file:///tmp/a,file:///tmp/b" {
+				t.Errorf("roots = %q", got)
+			}
+		})
+	})
+}
+
+func TestServerToClientRequestsUnsupported(t *testing.T) {
+	forEachEra(t, func(t *testing.T, version string) {
+		// A client without sampling, elicitation or roots.
+		cmd, _ := serverCmd(testmcp.Options{})
+		cs := connectClient(t, cmd, newClient(&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}), version)
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+			want string
+		}{
+			{"sample", map[string]any{"prompt": "hi"}, "does not support"},
+			{"elicit", map[string]any{"message": "hi"}, "client does not support elicitation"},
+		} {
+			if msg := callToolError(t, cs, tc.tool, tc.args); !strings.Contains(msg, tc.want) {
+				t.Errorf("%s: %q, want it to contain %q", tc.tool, msg, tc.want)
+			}
+		}
+		if version == eraMRTR {
+			if msg := callToolError(t, cs, "roots", nil); !strings.Contains(msg, "client does not support roots") {
+				t.Errorf("roots: %q", msg)
+			}
+		}
+	})
+}
+
+func TestBig(t *testing.T) {
+	cmd, _ := serverCmd(testmcp.Options{})
+	cs := connect(t, cmd, nil)
+	for _, kb := range []int{0, 1, 300} {
+		if got := len(resultText(callTool(t, cs, "big", map[string]any{"kb": kb}))); got != kb*1024 {
+			t.Errorf("big %d: %d bytes", kb, got)
+		}
+	}
+	callToolError(t, cs, "big", map[string]any{"kb": -1})
+}
+
+// TestInputRequiredWire shows what a client that does its own multi
+// round-trip handling (as a forwarding gateway may) sees in the 2026-07-28
+// era: an input-required result, answered by calling the tool again.
+func TestInputRequiredWire(t *testing.T) {
+	cmd, _ := serverCmd(testmcp.Options{})
+	cs := connect(t, cmd, &mcp.ClientOptions{
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		Capabilities:   &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{}, RootsV2: &mcp.RootCapabilities{}},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+
+	for _, tc := range []struct {
+		tool   string
+		args   map[string]any
+		answer mcp.InputResponse
+		want   string
+	}{
+		{"sample", map[string]any{"prompt": "hi"}, &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "manual reply"}}, "manual reply"},
+		{"elicit", map[string]any{"message": "q"}, &mcp.ElicitResult{Action: "cancel"}, `{"action":"cancel"}`},
+		{"roots", map[string]any{}, &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///x"}}}, "file:///x"},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.tool, err)
+		}
+		if !res.NeedsInput() || len(res.InputRequests) != 1 || res.InputRequests[tc.tool] == nil || res.RequestState != tc.tool || len(res.Content) != 0 {
+			t.Fatalf("%s: first round = %+v, want one input request %q", tc.tool, res, tc.tool)
+		}
+		if p, ok := res.InputRequests["sample"].(*mcp.CreateMessageWithToolsParams); ok && p.MaxTokens != 100 {
+			t.Errorf("sample: maxTokens %d", p.MaxTokens)
+		}
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{
+			Name:           tc.tool,
+			Arguments:      tc.args,
+			InputResponses: mcp.InputResponseMap{tc.tool: tc.answer},
+			RequestState:   res.RequestState,
+		})
+		if err != nil || res.NeedsInput() || res.IsError || resultText(res) != tc.want {
+			t.Errorf("%s: second round = %v %+v, want %q", tc.tool, err, res, tc.want)
+		}
+	}
 }
