@@ -251,7 +251,7 @@ func (pr *proc) handshake(stdout, stdin *os.File, exited <-chan struct{}) (*mcp.
 			"server", pr.spec.Name, "pid", pr.osPID, "line", line)
 	})
 	transport := &mcp.IOTransport{Reader: filter, Writer: stdin, MaxLineLength: -1}
-	cs, err := p.client.Connect(ctx, transport, nil)
+	cs, err := p.client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: p.sup.opts.ProtocolVersion})
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		select {
 		case <-exited:

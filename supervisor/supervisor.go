@@ -34,6 +34,9 @@ type Options struct {
 	// that declares sampling, elicitation and roots and answers such requests
 	// with an error, since no one is there to answer.
 	NewClient func(server string) *mcp.Client
+	// ProtocolVersion is the version offered to servers; "" means
+	// DefaultProtocolVersion.
+	ProtocolVersion string
 
 	SampleInterval  time.Duration // resource samples; default 2s, negative disables
 	HealthInterval  time.Duration // ping each idle process this often; default 30s, negative disables
@@ -66,6 +69,9 @@ func (o Options) withDefaults() Options {
 	if o.CrashLimit == 0 {
 		o.CrashLimit = 5
 	}
+	if o.ProtocolVersion == "" {
+		o.ProtocolVersion = DefaultProtocolVersion
+	}
 	if o.LogLines == 0 {
 		o.LogLines = 500
 	}
@@ -74,6 +80,15 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// DefaultProtocolVersion is the session era's newest version. Switchboard
+// stands between clients and servers, and in the session era a server's
+// requests to the client (sampling, elicitation, roots) and the logging
+// level travel as messages that the gateway can route to the calling
+// client. In the stateless 2026-07-28 era the go-sdk client answers some of
+// them itself (roots from its own list), so a gateway could not. A server
+// that only speaks older versions negotiates down as usual.
+const DefaultProtocolVersion = "2025-11-25"
 
 // A Supervisor runs one Pool per server. Its methods are safe for concurrent use.
 type Supervisor struct {

@@ -211,7 +211,10 @@ func TestPerServerFidelity(t *testing.T) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Env = append(os.Environ(), cmd.Env...)
-	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	// The same era on both sides: the 2026-07-28 era adds per-hop fields
+	// (resultType, the server's info in _meta) that are the gateway's own.
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

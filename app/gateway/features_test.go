@@ -1,0 +1,241 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPromptsResourcesAndCompletion goes through /mcp (prefixed prompts,
+// resources by URI) and /mcp/<server> in both eras.
+func TestPromptsResourcesAndCompletion(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"}, gateway.ServerConfig{Name: "beta"})
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			cs := f.connect(t, "/mcp", era, nil)
+			f.waitTools(t, cs, "alpha__echo", "beta__echo")
+
+			prompts, err := cs.ListPrompts(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, p := range prompts.Prompts {
+				names = append(names, p.Name)
+			}
+			for _, want := range []string{"alpha__greet", "beta__greet", "alpha__summarize"} {
+				if !slices.Contains(names, want) {
+					t.Errorf("prompts %v lack %s", names, want)
+				}
+			}
+			got, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "beta__greet", Arguments: map[string]string{"name": "Ada"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc, ok := got.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Hello, Ada!" {
+				t.Errorf("beta__greet = %+v", got.Messages[0].Content)
+			}
+
+			// Both servers offer test://static/hello: the first by name wins.
+			read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static/hello"})
+			if err != nil || read.Contents[0].Text != "hello from alpha" {
+				t.Errorf("read hello: %v %+v", err, read)
+			}
+			read, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://items/7"})
+			if err != nil || read.Contents[0].Text != "item 7" {
+				t.Errorf("read through a template: %v %+v", err, read)
+			}
+			templates, err := cs.ListResourceTemplates(t.Context(), nil)
+			if err != nil || len(templates.ResourceTemplates) != 1 {
+				t.Errorf("templates: %v %+v", err, templates)
+			}
+
+			comp, err := cs.Complete(t.Context(), &mcp.CompleteParams{
+				Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "alpha__greet"},
+				Argument: mcp.CompleteParamsArgument{Name: "name", Value: "al"},
+			})
+			if err != nil || !slices.Equal(comp.Completion.Values, []string{"alice", "albert"}) {
+				t.Errorf("complete a prompt argument: %v %+v", err, comp)
+			}
+			comp, err = cs.Complete(t.Context(), &mcp.CompleteParams{
+				Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "test://items/{id}"},
+				Argument: mcp.CompleteParamsArgument{Name: "id", Value: "1"},
+			})
+			if err != nil || !slices.Equal(comp.Completion.Values, []string{"1", "10"}) {
+				t.Errorf("complete a template variable: %v %+v", err, comp)
+			}
+			if err := cs.Ping(t.Context(), nil); err != nil && era != "2026-07-28" {
+				t.Errorf("ping: %v", err)
+			}
+
+			one := f.connect(t, "/mcp/beta", era, nil)
+			got, err = one.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Bo"}})
+			if err != nil || got.Messages[0].Content.(*mcp.TextContent).Text != "Hello, Bo!" {
+				t.Errorf("greet on /mcp/beta: %v %+v", err, got)
+			}
+			read, err = one.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static/hello"})
+			if err != nil || read.Contents[0].Text != "hello from beta" {
+				t.Errorf("read on /mcp/beta: %v %+v", err, read)
+			}
+		})
+	}
+}
+
+// TestListChangesReachClients: a server that adds a tool makes every
+// connected client hear of it, and the tool is callable.
+func TestListChangesReachClients(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	changed := make(chan struct{}, 10)
+	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}}
+	watcher := f.connect(t, "/mcp", "2025-11-25", opts)
+	f.waitTools(t, watcher, "alpha__echo")
+	for len(changed) > 0 {
+		<-changed
+	}
+	res, err := watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add_tool", Arguments: map[string]any{"name": "fresh"}})
+	if err != nil || res.IsError {
+		t.Fatalf("add_tool: %v %+v", err, res)
+	}
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no tools/list_changed reached the client")
+	}
+	f.waitTools(t, watcher, "alpha__fresh")
+	res, err = watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__fresh"})
+	if err != nil || text(res) != "added fresh" {
+		t.Errorf("calling the new tool: %v %q", err, text(res))
+	}
+}
+
+// TestServerToClientRequestsReachTheCaller: sampling, elicitation and roots
+// asked by a server during a call reach the client that made the call, in
+// the session era; a client without the capability makes the server get an
+// error.
+func TestServerToClientRequestsReachTheCaller(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	client := mcp.NewClient(&mcp.Implementation{Name: "capable", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "test", Role: "assistant",
+				Content: &mcp.TextContent{Text: "sampled: " + req.Params.Messages[0].Content.(*mcp.TextContent).Text}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "42"}}, nil
+		},
+	})
+	client.AddRoots(&mcp.Root{URI: "file:///tmp/root", Name: "root"})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp"},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	f.waitTools(t, cs, "alpha__sample")
+
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"alpha__sample", map[string]any{"prompt": "what is 6x7?"}, "sampled: what is 6x7?"},
+		{"alpha__elicit", map[string]any{"message": "answer?"}, `{"action":"accept","content":{"answer":"42"}}`},
+		{"alpha__roots", map[string]any{}, "file:///tmp/root"},
+	} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
+		if err != nil || res.IsError || text(res) != tt.want {
+			t.Errorf("%s: %v %q, want %q", tt.tool, err, text(res), tt.want)
+		}
+	}
+
+	plain := f.connect(t, "/mcp", "2025-11-25", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	res, err := plain.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__sample", Arguments: map[string]any{"prompt": "x"}})
+	if err == nil && !res.IsError {
+		t.Errorf("sampling through a client without the capability succeeded: %q", text(res))
+	}
+}
+
+// TestSessionsAreIsolatedAndEndCleanly: two sessions see their own
+// progress; DELETE ends a session and the next request with its id gets 404.
+func TestSessionsAreIsolatedAndEndCleanly(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	var mu sync.Mutex
+	seen := map[string][]any{}
+	session := func(name string) *mcp.ClientSession {
+		return f.connect(t, "/mcp", "2025-11-25", &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				defer mu.Unlock()
+				seen[name] = append(seen[name], req.Params.ProgressToken)
+			},
+		})
+	}
+	a, b := session("a"), session("b")
+	f.waitTools(t, a, "alpha__sleep")
+	var wg sync.WaitGroup
+	for name, cs := range map[string]*mcp.ClientSession{"a": a, "b": b} {
+		wg.Go(func() {
+			p := &mcp.CallToolParams{Name: "alpha__sleep", Arguments: map[string]any{"ms": 350}}
+			p.SetProgressToken("token-" + name)
+			if _, err := cs.CallTool(t.Context(), p); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	for name, tokens := range seen {
+		for _, tok := range tokens {
+			if tok != "token-"+name {
+				t.Errorf("session %s received progress for %v", name, tok)
+			}
+		}
+	}
+	if len(seen["a"]) == 0 || len(seen["b"]) == 0 {
+		t.Errorf("progress per session: %v", seen)
+	}
+	mu.Unlock()
+
+	id := a.ID()
+	if err := a.Close(); err != nil { // sends DELETE
+		t.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`
+	req, _ := http.NewRequest(http.MethodPost, f.url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("request on a deleted session: %d, want 404", resp.StatusCode)
+	}
+}
