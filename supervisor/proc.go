@@ -252,6 +252,12 @@ func (pr *proc) handshake(stdout, stdin *os.File, exited <-chan struct{}) (*mcp.
 	})
 	transport := &mcp.IOTransport{Reader: filter, Writer: stdin, MaxLineLength: -1}
 	cs, err := p.client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: p.sup.opts.ProtocolVersion})
+	if err == nil && p.sup.opts.Prepare != nil {
+		if err = p.sup.opts.Prepare(ctx, pr.spec.Name, cs); err != nil {
+			cs.Close()
+			cs, err = nil, fmt.Errorf("preparing the session: %w", err)
+		}
+	}
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		select {
 		case <-exited:

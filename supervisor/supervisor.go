@@ -37,6 +37,10 @@ type Options struct {
 	// ProtocolVersion is the version offered to servers; "" means
 	// DefaultProtocolVersion.
 	ProtocolVersion string
+	// Prepare, when set, runs on each new process's session after the
+	// handshake and before the process is handed out (the gateway asks for
+	// every log message here). An error counts as a failed start.
+	Prepare func(ctx context.Context, server string, cs *mcp.ClientSession) error
 
 	SampleInterval  time.Duration // resource samples; default 2s, negative disables
 	HealthInterval  time.Duration // ping each idle process this often; default 30s, negative disables

@@ -115,6 +115,11 @@ type Server struct {
 	// clients.
 	DisabledTools []string `json:"disabledTools,omitempty"`
 
+	// Alias, when set, replaces the server's name as the prefix of its
+	// tools and prompts on the aggregated endpoint (alias__tool), to keep
+	// names short. It follows the rules of a server name.
+	Alias string `json:"alias,omitempty"`
+
 	// extra holds keys this package does not know, verbatim (compacted).
 	extra map[string]json.RawMessage
 }

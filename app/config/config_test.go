@@ -285,6 +285,12 @@ func TestValidate(t *testing.T) {
 		{"name longest", func(c *Config) { c.Servers[strings.Repeat("a", 48)] = Server{Command: "x"} }, ""},
 		{"name with allowed punctuation", func(c *Config) { c.Servers["A1_b.c-d"] = Server{Command: "x"} }, ""},
 		{"name non-ASCII", func(c *Config) { c.Servers["café"] = Server{Command: "x"} }, "servers.café"},
+		{"alias", func(c *Config) { c.Servers["a-long-server-name"] = Server{Command: "x", Alias: "ls"} }, ""},
+		{"alias invalid", func(c *Config) { c.Servers["b"] = Server{Command: "x", Alias: "l s"} }, "servers.b.alias"},
+		{"alias taken by another server's name", func(c *Config) {
+			c.Servers["ls"] = Server{Command: "x"}
+			c.Servers["zz"] = Server{Command: "x", Alias: "ls"}
+		}, "servers.zz.alias"},
 		{"command empty", func(c *Config) { c.Servers["b"] = Server{} }, "servers.b.command"},
 		{"command blank", func(c *Config) { c.Servers["b"] = Server{Command: "  "} }, "servers.b.command"},
 		{"env empty key", func(c *Config) { c.Servers["b"] = Server{Command: "x", Env: map[string]string{"": "1"}} }, "servers.b.env"},

@@ -141,6 +141,10 @@ func (s Server) appendJSON(b []byte) []byte {
 		w.key("disabledTools")
 		w.b = appendStrings(w.b, s.DisabledTools)
 	}
+	if s.Alias != "" {
+		w.key("alias")
+		w.b = appendString(w.b, s.Alias)
+	}
 	w.extra(s.extra)
 	return append(w.b, '}')
 }

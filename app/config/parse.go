@@ -373,6 +373,8 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 			err = p.scalar(f, m.valOff, m.val, &s.Timeout, durationWant)
 		case "disabledTools":
 			s.DisabledTools, err = p.strings(f, m.valOff, m.val)
+		case "alias":
+			err = p.scalar(f, m.valOff, m.val, &s.Alias, "a string")
 		default:
 			s.extra, err = addExtra(s.extra, m)
 		}

@@ -50,10 +50,20 @@ func (c *Config) validate() *Error {
 	if e := validateListen(c.Listen); e != nil {
 		return e
 	}
+	prefixes := map[string]string{} // prefix on the aggregated endpoint → server
 	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
-		if e := c.Servers[name].validate(name); e != nil {
+		s := c.Servers[name]
+		if e := s.validate(name); e != nil {
 			return e
 		}
+		prefix, field := name, "servers."+name
+		if s.Alias != "" {
+			prefix, field = s.Alias, field+".alias"
+		}
+		if other, taken := prefixes[prefix]; taken {
+			return invalid(field, "%q is already the prefix of server %q on /mcp; choose another alias", prefix, other)
+		}
+		prefixes[prefix] = name
 	}
 	return nil
 }
@@ -123,6 +133,9 @@ func (s Server) validate(name string) *Error {
 		if t == "" {
 			return &Error{Field: fmt.Sprintf("%s.disabledTools[%d]", field, i), Err: errors.New("invalid value \"\": a tool name cannot be empty")}
 		}
+	}
+	if s.Alias != "" && !validServerName(s.Alias) {
+		return invalid(field+".alias", "invalid alias %q: use 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit, without \"__\"", s.Alias, MaxServerNameLen)
 	}
 	return nil
 }

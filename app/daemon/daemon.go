@@ -91,7 +91,10 @@ func Run(ctx context.Context, opts Options) error {
 	// cycle (pools are only created after both exist).
 	var gw *gateway.Gateway
 	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper,
-		NewClient: func(server string) *mcp.Client { return gw.NewClient(server) }})
+		NewClient: func(server string) *mcp.Client { return gw.NewClient(server) },
+		Prepare: func(ctx context.Context, server string, cs *mcp.ClientSession) error {
+			return gw.Prepare(ctx, server, cs)
+		}})
 	if err != nil {
 		return err
 	}
@@ -204,7 +207,7 @@ func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
 	var out []gateway.ServerConfig
 	for name, s := range cfg.Servers {
 		if s.IsEnabled() {
-			out = append(out, gateway.ServerConfig{Name: name, Mode: supervisor.Mode(s.Pool.Mode),
+			out = append(out, gateway.ServerConfig{Name: name, Alias: s.Alias, Mode: supervisor.Mode(s.Pool.Mode),
 				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools})
 		}
 	}

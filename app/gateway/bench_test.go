@@ -44,7 +44,8 @@ func runBenchGatewayIfRequested() {
 	ctx := context.Background()
 	var gw *gateway.Gateway
 	sup, err := supervisor.New(ctx, supervisor.Options{Env: os.Environ(), SampleInterval: -1, HealthInterval: -1,
-		NewClient: func(s string) *mcp.Client { return gw.NewClient(s) }})
+		NewClient: func(s string) *mcp.Client { return gw.NewClient(s) },
+		Prepare:   func(ctx context.Context, s string, cs *mcp.ClientSession) error { return gw.Prepare(ctx, s, cs) }})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)

@@ -82,6 +82,17 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 	return c
 }
 
+// Prepare readies a new backend session (supervisor.Options.Prepare): a
+// server sends log messages only once its client has set a level, so the
+// gateway asks for all of them and passes each client session those at or
+// above the level that client set.
+func (g *Gateway) Prepare(ctx context.Context, server string, cs *mcp.ClientSession) error {
+	if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Logging == nil {
+		return nil
+	}
+	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+}
+
 // callerFor finds the client to answer a server-to-client request, checks it
 // can, and returns the context to send the request with: the client's own
 // request's (so the go-sdk puts it on that request's response stream),

@@ -239,3 +239,98 @@ func TestSessionsAreIsolatedAndEndCleanly(t *testing.T) {
 		t.Errorf("request on a deleted session: %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestLoggingReachesEachSessionAtItsLevel: a server's log messages reach
+// every client session whose level lets them through, named after the server.
+func TestLoggingReachesEachSessionAtItsLevel(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	type logged struct{ level, logger string }
+	listen := func(level mcp.LoggingLevel) (*mcp.ClientSession, chan logged) {
+		ch := make(chan logged, 10)
+		cs := f.connect(t, "/mcp", "2025-11-25", &mcp.ClientOptions{
+			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+				ch <- logged{string(req.Params.Level), req.Params.Logger}
+			},
+		})
+		if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			t.Fatal(err)
+		}
+		return cs, ch
+	}
+	quiet, quietLog := listen("error")
+	chatty, chattyLog := listen("debug")
+	f.waitTools(t, quiet, "alpha__log")
+
+	for _, level := range []string{"info", "error"} {
+		if _, err := chatty.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__log",
+			Arguments: map[string]any{"level": level, "message": "a " + level + " message"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(ch chan logged, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			select {
+			case got := <-ch:
+				if got.level != w || got.logger != "alpha/testmcp" {
+					t.Errorf("got %+v, want level %s from logger alpha/testmcp", got, w)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no %s message arrived", w)
+			}
+		}
+	}
+	expect(chattyLog, "info", "error")
+	expect(quietLog, "error")
+	select {
+	case extra := <-quietLog:
+		t.Errorf("a session at level error received %+v", extra)
+	default:
+	}
+}
+
+func TestAliasShortensThePrefix(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "a-server-with-a-long-name", Alias: "short"})
+	cs := f.connect(t, "/mcp", "2025-11-25", nil)
+	f.waitTools(t, cs, "short__echo")
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "short__echo", Arguments: map[string]any{"text": "aliased"}})
+	if err != nil || text(res) != "aliased" {
+		t.Errorf("short__echo: %v %q", err, text(res))
+	}
+	one := f.connect(t, "/mcp/a-server-with-a-long-name", "2025-11-25", nil)
+	f.waitTools(t, one, "echo")
+}
+
+// TestSubscriptionsAreCountedPerServer: two clients subscribe to a
+// resource; when one unsubscribes, the other still hears of updates.
+func TestSubscriptionsAreCountedPerServer(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	const uri = "test://static/hello"
+	subscriber := func() (*mcp.ClientSession, chan string) {
+		ch := make(chan string, 10)
+		cs := f.connect(t, "/mcp", "2025-11-25", &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { ch <- req.Params.URI },
+		})
+		if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		return cs, ch
+	}
+	a, _ := subscriber()
+	b, updates := subscriber()
+	f.waitTools(t, b, "alpha__touch")
+	if err := a.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__touch", Arguments: map[string]any{"uri": uri}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-updates:
+		if got != uri {
+			t.Errorf("update for %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the remaining subscriber heard of no update after the other unsubscribed")
+	}
+}

@@ -225,7 +225,10 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front 
 }
 
 // subscribe forwards resources/subscribe and /unsubscribe to the server
-// owning uri.
+// owning uri. Subscriptions are counted per server and URI: the server is
+// asked once, when the first client subscribes, and told to stop when the
+// last one unsubscribes, so one client leaving does not cut the others off.
+// (The go-sdk front sends each update to the sessions that subscribed.)
 func (g *Gateway) subscribe(ctx context.Context, req mcp.Request, front, uri string, on bool) error {
 	server := front
 	if front == "" {
@@ -236,12 +239,35 @@ func (g *Gateway) subscribe(ctx context.Context, req mcp.Request, front, uri str
 			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no server offers resource %q", uri)}
 		}
 	}
-	return g.forward(ctx, req, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
+	key := server + "\x00" + uri
+	g.subsMu.Lock()
+	defer g.subsMu.Unlock()
+	n := g.subs[key]
+	switch {
+	case on && n > 0:
+		g.subs[key] = n + 1
+		return nil
+	case !on && n > 1:
+		g.subs[key] = n - 1
+		return nil
+	case !on && n == 0:
+		return nil
+	}
+	err := g.forward(ctx, req, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
 		if on {
 			return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 		}
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
+	if err != nil {
+		return err
+	}
+	if on {
+		g.subs[key] = 1
+	} else {
+		delete(g.subs, key)
+	}
+	return nil
 }
 
 // progressParams are the params whose progress token the gateway rewrites.

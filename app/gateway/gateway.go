@@ -124,6 +124,9 @@ type Gateway struct {
 	aggregate *mcp.Server
 	agg       aggregateState
 
+	subsMu sync.Mutex
+	subs   map[string]int // server + "\x00" + URI → subscribed client sessions
+
 	progress  sync.Map // gateway progress token → *progressRoute
 	nextToken atomic.Uint64
 	callers   callerIndex
@@ -146,6 +149,7 @@ func New(opts Options) *Gateway {
 		opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
 		backends: make(map[string]*backend),
 		agg:      newAggregateState(),
+		subs:     make(map[string]int),
 	}
 	g.callers.init()
 	g.leases.init()

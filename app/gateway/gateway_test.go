@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
@@ -65,43 +64,15 @@ func testEnv(o testmcp.Options) map[string]string {
 }
 
 // newFixture runs a gateway in front of a real supervisor running the test
-// MCP server under each name.
+// MCP server under each name (see newSpecFixture for other servers).
 func newFixture(t *testing.T, servers ...gateway.ServerConfig) *fixture {
 	t.Helper()
-	f := &fixture{rec: &recorder{}}
-	var err error
-	f.sup, err = supervisor.New(t.Context(), supervisor.Options{
-		StateDir: t.TempDir(), Env: os.Environ(), StopGrace: 500 * time.Millisecond,
-		BackoffInitial: 20 * time.Millisecond, SampleInterval: -1, HealthInterval: -1,
-		NewClient: func(s string) *mcp.Client { return f.gw.NewClient(s) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(f.sup), Recorder: f.rec, Version: "test",
-		ClientLabel: func(context.Context) string { return "test-client" }})
 	var specs []supervisor.Spec
 	for _, s := range servers {
 		specs = append(specs, supervisor.Spec{Name: s.Name, Command: os.Args[0],
 			Env: testEnv(testmcp.Options{Name: s.Name}), Pool: supervisor.PoolSpec{Mode: s.Mode, Max: 2}})
 	}
-	if err := f.sup.Apply(t.Context(), specs); err != nil {
-		t.Fatal(err)
-	}
-	f.gw.Sync(servers)
-	srv := httptest.NewServer(f.gw.Handler())
-	f.url = srv.URL
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		f.gw.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := f.sup.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	return f
+	return newSpecFixture(t, "", specs, servers...)
 }
 
 // connect opens a client session on path in the given protocol era.

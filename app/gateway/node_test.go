@@ -173,6 +173,9 @@ func newSpecFixture(t *testing.T, token string, specs []supervisor.Spec, servers
 		StateDir: t.TempDir(), Env: os.Environ(), StopGrace: 500 * time.Millisecond,
 		BackoffInitial: 20 * time.Millisecond, SampleInterval: -1, HealthInterval: -1,
 		NewClient: func(s string) *mcp.Client { return f.gw.NewClient(s) },
+		Prepare: func(ctx context.Context, s string, cs *mcp.ClientSession) error {
+			return f.gw.Prepare(ctx, s, cs)
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
