@@ -105,31 +105,36 @@ func TestPromptsResourcesAndCompletion(t *testing.T) {
 // connected client hear of it, and the tool is callable.
 func TestListChangesReachClients(t *testing.T) {
 	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
-	changed := make(chan struct{}, 10)
-	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}}
-	watcher := f.connect(t, "/mcp", "2025-11-25", opts)
-	f.waitTools(t, watcher, "alpha__echo")
-	for len(changed) > 0 {
-		<-changed
-	}
-	res, err := watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add_tool", Arguments: map[string]any{"name": "fresh"}})
-	if err != nil || res.IsError {
-		t.Fatalf("add_tool: %v %+v", err, res)
-	}
-	select {
-	case <-changed:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no tools/list_changed reached the client")
-	}
-	f.waitTools(t, watcher, "alpha__fresh")
-	res, err = watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__fresh"})
-	if err != nil || text(res) != "added fresh" {
-		t.Errorf("calling the new tool: %v %q", err, text(res))
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(era, func(t *testing.T) {
+			changed := make(chan struct{}, 10)
+			opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}}
+			watcher := f.connect(t, "/mcp", era, opts)
+			f.waitTools(t, watcher, "alpha__echo")
+			for len(changed) > 0 {
+				<-changed
+			}
+			tool := "fresh" + strings.ReplaceAll(era, "-", "")
+			res, err := watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add_tool", Arguments: map[string]any{"name": tool}})
+			if err != nil || res.IsError {
+				t.Fatalf("add_tool: %v %+v", err, res)
+			}
+			select {
+			case <-changed:
+			case <-time.After(20 * time.Second):
+				t.Fatal("no tools/list_changed reached the client")
+			}
+			f.waitTools(t, watcher, "alpha__"+tool)
+			res, err = watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__" + tool})
+			if err != nil || text(res) != "added "+tool {
+				t.Errorf("calling the new tool: %v %q", err, text(res))
+			}
+		})
 	}
 }
 
