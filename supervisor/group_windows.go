@@ -92,8 +92,12 @@ type jobAccounting struct {
 	TotalTerminatedProcesses  uint32
 }
 
-// groupAlive reports whether process pid is still running.
-func groupAlive(pid int) bool {
+// groupAlive reports whether process pid is still running: on Windows the
+// Job Object holds the group, so a recorded pid stands for itself.
+func groupAlive(pid int) bool { return ProcessAlive(pid) }
+
+// ProcessAlive reports whether process pid is running.
+func ProcessAlive(pid int) bool {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err != nil {
 		return false

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/atomicfile"
+	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // Info describes a running daemon; it is written to daemon.json (0600) in
@@ -24,7 +25,7 @@ type Info struct {
 }
 
 // Alive reports whether the daemon's process still runs.
-func (i Info) Alive() bool { return processAlive(i.PID) }
+func (i Info) Alive() bool { return supervisor.ProcessAlive(i.PID) }
 
 // APIURL is the base of the daemon's REST API.
 func (i Info) APIURL() string { return i.Address + "/api/v1" }
@@ -47,7 +48,7 @@ func ReadInfo(home string) (Info, error) {
 	if err := json.Unmarshal(data, &info); err != nil {
 		return Info{}, fmt.Errorf("reading %s: %w", path, err)
 	}
-	if !processAlive(info.PID) {
+	if !supervisor.ProcessAlive(info.PID) {
 		return Info{}, fmt.Errorf("%w for %s (daemon.json names pid %d, which has exited); start it with `switchboard serve`",
 			ErrNotRunning, home, info.PID)
 	}
