@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && !linux
 
 package supervisor
 
@@ -7,8 +7,7 @@ import (
 	"syscall"
 )
 
-// ProcessAlive reports whether process pid exists (a zombie counts: it is
-// for finding a daemon, whose parent reaps it).
+// ProcessAlive reports whether process pid exists.
 func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false

@@ -59,3 +59,13 @@ func procStat(pid int) (state byte, pgid int, ok bool) {
 
 // clearDeathSignal: the reaper must outlive the daemon, that is its job.
 func clearDeathSignal(cmd *exec.Cmd) { cmd.SysProcAttr.Pdeathsig = 0 }
+
+// ProcessAlive reports whether process pid runs. A zombie (exited, not yet
+// reaped by its parent) counts as gone: it serves nothing.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	state, _, ok := procStat(pid)
+	return ok && state != 'Z' && state != 'X'
+}
