@@ -25,7 +25,14 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 				return nil, err
 			}
 			defer done()
-			return c.CreateMessage(ctx, req.Params)
+			if c.pending != nil {
+				r, err := g.askClient(ctx, c, req.Params)
+				if err != nil {
+					return nil, err
+				}
+				return samplingResult(r)
+			}
+			return c.session.CreateMessage(ctx, req.Params)
 		},
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			c, ctx, done, err := g.callerFor(ctx, req.Session, server, "elicitation", func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
@@ -33,7 +40,17 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 				return nil, err
 			}
 			defer done()
-			return c.Elicit(ctx, req.Params)
+			if c.pending != nil {
+				r, err := g.askClient(ctx, c, req.Params)
+				if err != nil {
+					return nil, err
+				}
+				if er, ok := r.(*mcp.ElicitResult); ok {
+					return er, nil
+				}
+				return nil, fmt.Errorf("the client answered elicitation with %T", r)
+			}
+			return c.session.Elicit(ctx, req.Params)
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			token, _ := req.Params.ProgressToken.(string)
@@ -76,7 +93,17 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 				return nil, err
 			}
 			defer done()
-			return c.ListRoots(ctx, &mcp.ListRootsParams{})
+			if c.pending != nil {
+				r, err := g.askClient(ctx, c, &mcp.ListRootsParams{})
+				if err != nil {
+					return nil, err
+				}
+				if rr, ok := r.(*mcp.ListRootsResult); ok {
+					return rr, nil
+				}
+				return nil, fmt.Errorf("the client answered roots/list with %T", r)
+			}
+			return c.session.ListRoots(ctx, &mcp.ListRootsParams{})
 		}
 	})
 	return c
@@ -97,19 +124,19 @@ func (g *Gateway) Prepare(ctx context.Context, server string, cs *mcp.ClientSess
 // can, and returns the context to send the request with: the client's own
 // request's (so the go-sdk puts it on that request's response stream),
 // cancelled too when the server gives up on its request (backendCtx).
-func (g *Gateway) callerFor(backendCtx context.Context, cs *mcp.ClientSession, server, what string, has func(*mcp.ClientCapabilities) bool) (*mcp.ServerSession, context.Context, func(), error) {
+func (g *Gateway) callerFor(backendCtx context.Context, cs *mcp.ClientSession, server, what string, has func(*mcp.ClientCapabilities) bool) (caller, context.Context, func(), error) {
 	c, ok := g.callers.latest(cs)
 	if !ok {
-		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		return caller{}, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: fmt.Sprintf("server %q asked for %s outside of a client's call; no client can answer it", server, what)}
 	}
 	if c.caps == nil || !has(c.caps) {
-		return nil, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		return caller{}, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: fmt.Sprintf("the calling client does not support %s", what)}
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	stop := context.AfterFunc(backendCtx, cancel)
-	return c.session, ctx, func() { stop(); cancel() }, nil
+	return c, ctx, func() { stop(); cancel() }, nil
 }
 
 // frontsOf returns the endpoints that show server: /mcp and /mcp/<server>.

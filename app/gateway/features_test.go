@@ -339,3 +339,53 @@ func TestSubscriptionsAreCountedPerServer(t *testing.T) {
 		t.Fatal("the remaining subscriber heard of no update after the other unsubscribed")
 	}
 }
+
+// TestStatelessClientAnswersThroughInputRequired: a client of the stateless
+// 2026-07-28 era cannot be sent requests; the server's sampling, elicitation
+// and roots requests reach it as input-required results, and its retry
+// resumes the server's call (the go-sdk client does the rounds itself).
+func TestStatelessClientAnswersThroughInputRequired(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	var rounds sync.Map
+	client := mcp.NewClient(&mcp.Implementation{Name: "modern", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			rounds.Store("sampling", true)
+			return &mcp.CreateMessageResult{Model: "test", Role: "assistant",
+				Content: &mcp.TextContent{Text: "sampled: " + req.Params.Messages[0].Content.(*mcp.TextContent).Text}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			rounds.Store("elicitation", true)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "42"}}, nil
+		},
+	})
+	client.AddRoots(&mcp.Root{URI: "file:///tmp/modern", Name: "root"})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp"},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s", v)
+	}
+	f.waitTools(t, cs, "alpha__sample")
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"alpha__sample", map[string]any{"prompt": "modern?"}, "sampled: modern?"},
+		{"alpha__elicit", map[string]any{"message": "answer?"}, `{"action":"accept","content":{"answer":"42"}}`},
+		{"alpha__roots", map[string]any{}, "file:///tmp/modern"},
+	} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
+		if err != nil || res.IsError || text(res) != tt.want {
+			t.Errorf("%s: %v %q, want %q", tt.tool, err, text(res), tt.want)
+		}
+	}
+	for _, k := range []string{"sampling", "elicitation"} {
+		if _, ok := rounds.Load(k); !ok {
+			t.Errorf("the client's %s handler was never asked", k)
+		}
+	}
+}

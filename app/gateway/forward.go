@@ -136,27 +136,35 @@ func (g *Gateway) instructions(server string) string {
 // pass through unchanged.
 func (g *Gateway) toolHandler(server, original string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		params := &mcp.CallToolParams{Name: original, Meta: forwardMeta(req.Params.Meta)}
-		if len(req.Params.Arguments) > 0 {
-			params.Arguments = req.Params.Arguments // forwarded as received, not re-encoded
+		if req.ProtocolVersion() >= statelessVersion {
+			return g.statelessToolCall(ctx, req, server, original)
 		}
-		var res *mcp.CallToolResult
-		err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
-			var err error
-			res, err = cs.CallTool(ctx, params)
-			return err
-		})
-		if err != nil {
-			if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
-				return nil, err
-			}
-			if rec := recordFrom(ctx); rec != nil {
-				rec.failure = err
-			}
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
-		}
-		return res, nil
+		return g.callTool(ctx, req, server, original)
 	}
+}
+
+// callTool forwards one tools/call.
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, server, original string) (*mcp.CallToolResult, error) {
+	params := &mcp.CallToolParams{Name: original, Meta: forwardMeta(req.Params.Meta)}
+	if len(req.Params.Arguments) > 0 {
+		params.Arguments = req.Params.Arguments // forwarded as received, not re-encoded
+	}
+	var res *mcp.CallToolResult
+	err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.CallTool(ctx, params)
+		return err
+	})
+	if err != nil {
+		if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
+			return nil, err
+		}
+		if rec := recordFrom(ctx); rec != nil {
+			rec.failure = err
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+	}
+	return res, nil
 }
 
 func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
@@ -318,7 +326,7 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, t
 		rec.call.PID = lease.PID()
 	}
 	cs := lease.Session()
-	g.callers.push(cs, caller{session: ss, ctx: ctx, caps: capabilitiesOf(req)})
+	g.callers.push(cs, caller{session: ss, ctx: ctx, caps: capabilitiesOf(req), pending: pendingFrom(ctx)})
 	defer g.callers.pop(cs, ss)
 	if err := lease.Do(ctx, fn); err != nil {
 		return g.failure(ctx, err)
@@ -409,6 +417,9 @@ type caller struct {
 	session *mcp.ServerSession
 	ctx     context.Context // the request's, see progressRoute.ctx
 	caps    *mcp.ClientCapabilities
+	// pending is set for a stateless client's tool call: requests to the
+	// client go through its input-required rounds (see mrtr.go).
+	pending *pendingCall
 }
 
 // capabilitiesOf returns what the client of req can do: from the request's

@@ -131,6 +131,7 @@ type Gateway struct {
 	nextToken atomic.Uint64
 	callers   callerIndex
 	leases    sessionLeases
+	pending   pendingCalls
 }
 
 // New makes a gateway with no servers.
@@ -152,6 +153,7 @@ func New(opts Options) *Gateway {
 		subs:     make(map[string]int),
 	}
 	g.callers.init()
+	g.pending.calls = map[string]*pendingCall{}
 	g.leases.init()
 	g.aggregate = g.newFront("")
 	g.sessions = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
