@@ -100,6 +100,10 @@ type Options struct {
 	// ClientLabel returns the label of the token that authenticated a
 	// request (see api.TokenLabel); nil gives "".
 	ClientLabel func(context.Context) string
+	// KeepAlive is how long a call's response stream may stay silent
+	// before an SSE comment is written on it; 0 means DefaultKeepAlive,
+	// negative disables.
+	KeepAlive time.Duration
 }
 
 // A Gateway serves the MCP endpoints. Create it with New, give it the
@@ -142,6 +146,9 @@ func New(opts Options) *Gateway {
 	if opts.SessionTimeout == 0 {
 		opts.SessionTimeout = 30 * time.Minute
 	}
+	if opts.KeepAlive == 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
 	if opts.ClientLabel == nil {
 		opts.ClientLabel = func(context.Context) string { return "" }
 	}
@@ -156,15 +163,15 @@ func New(opts Options) *Gateway {
 	g.pending.calls = map[string]*pendingCall{}
 	g.leases.init()
 	g.aggregate = g.newFront("")
-	g.sessions = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+	g.sessions = keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:         opts.Logger,
 		SessionTimeout: opts.SessionTimeout,
-	})
-	g.stateless = mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+	}), opts.KeepAlive)
+	g.stateless = keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		Stateless:                    true,
 		PropagateRequestCancellation: true, // a closed stream cancels the call, as the spec says
-	})
+	}), opts.KeepAlive)
 	g.sse = mcp.NewSSEHandler(g.serverFor, nil)
 	g.wg.Go(g.followSupervisor)
 	return g

@@ -1,0 +1,108 @@
+package gateway
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultKeepAlive is how long a response stream may stay silent before
+// the gateway writes an SSE comment on it.
+const DefaultKeepAlive = 15 * time.Second
+
+// keepAlive writes an SSE comment (": keep-alive") on a call's response
+// stream whenever it has been silent for interval, so that proxies and
+// clients with idle timeouts do not cut a long call. The go-sdk writes the
+// stream; the wrapper serializes its writes with the comments and writes a
+// comment only once the SDK has answered with text/event-stream.
+func keepAlive(next http.Handler, interval time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || interval <= 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		kw := &keepAliveWriter{ResponseWriter: w, last: time.Now()}
+		var tick func()
+		var timer *time.Timer
+		tick = func() {
+			if wait := kw.comment(interval); wait > 0 {
+				kw.mu.Lock()
+				if !kw.done {
+					timer.Reset(wait)
+				}
+				kw.mu.Unlock()
+			}
+		}
+		kw.mu.Lock()
+		timer = time.AfterFunc(interval, tick)
+		kw.mu.Unlock()
+		defer func() {
+			kw.mu.Lock()
+			kw.done = true
+			timer.Stop()
+			kw.mu.Unlock()
+		}()
+		next.ServeHTTP(kw, r)
+	})
+}
+
+type keepAliveWriter struct {
+	http.ResponseWriter
+	mu      sync.Mutex
+	started bool // headers sent
+	sse     bool // ... as text/event-stream
+	done    bool // the handler returned: write nothing more
+	last    time.Time
+}
+
+func (k *keepAliveWriter) WriteHeader(code int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.writeHeaderLocked(code)
+}
+
+func (k *keepAliveWriter) writeHeaderLocked(code int) {
+	if k.started {
+		return
+	}
+	k.started = true
+	k.sse = strings.HasPrefix(k.Header().Get("Content-Type"), "text/event-stream")
+	k.ResponseWriter.WriteHeader(code)
+}
+
+func (k *keepAliveWriter) Write(b []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.writeHeaderLocked(http.StatusOK)
+	k.last = time.Now()
+	return k.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's other controls.
+func (k *keepAliveWriter) Unwrap() http.ResponseWriter { return k.ResponseWriter }
+
+func (k *keepAliveWriter) Flush() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_ = http.NewResponseController(k.ResponseWriter).Flush()
+}
+
+// comment writes a keep-alive comment if the stream has been silent for
+// interval, and returns how long to wait before looking again (0: stop).
+func (k *keepAliveWriter) comment(interval time.Duration) time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.done {
+		return 0
+	}
+	if silent := time.Since(k.last); !k.started || !k.sse || silent < interval {
+		return interval - min(silent, interval) + time.Millisecond
+	}
+	if _, err := k.ResponseWriter.Write([]byte(": keep-alive\n\n")); err != nil {
+		return 0
+	}
+	_ = http.NewResponseController(k.ResponseWriter).Flush()
+	k.last = time.Now()
+	return interval
+}
