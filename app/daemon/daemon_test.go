@@ -1,0 +1,64 @@
+package daemon
+
+import (
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+func TestSpecsAndGatewayConfigs(t *testing.T) {
+	off := false
+	cfg := config.Default()
+	cfg.Servers = map[string]config.Server{
+		"fs": {Command: "npx", Args: []string{"-y", "fs"}, Env: map[string]string{"A": "1"}, Cwd: "/tmp",
+			Pool:    config.Pool{Mode: "session", Min: 1, Max: 3, IdleTimeout: config.Duration{Duration: time.Minute}},
+			Timeout: config.Duration{Duration: 30 * time.Second}, DisabledTools: []string{"rm"}, Alias: "f"},
+		"off": {Command: "x", Enabled: &off},
+	}
+	wantSpecs := []supervisor.Spec{{Name: "fs", Command: "npx", Args: []string{"-y", "fs"}, Env: map[string]string{"A": "1"},
+		Dir: "/tmp", Pool: supervisor.PoolSpec{Mode: supervisor.ModeSession, Min: 1, Max: 3, IdleTimeout: time.Minute}}}
+	if diff := cmp.Diff(wantSpecs, Specs(cfg)); diff != "" {
+		t.Errorf("Specs (-want +got):\n%s", diff)
+	}
+	wantGW := []gateway.ServerConfig{{Name: "fs", Alias: "f", Mode: supervisor.ModeSession, Timeout: 30 * time.Second, DisabledTools: []string{"rm"}}}
+	if diff := cmp.Diff(wantGW, GatewayConfigs(cfg), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("GatewayConfigs (-want +got):\n%s", diff)
+	}
+}
+
+func TestResolveHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv(HomeEnv, "")
+	flagDir, envDir := filepath.Join(home, "flag"), filepath.Join(home, "env")
+
+	if got, _ := ResolveHome(flagDir); got != flagDir {
+		t.Errorf("--home: %s", got)
+	}
+	t.Setenv(HomeEnv, envDir)
+	if got, _ := ResolveHome(""); got != envDir {
+		t.Errorf("$%s: %s", HomeEnv, got)
+	}
+	if got, _ := ResolveHome(flagDir); got != flagDir {
+		t.Errorf("--home must win over $%s: %s", HomeEnv, got)
+	}
+	t.Setenv(HomeEnv, "")
+	if runtime.GOOS == "linux" {
+		if got, _ := ResolveHome(""); got != filepath.Join(home, ".local", "share", "switchboard") {
+			t.Errorf("default: %s", got)
+		}
+		t.Setenv("XDG_DATA_HOME", filepath.Join(home, "xdg"))
+		if got, _ := ResolveHome(""); got != filepath.Join(home, "xdg", "switchboard") {
+			t.Errorf("XDG default: %s", got)
+		}
+	}
+}
