@@ -1,0 +1,354 @@
+// Package clients reads and edits the MCP configuration files of other
+// applications (Claude Desktop, Cursor, VS Code, Codex, Zed, Continue, …) so
+// that they reach Switchboard's gateway.
+//
+// It is one table of clients (Table) plus one careful writer. Every change is
+// first computed as a Plan — the file's path, its bytes, a hash of them, the
+// new bytes and a line diff — and nothing is written until Apply is called
+// with that plan. Apply locks the file ("<file>.switchboard.lock" beside it),
+// re-reads it and refuses when it changed since the plan, backs the file up
+// before the first change Switchboard makes to it, and replaces it atomically
+// (app/atomicfile: same-directory temporary file, fsync, rename; the mode is
+// kept and symbolic links are followed).
+//
+// Edits are surgical: the file is parsed (hujson for JSON and JSONC, the
+// go-toml/v2 parser for TOML, the yaml.v3 node tree for YAML) only to find
+// where the servers object and Switchboard's entries are, and then just those
+// bytes are inserted, replaced or removed. Every other key, its order,
+// comments, whitespace and line endings stay as they were, and for the usual
+// cases removing what was added gives back the original bytes exactly (see
+// testdata/README.md for the cases where it cannot). A file that does
+// not parse is never written; the error (*ParseError) names the file, the
+// line and the column.
+package clients
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Format is the syntax of a client's configuration file.
+type Format string
+
+const (
+	// JSON is strict JSON: Switchboard never adds comments or trailing
+	// commas to it.
+	JSON Format = "json"
+	// JSONC is JSON with comments and trailing commas (VS Code, Zed).
+	JSONC Format = "jsonc"
+	// TOML is Codex's config.toml.
+	TOML Format = "toml"
+	// YAML is Continue's config.yaml.
+	YAML Format = "yaml"
+)
+
+// Remote says how a client spells an entry for a streamable-HTTP server.
+type Remote int
+
+const (
+	// Bridge: the client cannot reach a URL from its file (Claude Desktop);
+	// the entry launches `switchboard connect` instead:
+	// {"command": BIN, "args": ["connect"], "env": {"SWITCHBOARD_TOKEN": T}}.
+	Bridge Remote = iota
+	// URLHeaders: {"url": U, "headers": {"Authorization": "Bearer T"}}.
+	URLHeaders
+	// TypeHTTP: {"type": "http", "url": U, "headers": {…}}.
+	TypeHTTP
+	// ServerURL: {"serverUrl": U, "headers": {…}} (Windsurf).
+	ServerURL
+	// HTTPURL: {"httpUrl": U, "headers": {…}} (Gemini CLI).
+	HTTPURL
+	// StreamableHTTP: {"type": "streamableHttp", "url": U, "headers": {…}} (Cline).
+	StreamableHTTP
+	// CodexHTTP: url = U, http_headers = { Authorization = "Bearer T" }.
+	CodexHTTP
+	// ContinueHTTP: a list item {name, type: streamable-http, url,
+	// requestOptions: {headers: {…}}}.
+	ContinueHTTP
+)
+
+// Env is what a client's path depends on. Tests build one around a
+// temporary home; EnvFromOS reads the real one.
+type Env struct {
+	GOOS          string // "darwin", "windows", "linux", …; empty means runtime.GOOS
+	Home          string // the user's home directory
+	AppData       string // %APPDATA%; empty means Home\AppData\Roaming
+	LocalAppData  string // %LOCALAPPDATA%; empty means Home\AppData\Local
+	XDGConfigHome string // $XDG_CONFIG_HOME; empty means Home/.config
+	CodexHome     string // $CODEX_HOME; empty means Home/.codex
+	ClaudeConfig  string // $CLAUDE_CONFIG_DIR; empty means Home
+	Workspace     string // the folder of a workspace, for "vscode-workspace"
+}
+
+// EnvFromOS describes the current user's environment. workspace may be
+// empty.
+func EnvFromOS(workspace string) (Env, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Env{}, fmt.Errorf("finding the home directory: %w", err)
+	}
+	return Env{
+		GOOS:          runtime.GOOS,
+		Home:          home,
+		AppData:       os.Getenv("APPDATA"),
+		LocalAppData:  os.Getenv("LOCALAPPDATA"),
+		XDGConfigHome: os.Getenv("XDG_CONFIG_HOME"),
+		CodexHome:     os.Getenv("CODEX_HOME"),
+		ClaudeConfig:  os.Getenv("CLAUDE_CONFIG_DIR"),
+		Workspace:     workspace,
+	}, nil
+}
+
+func (e Env) goos() string {
+	if e.GOOS == "" {
+		return runtime.GOOS
+	}
+	return e.GOOS
+}
+
+func (e Env) appData() string {
+	if e.AppData != "" {
+		return e.AppData
+	}
+	return filepath.Join(e.Home, "AppData", "Roaming")
+}
+
+func (e Env) localAppData() string {
+	if e.LocalAppData != "" {
+		return e.LocalAppData
+	}
+	return filepath.Join(e.Home, "AppData", "Local")
+}
+
+func (e Env) xdgConfig() string {
+	if e.XDGConfigHome != "" {
+		return e.XDGConfigHome
+	}
+	return filepath.Join(e.Home, ".config")
+}
+
+// appSupport is the per-user application data folder of VS Code-like and
+// Electron applications: ~/Library/Application Support, %APPDATA% or
+// $XDG_CONFIG_HOME.
+func (e Env) appSupport() string {
+	switch e.goos() {
+	case "darwin":
+		return filepath.Join(e.Home, "Library", "Application Support")
+	case "windows":
+		return e.appData()
+	default:
+		return e.xdgConfig()
+	}
+}
+
+// A Client is one application whose configuration file Switchboard edits.
+// The zero value is not useful; the clients are the entries of Table.
+type Client struct {
+	ID   string // "claude-desktop", "cursor", …
+	Name string // as shown to people
+	// Format is the syntax of the file.
+	Format Format
+	// ServersKey is the key path of the object (for YAML: the list) that
+	// holds the servers, e.g. ["mcpServers"]. For TOML it is the table,
+	// ["mcp_servers"].
+	ServersKey []string
+	// Remote is how an entry for the gateway is spelled.
+	Remote Remote
+	// StdioType is the "type" value stdio entries need, if any ("stdio"
+	// for VS Code); it is used only for the bridge entry.
+	StdioType string
+	path      func(Env) (string, error)
+}
+
+// Path is the client's configuration file in env.
+func (c Client) Path(env Env) (string, error) {
+	if env.Home == "" && c.ID != "vscode-workspace" {
+		return "", fmt.Errorf("%s: no home directory given", c.ID)
+	}
+	return c.path(env)
+}
+
+// MSIXPackage is the package folder of Claude Desktop's Windows Store
+// (MSIX) install. Its virtualized %APPDATA% lives beneath it.
+const MSIXPackage = "Claude_pzs8sxrjxfjjc"
+
+// Table is every client Switchboard knows, in the order they are shown.
+var Table = []Client{
+	{
+		ID: "claude-desktop", Name: "Claude Desktop", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: Bridge,
+		path: func(e Env) (string, error) {
+			const file = "claude_desktop_config.json"
+			switch e.goos() {
+			case "darwin":
+				return filepath.Join(e.Home, "Library", "Application Support", "Claude", file), nil
+			case "windows":
+				// The MSIX install redirects %APPDATA% into its package
+				// folder; when that folder exists it is the one the app reads.
+				msix := filepath.Join(e.localAppData(), "Packages", MSIXPackage, "LocalCache", "Roaming", "Claude")
+				if fi, err := os.Stat(msix); err == nil && fi.IsDir() {
+					return filepath.Join(msix, file), nil
+				}
+				return filepath.Join(e.appData(), "Claude", file), nil
+			default: // no official Linux build; community builds use this
+				return filepath.Join(e.xdgConfig(), "Claude", file), nil
+			}
+		},
+	},
+	{
+		ID: "claude-code", Name: "Claude Code", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: TypeHTTP,
+		path: func(e Env) (string, error) {
+			if e.ClaudeConfig != "" {
+				return filepath.Join(e.ClaudeConfig, ".claude.json"), nil
+			}
+			return filepath.Join(e.Home, ".claude.json"), nil
+		},
+	},
+	{
+		ID: "cursor", Name: "Cursor", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".cursor", "mcp.json"), nil
+		},
+	},
+	{
+		ID: "vscode", Name: "VS Code", Format: JSONC,
+		ServersKey: []string{"servers"}, Remote: TypeHTTP, StdioType: "stdio",
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.appSupport(), "Code", "User", "mcp.json"), nil
+		},
+	},
+	{
+		ID: "vscode-workspace", Name: "VS Code (workspace)", Format: JSONC,
+		ServersKey: []string{"servers"}, Remote: TypeHTTP, StdioType: "stdio",
+		path: func(e Env) (string, error) {
+			if e.Workspace == "" {
+				return "", fmt.Errorf("vscode-workspace: no workspace folder given")
+			}
+			return filepath.Join(e.Workspace, ".vscode", "mcp.json"), nil
+		},
+	},
+	{
+		ID: "windsurf", Name: "Windsurf", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: ServerURL,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json"), nil
+		},
+	},
+	{
+		ID: "gemini-cli", Name: "Gemini CLI", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: HTTPURL,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".gemini", "settings.json"), nil
+		},
+	},
+	{
+		ID: "codex", Name: "Codex CLI", Format: TOML,
+		ServersKey: []string{"mcp_servers"}, Remote: CodexHTTP,
+		path: func(e Env) (string, error) {
+			if e.CodexHome != "" {
+				return filepath.Join(e.CodexHome, "config.toml"), nil
+			}
+			return filepath.Join(e.Home, ".codex", "config.toml"), nil
+		},
+	},
+	{
+		ID: "zed", Name: "Zed", Format: JSONC,
+		ServersKey: []string{"context_servers"}, Remote: URLHeaders,
+		path: func(e Env) (string, error) {
+			switch e.goos() {
+			case "windows":
+				return filepath.Join(e.appData(), "Zed", "settings.json"), nil
+			case "darwin":
+				return filepath.Join(e.Home, ".config", "zed", "settings.json"), nil
+			default:
+				return filepath.Join(e.xdgConfig(), "zed", "settings.json"), nil
+			}
+		},
+	},
+	{
+		ID: "cline", Name: "Cline", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: StreamableHTTP,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.appSupport(), "Code", "User", "globalStorage",
+				"saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json"), nil
+		},
+	},
+	{
+		ID: "lm-studio", Name: "LM Studio", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".lmstudio", "mcp.json"), nil
+		},
+	},
+	{
+		ID: "continue", Name: "Continue", Format: YAML,
+		ServersKey: []string{"mcpServers"}, Remote: ContinueHTTP,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".continue", "config.yaml"), nil
+		},
+	},
+}
+
+// Lookup finds a client of Table by its ID.
+func Lookup(id string) (Client, bool) {
+	for _, c := range Table {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Client{}, false
+}
+
+// EntryName is the name of the entry that reaches every server through the
+// gateway; per-server entries are named EntryName + "-" + server.
+const EntryName = "switchboard"
+
+// TokenEnv carries the token to the bridge (see `switchboard connect`).
+const TokenEnv = "SWITCHBOARD_TOKEN"
+
+// An Entry is one server as a client's file describes it: either a stdio
+// server (Command, Args, Env, Cwd) or a remote one (URL, Headers).
+type Entry struct {
+	Name    string
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	URL     string
+	Headers map[string]string
+}
+
+// Remote reports whether the entry names a URL rather than a command.
+func (e Entry) Remote() bool { return e.URL != "" && e.Command == "" }
+
+// IsSwitchboard reports whether e is one that Switchboard writes: named
+// "switchboard" or "switchboard-<server>", pointing at gatewayURL (or below
+// it), or launching `switchboard connect`. gatewayURL may be empty.
+func IsSwitchboard(e Entry, gatewayURL string) bool {
+	if e.Name == EntryName || strings.HasPrefix(e.Name, EntryName+"-") {
+		return true
+	}
+	if gatewayURL != "" && e.URL != "" {
+		u := strings.TrimSuffix(gatewayURL, "/")
+		if e.URL == u || strings.HasPrefix(e.URL, u+"/") {
+			return true
+		}
+	}
+	if e.Command != "" && len(e.Args) > 0 && e.Args[0] == "connect" {
+		base := strings.ToLower(filepath.Base(strings.ReplaceAll(e.Command, `\`, "/")))
+		if base == "switchboard" || base == "switchboard.exe" {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedName reports whether Disconnect removes the entry called name.
+func ownedName(name string) bool {
+	return name == EntryName || strings.HasPrefix(name, EntryName+"-")
+}

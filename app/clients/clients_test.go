@@ -1,0 +1,481 @@
+package clients
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPaths(t *testing.T) {
+	h := filepath.Join("/", "home", "zoë")
+	j := func(p ...string) string { return filepath.Join(append([]string{h}, p...)...) }
+	envs := map[string]Env{
+		"darwin":  {GOOS: "darwin", Home: h},
+		"linux":   {GOOS: "linux", Home: h},
+		"windows": {GOOS: "windows", Home: h, AppData: j("AppData", "Roaming"), LocalAppData: j("AppData", "Local")},
+	}
+	roaming := j("AppData", "Roaming")
+	tests := []struct {
+		id                     string
+		darwin, linux, windows string
+	}{
+		{"claude-desktop", j("Library", "Application Support", "Claude", "claude_desktop_config.json"),
+			j(".config", "Claude", "claude_desktop_config.json"), filepath.Join(roaming, "Claude", "claude_desktop_config.json")},
+		{"claude-code", j(".claude.json"), j(".claude.json"), j(".claude.json")},
+		{"cursor", j(".cursor", "mcp.json"), j(".cursor", "mcp.json"), j(".cursor", "mcp.json")},
+		{"vscode", j("Library", "Application Support", "Code", "User", "mcp.json"), j(".config", "Code", "User", "mcp.json"),
+			filepath.Join(roaming, "Code", "User", "mcp.json")},
+		{"windsurf", j(".codeium", "windsurf", "mcp_config.json"), j(".codeium", "windsurf", "mcp_config.json"), j(".codeium", "windsurf", "mcp_config.json")},
+		{"gemini-cli", j(".gemini", "settings.json"), j(".gemini", "settings.json"), j(".gemini", "settings.json")},
+		{"codex", j(".codex", "config.toml"), j(".codex", "config.toml"), j(".codex", "config.toml")},
+		{"zed", j(".config", "zed", "settings.json"), j(".config", "zed", "settings.json"), filepath.Join(roaming, "Zed", "settings.json")},
+		{"cline", j("Library", "Application Support", "Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json"),
+			j(".config", "Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json"),
+			filepath.Join(roaming, "Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")},
+		{"lm-studio", j(".lmstudio", "mcp.json"), j(".lmstudio", "mcp.json"), j(".lmstudio", "mcp.json")},
+		{"continue", j(".continue", "config.yaml"), j(".continue", "config.yaml"), j(".continue", "config.yaml")},
+	}
+	for _, tt := range tests {
+		for goos, want := range map[string]string{"darwin": tt.darwin, "linux": tt.linux, "windows": tt.windows} {
+			got, err := mustClient(t, tt.id).Path(envs[goos])
+			if err != nil || got != want {
+				t.Errorf("%s on %s: Path = %q, %v; want %q", tt.id, goos, got, err, want)
+			}
+		}
+	}
+
+	// Overrides.
+	c := mustClient(t, "codex")
+	if got, _ := c.Path(Env{GOOS: "linux", Home: h, CodexHome: "/codex"}); got != filepath.Join("/codex", "config.toml") {
+		t.Errorf("codex with CODEX_HOME: %q", got)
+	}
+	if got, _ := mustClient(t, "zed").Path(Env{GOOS: "linux", Home: h, XDGConfigHome: "/xdg"}); got != filepath.Join("/xdg", "zed", "settings.json") {
+		t.Errorf("zed with XDG_CONFIG_HOME: %q", got)
+	}
+	if got, _ := mustClient(t, "claude-code").Path(Env{Home: h, ClaudeConfig: "/cc"}); got != filepath.Join("/cc", ".claude.json") {
+		t.Errorf("claude-code with CLAUDE_CONFIG_DIR: %q", got)
+	}
+	if got, _ := mustClient(t, "vscode-workspace").Path(Env{Workspace: "/w"}); got != filepath.Join("/w", ".vscode", "mcp.json") {
+		t.Errorf("vscode-workspace: %q", got)
+	}
+	if _, err := mustClient(t, "vscode-workspace").Path(Env{Home: h}); err == nil {
+		t.Error("vscode-workspace without a workspace: no error")
+	}
+	if _, err := mustClient(t, "cursor").Path(Env{}); err == nil {
+		t.Error("no home: no error")
+	}
+}
+
+// The MSIX install's folder wins when it exists.
+func TestClaudeDesktopMSIX(t *testing.T) {
+	home := t.TempDir()
+	env := Env{GOOS: "windows", Home: home}
+	c := mustClient(t, "claude-desktop")
+	plain := filepath.Join(home, "AppData", "Roaming", "Claude", "claude_desktop_config.json")
+	if got, _ := c.Path(env); got != plain {
+		t.Errorf("without MSIX: %q, want %q", got, plain)
+	}
+	msix := filepath.Join(home, "AppData", "Local", "Packages", MSIXPackage, "LocalCache", "Roaming", "Claude")
+	if err := os.MkdirAll(msix, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Path(env); got != filepath.Join(msix, "claude_desktop_config.json") {
+		t.Errorf("with MSIX: %q", got)
+	}
+}
+
+// A file that does not parse is refused with its line and column, and not
+// written.
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		id        string
+		data      string
+		line, col int
+	}{
+		{"cursor", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"\n  }\n", 5, 1},
+		{"claude-desktop", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": x}\n  }\n}\n", 3, 22},
+		{"zed", "// settings\n{\n  \"context_servers\": [1,, 2]\n}\n", 3, 25},
+		{"cursor", "{\"mcpServers\": [\"not an object\"]}\n", 1, 16},
+		{"codex", "model = \"o3\"\n[mcp_servers.a]\ncommand = \n", 3, 11},
+		{"continue", "name: x\nmcpServers:\n  - name: a\n    command: [x\n", 3, 0}, // yaml.v3: the line where the flow list starts, no column
+		{"continue", "name: x\nmcpServers: 3\n", 2, 13},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			c, env, ed := mustClient(t, tt.id), testEnv(t), testEditor(t)
+			path := writeConfig(t, c, env, []byte(tt.data))
+			for name, err := range map[string]error{
+				"Plan": func() error { _, err := ed.Plan(c, env, Connect{URL: testURL, BinaryPath: testBinary}); return err }(),
+				"Read": func() error { _, err := Read(c, env); return err }(),
+			} {
+				var pe *ParseError
+				if !errors.As(err, &pe) {
+					t.Fatalf("%s: error %v is not a *ParseError", name, err)
+				}
+				if pe.File != path || pe.Line != tt.line || pe.Column != tt.col {
+					t.Errorf("%s: %v: want %s:%d:%d", name, err, path, tt.line, tt.col)
+				}
+				if !strings.HasPrefix(err.Error(), path+":") {
+					t.Errorf("%s: error %q does not start with the file", name, err)
+				}
+			}
+			if got, _ := os.ReadFile(path); string(got) != tt.data {
+				t.Error("the file was changed")
+			}
+		})
+	}
+}
+
+// A change made between Plan and Apply stops the write.
+func TestChangedBetweenPlanAndApply(t *testing.T) {
+	for _, kase := range []string{"edited", "created", "removed"} {
+		t.Run(kase, func(t *testing.T) {
+			c, env, ed := mustClient(t, "cursor"), testEnv(t), testEditor(t)
+			path, _ := c.Path(env)
+			if kase != "created" {
+				writeConfig(t, c, env, []byte(`{"mcpServers": {}}`))
+			}
+			p, err := ed.Plan(c, env, Connect{URL: testURL, Token: testToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var now []byte
+			switch kase {
+			case "edited", "created":
+				now = []byte(`{"mcpServers": {"mine": {"command": "x"}}}`)
+				writeConfig(t, c, env, now)
+			case "removed":
+				os.Remove(path)
+			}
+			if err := ed.Apply(p); !errors.Is(err, ErrChanged) {
+				t.Fatalf("Apply = %v, want ErrChanged", err)
+			}
+			got, err := os.ReadFile(path)
+			if kase == "removed" {
+				if !os.IsNotExist(err) {
+					t.Errorf("the removed file was written")
+				}
+			} else if string(got) != string(now) {
+				t.Errorf("file = %q, want the other writer's %q", got, now)
+			}
+			if bs, _ := ed.Backups(c.ID); len(bs) != 0 {
+				t.Errorf("backups made: %v", bs)
+			}
+		})
+	}
+}
+
+// A backup is made before the first change only; Restore puts it back.
+func TestBackupAndRestore(t *testing.T) {
+	c, env, ed := mustClient(t, "zed"), testEnv(t), testEditor(t)
+	original, err := os.ReadFile("testdata/zed/realistic/original")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeConfig(t, c, env, original)
+	cn := Connect{URL: testURL, Token: testToken}
+	apply(t, ed, c, env, cn)
+	apply(t, ed, c, env, Disconnect{})
+	apply(t, ed, c, env, Connect{URL: testURL, Token: "other"})
+	bs, err := ed.Backups(c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 1 || bs[0].Path != path || bs[0].Absent {
+		t.Fatalf("backups = %+v, want one of %s", bs, path)
+	}
+	if got, _ := os.ReadFile(bs[0].File); string(got) != string(original) {
+		t.Errorf("backup content differs from the original")
+	}
+	if fi, err := os.Stat(bs[0].File); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600) {
+		t.Errorf("backup file: %v, %v", fi.Mode(), err)
+	}
+	if want := "20260301T120001.000000000Z-settings.json"; filepath.Base(bs[0].File) != want {
+		t.Errorf("backup name %q, want %q", filepath.Base(bs[0].File), want)
+	}
+	if err := ed.Restore(c, env, bs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(original) {
+		t.Errorf("restored file differs from the original")
+	}
+
+	// A file that did not exist: the backup records that, and restoring
+	// removes the file.
+	c2 := mustClient(t, "cursor")
+	path2, _ := c2.Path(env)
+	apply(t, ed, c2, env, cn)
+	bs, _ = ed.Backups(c2.ID)
+	if len(bs) != 1 || !bs[0].Absent || bs[0].File != "" {
+		t.Fatalf("backups = %+v, want one absent", bs)
+	}
+	if err := ed.Restore(c2, env, bs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path2); !os.IsNotExist(err) {
+		t.Errorf("restoring an absent backup left the file: %v", err)
+	}
+	// Another client's backup is refused.
+	if err := ed.Restore(c, env, bs[0]); err == nil {
+		t.Error("restoring cursor's backup into zed's file: no error")
+	}
+}
+
+// A symbolic link to the config is followed: the target is edited, the
+// link stays.
+func TestSymlink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	c, env, ed := mustClient(t, "cursor"), testEnv(t), testEditor(t)
+	target := filepath.Join(t.TempDir(), "dotfiles", "cursor-mcp.json")
+	os.MkdirAll(filepath.Dir(target), 0o700)
+	original := []byte("{\n  \"mcpServers\": {}\n}\n")
+	if err := os.WriteFile(target, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path, _ := c.Path(env)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, ed, c, env, Connect{URL: testURL, Token: testToken})
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi.Mode(), err)
+	}
+	got, _ := os.ReadFile(target)
+	if !strings.Contains(string(got), `"switchboard"`) {
+		t.Errorf("target not edited:\n%s", got)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o644 {
+		t.Errorf("target mode %v, want 0644", fi.Mode().Perm())
+	}
+	apply(t, ed, c, env, Disconnect{})
+	if got, _ := os.ReadFile(target); string(got) != string(original) {
+		t.Errorf("after disconnect:\n%s", got)
+	}
+}
+
+func TestModes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	c, env, ed := mustClient(t, "gemini-cli"), testEnv(t), testEditor(t)
+	path := writeConfig(t, c, env, []byte("{}\n"))
+	os.Chmod(path, 0o640)
+	apply(t, ed, c, env, Connect{URL: testURL})
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640 kept", fi.Mode().Perm())
+	}
+
+	// New files are 0600 in new folders 0700.
+	c = mustClient(t, "continue")
+	apply(t, ed, c, env, Connect{URL: testURL})
+	path, _ = c.Path(env)
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("new file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if fi, _ := os.Stat(filepath.Dir(path)); fi.Mode().Perm() != 0o700 {
+		t.Errorf("new folder mode %v, want 0700", fi.Mode().Perm())
+	}
+}
+
+// Concurrent Apply calls of plans made from the same content serialize
+// through the lock: exactly one writes, the others see the change.
+func TestConcurrentApply(t *testing.T) {
+	c, env, ed := mustClient(t, "claude-code"), testEnv(t), testEditor(t)
+	path := writeConfig(t, c, env, []byte("{\n  \"mcpServers\": {}\n}\n"))
+	const n = 8
+	plans := make([]*Plan, n)
+	for i := range plans {
+		p, err := ed.Plan(c, env, Connect{URL: testURL, Token: strings.Repeat("t", i+1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans[i] = p
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range plans {
+		wg.Go(func() { errs[i] = ed.Apply(plans[i]) })
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			if winner >= 0 {
+				t.Errorf("plans %d and %d both applied", winner, i)
+			}
+			winner = i
+		case !errors.Is(err, ErrChanged):
+			t.Errorf("plan %d: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no plan applied")
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(plans[winner].New) {
+		t.Errorf("file is not the winner's content")
+	}
+	if bs, _ := ed.Backups(c.ID); len(bs) != 1 {
+		t.Errorf("%d backups, want 1", len(bs))
+	}
+}
+
+func TestReplace(t *testing.T) {
+	c, env, ed := mustClient(t, "claude-desktop"), testEnv(t), testEditor(t)
+	original, _ := os.ReadFile("testdata/claude-desktop/realistic/original")
+	writeConfig(t, c, env, original)
+	entries, err := Read(c, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports := EntriesToImport(entries, testURL)
+	var names []string
+	for _, ie := range imports {
+		names = append(names, ie.Name)
+	}
+	if d := cmp.Diff([]string{"filesystem", "github", "memory"}, names); d != "" {
+		t.Fatalf("imports (-want +got):\n%s", d)
+	}
+	p := apply(t, ed, c, env, Replace{Remove: names, Connect: Connect{URL: testURL, Token: testToken, BinaryPath: testBinary}})
+	want := "{\r\n  \"mcpServers\": {\r\n    \"switchboard\": {\r\n      \"command\": \"/opt/switchboard/bin/switchboard\",\r\n" +
+		"      \"args\": [\"connect\"],\r\n      \"env\": {\r\n        \"SWITCHBOARD_TOKEN\": \"sbt_0123456789abcdef\"\r\n      }\r\n" +
+		"    }\r\n  },\r\n  \"globalShortcut\": \"Ctrl+Space\",\r\n  \"preferences\": {\r\n    \"menuBarEnabled\": false\r\n  }\r\n}\r\n"
+	if d := cmp.Diff(want, string(p.New)); d != "" {
+		t.Errorf("after replace (-want +got):\n%s", d)
+	}
+	if strings.Contains(p.Diff, testToken) {
+		t.Errorf("the diff shows the token:\n%s", p.Diff)
+	}
+}
+
+func TestEntriesToImport(t *testing.T) {
+	entries := []Entry{
+		{Name: "switchboard", Command: testBinary, Args: []string{"connect"}},
+		{Name: "gw", URL: testURL + "/x"},
+		{Name: "remote", URL: "https://example.com/mcp"},
+		{Name: "old-bridge", Command: `C:\Program Files\Switchboard\switchboard.exe`, Args: []string{"connect"}},
+		{Name: "gh", Command: "docker", Args: []string{"run"}, Cwd: "/src", Env: map[string]string{
+			"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp", "LOG_LEVEL": "info", "OPENAI_API_KEY": "sk", "DB_PASSWORD": "pw", "KEYBOARD": "us"}},
+	}
+	want := []ImportEntry{{Name: "gh", Command: "docker", Args: []string{"run"}, Cwd: "/src", Env: []EnvVar{
+		{"DB_PASSWORD", "pw", true}, {"GITHUB_PERSONAL_ACCESS_TOKEN", "ghp", true}, {"KEYBOARD", "us", false},
+		{"LOG_LEVEL", "info", false}, {"OPENAI_API_KEY", "sk", true}}}}
+	if d := cmp.Diff(want, EntriesToImport(entries, testURL)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	env, ed := testEnv(t), testEditor(t)
+	cursor := mustClient(t, "cursor")
+	writeConfig(t, cursor, env, []byte(`{"mcpServers": {"gw": {"url": "`+testURL+`"}, "a": {"command": "x"}}}`))
+	zed := mustClient(t, "zed")
+	zpath, _ := zed.Path(env)
+	os.MkdirAll(filepath.Dir(zpath), 0o700) // installed, no settings yet
+	codex := mustClient(t, "codex")
+	writeConfig(t, codex, env, []byte("[mcp_servers.a]\ncommand = \"x\"\n"))
+	cont := mustClient(t, "continue")
+	writeConfig(t, cont, env, []byte("mcpServers: [\n"))
+
+	got := map[string]Status{}
+	for _, st := range ed.Detect(env) {
+		got[st.Client.ID] = st
+	}
+	if len(got) != len(Table) {
+		t.Errorf("%d statuses, want %d", len(got), len(Table))
+	}
+	if st := got["cursor"]; !st.Installed || !st.Exists || !st.Connected || len(st.Entries) != 2 || st.Err != nil {
+		t.Errorf("cursor: %+v", st)
+	}
+	if st := got["zed"]; !st.Installed || st.Exists || st.Connected || st.Err != nil {
+		t.Errorf("zed: %+v", st)
+	}
+	if st := got["codex"]; !st.Exists || st.Connected || len(st.Entries) != 1 || st.Entries[0].Command != "x" {
+		t.Errorf("codex: %+v", st)
+	}
+	if st := got["continue"]; st.Err == nil {
+		t.Errorf("continue: broken file, no error: %+v", st)
+	}
+	if st := got["windsurf"]; st.Installed || st.Exists {
+		t.Errorf("windsurf: %+v", st)
+	}
+	if st := got["vscode-workspace"]; st.Err != nil {
+		t.Errorf("vscode-workspace: %v", st.Err)
+	}
+}
+
+// Layouts Switchboard does not edit are refused, not mangled.
+func TestUnsupportedLayouts(t *testing.T) {
+	tests := []struct{ id, data string }{
+		{"codex", "[mcp_servers]\nswitchboard = { url = \"http://x\" }\n"},
+		{"codex", "mcp_servers.switchboard.url = \"http://x\"\n"},
+		{"codex", "[mcp_servers.switchboard]\nurl = \"http://x\"\n[other]\n[mcp_servers.switchboard.http_headers]\nA = \"b\"\n"},
+		{"continue", "mcpServers: [{name: switchboard, url: \"http://x\"}]\n"},
+		{"continue", "- a\n"},
+		{"cursor", "[]\n"},
+	}
+	for _, tt := range tests {
+		c, env, ed := mustClient(t, tt.id), testEnv(t), testEditor(t)
+		writeConfig(t, c, env, []byte(tt.data))
+		if _, err := ed.Plan(c, env, Connect{URL: testURL}); err == nil {
+			t.Errorf("%s %q: no error", tt.id, tt.data)
+		} else if _, ok := errors.AsType[*ParseError](err); !ok {
+			t.Errorf("%s %q: %v is not a *ParseError", tt.id, tt.data, err)
+		}
+	}
+}
+
+func TestConnectValidation(t *testing.T) {
+	env, ed := testEnv(t), testEditor(t)
+	for _, tt := range []struct {
+		id string
+		cn Connect
+	}{
+		{"claude-desktop", Connect{URL: testURL}},
+		{"claude-desktop", Connect{BinaryPath: "switchboard"}},
+		{"cursor", Connect{BinaryPath: testBinary}},
+		{"cursor", Connect{URL: testURL, PerServer: []string{"a/b"}}},
+	} {
+		if _, err := ed.Plan(mustClient(t, tt.id), env, tt.cn); err == nil {
+			t.Errorf("%s %+v: no error", tt.id, tt.cn)
+		}
+	}
+}
+
+func TestDiff(t *testing.T) {
+	old := "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n"
+	new := "a\nb\nc\nd\ne\nF\ng\nh\ni\nj\nk"
+	want := `--- a/f.json
++++ b/f.json
+@@ -3,8 +3,9 @@
+ c
+ d
+ e
+-f
++F
+ g
+ h
+ i
+ j
++k
+\ No newline at end of file
+`
+	if d := cmp.Diff(want, Diff("f.json", []byte(old), []byte(new))); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if got := Diff("f", nil, []byte("x\n")); got != "--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n+x\n" {
+		t.Errorf("new file: %q", got)
+	}
+	if Diff("f", []byte("x"), []byte("x")) != "" {
+		t.Error("equal: not empty")
+	}
+}

@@ -1,0 +1,139 @@
+package clients
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+)
+
+// A ParseError is a configuration file that does not parse, or whose
+// servers are not where or what the client expects. Line and Column count
+// from 1; Column is 0 when the parser reports only a line (YAML).
+type ParseError struct {
+	File   string
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *ParseError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// document is a parsed configuration file that can be edited in place.
+// Every edit changes only the bytes of the entry concerned (and the
+// separators around it) and parses the result again.
+type document interface {
+	// entries lists the servers in file order (sorted by name for TOML).
+	entries() ([]Entry, error)
+	// upsert replaces the entry called name, or adds it after the others.
+	upsert(name string, v obj) error
+	// remove deletes the entry called name and reports whether there was one.
+	remove(name string) (bool, error)
+	bytes() []byte
+}
+
+// openDocument parses data, the content of file, as client c's format. An
+// empty (or all-whitespace) file is treated as the skeleton the client
+// expects, as an absent one is.
+func openDocument(c Client, file string, data []byte) (document, error) {
+	if len(bytes.TrimSpace(bytes.TrimPrefix(data, bom))) == 0 {
+		data = skeleton(c.Format)
+	}
+	switch c.Format {
+	case JSON, JSONC:
+		return newJSONDoc(file, data, c.ServersKey)
+	case TOML:
+		return newTOMLDoc(file, data, c.ServersKey)
+	case YAML:
+		return newYAMLDoc(file, data, c.ServersKey)
+	}
+	return nil, fmt.Errorf("clients: unknown format %q", c.Format)
+}
+
+// skeleton is the content an absent file starts from.
+func skeleton(f Format) []byte {
+	switch f {
+	case JSON, JSONC:
+		return []byte("{}\n")
+	case YAML:
+		// The top-level keys Continue's config.yaml requires.
+		return []byte("name: Local Config\nversion: 1.0.0\nschema: v1\n")
+	}
+	return nil
+}
+
+var bom = []byte("\xEF\xBB\xBF")
+
+// newline is the line ending a file already uses: CRLF when its first line
+// ends so, LF otherwise.
+func newline(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i > 0 && b[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
+}
+
+// edit replaces b[start:end] with text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+// applyEdits applies non-overlapping edits.
+func applyEdits(b []byte, edits []edit) []byte {
+	sort.Slice(edits, func(i, j int) bool { return edits[i].start > edits[j].start })
+	out := bytes.Clone(b)
+	for _, e := range edits {
+		out = append(out[:e.start:e.start], append([]byte(e.text), out[e.end:]...)...)
+	}
+	return out
+}
+
+// lineStart is the offset of the first byte of the line holding offset i.
+func lineStart(b []byte, i int) int {
+	return bytes.LastIndexByte(b[:i], '\n') + 1
+}
+
+// ownLine reports whether only spaces and tabs precede offset i on its
+// line, and returns them.
+func ownLine(b []byte, i int) (string, bool) {
+	s := b[lineStart(b, i):i]
+	for _, c := range s {
+		if c != ' ' && c != '\t' {
+			return "", false
+		}
+	}
+	return string(s), true
+}
+
+// lineIndent is the leading whitespace of the line holding offset i.
+func lineIndent(b []byte, i int) string {
+	s := b[lineStart(b, i):]
+	n := 0
+	for n < len(s) && (s[n] == ' ' || s[n] == '\t') {
+		n++
+	}
+	return string(s[:n])
+}
+
+// restOfLineBlank reports whether only whitespace follows offset i on its
+// line, and returns the offset just past that line's newline.
+func restOfLineBlank(b []byte, i int) (int, bool) {
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case ' ', '\t', '\r':
+		case '\n':
+			return j + 1, true
+		default:
+			return 0, false
+		}
+	}
+	return len(b), true
+}

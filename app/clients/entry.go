@@ -1,0 +1,251 @@
+package clients
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// obj is an ordered object: what Switchboard writes, in the order it is
+// written. Values are string, []string or obj.
+type obj []member
+
+type member struct {
+	key string
+	val any
+}
+
+// Change is what a Plan does to a client's file: Connect, Disconnect or
+// Replace.
+type Change interface{ isChange() }
+
+// Connect writes the entry named "switchboard" (and one entry
+// "switchboard-<server>" per name in PerServer), replacing earlier ones, and
+// removes per-server entries Switchboard wrote before that are no longer in
+// PerServer.
+type Connect struct {
+	// URL is the gateway's MCP endpoint, e.g. http://127.0.0.1:7391/mcp;
+	// per-server entries use URL + "/" + server.
+	URL string
+	// Token is the bearer token issued for this client. Empty leaves the
+	// Authorization header (or SWITCHBOARD_TOKEN) out.
+	Token string
+	// BinaryPath is the absolute path of the switchboard binary, for
+	// clients that need the stdio bridge (Claude Desktop).
+	BinaryPath string
+	// PerServer names servers that get their own entry.
+	PerServer []string
+}
+
+// Disconnect removes every entry Switchboard wrote: "switchboard" and
+// "switchboard-<server>". Removing from a file that has none changes nothing.
+type Disconnect struct{}
+
+// Replace removes the named entries (servers imported into Switchboard) and
+// connects the client.
+type Replace struct {
+	Remove  []string
+	Connect Connect
+}
+
+func (Connect) isChange()    {}
+func (Disconnect) isChange() {}
+func (Replace) isChange()    {}
+
+// entryValue is the entry Switchboard writes for client c to reach url.
+// server is "" for the entry that reaches every server.
+func entryValue(c Client, cn Connect, server string) obj {
+	url := strings.TrimSuffix(cn.URL, "/")
+	if server != "" {
+		url += "/" + server
+	}
+	headers := obj{}
+	if cn.Token != "" {
+		headers = obj{{"Authorization", "Bearer " + cn.Token}}
+	}
+	withHeaders := func(o obj, key string) obj {
+		if len(headers) > 0 {
+			o = append(o, member{key, headers})
+		}
+		return o
+	}
+	switch c.Remote {
+	case Bridge:
+		o := obj{}
+		if c.StdioType != "" {
+			o = append(o, member{"type", c.StdioType})
+		}
+		args := []string{"connect"}
+		if server != "" {
+			args = append(args, server)
+		}
+		o = append(o, member{"command", cn.BinaryPath}, member{"args", args})
+		if cn.Token != "" {
+			o = append(o, member{"env", obj{{TokenEnv, cn.Token}}})
+		}
+		return o
+	case URLHeaders:
+		return withHeaders(obj{{"url", url}}, "headers")
+	case TypeHTTP:
+		return withHeaders(obj{{"type", "http"}, {"url", url}}, "headers")
+	case ServerURL:
+		return withHeaders(obj{{"serverUrl", url}}, "headers")
+	case HTTPURL:
+		return withHeaders(obj{{"httpUrl", url}}, "headers")
+	case StreamableHTTP:
+		return withHeaders(obj{{"type", "streamableHttp"}, {"url", url}}, "headers")
+	case CodexHTTP:
+		return withHeaders(obj{{"url", url}}, "http_headers")
+	case ContinueHTTP:
+		o := obj{{"type", "streamable-http"}, {"url", url}}
+		if len(headers) > 0 {
+			o = append(o, member{"requestOptions", obj{{"headers", headers}}})
+		}
+		return o
+	}
+	panic(fmt.Sprintf("clients: unknown remote style %d", c.Remote))
+}
+
+func validateConnect(c Client, cn Connect) error {
+	if c.Remote == Bridge {
+		if cn.BinaryPath == "" || !(filepath.IsAbs(cn.BinaryPath) || isWindowsAbs(cn.BinaryPath)) {
+			return fmt.Errorf("%s needs the absolute path of the switchboard binary, got %q", c.Name, cn.BinaryPath)
+		}
+	} else if !strings.HasPrefix(cn.URL, "http://") && !strings.HasPrefix(cn.URL, "https://") {
+		return fmt.Errorf("%s needs the gateway's http(s) URL, got %q", c.Name, cn.URL)
+	}
+	for _, s := range cn.PerServer {
+		if s == "" || strings.ContainsAny(s, "/\\ \t\r\n\"'") {
+			return fmt.Errorf("server name %q cannot be part of an entry name or URL", s)
+		}
+	}
+	return nil
+}
+
+func isWindowsAbs(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}
+
+// entryFromMap reads an entry from a decoded JSON/TOML/YAML value,
+// accepting every client's spelling.
+func entryFromMap(name string, m map[string]any) Entry {
+	e := Entry{Name: name}
+	switch cmd := m["command"].(type) {
+	case string:
+		e.Command = cmd
+	case map[string]any: // Zed's older {"command": {"path", "args", "env"}}
+		e.Command, _ = cmd["path"].(string)
+		e.Args = stringList(cmd["args"])
+		e.Env = stringMap(cmd["env"])
+	case []any: // a command given as a list
+		l := stringList(cmd)
+		if len(l) > 0 {
+			e.Command, e.Args = l[0], l[1:]
+		}
+	}
+	if a := stringList(m["args"]); a != nil {
+		e.Args = a
+	}
+	if env := stringMap(m["env"]); env != nil {
+		e.Env = env
+	}
+	e.Cwd, _ = m["cwd"].(string)
+	for _, k := range []string{"url", "serverUrl", "httpUrl", "baseUrl"} {
+		if u, ok := m[k].(string); ok && u != "" {
+			e.URL = u
+			break
+		}
+	}
+	e.Headers = stringMap(m["headers"])
+	if h := stringMap(m["http_headers"]); h != nil {
+		e.Headers = h
+	}
+	if ro, ok := m["requestOptions"].(map[string]any); ok {
+		if h := stringMap(ro["headers"]); h != nil {
+			e.Headers = h
+		}
+	}
+	return e
+}
+
+func stringList(v any) []string {
+	l, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		out = append(out, fmt.Sprint(x))
+	}
+	return out
+}
+
+func stringMap(v any) map[string]string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, x := range m {
+		if s, ok := x.(string); ok {
+			out[k] = s
+		} else {
+			out[k] = fmt.Sprint(x)
+		}
+	}
+	return out
+}
+
+// An ImportEntry is a stdio server of a client that Switchboard can take
+// over.
+type ImportEntry struct {
+	Name    string
+	Command string
+	Args    []string
+	Cwd     string
+	Env     []EnvVar // sorted by name
+}
+
+// EnvVar is one environment variable of an imported server. Secret is set
+// when the name looks like it holds a credential; the caller moves such
+// values to the secret store.
+type EnvVar struct {
+	Name   string
+	Value  string
+	Secret bool
+}
+
+// EntriesToImport picks the entries Switchboard can take over: the stdio
+// servers that are not Switchboard's own. gatewayURL may be empty.
+func EntriesToImport(entries []Entry, gatewayURL string) []ImportEntry {
+	var out []ImportEntry
+	for _, e := range entries {
+		if e.Command == "" || IsSwitchboard(e, gatewayURL) {
+			continue
+		}
+		ie := ImportEntry{Name: e.Name, Command: e.Command, Args: slices.Clone(e.Args), Cwd: e.Cwd}
+		for k, v := range e.Env {
+			ie.Env = append(ie.Env, EnvVar{Name: k, Value: v, Secret: LooksSecret(k)})
+		}
+		sort.Slice(ie.Env, func(i, j int) bool { return ie.Env[i].Name < ie.Env[j].Name })
+		out = append(out, ie)
+	}
+	return out
+}
+
+// LooksSecret reports whether an environment variable's name suggests a
+// credential: TOKEN, SECRET, PASSWORD, API_KEY, CREDENTIAL, a name ending
+// in _KEY or _PAT, and the like. It errs on the side of yes.
+func LooksSecret(name string) bool {
+	n := strings.ToUpper(name)
+	for _, w := range []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY", "API_KEY",
+		"ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return n == "KEY" || n == "PAT" || strings.HasSuffix(n, "_KEY") || strings.HasSuffix(n, "_PAT") ||
+		strings.HasSuffix(n, "_PWD")
+}

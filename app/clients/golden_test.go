@@ -1,0 +1,250 @@
+package clients
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden after-connect and after-disconnect files")
+
+const (
+	testURL    = "http://127.0.0.1:7391/mcp"
+	testToken  = "sbt_0123456789abcdef"
+	testBinary = "/opt/switchboard/bin/switchboard"
+)
+
+// testEnv is an environment around fresh temporary folders.
+func testEnv(t *testing.T) Env {
+	t.Helper()
+	return Env{GOOS: "linux", Home: t.TempDir(), Workspace: t.TempDir()}
+}
+
+func testEditor(t *testing.T) *Editor {
+	t.Helper()
+	n := 0
+	ed, err := New(Options{BackupDir: t.TempDir(), GatewayURL: testURL, Now: func() time.Time {
+		n++
+		return time.Date(2026, 3, 1, 12, 0, n, 0, time.UTC)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ed
+}
+
+func mustClient(t *testing.T, id string) Client {
+	t.Helper()
+	c, ok := Lookup(id)
+	if !ok {
+		t.Fatalf("no client %q", id)
+	}
+	return c
+}
+
+func writeConfig(t *testing.T, c Client, env Env, data []byte) string {
+	t.Helper()
+	path, err := c.Path(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func apply(t *testing.T, ed *Editor, c Client, env Env, ch Change) *Plan {
+	t.Helper()
+	p, err := ed.Plan(c, env, ch)
+	if err != nil {
+		t.Fatalf("Plan(%T): %v", ch, err)
+	}
+	if err := ed.Apply(p); err != nil {
+		t.Fatalf("Apply(%T): %v", ch, err)
+	}
+	return p
+}
+
+// golden compares got with the file, or rewrites it under -update.
+func golden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs (-want +got):\n%s", file, cmp.Diff(string(want), string(got)))
+	}
+}
+
+// roundTrips lists the cases whose after-disconnect must be the original,
+// byte for byte. The others cannot be: "absent" (the file Switchboard
+// created stays, with an empty servers object) and "existing" (the
+// switchboard entry the user had is Switchboard's to remove).
+var roundTrips = map[string]bool{"realistic": true, "perserver": true}
+
+func withoutSwitchboard(es []Entry) []Entry {
+	var out []Entry
+	for _, e := range es {
+		if !IsSwitchboard(e, testURL) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestGolden runs connect, connect again, disconnect and disconnect again
+// on every testdata/<client>/<case>/original (no original: an absent file)
+// and compares the file after each step with the golden files.
+func TestGolden(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/*/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, dir := range dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		id, kase := filepath.Base(filepath.Dir(dir)), filepath.Base(dir)
+		seen[id] = true
+		t.Run(id+"/"+kase, func(t *testing.T) {
+			c := mustClient(t, id)
+			env, ed := testEnv(t), testEditor(t)
+			path, _ := c.Path(env)
+			original, err := os.ReadFile(filepath.Join(dir, "original"))
+			absent := os.IsNotExist(err)
+			if !absent {
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeConfig(t, c, env, original)
+			}
+			before, err := Read(c, env)
+			if err != nil {
+				t.Fatalf("Read(original): %v", err)
+			}
+			cn := Connect{URL: testURL, Token: testToken, BinaryPath: testBinary}
+			if kase == "perserver" {
+				cn.PerServer = []string{"github"}
+			}
+
+			p := apply(t, ed, c, env, cn)
+			if p.Exists == absent {
+				t.Errorf("plan.Exists = %v for an absent=%v file", p.Exists, absent)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join(dir, "after-connect"), got)
+			if c.Format == JSON && (absent || json.Valid(original)) && !json.Valid(got) {
+				t.Errorf("strict JSON client: after connect the file is not strict JSON")
+			}
+			after, err := Read(c, env)
+			if err != nil {
+				t.Fatalf("Read(after connect): %v", err)
+			}
+			if d := cmp.Diff(withoutSwitchboard(before), withoutSwitchboard(after), cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("other servers changed by connect (-before +after):\n%s", d)
+			}
+			checkConnected(t, c, after, cn)
+
+			// Connect is idempotent: the same change again changes nothing.
+			again, err := ed.Plan(c, env, cn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Changed() || again.Diff != "" {
+				t.Errorf("second connect changes the file:\n%s", again.Diff)
+			}
+
+			apply(t, ed, c, env, Disconnect{})
+			got, err = os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join(dir, "after-disconnect"), got)
+			if roundTrips[kase] && !bytes.Equal(got, original) {
+				t.Errorf("connect then disconnect does not give back the original:\n%s", Diff(path, original, got))
+			}
+			left, err := Read(c, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(withoutSwitchboard(before), left, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("after disconnect (-want +got):\n%s", d)
+			}
+			again, err = ed.Plan(c, env, Disconnect{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Changed() {
+				t.Errorf("second disconnect changes the file:\n%s", again.Diff)
+			}
+		})
+	}
+	for _, c := range Table {
+		if !seen[c.ID] {
+			t.Errorf("no golden cases for client %s", c.ID)
+		}
+	}
+}
+
+// checkConnected reads back the entries connect wrote.
+func checkConnected(t *testing.T, c Client, entries []Entry, cn Connect) {
+	t.Helper()
+	names := []string{EntryName}
+	for _, s := range cn.PerServer {
+		names = append(names, EntryName+"-"+s)
+	}
+	for i, name := range names {
+		var got *Entry
+		for j := range entries {
+			if entries[j].Name == name {
+				if got != nil {
+					t.Errorf("two entries named %q", name)
+				}
+				got = &entries[j]
+			}
+		}
+		if got == nil {
+			t.Errorf("no entry %q after connect", name)
+			continue
+		}
+		want := Entry{Name: name}
+		if c.Remote == Bridge {
+			want.Command, want.Args = cn.BinaryPath, []string{"connect"}
+			if i > 0 {
+				want.Args = append(want.Args, cn.PerServer[i-1])
+			}
+			want.Env = map[string]string{TokenEnv: cn.Token}
+		} else {
+			want.URL = cn.URL
+			if i > 0 {
+				want.URL += "/" + cn.PerServer[i-1]
+			}
+			want.Headers = map[string]string{"Authorization": "Bearer " + cn.Token}
+		}
+		if d := cmp.Diff(want, *got); d != "" {
+			t.Errorf("entry %q (-want +got):\n%s", name, d)
+		}
+	}
+}

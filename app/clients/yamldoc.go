@@ -1,0 +1,335 @@
+package clients
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// yamlDoc edits Continue's config.yaml: mcpServers is a list of mappings,
+// each with a "name". The yaml.v3 node tree says where the list and its
+// items are (line and column); the edit then replaces, appends or removes
+// the lines of one item, so comments, blank lines, quoting and indentation
+// elsewhere stay exactly as they were. (Encoding the node tree again would
+// keep comments but re-indent the file and drop blank lines.)
+type yamlDoc struct {
+	file  string
+	text  []byte
+	path  []string // ["mcpServers"]
+	nl    string
+	root  *yaml.Node // the top-level mapping
+	lines []int      // offset of the start of each line (0-based index)
+}
+
+func newYAMLDoc(file string, data []byte, path []string) (*yamlDoc, error) {
+	d := &yamlDoc{file: file, path: path, nl: newline(data)}
+	if err := d.reparse(data); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *yamlDoc) bytes() []byte { return bytes.Clone(d.text) }
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func (d *yamlDoc) reparse(b []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		pe := &ParseError{File: d.file, Msg: err.Error()}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			pe.Line, _ = strconv.Atoi(m[1])
+			pe.Msg = m[2]
+		}
+		return pe
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return &ParseError{File: d.file, Line: 1, Column: 1, Msg: "the top level is not a mapping"}
+	}
+	root := doc.Content[0]
+	if root.Style&yaml.FlowStyle != 0 {
+		return &ParseError{File: d.file, Line: root.Line, Column: root.Column, Msg: "the top level is a flow mapping; Switchboard edits block style only"}
+	}
+	d.text, d.root = b, root
+	d.lines = []int{0}
+	for i, c := range b {
+		if c == '\n' {
+			d.lines = append(d.lines, i+1)
+		}
+	}
+	return nil
+}
+
+func (d *yamlDoc) errAt(n *yaml.Node, format string, args ...any) error {
+	return &ParseError{File: d.file, Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)}
+}
+
+// offset is the byte offset of a 1-based line and column.
+func (d *yamlDoc) offset(line, col int) int {
+	if line-1 >= len(d.lines) {
+		return len(d.text)
+	}
+	return d.lines[line-1] + col - 1
+}
+
+// list finds the key and value nodes of the servers list; both are nil when
+// the key is absent.
+func (d *yamlDoc) list() (key, val *yaml.Node, err error) {
+	for i := 0; i+1 < len(d.root.Content); i += 2 {
+		if d.root.Content[i].Value == d.path[0] {
+			key, val = d.root.Content[i], d.root.Content[i+1]
+			break
+		}
+	}
+	if val == nil {
+		return nil, nil, nil
+	}
+	switch {
+	case val.Kind == yaml.ScalarNode && val.Tag == "!!null":
+	case val.Kind == yaml.SequenceNode:
+		for _, it := range val.Content {
+			if it.Kind != yaml.MappingNode {
+				return nil, nil, d.errAt(it, "an item of %s is not a mapping", d.path[0])
+			}
+		}
+	default:
+		return nil, nil, d.errAt(val, "%s is not a list", d.path[0])
+	}
+	return key, val, nil
+}
+
+func itemName(it *yaml.Node) string {
+	for i := 0; i+1 < len(it.Content); i += 2 {
+		if it.Content[i].Value == "name" {
+			return it.Content[i+1].Value
+		}
+	}
+	return ""
+}
+
+func (d *yamlDoc) entries() ([]Entry, error) {
+	_, val, err := d.list()
+	if err != nil || val == nil || val.Kind != yaml.SequenceNode {
+		return nil, err
+	}
+	var out []Entry
+	for _, it := range val.Content {
+		var m map[string]any
+		if err := it.Decode(&m); err != nil {
+			return nil, d.errAt(it, "%v", err)
+		}
+		out = append(out, entryFromMap(itemName(it), m))
+	}
+	return out, nil
+}
+
+// itemSpan is the byte range of the lines of item i of a block list:
+// from its dash's line to the last non-blank line indented deeper than the
+// dash. It also returns the columns (0-based) of the dash and of the item's
+// keys.
+func (d *yamlDoc) itemSpan(it *yaml.Node) (start, end, dash, keys int, err error) {
+	ls := d.lines[it.Line-1]
+	keys = it.Column - 1
+	dash = bytes.LastIndexByte(d.text[ls:ls+keys], '-')
+	if dash < 0 || !isBlank(d.text[ls:ls+dash]) {
+		return 0, 0, 0, 0, d.errAt(it, "list item is not written as \"- key: value\"; Switchboard does not edit it")
+	}
+	start, end = ls, d.lineEndAt(it.Line)
+	for l := it.Line + 1; l <= len(d.lines); l++ {
+		s := d.text[d.lines[l-1]:d.lineEndAt(l)]
+		if isBlank(s) {
+			continue
+		}
+		ind := len(s) - len(bytes.TrimLeft(s, " \t"))
+		if ind <= dash {
+			break
+		}
+		end = d.lineEndAt(l)
+	}
+	return start, end, dash, keys, nil
+}
+
+// lineEndAt is the offset just past the newline of 1-based line l.
+func (d *yamlDoc) lineEndAt(l int) int {
+	if l < len(d.lines) {
+		return d.lines[l]
+	}
+	return len(d.text)
+}
+
+// colonEnd is the offset just past the colon following key.
+func (d *yamlDoc) colonEnd(key *yaml.Node) (int, error) {
+	off := d.offset(key.Line, key.Column)
+	eol := d.lineEndAt(key.Line)
+	i := bytes.IndexByte(d.text[off:eol], ':')
+	if i < 0 {
+		return 0, d.errAt(key, "cannot find the colon after %s", d.path[0])
+	}
+	return off + i + 1, nil
+}
+
+func (d *yamlDoc) upsert(name string, v obj) error {
+	item := append(obj{{"name", name}}, v...)
+	key, val, err := d.list()
+	if err != nil {
+		return err
+	}
+	if key == nil {
+		out := bytes.Clone(d.text)
+		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
+			out = append(out, d.nl...)
+		}
+		out = append(out, d.path[0]+":"+d.nl...)
+		out = append(out, d.render(item, 2, 4)...)
+		return d.reparse(out)
+	}
+	if val.Kind != yaml.SequenceNode || len(val.Content) == 0 {
+		// `mcpServers:`, `mcpServers: ~` or `mcpServers: []`: the value
+		// after the colon goes, the list is written below the key.
+		ce, err := d.colonEnd(key)
+		if err != nil {
+			return err
+		}
+		eol := d.lineEndAt(key.Line)
+		rest := d.text[ce:eol]
+		valueEnd := ce + len(rest) - len(bytes.TrimLeft(rest, " \t"))
+		if val.Kind == yaml.SequenceNode || val.Value != "" {
+			if val.Kind == yaml.SequenceNode && val.Style&yaml.FlowStyle == 0 {
+				return d.errAt(val, "unexpected empty list")
+			}
+			close := []byte("]")
+			if val.Kind != yaml.SequenceNode {
+				close = []byte(val.Value)
+			}
+			j := bytes.Index(d.text[valueEnd:eol], close)
+			if j < 0 {
+				return d.errAt(val, "cannot find the end of %s's value", d.path[0])
+			}
+			valueEnd += j + len(close)
+		} else {
+			valueEnd = ce
+		}
+		if !isBlank(bytes.TrimRight(d.text[valueEnd:eol], "\r\n")) && !bytes.HasPrefix(bytes.TrimLeft(d.text[valueEnd:eol], " \t"), []byte("#")) {
+			return d.errAt(key, "%s's value is not written on its own line; Switchboard does not edit it", d.path[0])
+		}
+		ind := key.Column - 1
+		edits := []edit{{ce, valueEnd, ""}}
+		insertAt := eol
+		prefix := ""
+		if eol == len(d.text) && !bytes.HasSuffix(d.text, []byte("\n")) {
+			prefix = d.nl
+		}
+		edits = append(edits, edit{insertAt, insertAt, prefix + d.render(item, ind+2, ind+4)})
+		return d.reparse(applyEdits(d.text, edits))
+	}
+	if val.Style&yaml.FlowStyle != 0 {
+		return d.errAt(val, "%s is a flow list; Switchboard edits block style only", d.path[0])
+	}
+	var lastEnd, dash, keys int
+	for _, it := range val.Content {
+		start, end, dsh, ks, err := d.itemSpan(it)
+		if err != nil {
+			return err
+		}
+		if itemName(it) == name {
+			return d.reparse(applyEdits(d.text, []edit{{start, end, d.render(item, dsh, ks)}}))
+		}
+		lastEnd, dash, keys = end, dsh, ks
+	}
+	prefix := ""
+	if lastEnd == len(d.text) && !bytes.HasSuffix(d.text, []byte("\n")) {
+		prefix = d.nl
+	}
+	return d.reparse(applyEdits(d.text, []edit{{lastEnd, lastEnd, prefix + d.render(item, dash, keys)}}))
+}
+
+func (d *yamlDoc) remove(name string) (bool, error) {
+	key, val, err := d.list()
+	if err != nil || val == nil || val.Kind != yaml.SequenceNode {
+		return false, err
+	}
+	if val.Style&yaml.FlowStyle != 0 {
+		for _, it := range val.Content {
+			if itemName(it) == name {
+				return false, d.errAt(val, "%s is a flow list; Switchboard edits block style only", d.path[0])
+			}
+		}
+		return false, nil
+	}
+	for _, it := range val.Content {
+		if itemName(it) != name {
+			continue
+		}
+		start, end, _, _, err := d.itemSpan(it)
+		if err != nil {
+			return false, err
+		}
+		edits := []edit{{start, end, ""}}
+		if len(val.Content) == 1 {
+			// The list would be empty, which YAML reads as null: write [].
+			ce, err := d.colonEnd(key)
+			if err != nil {
+				return false, err
+			}
+			edits = append(edits, edit{ce, ce, " []"})
+		}
+		return true, d.reparse(applyEdits(d.text, edits))
+	}
+	return false, nil
+}
+
+// render writes a list item with its dash at column dash and its keys at
+// column keys (0-based); nested mappings are indented by two spaces.
+func (d *yamlDoc) render(item obj, dash, keys int) string {
+	var b strings.Builder
+	for i, m := range item {
+		if i == 0 {
+			b.WriteString(strings.Repeat(" ", dash) + "-" + strings.Repeat(" ", keys-dash-1))
+		} else {
+			b.WriteString(strings.Repeat(" ", keys))
+		}
+		d.renderMember(&b, m, keys)
+	}
+	return b.String()
+}
+
+func (d *yamlDoc) renderMember(b *strings.Builder, m member, indent int) {
+	b.WriteString(yamlScalar(m.key) + ":")
+	switch v := m.val.(type) {
+	case string:
+		b.WriteString(" " + yamlScalar(v) + d.nl)
+	case []string:
+		parts := make([]string, len(v))
+		for i, s := range v {
+			parts[i] = yamlScalar(s)
+		}
+		b.WriteString(" [" + strings.Join(parts, ", ") + "]" + d.nl)
+	case obj:
+		if len(v) == 0 {
+			b.WriteString(" {}" + d.nl)
+			return
+		}
+		b.WriteString(d.nl)
+		for _, c := range v {
+			b.WriteString(strings.Repeat(" ", indent+2))
+			d.renderMember(b, c, indent+2)
+		}
+	default:
+		panic(fmt.Sprintf("clients: cannot render %T", v))
+	}
+}
+
+// yamlScalar writes s as yaml.v3 would (plain when that reads back as the
+// same string, quoted otherwise), on one line.
+func yamlScalar(s string) string {
+	out, err := yaml.Marshal(s)
+	q := strings.TrimSuffix(string(out), "\n")
+	if err != nil || strings.Contains(q, "\n") || strings.ContainsAny(s, "[]{},") {
+		return jsonString(s) // a JSON string is a YAML double-quoted scalar
+	}
+	return q
+}
