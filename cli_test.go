@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/supervisor"
@@ -40,6 +44,8 @@ func TestCommandLineUsage(t *testing.T) {
 		{[]string{"stop", "a", "b"}, exitUsage, "expected one server name"},
 		{[]string{"status", "extra"}, exitUsage, `unexpected argument "extra"`},
 		{[]string{"logs", "-n", "-3", "x"}, exitUsage, "-n must not be negative"},
+		{[]string{"logs", "x", "-n", "-3"}, exitUsage, "-n must not be negative"}, // flags after arguments
+		{[]string{"clients", "connect"}, exitUsage, "expected: clients, or clients connect|disconnect CLIENT"},
 		{[]string{"serve", "--log-level", "loud"}, exitUsage, `invalid log level "loud"`},
 		{[]string{"help", "start"}, exitOK, "Usage: switchboard start [flags] NAME"},
 		{[]string{"logs", "--help"}, exitOK, "keep printing new lines"},
@@ -146,4 +152,73 @@ func pidsByServer(t *testing.T, d *daemonProc) map[string][]int {
 		}
 	}
 	return out
+}
+
+// TestConnectingAClient writes Cursor's config through the daemon (diff
+// first), then uses the entry exactly as Cursor would: its URL and its own
+// token, which history then names.
+func TestConnectingAClient(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha")
+	cursorFile := filepath.Join(d.userHome, ".cursor", "mcp.json")
+
+	code, out, errOut := cli(t, home, "clients", "connect", "cursor", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "+") || !strings.Contains(out, "dry run") {
+		t.Fatalf("dry run: %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(cursorFile); !os.IsNotExist(err) {
+		t.Fatalf("a dry run wrote %s", cursorFile)
+	}
+	code, out, errOut = cli(t, home, "clients", "connect", "cursor")
+	if code != exitOK || !strings.Contains(out, "cursor: connected") {
+		t.Fatalf("connect: %d\n%s%s", code, out, errOut)
+	}
+	var file struct {
+		MCPServers map[string]struct {
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	}
+	data, err := os.ReadFile(cursorFile)
+	if err != nil || json.Unmarshal(data, &file) != nil {
+		t.Fatalf("reading %s: %v\n%s", cursorFile, err, data)
+	}
+	entry := file.MCPServers["switchboard"]
+	if entry.URL != d.info.Address+"/mcp" || !strings.HasPrefix(entry.Headers["Authorization"], "Bearer sb_") {
+		t.Fatalf("cursor entry = %+v", entry)
+	}
+	token := strings.TrimPrefix(entry.Headers["Authorization"], "Bearer ")
+	transport := &mcp.StreamableClientTransport{Endpoint: entry.URL, HTTPClient: &http.Client{Transport: bearerTransport(token)}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "Cursor", Version: "2"}, nil).Connect(t.Context(), transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "from cursor"}}); err != nil || res.IsError {
+		t.Fatalf("call with cursor's entry: %v %+v", err, res)
+	}
+	cs.Close()
+	eventually(t, 10*time.Second, "the call in the history under cursor's token", func() bool {
+		page, err := d.client.History(t.Context(), url.Values{"client": {"cursor"}})
+		return err == nil && len(page.Calls) == 1 && page.Calls[0].ClientLabel == "cursor"
+	})
+
+	list, err := d.client.Clients(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range list {
+		if v.ID == "cursor" && !v.Connected {
+			t.Errorf("cursor listed as not connected: %+v", v)
+		}
+	}
+	code, out, _ = cli(t, home, "clients", "disconnect", "cursor")
+	if code != exitOK || !strings.Contains(out, "cursor: disconnected") {
+		t.Errorf("disconnect: %d\n%s", code, out)
+	}
+	data, _ = os.ReadFile(cursorFile)
+	if strings.Contains(string(data), "switchboard") {
+		t.Errorf("after disconnect %s still holds Switchboard's entry:\n%s", cursorFile, data)
+	}
 }

@@ -46,10 +46,12 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-// env is what every verb gets: where to write and which data directory.
+// env is what every verb gets: where to write, which data directory, and
+// its arguments (what is left after its flags).
 type env struct {
 	stdout, stderr io.Writer
 	home           string
+	args           []string
 }
 
 // A verb is one subcommand.
@@ -70,6 +72,8 @@ func verbs() []verb {
 		actionVerb("stop", "stop a server's processes and keep it down", (*api.Client).Stop),
 		actionVerb("restart", "stop a server's processes and start it again", (*api.Client).Restart),
 		logsVerb(),
+		historyVerb(),
+		clientsVerb(),
 		connectVerb(),
 		{name: "version", summary: "print the version", run: func(_ context.Context, e *env, _ *flag.FlagSet) error {
 			fmt.Fprintf(e.stdout, "switchboard %s\n", version)
@@ -124,7 +128,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if v.flags != nil {
 		v.flags(fs)
 	}
-	if err := fs.Parse(rest); err != nil {
+	positional, err := parseInterspersed(fs, rest)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printVerbUsage(stdout, v, fs)
 			return exitOK
@@ -133,18 +138,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printVerbUsage(stderr, v, fs)
 		return exitUsage
 	}
+	var dir string
 	home := *homeFlag
 	if *verbHome != "" {
 		home = *verbHome
 	}
-	dir, err := daemon.ResolveHome(home)
+	dir, err = daemon.ResolveHome(home)
 	if err != nil {
 		fmt.Fprintf(stderr, "switchboard: %v\n", err)
 		return exitError
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{stdout: stdout, stderr: stderr, home: dir}
+	e := &env{stdout: stdout, stderr: stderr, home: dir, args: positional}
 	if err := v.run(ctx, e, fs); err != nil {
 		fmt.Fprintf(stderr, "switchboard %s: %v\n", v.name, err)
 		if _, ok := errors.AsType[usageError](err); ok {
@@ -202,21 +208,42 @@ func (e *env) client() (*api.Client, error) {
 	return &api.Client{BaseURL: info.Address, Token: tok.Secret}, nil
 }
 
-// oneServer reads the single NAME argument of a verb.
-func oneServer(fs *flag.FlagSet) (string, error) {
-	switch fs.NArg() {
-	case 1:
-		return fs.Arg(0), nil
-	case 0:
-		return "", usageError{"missing server name"}
-	default:
-		return "", usageError{fmt.Sprintf("expected one server name, got %d arguments", fs.NArg())}
+// parseInterspersed parses fs's flags wherever they stand among the
+// arguments ("clients connect cursor --dry-run"), and returns the others.
+// After "--" everything is an argument.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
 }
 
-func noArgs(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+// oneServer reads the single NAME argument of a verb.
+func oneServer(args []string) (string, error) {
+	switch len(args) {
+	case 1:
+		return args[0], nil
+	case 0:
+		return "", usageError{"missing server name"}
+	default:
+		return "", usageError{fmt.Sprintf("expected one server name, got %d arguments", len(args))}
+	}
+}
+
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", args[0])}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -56,6 +58,10 @@ func TestMain(m *testing.M) {
 // testEnv is an environment whose HOME and data directory are temporary,
 // so no test touches the real ones.
 func testEnv(t *testing.T, home string) []string {
+	return testEnvWithHome(home, t.TempDir())
+}
+
+func testEnvWithHome(home, userHome string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); k == "HOME" || k == daemon.HomeEnv || k == "XDG_DATA_HOME" {
@@ -63,7 +69,7 @@ func testEnv(t *testing.T, home string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HOME="+t.TempDir(), daemon.HomeEnv+"="+home, "GORACE=atexit_sleep_ms=0")
+	return append(env, "HOME="+userHome, daemon.HomeEnv+"="+home, "GORACE=atexit_sleep_ms=0")
 }
 
 // writeConfig writes a config.json with servers that run this test binary
@@ -97,18 +103,19 @@ func writeConfig(t *testing.T, home string, names ...string) {
 
 // daemonProc is a `switchboard serve` started by a test.
 type daemonProc struct {
-	cmd    *exec.Cmd
-	out    *syncBuffer
-	done   chan struct{}
-	info   daemon.Info
-	client *api.Client
+	cmd      *exec.Cmd
+	out      *syncBuffer
+	done     chan struct{}
+	info     daemon.Info
+	client   *api.Client
+	userHome string // the daemon's $HOME, where client configs live
 }
 
 func startDaemon(t *testing.T, home string) *daemonProc {
 	t.Helper()
-	d := &daemonProc{out: &syncBuffer{}, done: make(chan struct{})}
+	d := &daemonProc{out: &syncBuffer{}, done: make(chan struct{}), userHome: t.TempDir()}
 	d.cmd = exec.Command(binary, "serve", "--log-level", "debug")
-	d.cmd.Env = testEnv(t, home)
+	d.cmd.Env = testEnvWithHome(home, d.userHome)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -276,6 +283,26 @@ func TestMCPEndpointThroughTheDaemon(t *testing.T) {
 			t.Errorf("%s: call %s: %v %+v", path, name, err, res)
 		}
 		cs.Close()
+	}
+
+	// Both calls are in the history, with who made them.
+	var page history.CallPage
+	eventually(t, 10*time.Second, "the calls in the history", func() bool {
+		var err error
+		page, err = d.client.History(t.Context(), url.Values{"server": {"alpha"}, "tool": {"alpha__echo"}})
+		return err == nil && len(page.Calls) == 1
+	})
+	c := page.Calls[0]
+	if c.ClientName != "cursor" || c.ClientLabel != "cli" || c.Outcome != "ok" || c.Method != "tools/call" || c.Duration <= 0 || c.PID == 0 {
+		t.Errorf("recorded call: %+v", c)
+	}
+	full, err := d.client.Call(t.Context(), c.ID)
+	if err != nil || !strings.Contains(string(full.Arguments), `"text":"hi"`) || !strings.Contains(full.ResponsePreview, "hi") {
+		t.Errorf("recorded call %+v (%v): want its arguments and a preview of the result", full, err)
+	}
+	code, out, _ := cli(t, home, "history", "--server", "alpha")
+	if code != exitOK || !strings.Contains(out, "alpha__echo") || !strings.Contains(out, "cursor") {
+		t.Errorf("switchboard history:\n%s", out)
 	}
 }
 

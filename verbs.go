@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,7 +31,7 @@ func serveVerb() verb {
 			logLevel = fs.String("log-level", "info", "debug, info, warn or error")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if err := noArgs(fs); err != nil {
+			if err := noArgs(e.args); err != nil {
 				return err
 			}
 			logger, err := newLogger(e.stderr, *logLevel)
@@ -41,7 +43,7 @@ func serveVerb() verb {
 				return fmt.Errorf("finding this program for the reaper: %w", err)
 			}
 			return daemon.Run(ctx, daemon.Options{
-				Home: e.home, Listen: *listen, Version: version, Logger: logger, Reaper: []string{exe},
+				Home: e.home, Listen: *listen, Version: version, Logger: logger, Reaper: []string{exe}, Binary: exe,
 				Ready: func(info daemon.Info) {
 					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", version, info.PID)
 					fmt.Fprintf(e.stdout, "  address: %s\n", info.Address)
@@ -59,7 +61,7 @@ func statusVerb() verb {
 		name:    "status",
 		summary: "show whether the daemon runs, where, and its servers at a glance",
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if err := noArgs(fs); err != nil {
+			if err := noArgs(e.args); err != nil {
 				return err
 			}
 			c, err := e.client()
@@ -91,7 +93,7 @@ func serversVerb() verb {
 			asJSON = fs.Bool("json", false, "print JSON instead of a table")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if err := noArgs(fs); err != nil {
+			if err := noArgs(e.args); err != nil {
 				return err
 			}
 			c, err := e.client()
@@ -139,7 +141,7 @@ func actionVerb(name, summary string, act func(*api.Client, context.Context, str
 		args:    " NAME",
 		summary: summary,
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			server, err := oneServer(fs)
+			server, err := oneServer(e.args)
 			if err != nil {
 				return err
 			}
@@ -169,7 +171,7 @@ func logsVerb() verb {
 			lines = fs.Int("n", 100, "how many recent lines to print")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			server, err := oneServer(fs)
+			server, err := oneServer(e.args)
 			if err != nil {
 				return err
 			}
@@ -241,12 +243,12 @@ func connectVerb() verb {
 			logLevel = fs.String("log-level", "warn", "debug, info, warn or error (logs go to stderr)")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if fs.NArg() > 1 {
-				return usageError{fmt.Sprintf("expected at most one server name, got %d arguments", fs.NArg())}
+			if len(e.args) > 1 {
+				return usageError{fmt.Sprintf("expected at most one server name, got %d arguments", len(e.args))}
 			}
 			path := "/mcp"
-			if fs.NArg() == 1 {
-				path += "/" + fs.Arg(0)
+			if len(e.args) == 1 {
+				path += "/" + e.args[0]
 			}
 			logger, err := newLogger(e.stderr, *logLevel)
 			if err != nil {
@@ -284,3 +286,141 @@ func connectVerb() verb {
 // tokenEnv gives the bridge a token instead of reading the token file, as
 // client configs written by Switchboard do.
 const tokenEnv = "SWITCHBOARD_TOKEN"
+
+func historyVerb() verb {
+	var server, tool, client, outcome, since, text *string
+	var limit *int
+	var asJSON *bool
+	return verb{
+		name:    "history",
+		summary: "list recorded calls, newest first, with filters",
+		flags: func(fs *flag.FlagSet) {
+			server = fs.String("server", "", "only calls to this server")
+			tool = fs.String("tool", "", "only calls of this tool, prompt or resource")
+			client = fs.String("client", "", "only calls from this client (token label or client name)")
+			outcome = fs.String("outcome", "", "ok, tool_error, protocol_error, timeout, cancelled, server_unavailable, or error (all but ok)")
+			since = fs.String("since", "", "only calls since this time: RFC 3339 or a duration back from now (1h)")
+			text = fs.String("q", "", "free text to find in arguments and errors")
+			limit = fs.Int("n", 50, "how many calls (at most 1000)")
+			asJSON = fs.Bool("json", false, "print JSON instead of a table")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			if err := noArgs(e.args); err != nil {
+				return err
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			q := url.Values{}
+			for k, v := range map[string]string{"server": *server, "tool": *tool, "client": *client,
+				"outcome": *outcome, "since": *since, "q": *text, "limit": strconv.Itoa(*limit)} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			page, err := c.History(ctx, q)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(e.stdout, page.Calls)
+			}
+			if len(page.Calls) == 0 {
+				fmt.Fprintln(e.stdout, "No calls recorded that match.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tCLIENT\tSERVER\tMETHOD\tNAME\tOUTCOME\tDURATION\tERROR")
+			for _, call := range page.Calls {
+				who := call.ClientName
+				if who == "" {
+					who = call.ClientLabel
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", call.Start.Local().Format(time.DateTime), orDash(who),
+					orDash(call.Server), call.Method, orDash(call.Name), call.Outcome, call.Duration.Round(time.Microsecond),
+					orDash(truncate(call.Error, 60)))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func clientsVerb() verb {
+	var servers stringList
+	var dryRun *bool
+	return verb{
+		name:    "clients",
+		args:    " [connect|disconnect CLIENT]",
+		summary: "list MCP clients and their configs, or connect one to Switchboard (the diff is shown first)",
+		flags: func(fs *flag.FlagSet) {
+			fs.Var(&servers, "server", "with connect: also give this server an entry of its own (repeatable)")
+			dryRun = fs.Bool("dry-run", false, "show the change without writing it")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			if n := len(e.args); n != 0 && n != 2 {
+				return usageError{"expected: clients, or clients connect|disconnect CLIENT"}
+			}
+			if len(e.args) == 2 && e.args[0] != "connect" && e.args[0] != "disconnect" {
+				return usageError{fmt.Sprintf("unknown action %q: connect or disconnect", e.args[0])}
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			if len(e.args) == 0 {
+				list, err := c.Clients(ctx)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "CLIENT\tNAME\tSTATUS\tSERVERS\tCONFIG")
+				for _, v := range list {
+					status := "not found"
+					switch {
+					case v.Error != "":
+						status = "unreadable: " + truncate(v.Error, 50)
+					case v.Connected:
+						status = "connected"
+					case v.Installed:
+						status = "installed"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", v.ID, v.Name, status, len(v.Servers), v.Path)
+				}
+				return tw.Flush()
+			}
+			action, id := e.args[0], e.args[1]
+			change := api.ClientChange{Action: action, Servers: servers}
+			plan, err := c.PlanClient(ctx, id, change)
+			if err != nil {
+				return err
+			}
+			if !plan.Changed {
+				fmt.Fprintf(e.stdout, "%s: nothing to change in %s\n", id, plan.Path)
+				return nil
+			}
+			fmt.Fprint(e.stdout, plan.Diff)
+			if *dryRun {
+				fmt.Fprintf(e.stdout, "(dry run: %s was not changed)\n", plan.Path)
+				return nil
+			}
+			change.Hash = plan.Hash
+			v, err := c.ApplyClient(ctx, id, change)
+			if err != nil {
+				return err
+			}
+			state := "disconnected"
+			if v.Connected {
+				state = "connected"
+			}
+			fmt.Fprintf(e.stdout, "%s: %s (wrote %s)\n", v.ID, state, plan.Path)
+			return nil
+		},
+	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }

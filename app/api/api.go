@@ -85,6 +85,10 @@ type Options struct {
 	// KeepAlive is the interval of comments on a log stream that keep
 	// idle connections open; zero means DefaultKeepAlive.
 	KeepAlive time.Duration
+	// History serves /api/v1/history, /stats and /usage; nil answers 503.
+	History History
+	// Clients serves /api/v1/clients; a nil Editor answers 503.
+	Clients ClientsOptions
 }
 
 // DefaultActionTimeout is a little more than supervisor.DefaultStartTimeout,
@@ -104,6 +108,8 @@ const MaxBodyBytes = 1 << 20
 type Server struct {
 	sup           Supervisor
 	cfg           Config
+	history       History
+	clients       ClientsOptions
 	tokens        *tokens.Store
 	log           *slog.Logger
 	version, home string
@@ -128,6 +134,8 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		sup:           opts.Supervisor,
 		cfg:           opts.Config,
+		history:       opts.History,
+		clients:       opts.Clients,
 		tokens:        opts.Tokens,
 		log:           opts.Logger,
 		version:       opts.Version,
@@ -165,6 +173,8 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /api/v1/servers/{name}/stop", handle(s.stopServer, http.StatusOK))
 	s.mux.Handle("POST /api/v1/servers/{name}/restart", handle(s.restartServer, http.StatusOK))
 	s.mux.HandleFunc("GET /api/v1/servers/{name}/logs", s.logs)
+	s.historyRoutes()
+	s.clientRoutes()
 }
 
 // ServeHTTP serves the API.

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -268,4 +269,55 @@ func readAPIError(resp *http.Response) error {
 func IsNotFound(err error) bool {
 	e, ok := errors.AsType[*APIError](err)
 	return ok && e.Status == http.StatusNotFound
+}
+
+// History returns a page of recorded calls matching q (see
+// GET /api/v1/history for the parameters).
+func (c *Client) History(ctx context.Context, q url.Values) (history.CallPage, error) {
+	var page history.CallPage
+	err := c.do(ctx, http.MethodGet, "/api/v1/history?"+q.Encode(), nil, &page)
+	return page, err
+}
+
+// Call returns one recorded call with its arguments and response preview.
+func (c *Client) Call(ctx context.Context, id int64) (history.Call, error) {
+	var call history.Call
+	err := c.do(ctx, http.MethodGet, "/api/v1/history/"+strconv.FormatInt(id, 10), nil, &call)
+	return call, err
+}
+
+// Stats returns call counts, error rates and latencies per server (by
+// "server") or per tool (by "tool") since the given time ("" = a day).
+func (c *Client) Stats(ctx context.Context, since, by string) ([]history.Stat, error) {
+	q := url.Values{}
+	if since != "" {
+		q.Set("since", since)
+	}
+	if by != "" {
+		q.Set("by", by)
+	}
+	var stats []history.Stat
+	err := c.do(ctx, http.MethodGet, "/api/v1/stats?"+q.Encode(), nil, &stats)
+	return stats, err
+}
+
+// Clients lists the MCP clients found on this machine.
+func (c *Client) Clients(ctx context.Context) ([]ClientView, error) {
+	var out []ClientView
+	err := c.do(ctx, http.MethodGet, "/api/v1/clients", nil, &out)
+	return out, err
+}
+
+// PlanClient shows what a change to a client's config would write.
+func (c *Client) PlanClient(ctx context.Context, id string, change ClientChange) (ClientPlan, error) {
+	var p ClientPlan
+	err := c.do(ctx, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/plan", change, &p)
+	return p, err
+}
+
+// ApplyClient makes the change of a plan (change.Hash is the plan's Hash).
+func (c *Client) ApplyClient(ctx context.Context, id string, change ClientChange) (ClientView, error) {
+	var v ClientView
+	err := c.do(ctx, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/apply", change, &v)
+	return v, err
 }

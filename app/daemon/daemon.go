@@ -20,8 +20,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/clients"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -35,6 +37,9 @@ type Options struct {
 	// Reaper is the command line of the supervisor's watchdog: this program,
 	// which must call supervisor.RunReaperIfRequested first thing.
 	Reaper []string
+	// Binary is the absolute path of this program, written into the
+	// config of clients that launch the stdio bridge.
+	Binary string
 	// Ready is called once the daemon serves, with what daemon.json says.
 	Ready func(Info)
 }
@@ -86,6 +91,21 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	hist, err := history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	if r := hist.Recovered(); r != nil {
+		log.Error("the history database was damaged; it was moved aside and a new one started", "detail", r.String())
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := hist.Close(closeCtx); err != nil {
+			log.Error("closing the history database", "err", err)
+		}
+	}()
+
 	// The gateway makes the clients the supervisor talks to its processes
 	// with, and leases processes from the supervisor: the closure breaks the
 	// cycle (pools are only created after both exist).
@@ -98,7 +118,16 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Logger: log, Version: opts.Version, ClientLabel: api.TokenLabel})
+	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: hist, Logger: log,
+		Version: opts.Version, ClientLabel: api.TokenLabel})
+	// Server logs, lifecycle events and resource samples go to the history.
+	events, stopEvents := sup.Subscribe(4096)
+	var recording sync.WaitGroup
+	recording.Go(func() {
+		for ev := range events {
+			hist.Observe(ev)
+		}
+	})
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()
@@ -107,6 +136,8 @@ func Run(ctx context.Context, opts Options) error {
 		if err := sup.Close(stopCtx); err != nil {
 			log.Error("stopping servers", "err", err)
 		}
+		stopEvents()
+		recording.Wait()
 	}()
 	for _, p := range sup.Swept() {
 		log.Warn("stopped a server process left behind by an earlier daemon", "server", p.Server, "pid", p.PID)
@@ -129,8 +160,16 @@ func Run(ctx context.Context, opts Options) error {
 	d.apply(ctx)
 
 	started := time.Now()
-	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, Logger: log,
-		Version: opts.Version, Home: home, Started: started})
+	address := "http://" + ln.Addr().String()
+	clientOpts := api.ClientsOptions{GatewayURL: address + "/mcp", BinaryPath: opts.Binary}
+	if env, err := clients.EnvFromOS(""); err != nil {
+		log.Warn("client configs are not available", "err", err)
+	} else if clientOpts.Editor, err = clients.New(clients.Options{BackupDir: filepath.Join(home, "backups"),
+		GatewayURL: clientOpts.GatewayURL}); err == nil {
+		clientOpts.Env = env
+	}
+	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts,
+		Logger: log, Version: opts.Version, Home: home, Started: started})
 	if err != nil {
 		ln.Close()
 		return err
@@ -146,7 +185,7 @@ func Run(ctx context.Context, opts Options) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	info := Info{PID: os.Getpid(), Address: "http://" + ln.Addr().String(), Home: home,
+	info := Info{PID: os.Getpid(), Address: address, Home: home,
 		Version: opts.Version, Started: started}
 	if err := writeInfo(home, info); err != nil {
 		srv.Close()

@@ -13,10 +13,11 @@ const HomeEnv = "SWITCHBOARD_HOME"
 
 // Files in the data directory.
 const (
-	ConfigFile = "config.json"
-	TokensFile = "tokens.json"
-	InfoFile   = "daemon.json"
-	lockFile   = "daemon.lock"
+	ConfigFile  = "config.json"
+	TokensFile  = "tokens.json"
+	InfoFile    = "daemon.json"
+	HistoryFile = "history.db"
+	lockFile    = "daemon.lock"
 )
 
 // ResolveHome picks the data directory: the --home flag, else

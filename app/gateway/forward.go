@@ -325,6 +325,9 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, t
 	if rec != nil {
 		rec.call.PID = lease.PID()
 	}
+	if p := pendingFrom(ctx); p != nil {
+		p.pid.Store(int64(lease.PID()))
+	}
 	cs := lease.Session()
 	g.callers.push(cs, caller{session: ss, ctx: ctx, caps: capabilitiesOf(req), pending: pendingFrom(ctx)})
 	defer g.callers.pop(cs, ss)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -34,6 +35,7 @@ type pendingCall struct {
 	asks  chan *inputAsk     // a server's requests, for the next round
 	done  chan toolOutcome   // the call's outcome (buffered)
 	stop  context.CancelFunc // ends the server's call
+	pid   atomic.Int64       // the server process that ran it, for the record
 
 	mu      sync.Mutex
 	waiting map[string]*inputAsk // asked of the client, by input id
@@ -111,6 +113,9 @@ func (g *Gateway) statelessToolCall(ctx context.Context, req *mcp.CallToolReques
 	select {
 	case o := <-p.done:
 		g.endPending(p)
+		if rec := recordFrom(ctx); rec != nil {
+			rec.call.PID = int(p.pid.Load())
+		}
 		return o.res, o.err
 	case a := <-p.asks:
 		p.mu.Lock()

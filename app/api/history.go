@@ -1,0 +1,189 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/history"
+)
+
+// History is what the API needs of the call history (history.Store).
+type History interface {
+	Calls(ctx context.Context, q history.CallQuery) (history.CallPage, error)
+	Call(ctx context.Context, id int64) (history.Call, error)
+	Stats(ctx context.Context, since, until time.Time, groupBy string) ([]history.Stat, error)
+	Samples(ctx context.Context, server string, since, until time.Time) ([]history.Sample, error)
+	Export(ctx context.Context, q history.CallQuery, w io.Writer, format string) error
+	Dropped() uint64
+}
+
+// DefaultStatsWindow is the window of /api/v1/stats without "since".
+const DefaultStatsWindow = 24 * time.Hour
+
+func (s *Server) historyRoutes() {
+	s.mux.Handle("GET /api/v1/history", handle(s.listHistory, http.StatusOK))
+	s.mux.HandleFunc("GET /api/v1/history/export", s.exportHistory)
+	s.mux.Handle("GET /api/v1/history/{id}", handle(s.getCall, http.StatusOK))
+	s.mux.Handle("GET /api/v1/stats", handle(s.stats, http.StatusOK))
+	s.mux.Handle("GET /api/v1/usage", handle(s.usage, http.StatusOK))
+}
+
+func (s *Server) historyStore() (History, error) {
+	if s.history == nil {
+		return nil, errorf(http.StatusServiceUnavailable, "call history is not available in this daemon")
+	}
+	return s.history, nil
+}
+
+// callQuery reads a CallQuery from the URL: server, tool, client, outcome,
+// since, until (RFC 3339 times or durations back from now: "1h"), q (free
+// text), cursor, limit.
+func callQuery(v url.Values, now time.Time) (history.CallQuery, error) {
+	q := history.CallQuery{Server: v.Get("server"), Tool: v.Get("tool"), Client: v.Get("client"),
+		Outcome: v.Get("outcome"), Text: v.Get("q"), Cursor: v.Get("cursor")}
+	var err error
+	if q.Since, err = timeParam(v, "since", now); err != nil {
+		return q, err
+	}
+	if q.Until, err = timeParam(v, "until", now); err != nil {
+		return q, err
+	}
+	if l := v.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			return q, errorf(http.StatusBadRequest, "invalid limit %q: a number from 1 to 1000", l)
+		}
+		q.Limit = n
+	}
+	return q, nil
+}
+
+// timeParam reads a time given as RFC 3339 or as a duration before now.
+func timeParam(v url.Values, name string, now time.Time) (time.Time, error) {
+	raw := v.Get(name)
+	if raw == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(raw); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	t, err := time.Parse(time.RFC3339, raw)
+	if err != nil {
+		return time.Time{}, errorf(http.StatusBadRequest, "invalid %s %q: an RFC 3339 time (2026-11-30T10:00:00Z) or a duration back from now (90m, 24h)", name, raw)
+	}
+	return t, nil
+}
+
+func (s *Server) listHistory(r *http.Request) (history.CallPage, error) {
+	h, err := s.historyStore()
+	if err != nil {
+		return history.CallPage{}, err
+	}
+	q, err := callQuery(r.URL.Query(), time.Now())
+	if err != nil {
+		return history.CallPage{}, err
+	}
+	page, err := h.Calls(r.Context(), q)
+	if errors.Is(err, history.ErrBadCursor) {
+		return page, errorf(http.StatusBadRequest, "invalid cursor: use the \"next\" of a previous page")
+	}
+	return page, err
+}
+
+func (s *Server) getCall(r *http.Request) (history.Call, error) {
+	h, err := s.historyStore()
+	if err != nil {
+		return history.Call{}, err
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return history.Call{}, errorf(http.StatusBadRequest, "invalid call id %q", r.PathValue("id"))
+	}
+	c, err := h.Call(r.Context(), id)
+	if errors.Is(err, history.ErrNotFound) {
+		return c, errorf(http.StatusNotFound, "no call %d in the history", id)
+	}
+	return c, err
+}
+
+func (s *Server) exportHistory(w http.ResponseWriter, r *http.Request) {
+	h, err := s.historyStore()
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	q, err := callQuery(r.URL.Query(), time.Now())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	format := r.URL.Query().Get("format")
+	switch format {
+	case "", "jsonl":
+		format = "jsonl"
+		w.Header().Set("Content-Type", "application/x-ndjson")
+	case "csv":
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	default:
+		writeErr(w, errorf(http.StatusBadRequest, "invalid format %q: jsonl or csv", format))
+		return
+	}
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="switchboard-history.%s"`, format))
+	if err := h.Export(r.Context(), q, w, format); err != nil {
+		// Headers are gone; the best is to end the body early.
+		s.log.Warn("exporting history", "err", err)
+	}
+}
+
+func (s *Server) stats(r *http.Request) ([]history.Stat, error) {
+	h, err := s.historyStore()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	v := r.URL.Query()
+	since, err := timeParam(v, "since", now)
+	if err != nil {
+		return nil, err
+	}
+	if since.IsZero() {
+		since = now.Add(-DefaultStatsWindow)
+	}
+	until, err := timeParam(v, "until", now)
+	if err != nil {
+		return nil, err
+	}
+	by := v.Get("by")
+	if by != "" && by != "server" && by != "tool" {
+		return nil, errorf(http.StatusBadRequest, "invalid by %q: server or tool", by)
+	}
+	return h.Stats(r.Context(), since, until, strings.TrimSpace(by))
+}
+
+func (s *Server) usage(r *http.Request) ([]history.Sample, error) {
+	h, err := s.historyStore()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	v := r.URL.Query()
+	since, err := timeParam(v, "since", now)
+	if err != nil {
+		return nil, err
+	}
+	if since.IsZero() {
+		since = now.Add(-time.Hour)
+	}
+	until, err := timeParam(v, "until", now)
+	if err != nil {
+		return nil, err
+	}
+	return h.Samples(r.Context(), v.Get("server"), since, until)
+}

@@ -1,0 +1,492 @@
+// Package history is Switchboard's record of what happened: every call
+// through the gateway, every line a server wrote to stderr, every lifecycle
+// event and every resource sample, in one SQLite database (history.db).
+//
+// Recording never slows the thing recorded. RecordCall and Observe only put
+// the record on a bounded queue; one writer goroutine commits the queue in
+// batches on the single writer connection. When the queue is full the record
+// is dropped and Dropped counts it:
+//
+//	gateway ──RecordCall──┐                     ┌─ writer conn (1) ── history.db (WAL)
+//	supervisor ──Observe──┼─▶ queue (bounded) ─▶ writer goroutine ─┤      ▲
+//	                      └─ full: Dropped++    (batches ≤ 512,    │      │
+//	                                             ≤ 50 ms)          │  read pool ◀── Calls, Stats,
+//	                      retention goroutine ── small DELETEs ────┘      Logs, Export, ...
+//
+// Queries use a separate pool of read-only connections, which WAL lets run
+// beside the writer. Retention (by age and by size) and the downsampling of
+// resource samples run in the background in small transactions on the writer
+// connection, so a batch of records never waits long behind them.
+//
+// history knows no HTTP: the api package serves the result types as they are.
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// Options configure a Store. The zero value of each field means its default.
+type Options struct {
+	// QueueSize bounds the records waiting for the writer (default 65536).
+	QueueSize int
+	// BatchSize is the most records committed in one transaction (default 512).
+	BatchSize int
+	// BatchDelay is the longest a queued record waits for its batch to fill
+	// before it is committed (default 50 ms).
+	BatchDelay time.Duration
+	// MaxAge is how long records are kept (default 30 days; negative: forever).
+	MaxAge time.Duration
+	// MaxBytes bounds the database's used size; past it the oldest calls and
+	// log lines are deleted (default 1 GiB; negative: no bound).
+	MaxBytes int64
+	// RetentionInterval is how often retention and downsampling run in the
+	// background (default 5 minutes; negative: never, the caller runs Retain).
+	RetentionInterval time.Duration
+	// ArgumentsLimit caps a call's stored arguments, in bytes after redaction
+	// (default 16 KiB).
+	ArgumentsLimit int
+	// PreviewLimit caps a call's stored response preview (default 2 KiB).
+	PreviewLimit int
+	// Now is the clock used by retention and downsampling and for the name
+	// of a corrupt file moved aside (default time.Now).
+	Now func() time.Time
+	// Logger receives the store's own problems: ERROR when the user should
+	// know (a corrupt database was replaced), WARN when records were lost (a
+	// batch failed to commit). Default: slog.Default().
+	Logger *slog.Logger
+
+	// beforeCommit, if set, runs in the writer before each batch commits
+	// (tests use it to hold the writer).
+	beforeCommit func()
+}
+
+func (o *Options) setDefaults() {
+	if o.QueueSize <= 0 {
+		o.QueueSize = 65536
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 512
+	}
+	if o.BatchDelay <= 0 {
+		o.BatchDelay = 50 * time.Millisecond
+	}
+	if o.MaxAge == 0 {
+		o.MaxAge = 30 * 24 * time.Hour
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = 1 << 30
+	}
+	if o.RetentionInterval == 0 {
+		o.RetentionInterval = 5 * time.Minute
+	}
+	if o.ArgumentsLimit <= 0 {
+		o.ArgumentsLimit = 16 << 10
+	}
+	if o.PreviewLimit <= 0 {
+		o.PreviewLimit = 2 << 10
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// ErrClosed is returned by a Store's methods after Close.
+var ErrClosed = errors.New("history: store is closed")
+
+// A Store is an open history database. It implements gateway.Recorder, and
+// its Observe method takes supervisor events. All its methods are safe for
+// concurrent use.
+type Store struct {
+	path     string
+	opts     Options
+	w        *sql.DB // the one writer connection
+	r        *sql.DB // read-only pool
+	recovery *Recovery
+
+	queue   chan item
+	dropped atomic.Uint64
+	closed  atomic.Bool
+
+	stop       chan struct{} // closed by Close: writer drains and exits, retention exits
+	writeCtx   context.Context
+	cancelW    context.CancelFunc // aborts the writer's last commits if Close's ctx ends
+	writerDone chan struct{}
+	retainDone chan struct{}
+	closeOnce  sync.Once
+	closeErr   error
+
+	insCall, insLog, insEvent, insSample *sql.Stmt
+}
+
+var _ gateway.Recorder = (*Store)(nil)
+
+// item is one entry of the queue: a call, an event, or a flush request.
+type item struct {
+	call  *gateway.Call
+	event *supervisor.Event
+	flush chan error
+}
+
+// Open opens (creating if needed) the history database at path, brings its
+// schema up to date and starts the writer and retention goroutines.
+//
+// A database with a newer schema than this binary knows is refused with a
+// *VersionError. A file that is not a database, or fails its integrity check,
+// is moved aside to <path>.corrupt-<timestamp> and a new database created:
+// Recovered then reports it, and it is logged at ERROR.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	opts.setDefaults()
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("history: database path %q may not contain ? or #", path)
+	}
+	s, err := open(ctx, path, opts)
+	if err == nil || !isCorrupt(err) {
+		return s, err
+	}
+	now := opts.Now()
+	moved, merr := moveAside(path, now)
+	if merr != nil {
+		return nil, fmt.Errorf("history: %s is corrupt (%v) and could not be moved aside: %w", path, err, merr)
+	}
+	rec := &Recovery{Path: path, MovedTo: moved, Reason: err.Error(), Time: now}
+	opts.Logger.Error(rec.String(), "path", path, "movedTo", moved, "err", err)
+	s, err = open(ctx, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.recovery = rec
+	return s, nil
+}
+
+// Recovered reports whether Open replaced a corrupt database, and how; nil if
+// it did not.
+func (s *Store) Recovered() *Recovery { return s.recovery }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+func dsn(path string, params ...string) string {
+	base := []string{"_busy_timeout=10000", "_foreign_keys=1", "_synchronous=NORMAL", "_pragma=temp_store(MEMORY)"}
+	return path + "?" + strings.Join(append(base, params...), "&")
+}
+
+func open(ctx context.Context, path string, opts Options) (_ *Store, err error) {
+	// auto_vacuum=INCREMENTAL takes effect only on a new database: it lets
+	// retention hand freed pages back to the file system.
+	w, err := sql.Open("sqlite", dsn(path, "_auto_vacuum=INCREMENTAL", "_journal_mode=WAL", "_txlock=immediate"))
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	var r *sql.DB
+	defer func() {
+		if err != nil {
+			w.Close()
+			if r != nil {
+				r.Close()
+			}
+		}
+	}()
+	if err := w.PingContext(ctx); err != nil {
+		return nil, fmt.Errorf("history: open %s: %w", path, err)
+	}
+	var version int
+	if err := w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return nil, fmt.Errorf("history: open %s: %w", path, err)
+	}
+	if version > SchemaVersion {
+		return nil, &VersionError{Path: path, Have: version, Known: SchemaVersion}
+	}
+	if err := checkIntegrity(ctx, w); err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, w, path, SchemaVersion); err != nil {
+		return nil, err
+	}
+	r, err = sql.Open("sqlite", dsn(path, "_query_only=1"))
+	if err != nil {
+		return nil, err
+	}
+	r.SetMaxOpenConns(4)
+	r.SetMaxIdleConns(4)
+	if err := r.PingContext(ctx); err != nil {
+		return nil, err
+	}
+
+	s := &Store{path: path, opts: opts, w: w, r: r,
+		queue:      make(chan item, opts.QueueSize),
+		stop:       make(chan struct{}),
+		writerDone: make(chan struct{}),
+		retainDone: make(chan struct{}),
+	}
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{
+		{&s.insCall, `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
+			session, endpoint, server, method, name, arguments, outcome, error, response_size,
+			response_preview, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
+		{&s.insLog, `INSERT INTO logs (time, server, pid, stream, text) VALUES (?,?,?,?,?)`},
+		{&s.insEvent, `INSERT INTO events (time, server, kind, pid, exit, message, state) VALUES (?,?,?,?,?,?,?)`},
+		{&s.insSample, `INSERT INTO samples (time, server, cpu, rss, processes) VALUES (?,?,?,?,?)`},
+	} {
+		if *p.stmt, err = w.PrepareContext(ctx, p.sql); err != nil {
+			return nil, err
+		}
+	}
+	s.writeCtx, s.cancelW = context.WithCancel(context.Background())
+	go s.writer()
+	go s.retainLoop()
+	return s, nil
+}
+
+// RecordCall queues a call for the writer. It never blocks: when the queue is
+// full, or the store is closed, the call is dropped and Dropped rises.
+func (s *Store) RecordCall(c gateway.Call) {
+	s.enqueue(item{call: &c})
+}
+
+// Observe queues a supervisor event: EventLog lines go to the logs,
+// EventUsage samples to the samples, every other kind (including kinds the
+// daemon defines itself, such as a config change) to the events. Like
+// RecordCall it never blocks.
+func (s *Store) Observe(ev supervisor.Event) {
+	if ev.Kind == supervisor.EventUsage && ev.Usage == nil {
+		return
+	}
+	s.enqueue(item{event: &ev})
+}
+
+func (s *Store) enqueue(it item) {
+	if s.closed.Load() {
+		s.dropped.Add(1)
+		return
+	}
+	select {
+	case s.queue <- it:
+	default:
+		s.dropped.Add(1)
+	}
+}
+
+// Dropped counts the records lost since Open: dropped because the queue was
+// full or the store closed, or lost in a batch that failed to commit.
+func (s *Store) Dropped() uint64 { return s.dropped.Load() }
+
+// Flush waits until every record queued before it is committed, and returns
+// the error of the commit that included them, if any. Unlike RecordCall it
+// blocks (until ctx ends) if the queue is full.
+func (s *Store) Flush(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	done := make(chan error, 1)
+	select {
+	case s.queue <- item{flush: done}:
+	case <-s.writerDone:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-s.writerDone:
+		// The writer answers every flush it took before it exits; one
+		// still queued is lost with the store.
+		select {
+		case err := <-done:
+			return err
+		default:
+			return ErrClosed
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close commits what is queued, stops the goroutines and closes the
+// database. If ctx ends first, the writer's commit in progress is abandoned
+// and the rest of the queue lost. Records offered after Close are dropped.
+func (s *Store) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		close(s.stop)
+		for _, done := range []chan struct{}{s.writerDone, s.retainDone} {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				s.cancelW()
+				<-done
+				s.closeErr = ctx.Err()
+			}
+		}
+		s.cancelW()
+		for _, st := range []*sql.Stmt{s.insCall, s.insLog, s.insEvent, s.insSample} {
+			st.Close()
+		}
+		s.closeErr = errors.Join(s.closeErr, s.r.Close(), s.w.Close())
+	})
+	return s.closeErr
+}
+
+// writer is the one goroutine that commits records. It collects a batch
+// from the queue until the batch is full, BatchDelay has passed since its
+// first record, or a Flush asks; then commits it in one transaction.
+func (s *Store) writer() {
+	defer close(s.writerDone)
+	batch := make([]item, 0, s.opts.BatchSize)
+	var flushes []chan error
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var timerC <-chan time.Time
+	commit := func() {
+		err := s.commit(batch)
+		for _, f := range flushes {
+			f <- err
+		}
+		clear(batch)
+		batch, flushes = batch[:0], flushes[:0]
+		timer.Stop()
+		timerC = nil
+	}
+	add := func(it item) {
+		if it.flush != nil {
+			flushes = append(flushes, it.flush)
+			commit()
+			return
+		}
+		batch = append(batch, it)
+		if len(batch) >= s.opts.BatchSize {
+			commit()
+		} else if timerC == nil {
+			timer.Reset(s.opts.BatchDelay)
+			timerC = timer.C
+		}
+	}
+	for {
+		select {
+		case it := <-s.queue:
+			add(it)
+		case <-timerC:
+			timerC = nil
+			commit()
+		case <-s.stop:
+			for {
+				select {
+				case it := <-s.queue:
+					add(it)
+					continue
+				default:
+				}
+				break
+			}
+			commit()
+			return
+		}
+	}
+}
+
+// commit writes one batch in one transaction. A failed batch is lost and
+// counted in Dropped.
+func (s *Store) commit(batch []item) error {
+	if s.opts.beforeCommit != nil {
+		s.opts.beforeCommit()
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	err := s.commitBatch(batch)
+	if err != nil {
+		s.dropped.Add(uint64(len(batch)))
+		s.opts.Logger.Warn("history: lost a batch of records", "records", len(batch), "err", err)
+	}
+	return err
+}
+
+func (s *Store) commitBatch(batch []item) error {
+	ctx := s.writeCtx
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var insCall, insLog, insEvent, insSample *sql.Stmt
+	var firstCall int64 // the id of the batch's first call, 0 if none
+	stmt := func(p **sql.Stmt, st *sql.Stmt) *sql.Stmt {
+		if *p == nil {
+			*p = tx.StmtContext(ctx, st)
+		}
+		return *p
+	}
+	for _, it := range batch {
+		switch {
+		case it.call != nil:
+			c := it.call
+			var args any
+			if a := prepareArguments(c.Arguments, s.opts.ArgumentsLimit); a != nil {
+				args = string(a)
+			}
+			var res sql.Result
+			res, err = stmt(&insCall, s.insCall).ExecContext(ctx,
+				c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
+				c.Session, c.Endpoint, c.Server, c.Method, c.Name, args, c.Outcome, c.Error, c.ResponseSize,
+				preparePreview(c.Response, s.opts.PreviewLimit), c.PID)
+			if err == nil && firstCall == 0 {
+				firstCall, err = res.LastInsertId()
+			}
+		case it.event != nil:
+			ev := it.event
+			t := ev.Time
+			if t.IsZero() {
+				t = s.opts.Now()
+			}
+			switch ev.Kind {
+			case supervisor.EventLog:
+				_, err = stmt(&insLog, s.insLog).ExecContext(ctx, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, ev.Message)
+			case supervisor.EventUsage:
+				u := ev.Usage
+				_, err = stmt(&insSample, s.insSample).ExecContext(ctx, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
+			default:
+				msg := ev.Message
+				if msg == "" && ev.Delay > 0 {
+					msg = "next start in " + ev.Delay.String()
+				}
+				_, err = stmt(&insEvent, s.insEvent).ExecContext(ctx, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, string(ev.State))
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if firstCall > 0 {
+		// Last, so that no later statement of the batch makes FTS5 flush again.
+		if _, err := tx.ExecContext(ctx, indexCalls, firstCall); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// indexCalls adds the calls from id ?1 on to the search index.
+const indexCalls = `INSERT INTO calls_fts(rowid, name, arguments, error)
+	SELECT id, name, arguments, error FROM calls WHERE id >= ?1`

@@ -1,0 +1,187 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+)
+
+// BenchmarkRecordCall measures sustained throughput from RecordCall to
+// committed rows: b.N calls queued, then Flush. The queue is sized to hold
+// them all so that none is dropped and the figure is the writer's.
+func BenchmarkRecordCall(b *testing.B) {
+	opts := testOptions()
+	opts.QueueSize = max(b.N+1, 65536)
+	opts.Logger = nil
+	s := openTest(b, opts)
+	calls := make([]gateway.Call, 64)
+	for i := range calls {
+		calls[i] = call(i, "files", "read_file",
+			fmt.Sprintf(`{"path":"/home/ann/project/src/file%d.go","apiKey":"sk-abc","limit":100}`, i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		c := calls[i%len(calls)]
+		c.Start = t0.Add(time.Duration(i) * time.Millisecond)
+		s.RecordCall(c)
+	}
+	flush(b, s)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if d := s.Dropped(); d != 0 {
+		b.Fatalf("%d dropped", d)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+}
+
+var words = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+	"juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"}
+
+var (
+	benchOnce sync.Once
+	benchDir  string
+	benchErr  error
+	benchRows = 1_000_000
+)
+
+func cleanupBenchDB() {
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+}
+
+// benchDB builds, once per test binary, a database of benchRows calls over
+// 30 days: 20 servers, 50 tools, 5% errors, arguments of a few words of which
+// one in 1000 holds the word "needle". It inserts in one transaction with a
+// prepared statement, through the real schema, then indexes them for search
+// as the writer does.
+func benchDB(b *testing.B) string {
+	benchOnce.Do(func() {
+		benchDir, benchErr = os.MkdirTemp("", "history-bench-")
+		if benchErr != nil {
+			return
+		}
+		path := filepath.Join(benchDir, "history.db")
+		s, err := Open(context.Background(), path, testOptions())
+		if err != nil {
+			benchErr = err
+			return
+		}
+		defer s.Close(context.Background())
+		began := time.Now()
+		tx, err := s.w.Begin()
+		if err != nil {
+			benchErr = err
+			return
+		}
+		st, err := tx.Prepare(`INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
+			session, endpoint, server, method, name, arguments, outcome, error, response_size, response_preview, pid)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			benchErr = err
+			return
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		from := t0.Add(-30 * 24 * time.Hour).UnixMicro()
+		step := (30 * 24 * time.Hour).Microseconds() / int64(benchRows)
+		for i := range benchRows {
+			server := fmt.Sprintf("server%02d", rng.IntN(20))
+			tool := fmt.Sprintf("tool%02d", rng.IntN(50))
+			w1, w2 := words[rng.IntN(len(words))], words[rng.IntN(len(words))]
+			if i%1000 == 0 {
+				w2 = "needle"
+			}
+			args, _ := json.Marshal(map[string]any{"query": w1 + " " + w2, "n": i})
+			outcome, errText := "ok", ""
+			if rng.IntN(20) == 0 {
+				outcome, errText = "tool_error", "failed: "+words[rng.IntN(len(words))]
+			}
+			if _, err := st.Exec(from+int64(i)*step+rng.Int64N(step), rng.Int64N(500_000), "cursor", "Cursor", "1.0",
+				"sess", "", server, "tools/call", tool, string(args), outcome, errText, 100, `{"ok":true}`, 1000+rng.IntN(5)); err != nil {
+				benchErr = err
+				return
+			}
+		}
+		st.Close()
+		if _, benchErr = tx.Exec(indexCalls, 1); benchErr != nil {
+			return
+		}
+		if benchErr = tx.Commit(); benchErr != nil {
+			return
+		}
+		_, benchErr = s.w.Exec("PRAGMA optimize; ANALYZE")
+		fmt.Fprintf(os.Stderr, "built a %d-call database in %v\n", benchRows, time.Since(began).Round(time.Millisecond))
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return filepath.Join(benchDir, "history.db")
+}
+
+func benchQuery(b *testing.B, q CallQuery) {
+	path := benchDB(b)
+	s := openAt(b, path, testOptions())
+	ctx := context.Background()
+	b.ResetTimer()
+	var n int
+	for i := 0; i < b.N; i++ {
+		p, err := s.Calls(ctx, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(p.Calls)
+	}
+	b.StopTimer()
+	if n == 0 {
+		b.Fatal("empty page")
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/page")
+}
+
+// BenchmarkFilteredFirstPage: first 50 calls of one server with errors, in
+// the last week, over the 1,000,000-call database.
+func BenchmarkFilteredFirstPage(b *testing.B) {
+	benchQuery(b, CallQuery{Server: "server07", Outcome: OutcomeError, Since: t0.Add(-7 * 24 * time.Hour)})
+}
+
+// BenchmarkServerFirstPage: first 50 calls of one server and tool.
+func BenchmarkServerToolFirstPage(b *testing.B) {
+	benchQuery(b, CallQuery{Server: "server07", Tool: "tool13"})
+}
+
+// BenchmarkSearchFirstPage: first 50 calls matching a word that 1 call in
+// 1000 holds.
+func BenchmarkSearchFirstPage(b *testing.B) {
+	benchQuery(b, CallQuery{Text: "needle"})
+}
+
+// BenchmarkSearchCommonWordFirstPage: a word in ~10% of the calls.
+func BenchmarkSearchCommonWordFirstPage(b *testing.B) {
+	benchQuery(b, CallQuery{Text: "alpha"})
+}
+
+// BenchmarkOpenLarge: Open (integrity check, migration check) of the big database.
+func BenchmarkOpenLarge(b *testing.B) {
+	path := benchDB(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := Open(context.Background(), path, testOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close(context.Background())
+	}
+}
+
+var _ = sql.ErrNoRows

@@ -1,0 +1,83 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	cleanupBenchDB()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// t0 is a fixed clock origin, so tests never depend on the wall clock.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// fakeClock is an injectable Options.Now.
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+func testOptions() Options {
+	return Options{RetentionInterval: -1} // tests run Retain themselves
+}
+
+func openTest(t testing.TB, opts Options) *Store {
+	t.Helper()
+	return openAt(t, filepath.Join(t.TempDir(), "history.db"), opts)
+}
+
+func openAt(t testing.TB, path string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func flush(t testing.TB, s *Store) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Flush(ctx); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+}
+
+// call makes a call started i seconds after t0.
+func call(i int, server, name string, args string) gateway.Call {
+	c := gateway.Call{
+		Start:    t0.Add(time.Duration(i) * time.Second),
+		Duration: time.Duration(i%100+1) * time.Millisecond,
+		Server:   server, Method: "tools/call", Name: name,
+		ClientLabel: "cursor", ClientName: "Cursor", ClientVersion: "1.0",
+		Session: "s1", Outcome: gateway.OutcomeOK, PID: 4242,
+		Response: json.RawMessage(`{"content":[{"type":"text","text":"done"}]}`), ResponseSize: 42,
+	}
+	if args != "" {
+		c.Arguments = json.RawMessage(args)
+	}
+	return c
+}

@@ -1,0 +1,496 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// Call is one recorded call, as queries return it.
+type Call struct {
+	ID            int64         `json:"id"`
+	Start         time.Time     `json:"start"`
+	Duration      time.Duration `json:"duration"` // nanoseconds, stored to the microsecond
+	ClientLabel   string        `json:"clientLabel"`
+	ClientName    string        `json:"clientName"`
+	ClientVersion string        `json:"clientVersion"`
+	Session       string        `json:"session"`
+	Endpoint      string        `json:"endpoint"`
+	Server        string        `json:"server"`
+	Method        string        `json:"method"`
+	Name          string        `json:"name"`
+	// Arguments are redacted and capped (see prepareArguments). Only Call
+	// and Export fill them in; Calls leaves them out to keep pages small.
+	Arguments    json.RawMessage `json:"arguments,omitempty"`
+	Outcome      string          `json:"outcome"`
+	Error        string          `json:"error,omitempty"`
+	ResponseSize int             `json:"responseSize"`
+	// ResponsePreview is the start of the response, at most PreviewLimit
+	// bytes: it is cut JSON text, not necessarily valid JSON. Only Call and
+	// Export fill it in.
+	ResponsePreview string `json:"responsePreview,omitempty"`
+	PID             int    `json:"pid,omitempty"`
+}
+
+// OutcomeError, as CallQuery.Outcome, matches every outcome but "ok".
+const OutcomeError = "error"
+
+// A CallQuery selects calls. Its zero value selects all calls, newest first.
+type CallQuery struct {
+	Server  string `json:"server,omitempty"`
+	Tool    string `json:"tool,omitempty"`    // the call's name: tool, prompt or resource URI
+	Client  string `json:"client,omitempty"`  // the client's token label or its name
+	Outcome string `json:"outcome,omitempty"` // one of gateway's outcomes, or OutcomeError
+	// Since and Until bound the call's start: [Since, Until). Zero: unbounded.
+	Since time.Time `json:"since,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+	// Text is free text searched in the arguments, error and name. Each
+	// whitespace-separated word must appear (as a phrase of its own tokens,
+	// so "foo.txt" finds foo followed by txt); punctuation is never syntax.
+	Text string `json:"text,omitempty"`
+	// Cursor is CallPage.Next of the previous page; "" for the first.
+	Cursor string `json:"cursor,omitempty"`
+	// Limit is the page size (default 50, at most 1000). Export ignores it.
+	Limit int `json:"limit,omitempty"`
+}
+
+// A CallPage is one page of calls, newest first.
+type CallPage struct {
+	Calls []Call `json:"calls"`
+	// Next is the cursor of the following (older) page; "" on the last page.
+	// Pages are keyed by (start, id), so calls recorded meanwhile with a
+	// newer start never shift the older pages.
+	Next string `json:"next,omitempty"`
+}
+
+// ErrBadCursor is returned for a cursor that no page produced.
+var ErrBadCursor = errors.New("history: invalid cursor")
+
+// ErrNotFound is returned by Call for an id with no call.
+var ErrNotFound = errors.New("history: not found")
+
+func encodeCursor(start, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(start, 36) + "." + strconv.FormatInt(id, 36)))
+}
+
+func decodeCursor(c string) (start, id int64, err error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, 0, ErrBadCursor
+	}
+	a, b, ok := strings.Cut(string(raw), ".")
+	if !ok {
+		return 0, 0, ErrBadCursor
+	}
+	start, err1 := strconv.ParseInt(a, 36, 64)
+	id, err2 := strconv.ParseInt(b, 36, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, ErrBadCursor
+	}
+	return start, id, nil
+}
+
+// ftsQuery turns user text into an FTS5 query that cannot be a syntax error:
+// every word becomes a quoted string ("" inside doubled), and the strings are
+// ANDed. It returns "" when text has no words.
+func ftsQuery(text string) string {
+	var b strings.Builder
+	for _, w := range strings.FieldsFunc(text, unicode.IsSpace) {
+		if !strings.ContainsFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			continue // all punctuation: no token to look for
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.ReplaceAll(w, `"`, `""`))
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// where builds the WHERE clause of q (without the cursor).
+func (q CallQuery) where() (string, []any) {
+	var conds []string
+	var args []any
+	if q.Server != "" {
+		conds, args = append(conds, "server = ?"), append(args, q.Server)
+	}
+	if q.Tool != "" {
+		conds, args = append(conds, "name = ?"), append(args, q.Tool)
+	}
+	if q.Client != "" {
+		conds, args = append(conds, "(client_label = ? OR client_name = ?)"), append(args, q.Client, q.Client)
+	}
+	switch q.Outcome {
+	case "":
+	case OutcomeError:
+		conds = append(conds, "outcome <> 'ok'")
+	default:
+		conds, args = append(conds, "outcome = ?"), append(args, q.Outcome)
+	}
+	if !q.Since.IsZero() {
+		conds, args = append(conds, "start >= ?"), append(args, q.Since.UnixMicro())
+	}
+	if !q.Until.IsZero() {
+		conds, args = append(conds, "start < ?"), append(args, q.Until.UnixMicro())
+	}
+	if strings.TrimSpace(q.Text) != "" {
+		if m := ftsQuery(q.Text); m != "" {
+			conds, args = append(conds, "id IN (SELECT rowid FROM calls_fts WHERE calls_fts MATCH ?)"), append(args, m)
+		} else {
+			conds = append(conds, "0") // text with no word matches nothing
+		}
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+const listColumns = `id, start, duration_us, client_label, client_name, client_version, session, endpoint,
+	server, method, name, outcome, error, response_size, pid`
+
+const fullColumns = listColumns + `, arguments, response_preview`
+
+type scanner interface{ Scan(...any) error }
+
+func scanCall(sc scanner, full bool) (Call, error) {
+	var c Call
+	var start, dur int64
+	dest := []any{&c.ID, &start, &dur, &c.ClientLabel, &c.ClientName, &c.ClientVersion, &c.Session,
+		&c.Endpoint, &c.Server, &c.Method, &c.Name, &c.Outcome, &c.Error, &c.ResponseSize, &c.PID}
+	var args sql.NullString
+	if full {
+		dest = append(dest, &args, &c.ResponsePreview)
+	}
+	if err := sc.Scan(dest...); err != nil {
+		return c, err
+	}
+	c.Start = time.UnixMicro(start).UTC()
+	c.Duration = time.Duration(dur) * time.Microsecond
+	if args.Valid {
+		c.Arguments = json.RawMessage(args.String)
+	}
+	return c, nil
+}
+
+// Calls returns one page of the calls q selects, newest first.
+func (s *Store) Calls(ctx context.Context, q CallQuery) (CallPage, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, 1000)
+	where, args := q.where()
+	if q.Cursor != "" {
+		start, id, err := decodeCursor(q.Cursor)
+		if err != nil {
+			return CallPage{}, err
+		}
+		where = strings.TrimPrefix(where+" AND (start < ? OR (start = ? AND id < ?))", " AND ")
+		args = append(args, start, start, id)
+	}
+	from, err := s.callsSource(ctx, q)
+	if err != nil {
+		return CallPage{}, fmt.Errorf("history: calls: %w", err)
+	}
+	query := "SELECT " + listColumns + " FROM " + from
+	if where != "" {
+		query += " WHERE " + where
+	}
+	query += " ORDER BY start DESC, id DESC LIMIT " + strconv.Itoa(limit+1)
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return CallPage{}, fmt.Errorf("history: calls: %w", err)
+	}
+	defer rows.Close()
+	page := CallPage{Calls: []Call{}}
+	for rows.Next() {
+		c, err := scanCall(rows, false)
+		if err != nil {
+			return CallPage{}, err
+		}
+		page.Calls = append(page.Calls, c)
+	}
+	if err := rows.Err(); err != nil {
+		return CallPage{}, err
+	}
+	if len(page.Calls) > limit {
+		page.Calls = page.Calls[:limit]
+		last := page.Calls[limit-1]
+		page.Next = encodeCursor(last.Start.UnixMicro(), last.ID)
+	}
+	return page, nil
+}
+
+// commonWord is the number of matches from which a free-text search walks
+// calls newest first and probes the matches, rather than sorting them all.
+const commonWord = 2000
+
+// callsSource picks how a page of free text search reads calls. SQLite's
+// plan looks up every match and sorts them by start: fine for a rare word,
+// but a word in 10% of a million calls takes a quarter of a second. For a
+// search with no other indexed filter, count the matches up to commonWord
+// (cheap); at that many or more, walk the start index newest first instead,
+// which reaches a page of matches after about limit/share rows.
+func (s *Store) callsSource(ctx context.Context, q CallQuery) (string, error) {
+	m := ftsQuery(q.Text)
+	if m == "" || q.Server != "" || q.Tool != "" || q.Outcome != "" {
+		return "calls", nil
+	}
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM
+		(SELECT rowid FROM calls_fts WHERE calls_fts MATCH ? LIMIT `+strconv.Itoa(commonWord)+`)`, m).Scan(&n)
+	if err != nil {
+		return "", err
+	}
+	if n >= commonWord {
+		return "calls INDEXED BY calls_start", nil
+	}
+	return "calls", nil
+}
+
+// Call returns one call with its arguments and response preview.
+func (s *Store) Call(ctx context.Context, id int64) (Call, error) {
+	row := s.r.QueryRowContext(ctx, "SELECT "+fullColumns+" FROM calls WHERE id = ?", id)
+	c, err := scanCall(row, true)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Call{}, fmt.Errorf("%w: call %d", ErrNotFound, id)
+	}
+	return c, err
+}
+
+// A Stat summarises the calls of one server, or one tool of a server, over
+// a window.
+type Stat struct {
+	Server    string        `json:"server"`
+	Tool      string        `json:"tool,omitempty"` // set when grouped by tool
+	Count     int64         `json:"count"`
+	Errors    int64         `json:"errors"`    // calls whose outcome is not ok
+	ErrorRate float64       `json:"errorRate"` // Errors / Count, 0..1
+	P50       time.Duration `json:"p50"`       // nearest-rank percentiles of the duration
+	P95       time.Duration `json:"p95"`
+}
+
+// Stats groups the calls that started in [since, until) (zero: unbounded)
+// by "server" or by "tool" (a server's tool, prompt or resource name), sorted
+// by server then tool. Percentiles are nearest-rank: P95 is the smallest
+// duration at least 95% of the calls did not exceed.
+func (s *Store) Stats(ctx context.Context, since, until time.Time, groupBy string) ([]Stat, error) {
+	var byTool bool
+	switch groupBy {
+	case "server", "":
+	case "tool":
+		byTool = true
+	default:
+		return nil, fmt.Errorf("history: stats: unknown grouping %q (want server or tool)", groupBy)
+	}
+	key := "server, ''"
+	if byTool {
+		key = "server, name"
+	}
+	q := CallQuery{Since: since, Until: until}
+	where, args := q.where()
+	query := "SELECT " + key + ", duration_us, outcome <> 'ok' FROM calls"
+	if where != "" {
+		query += " WHERE " + where
+	}
+	query += " ORDER BY 1, 2, 3"
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("history: stats: %w", err)
+	}
+	defer rows.Close()
+	stats := []Stat{}
+	var durs []int64
+	finish := func() {
+		if len(stats) == 0 {
+			return
+		}
+		st := &stats[len(stats)-1]
+		st.ErrorRate = float64(st.Errors) / float64(st.Count)
+		st.P50 = time.Duration(percentile(durs, 50)) * time.Microsecond
+		st.P95 = time.Duration(percentile(durs, 95)) * time.Microsecond
+		durs = durs[:0]
+	}
+	for rows.Next() {
+		var server, tool string
+		var dur int64
+		var failed bool
+		if err := rows.Scan(&server, &tool, &dur, &failed); err != nil {
+			return nil, err
+		}
+		if len(stats) == 0 || stats[len(stats)-1].Server != server || stats[len(stats)-1].Tool != tool {
+			finish()
+			stats = append(stats, Stat{Server: server, Tool: tool})
+		}
+		st := &stats[len(stats)-1]
+		st.Count++
+		if failed {
+			st.Errors++
+		}
+		durs = append(durs, dur)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	finish()
+	return stats, nil
+}
+
+// percentile is the nearest-rank p-th percentile of xs (sorted in place).
+func percentile(xs []int64, p int) int64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	rank := (p*len(xs) + 99) / 100 // ceil(p/100 * n)
+	return xs[max(rank, 1)-1]
+}
+
+// LogLine is one line a server wrote.
+type LogLine struct {
+	ID     int64     `json:"id"`
+	Time   time.Time `json:"time"`
+	Server string    `json:"server"`
+	PID    int       `json:"pid,omitempty"`
+	Stream string    `json:"stream"`
+	Text   string    `json:"text"`
+}
+
+// Logs returns the most recent limit lines (default 200, at most 10000) of
+// server ("" for every server) written at or after since (zero: any time),
+// oldest first.
+func (s *Store) Logs(ctx context.Context, server string, since time.Time, limit int) ([]LogLine, error) {
+	limit = clampLimit(limit, 200, 10000)
+	where, args := serverSince("time", server, since)
+	rows, err := s.r.QueryContext(ctx, `SELECT id, time, server, pid, stream, text FROM logs`+where+
+		` ORDER BY time DESC, id DESC LIMIT `+strconv.Itoa(limit), args...)
+	if err != nil {
+		return nil, fmt.Errorf("history: logs: %w", err)
+	}
+	defer rows.Close()
+	lines := []LogLine{}
+	for rows.Next() {
+		var l LogLine
+		var t int64
+		if err := rows.Scan(&l.ID, &t, &l.Server, &l.PID, &l.Stream, &l.Text); err != nil {
+			return nil, err
+		}
+		l.Time = time.UnixMicro(t).UTC()
+		lines = append(lines, l)
+	}
+	slices.Reverse(lines)
+	return lines, rows.Err()
+}
+
+// Event is one lifecycle event of a server.
+type Event struct {
+	ID      int64                `json:"id"`
+	Time    time.Time            `json:"time"`
+	Server  string               `json:"server"`
+	Kind    supervisor.EventKind `json:"kind"`
+	PID     int                  `json:"pid,omitempty"`
+	Exit    string               `json:"exit,omitempty"`
+	Message string               `json:"message,omitempty"`
+	State   supervisor.State     `json:"state,omitempty"`
+}
+
+// Events returns the most recent limit events (default 200, at most 10000)
+// of server ("" for every server) at or after since, oldest first.
+func (s *Store) Events(ctx context.Context, server string, since time.Time, limit int) ([]Event, error) {
+	limit = clampLimit(limit, 200, 10000)
+	where, args := serverSince("time", server, since)
+	rows, err := s.r.QueryContext(ctx, `SELECT id, time, server, kind, pid, exit, message, state FROM events`+where+
+		` ORDER BY time DESC, id DESC LIMIT `+strconv.Itoa(limit), args...)
+	if err != nil {
+		return nil, fmt.Errorf("history: events: %w", err)
+	}
+	defer rows.Close()
+	evs := []Event{}
+	for rows.Next() {
+		var e Event
+		var t int64
+		if err := rows.Scan(&e.ID, &t, &e.Server, &e.Kind, &e.PID, &e.Exit, &e.Message, &e.State); err != nil {
+			return nil, err
+		}
+		e.Time = time.UnixMicro(t).UTC()
+		evs = append(evs, e)
+	}
+	slices.Reverse(evs)
+	return evs, rows.Err()
+}
+
+// Sample is a resource point of a server: a raw sample (Span 0), or the
+// merge of the samples of one bucket of Span (downsampled).
+type Sample struct {
+	Time       time.Time     `json:"time"` // the sample's time, or its bucket's start
+	Server     string        `json:"server"`
+	CPUPercent float64       `json:"cpuPercent"` // average over the bucket
+	RSSBytes   uint64        `json:"rssBytes"`   // maximum over the bucket
+	Processes  int           `json:"processes"`  // maximum over the bucket
+	Span       time.Duration `json:"span,omitempty"`
+}
+
+// Samples returns the points of server ("" for every server) in
+// [since, until) (zero: unbounded), oldest first.
+func (s *Store) Samples(ctx context.Context, server string, since, until time.Time) ([]Sample, error) {
+	where, args := serverSince("time", server, since)
+	if !until.IsZero() {
+		if where == "" {
+			where = " WHERE time < ?"
+		} else {
+			where += " AND time < ?"
+		}
+		args = append(args, until.UnixMicro())
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT time, server, cpu, rss, processes, span FROM samples`+where+
+		` ORDER BY time, server`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("history: samples: %w", err)
+	}
+	defer rows.Close()
+	out := []Sample{}
+	for rows.Next() {
+		var p Sample
+		var t, rss, span int64
+		if err := rows.Scan(&t, &p.Server, &p.CPUPercent, &rss, &p.Processes, &span); err != nil {
+			return nil, err
+		}
+		p.Time = time.UnixMicro(t).UTC()
+		p.RSSBytes = uint64(rss)
+		p.Span = time.Duration(span) * time.Microsecond
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+func serverSince(col, server string, since time.Time) (string, []any) {
+	var conds []string
+	var args []any
+	if server != "" {
+		conds, args = append(conds, "server = ?"), append(args, server)
+	}
+	if !since.IsZero() {
+		conds, args = append(conds, col+" >= ?"), append(args, since.UnixMicro())
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+func clampLimit(n, def, most int) int {
+	if n <= 0 {
+		return def
+	}
+	return min(n, most)
+}

@@ -1,0 +1,129 @@
+package history
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSecretName(t *testing.T) {
+	for name, want := range map[string]bool{
+		// secret: a word, a name part, case-insensitive
+		"token": true, "Token": true, "githubToken": true, "GITHUB_TOKEN": true, "access_token": true,
+		"key": true, "apiKey": true, "api_key": true, "APIKey": true, "apikey": true, "APIKEY": true,
+		"x-api-key": true, "X-API-Key": true, "privateKey": true, "password": true, "db.password": true,
+		"passwd": true, "secret": true, "clientSecret": true, "client_secret": true, "Authorization": true,
+		"proxy-authorization": true, "auth": true, "basicAuth": true, "cookie": true, "Set-Cookie": true,
+		"credential": true, "credentials": true, "awsCredentials": true, "secrets": true, "passphrase": true,
+		"oauth2Token": true, "token2": true, "sessionKey": true,
+		// kept: look-alikes and harmless plurals
+		"keyboard": false, "monkey": false, "keyword": false, "keys": false, "tokens": false,
+		"max_tokens": false, "maxTokens": false, "tokenizer": false, "author": false, "authors": false,
+		"secretary": false, "passage": false, "cookiecutter": false, "path": false, "": false,
+		"oauth": false, "turkey": false, "donkey_count": false,
+	} {
+		if got := secretName(name); got != want {
+			t.Errorf("secretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRedactArguments(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"path":"/a","token":"abc"}`, `{"path":"/a","token":"[redacted]"}`},
+		{`{"b":1,"a":2,"apiKey":3}`, `{"b":1,"a":2,"apiKey":"[redacted]"}`}, // order kept, any type replaced
+		{`{"outer":{"inner":{"githubToken":"x","keep":true}}}`, `{"outer":{"inner":{"githubToken":"[redacted]","keep":true}}}`},
+		{`{"headers":[{"x-api-key":"k","accept":"json"},{"Authorization":"Bearer t"}]}`,
+			`{"headers":[{"x-api-key":"[redacted]","accept":"json"},{"Authorization":"[redacted]"}]}`},
+		{`[{"password":"p"},{"pw":"kept"}]`, `[{"password":"[redacted]"},{"pw":"kept"}]`},
+		{`{"auth":{"user":"ann","pass":"x"}}`, `{"auth":"[redacted]"}`}, // an object replaced whole
+		{`{"keyboard":"qwerty","max_tokens":100,"keys":["a","b"]}`, `{"keyboard":"qwerty","max_tokens":100,"keys":["a","b"]}`},
+		{`{"secret":null}`, `{"secret":"[redacted]"}`},
+		{`{"n":1.50e10,"big":123456789012345678901234567890}`, `{"n":1.50e10,"big":123456789012345678901234567890}`}, // numbers as written
+		{` { "a" : "x<y>&z\u0001é\ud83d\ude00" } `, `{"a":"x<y>&z\u0001é😀"}`},
+		{`"just a string"`, `"just a string"`},
+		{`{}`, `{}`},
+		{`[]`, `[]`},
+		{`not json {`, `"not json {"`}, // stored as a string
+		{`{"a":1} {"b":2}`, `"{\"a\":1} {\"b\":2}"`},
+	} {
+		got := string(prepareArguments(json.RawMessage(tc.in), 16<<10))
+		if got != tc.want {
+			t.Errorf("prepareArguments(%s)\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("prepareArguments(%s) is not JSON: %s", tc.in, got)
+		}
+	}
+	for _, in := range []string{"", "  ", "null"} {
+		if got := prepareArguments(json.RawMessage(in), 100); got != nil {
+			t.Errorf("prepareArguments(%q) = %s, want nil", in, got)
+		}
+	}
+}
+
+func TestArgumentsCap(t *testing.T) {
+	const limit = 1024
+	big := map[string]any{"token": strings.Repeat("s", 5000), "data": strings.Repeat(`"quoted" <é> `, 500)}
+	raw, _ := json.Marshal(big)
+	got := prepareArguments(raw, limit)
+	if len(got) > limit {
+		t.Errorf("capped arguments are %d bytes, over %d", len(got), limit)
+	}
+	var marker struct {
+		Truncated bool   `json:"_truncated"`
+		Size      int    `json:"size"`
+		Preview   string `json:"preview"`
+	}
+	if err := json.Unmarshal(got, &marker); err != nil {
+		t.Fatalf("capped arguments are not JSON: %v\n%s", err, got)
+	}
+	if !marker.Truncated || marker.Size <= limit || marker.Preview == "" {
+		t.Errorf("marker = %+v", marker)
+	}
+	if strings.Contains(string(got), "sss") {
+		t.Error("secret leaked into the truncated preview")
+	}
+	if !strings.HasPrefix(`{"data":"\"quoted\" <é>`, marker.Preview[:10]) {
+		t.Errorf("preview does not start the arguments: %q", marker.Preview[:40])
+	}
+	// Just under the cap: kept whole.
+	small := prepareArguments(json.RawMessage(`{"a":"`+strings.Repeat("x", limit-8)+`"}`), limit)
+	if len(small) != limit-8+8 || strings.Contains(string(small), "_truncated") {
+		t.Errorf("arguments at the cap were truncated: %d bytes", len(small))
+	}
+}
+
+func TestPreview(t *testing.T) {
+	if got := preparePreview(json.RawMessage(`{"text":"hi","token":"t"}`), 100); got != `{"text":"hi","token":"[redacted]"}` {
+		t.Errorf("preview = %s", got)
+	}
+	long := json.RawMessage(`{"text":"` + strings.Repeat("é", 3000) + `"}`)
+	got := preparePreview(long, 2048)
+	if len(got) > 2048 || !strings.HasPrefix(got, `{"text":"éé`) || !json.Valid([]byte(`"`+got[9:]+`"`)) {
+		t.Errorf("preview of %d bytes: len %d, %q...", len(long), len(got), got[:20])
+	}
+	if got := preparePreview(nil, 10); got != "" {
+		t.Errorf("preview of nothing = %q", got)
+	}
+}
+
+func TestEachPart(t *testing.T) {
+	for in, want := range map[string][]string{
+		"githubToken":  {"github", "Token"},
+		"x-api-key":    {"x", "api", "key"},
+		"APIKey":       {"API", "Key"},
+		"XMLHttpToken": {"XML", "Http", "Token"},
+		"oauth2Token":  {"oauth2", "Token"},
+		"__a__b":       {"a", "b"},
+		"ÆbleKey":      {"Æble", "Key"},
+	} {
+		var got []string
+		eachPart(in, func(p string) { got = append(got, p) })
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("eachPart(%q) (-want +got):\n%s", in, diff)
+		}
+	}
+}

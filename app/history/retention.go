@@ -1,0 +1,231 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"time"
+)
+
+// retentionChunk is the most rows one retention transaction deletes, so that
+// the writer never waits long for the connection.
+const retentionChunk = 1000
+
+// Downsampling tiers of resource samples: points older than Age are merged
+// into one point per Bucket (average CPU, weighted by the raw samples each
+// point stands for; maximum RSS and process count).
+var tiers = []struct{ Age, Bucket time.Duration }{
+	{time.Hour, time.Minute},
+	{24 * time.Hour, 15 * time.Minute},
+}
+
+// A RetentionReport says what one Retain pass removed.
+type RetentionReport struct {
+	Calls      int64 `json:"calls"`      // calls deleted (by age or size)
+	Logs       int64 `json:"logs"`       // log lines deleted
+	Events     int64 `json:"events"`     // events deleted
+	Samples    int64 `json:"samples"`    // samples deleted by age
+	Downsample int64 `json:"downsample"` // samples merged into coarser points
+	UsedBytes  int64 `json:"usedBytes"`  // the database's used size afterwards
+}
+
+func (s *Store) retainLoop() {
+	defer close(s.retainDone)
+	if s.opts.RetentionInterval < 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // stop a pass in progress when the store closes
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	t := time.NewTicker(s.opts.RetentionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if _, err := s.Retain(ctx); err != nil && ctx.Err() == nil {
+				s.opts.Logger.Warn("history: retention failed", "err", err)
+			}
+		}
+	}
+}
+
+// Retain runs one retention pass now: it deletes records older than MaxAge,
+// downsamples resource samples, then deletes the oldest calls and log lines
+// until the database's used size is under MaxBytes. Every step is a series of
+// small transactions. The background goroutine calls it every
+// RetentionInterval; tests call it with an injected clock.
+func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
+	var rep RetentionReport
+	now := s.opts.Now()
+	if s.opts.MaxAge > 0 {
+		cutoff := now.Add(-s.opts.MaxAge).UnixMicro()
+		for _, t := range []struct {
+			table, col string
+			n          *int64
+		}{
+			{"calls", "start", &rep.Calls},
+			{"logs", "time", &rep.Logs},
+			{"events", "time", &rep.Events},
+			{"samples", "time", &rep.Samples},
+		} {
+			q := fmt.Sprintf(`DELETE FROM %[1]s WHERE id IN
+				(SELECT id FROM %[1]s WHERE %[2]s < ? ORDER BY %[2]s LIMIT %[3]d)`, t.table, t.col, retentionChunk)
+			if err := s.deleteChunks(ctx, q, t.n, cutoff); err != nil {
+				return rep, err
+			}
+		}
+	}
+	for _, tier := range tiers {
+		n, err := s.downsample(ctx, now, tier.Age, tier.Bucket)
+		rep.Downsample += n
+		if err != nil {
+			return rep, err
+		}
+	}
+	used, err := s.usedBytes(ctx)
+	if err != nil {
+		return rep, err
+	}
+	// Over the bound: delete the oldest calls and log lines, each table by
+	// the share of the size to give back (down to 90% of the bound, so the
+	// next pass does not start over at once). Deleted rows leave tombstones in
+	// the search index until its segments merge, so re-measuring after each
+	// chunk would overshoot; instead each round deletes its estimate, merges
+	// the index a little, and measures again.
+	for round := 0; round < 3 && s.opts.MaxBytes > 0 && used > s.opts.MaxBytes; round++ {
+		target := s.opts.MaxBytes / 10 * 9
+		frac := float64(used-target) / float64(used)
+		for _, t := range []struct {
+			table, col string
+			n          *int64
+		}{
+			{"calls", "start", &rep.Calls},
+			{"logs", "time", &rep.Logs},
+		} {
+			var rows int64
+			if err := s.w.QueryRowContext(ctx, "SELECT count(*) FROM "+t.table).Scan(&rows); err != nil {
+				return rep, err
+			}
+			todo := int64(math.Ceil(frac * float64(rows)))
+			q := fmt.Sprintf(`DELETE FROM %[1]s WHERE id IN (SELECT id FROM %[1]s ORDER BY %[2]s LIMIT ?)`, t.table, t.col)
+			for todo > 0 {
+				res, err := s.w.ExecContext(ctx, q, min(todo, retentionChunk))
+				if err != nil {
+					return rep, err
+				}
+				k, _ := res.RowsAffected()
+				if k == 0 {
+					break
+				}
+				*t.n += k
+				todo -= k
+			}
+		}
+		for range 8 {
+			if _, err := s.w.ExecContext(ctx, `INSERT INTO calls_fts(calls_fts, rank) VALUES ('merge', -256)`); err != nil {
+				return rep, err
+			}
+		}
+		if used, err = s.usedBytes(ctx); err != nil {
+			return rep, err
+		}
+	}
+	// Give freed pages back to the file system, a bounded number at a time.
+	for i := 0; i < 64; i++ {
+		var free int64
+		if err := s.w.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
+			return rep, err
+		}
+		if free == 0 {
+			break
+		}
+		if _, err := s.w.ExecContext(ctx, "PRAGMA incremental_vacuum(2048)"); err != nil {
+			return rep, err
+		}
+	}
+	rep.UsedBytes, err = s.usedBytes(ctx)
+	return rep, err
+}
+
+// deleteChunks runs a chunked DELETE until it deletes nothing.
+func (s *Store) deleteChunks(ctx context.Context, q string, n *int64, args ...any) error {
+	for {
+		res, err := s.w.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		*n += k
+		if k < retentionChunk {
+			return nil
+		}
+	}
+}
+
+// usedBytes is the size of the database's pages in use (freed pages excluded).
+func (s *Store) usedBytes(ctx context.Context) (int64, error) {
+	var pages, free, size int64
+	err := s.w.QueryRowContext(ctx, `SELECT p.page_count, f.freelist_count, s.page_size
+		FROM pragma_page_count p, pragma_freelist_count f, pragma_page_size s`).Scan(&pages, &free, &size)
+	return (pages - free) * size, err
+}
+
+// downsample merges the samples finer than bucket and older than age (in
+// whole buckets) into one point per server and bucket. It works through the
+// old samples a window at a time, one transaction per window.
+func (s *Store) downsample(ctx context.Context, now time.Time, age, bucket time.Duration) (int64, error) {
+	b := bucket.Microseconds()
+	cutoff := now.Add(-age).UnixMicro()
+	cutoff -= cutoff % b // only whole buckets
+	window := 60 * b     // 1 hour of 1-minute buckets, 15 hours of 15-minute buckets
+	var merged int64
+	for {
+		var lo sql.NullInt64
+		if err := s.w.QueryRowContext(ctx, `SELECT min(time) FROM samples WHERE span < ? AND time < ?`, b, cutoff).
+			Scan(&lo); err != nil {
+			return merged, err
+		}
+		if !lo.Valid {
+			return merged, nil
+		}
+		from := lo.Int64 - lo.Int64%b
+		to := min(from+window, cutoff)
+		n, err := s.mergeWindow(ctx, b, from, to)
+		merged += n
+		if err != nil {
+			return merged, err
+		}
+	}
+}
+
+func (s *Store) mergeWindow(ctx context.Context, b, from, to int64) (int64, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO samples (time, server, cpu, rss, processes, span, n)
+		SELECT (time / ?1) * ?1 AS bucket, server, sum(cpu * n) / sum(n), max(rss), max(processes), ?1, sum(n)
+		FROM samples WHERE span < ?1 AND time >= ?2 AND time < ?3
+		GROUP BY server, bucket`, b, from, to); err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM samples WHERE span < ?1 AND time >= ?2 AND time < ?3`, b, from, to)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := res.RowsAffected()
+	return n, tx.Commit()
+}

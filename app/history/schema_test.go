@@ -1,0 +1,225 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawDB opens path with no migrations applied.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_journal_mode=WAL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	return db
+}
+
+// TestMigrationsFromEveryVersion builds a database at every earlier schema
+// version by applying only the first N migrations, puts a call in it when it
+// has a calls table, and checks that Open upgrades it and keeps (and indexes)
+// the call.
+func TestMigrationsFromEveryVersion(t *testing.T) {
+	if SchemaVersion < 2 {
+		t.Fatalf("SchemaVersion = %d", SchemaVersion)
+	}
+	ctx := context.Background()
+	for from := 0; from < SchemaVersion; from++ {
+		t.Run("v"+string(rune('0'+from)), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "history.db")
+			db := rawDB(t, path)
+			if err := migrate(ctx, db, path, from); err != nil {
+				t.Fatal(err)
+			}
+			if from >= 1 {
+				if _, err := db.Exec(`INSERT INTO calls (start, server, name, arguments, outcome, error)
+					VALUES (?, 'old', 'legacy_tool', '{"q":"aardvark"}', 'tool_error', 'kaput')`, t0.UnixMicro()); err != nil {
+					t.Fatal(err)
+				}
+				if from >= 2 { // from version 2 on, the writer indexes what it inserts
+					if _, err := db.Exec(indexCalls, 1); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var v int
+			db.QueryRow("PRAGMA user_version").Scan(&v)
+			if v != from {
+				t.Fatalf("built version %d, want %d", v, from)
+			}
+			db.Close()
+
+			s := openAt(t, path, testOptions())
+			if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != SchemaVersion {
+				t.Fatalf("user_version after Open = %d (%v), want %d", v, err, SchemaVersion)
+			}
+			if s.Recovered() != nil {
+				t.Errorf("Recovered = %v", s.Recovered())
+			}
+			s.RecordCall(call(5, "new", "fresh", `{"q":"aardvark"}`))
+			flush(t, s)
+			p, err := s.Calls(ctx, CallQuery{Text: "aardvark"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if from >= 1 {
+				want = 2
+			}
+			if len(p.Calls) != want {
+				t.Errorf("search after upgrade: %d calls, want %d", len(p.Calls), want)
+			}
+			if from >= 1 {
+				if p, _ := s.Calls(ctx, CallQuery{Text: "kaput"}); len(p.Calls) != 1 || p.Calls[0].Name != "legacy_tool" {
+					t.Errorf("old call's error not indexed: %+v", p)
+				}
+			}
+		})
+	}
+}
+
+func TestMigrationIsAtomic(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "history.db")
+	db := rawDB(t, path)
+	defer db.Close()
+	// A table in the way makes migration 1 fail halfway: nothing of it may stay.
+	if _, err := db.Exec(`CREATE TABLE events (x)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := migrate(ctx, db, path, SchemaVersion); err == nil {
+		t.Fatal("migration over a conflicting table succeeded")
+	}
+	var v, calls int
+	db.QueryRow("PRAGMA user_version").Scan(&v)
+	db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'calls'").Scan(&calls)
+	if v != 0 || calls != 0 {
+		t.Errorf("after a failed migration: user_version %d, calls table %d; want 0, 0", v, calls)
+	}
+}
+
+func TestNewerDatabaseRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	db := rawDB(t, path)
+	if _, err := db.Exec("CREATE TABLE future (x); PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err := Open(context.Background(), path, testOptions())
+	var ve *VersionError
+	if !errors.As(err, &ve) || ve.Have != 99 || ve.Known != SchemaVersion || ve.Path != path {
+		t.Fatalf("Open = %v, want a VersionError", err)
+	}
+	for _, want := range []string{path, "99", "version 2"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	// The file is left alone.
+	if _, err := os.Stat(path); err != nil {
+		t.Error(err)
+	}
+	if m, _ := filepath.Glob(path + ".corrupt-*"); len(m) != 0 {
+		t.Errorf("newer database moved aside: %v", m)
+	}
+}
+
+func TestCorruptDatabaseMovedAside(t *testing.T) {
+	clock := &fakeClock{now: t0}
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, path string)
+	}{
+		{"not a database", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte(strings.Repeat("this is not sqlite\n", 1000)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"damaged pages", func(t *testing.T, path string) {
+			s, err := Open(context.Background(), path, testOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3000 {
+				s.RecordCall(call(i, "files", "read", `{"path":"/some/long/path/to/make/pages"}`))
+			}
+			if err := s.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// Checkpointed at close: the data is in the main file. Overwrite
+			// pages past the schema with garbage.
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fi, _ := f.Stat()
+			if fi.Size() < 64<<10 {
+				t.Fatalf("database only %d bytes", fi.Size())
+			}
+			if _, err := f.WriteAt([]byte(strings.Repeat("\xde\xad\xbe\xef", 4096)), 16<<10); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "history.db")
+			tc.spoil(t, path)
+			opts := testOptions()
+			opts.Now = clock.Now
+			s := openAt(t, path, opts)
+			rec := s.Recovered()
+			if rec == nil {
+				t.Fatal("Recovered = nil for a corrupt database")
+			}
+			wantMoved := path + ".corrupt-20260301T120000Z"
+			if rec.MovedTo != wantMoved || rec.Path != path || rec.Reason == "" {
+				t.Errorf("Recovery = %+v, want MovedTo %s", rec, wantMoved)
+			}
+			if _, err := os.Stat(wantMoved); err != nil {
+				t.Errorf("corrupt file not kept: %v", err)
+			}
+			if !strings.Contains(rec.String(), wantMoved) {
+				t.Errorf("message %q does not say where the file went", rec)
+			}
+			// The new database works.
+			s.RecordCall(call(1, "a", "b", ""))
+			flush(t, s)
+			if p, err := s.Calls(context.Background(), CallQuery{}); err != nil || len(p.Calls) != 1 {
+				t.Errorf("fresh database: %v, %v", p, err)
+			}
+		})
+	}
+}
+
+func TestOpenSettings(t *testing.T) {
+	s := openTest(t, testOptions())
+	var mode string
+	var av, fk, timeout int
+	if err := s.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v", mode, err)
+	}
+	s.w.QueryRow("PRAGMA auto_vacuum").Scan(&av)
+	s.w.QueryRow("PRAGMA foreign_keys").Scan(&fk)
+	s.w.QueryRow("PRAGMA busy_timeout").Scan(&timeout)
+	if av != 2 || fk != 1 || timeout < 1000 {
+		t.Errorf("auto_vacuum %d, foreign_keys %d, busy_timeout %d", av, fk, timeout)
+	}
+	if s.w.Stats().MaxOpenConnections != 1 {
+		t.Errorf("writer allows %d connections", s.w.Stats().MaxOpenConnections)
+	}
+	if _, err := s.r.Exec("DELETE FROM calls"); err == nil {
+		t.Error("read pool can write")
+	}
+	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "what?.db"), testOptions()); err == nil {
+		t.Error("path with ? accepted")
+	}
+	_ = time.Second
+}

@@ -1,0 +1,501 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+func TestRecordAndReadBack(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, testOptions())
+	c := call(1, "files", "read_file", `{"path":"/tmp/a.txt","apiKey":"sk-123"}`)
+	c.Endpoint = "files"
+	s.RecordCall(c)
+	s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventLog, PID: 7, Stream: "stderr", Message: "listening"})
+	s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventCrashed, PID: 7, Exit: "exit status 1", Message: "boom"})
+	s.Observe(supervisor.Event{Time: t0.Add(time.Second), Server: "files", Kind: supervisor.EventState, State: supervisor.StateBackoff})
+	s.Observe(supervisor.Event{Time: t0.Add(2 * time.Second), Server: "files", Kind: supervisor.EventBackoff, Delay: 2 * time.Second})
+	s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventUsage,
+		Usage: &supervisor.Usage{CPUPercent: 12.5, RSSBytes: 1 << 20, Processes: 3}})
+	s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventUsage}) // no usage: ignored
+	flush(t, s)
+
+	page, err := s.Calls(ctx, CallQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Calls) != 1 || page.Next != "" {
+		t.Fatalf("page = %+v", page)
+	}
+	want := Call{ID: page.Calls[0].ID, Start: c.Start, Duration: c.Duration, ClientLabel: "cursor",
+		ClientName: "Cursor", ClientVersion: "1.0", Session: "s1", Endpoint: "files", Server: "files",
+		Method: "tools/call", Name: "read_file", Outcome: "ok", ResponseSize: 42, PID: 4242}
+	if diff := cmp.Diff(want, page.Calls[0]); diff != "" {
+		t.Errorf("Calls (-want +got):\n%s", diff)
+	}
+	full, err := s.Call(ctx, want.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Arguments = json.RawMessage(`{"path":"/tmp/a.txt","apiKey":"[redacted]"}`)
+	want.ResponsePreview = `{"content":[{"type":"text","text":"done"}]}`
+	if diff := cmp.Diff(want, full); diff != "" {
+		t.Errorf("Call (-want +got):\n%s", diff)
+	}
+	if _, err := s.Call(ctx, 999); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Call(999) = %v, want ErrNotFound", err)
+	}
+
+	logs, err := s.Logs(ctx, "files", time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]LogLine{{ID: 1, Time: t0, Server: "files", PID: 7, Stream: "stderr", Text: "listening"}}, logs); diff != "" {
+		t.Errorf("Logs (-want +got):\n%s", diff)
+	}
+	evs, err := s.Events(ctx, "", time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEvs := []Event{
+		{ID: 1, Time: t0, Server: "files", Kind: "crashed", PID: 7, Exit: "exit status 1", Message: "boom"},
+		{ID: 2, Time: t0.Add(time.Second), Server: "files", Kind: "state", State: "backoff"},
+		{ID: 3, Time: t0.Add(2 * time.Second), Server: "files", Kind: "backoff", Message: "next start in 2s"},
+	}
+	if diff := cmp.Diff(wantEvs, evs); diff != "" {
+		t.Errorf("Events (-want +got):\n%s", diff)
+	}
+	if evs, _ := s.Events(ctx, "other", time.Time{}, 0); len(evs) != 0 {
+		t.Errorf("Events(other) = %v", evs)
+	}
+	samples, err := s.Samples(ctx, "files", time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]Sample{{Time: t0, Server: "files", CPUPercent: 12.5, RSSBytes: 1 << 20, Processes: 3}}, samples); diff != "" {
+		t.Errorf("Samples (-want +got):\n%s", diff)
+	}
+	if s.Dropped() != 0 {
+		t.Errorf("Dropped = %d", s.Dropped())
+	}
+}
+
+func TestLogsLimitKeepsNewest(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, testOptions())
+	for i := range 10 {
+		s.Observe(supervisor.Event{Time: t0.Add(time.Duration(i) * time.Second), Server: "a", Kind: supervisor.EventLog, Message: string(rune('0' + i))})
+	}
+	flush(t, s)
+	logs, err := s.Logs(ctx, "a", t0.Add(2*time.Second), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range logs {
+		got = append(got, l.Text)
+	}
+	if diff := cmp.Diff([]string{"7", "8", "9"}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestFilters(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, testOptions())
+	for i := range 60 {
+		c := call(i, []string{"files", "github", "web"}[i%3], []string{"read", "write"}[i%2], "")
+		if i%5 == 0 {
+			c.Outcome, c.Error = gateway.OutcomeToolError, "failed"
+		}
+		if i%4 == 0 {
+			c.ClientLabel, c.ClientName = "claude-desktop", "claude-ai"
+		}
+		s.RecordCall(c)
+	}
+	flush(t, s)
+	count := func(q CallQuery) int {
+		t.Helper()
+		q.Limit = 1000
+		p, err := s.Calls(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p.Calls)
+	}
+	for _, tc := range []struct {
+		name string
+		q    CallQuery
+		want int
+	}{
+		{"all", CallQuery{}, 60},
+		{"server", CallQuery{Server: "files"}, 20},
+		{"tool", CallQuery{Tool: "read"}, 30},
+		{"server+tool", CallQuery{Server: "files", Tool: "read"}, 10},
+		{"client label", CallQuery{Client: "claude-desktop"}, 15},
+		{"client name", CallQuery{Client: "claude-ai"}, 15},
+		{"client other", CallQuery{Client: "cursor"}, 45},
+		{"outcome", CallQuery{Outcome: gateway.OutcomeToolError}, 12},
+		{"any error", CallQuery{Outcome: OutcomeError}, 12},
+		{"ok", CallQuery{Outcome: gateway.OutcomeOK}, 48},
+		{"since", CallQuery{Since: t0.Add(50 * time.Second)}, 10},
+		{"until", CallQuery{Until: t0.Add(10 * time.Second)}, 10},
+		{"range", CallQuery{Since: t0.Add(10 * time.Second), Until: t0.Add(20 * time.Second)}, 10},
+		{"unknown server", CallQuery{Server: "nope"}, 0},
+	} {
+		if got := count(tc.q); got != tc.want {
+			t.Errorf("%s: %d calls, want %d", tc.name, got, tc.want)
+		}
+	}
+	if _, err := s.Calls(ctx, CallQuery{Cursor: "not a cursor!"}); !errors.Is(err, ErrBadCursor) {
+		t.Errorf("bad cursor: %v", err)
+	}
+}
+
+func TestStats(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, testOptions())
+	// files/read: durations 1..100 ms, 10 errors. files/write: 1 call. web/get: 20 calls of 5 ms.
+	for i := 1; i <= 100; i++ {
+		c := call(i, "files", "read", "")
+		c.Duration = time.Duration(101-i) * time.Millisecond // inserted out of order
+		if i <= 10 {
+			c.Outcome = gateway.OutcomeTimeout
+		}
+		s.RecordCall(c)
+	}
+	w := call(200, "files", "write", "")
+	w.Duration = 7 * time.Millisecond
+	s.RecordCall(w)
+	for i := range 20 {
+		c := call(300+i, "web", "get", "")
+		c.Duration = 5 * time.Millisecond
+		s.RecordCall(c)
+	}
+	old := call(-10, "web", "get", "") // outside the window
+	s.RecordCall(old)
+	flush(t, s)
+
+	got, err := s.Stats(ctx, t0, t0.Add(time.Hour), "tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Stat{
+		{Server: "files", Tool: "read", Count: 100, Errors: 10, ErrorRate: 0.1, P50: 50 * time.Millisecond, P95: 95 * time.Millisecond},
+		{Server: "files", Tool: "write", Count: 1, P50: 7 * time.Millisecond, P95: 7 * time.Millisecond},
+		{Server: "web", Tool: "get", Count: 20, P50: 5 * time.Millisecond, P95: 5 * time.Millisecond},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("by tool (-want +got):\n%s", diff)
+	}
+	got, err = s.Stats(ctx, t0, t0.Add(time.Hour), "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// files: 1..100 ms plus 7 ms: 101 values; rank ceil(.5*101)=51 → 50 ms
+	// (7 ms sorts among them); rank ceil(.95*101)=96 → 95 ms.
+	want = []Stat{
+		{Server: "files", Count: 101, Errors: 10, ErrorRate: 10.0 / 101, P50: 50 * time.Millisecond, P95: 95 * time.Millisecond},
+		{Server: "web", Count: 20, P50: 5 * time.Millisecond, P95: 5 * time.Millisecond},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("by server (-want +got):\n%s", diff)
+	}
+	if _, err := s.Stats(ctx, time.Time{}, time.Time{}, "client"); err == nil {
+		t.Error("unknown grouping accepted")
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []int64
+		p    int
+		want int64
+	}{
+		{nil, 50, 0},
+		{[]int64{5}, 95, 5},
+		{[]int64{1, 2}, 50, 1},
+		{[]int64{3, 1, 2, 4}, 50, 2},
+		{[]int64{3, 1, 2, 4}, 95, 4},
+		{[]int64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}, 95, 100},
+		{[]int64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}, 50, 50},
+	} {
+		if got := percentile(tc.xs, tc.p); got != tc.want {
+			t.Errorf("percentile(%v, %d) = %d, want %d", tc.xs, tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestSearch(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, testOptions())
+	s.RecordCall(call(1, "files", "read_file", `{"path":"/home/ann/notes/zebra.txt"}`))
+	s.RecordCall(call(2, "github", "create_issue", `{"title":"Crash in parser","body":"it panics"}`))
+	bad := call(3, "web", "fetch", `{"url":"https://example.com/a?b=c"}`)
+	bad.Outcome, bad.Error = gateway.OutcomeProtocol, "connection refused by upstream"
+	s.RecordCall(bad)
+	s.RecordCall(call(4, "files", "write_file", `{"path":"/tmp/x","token":"supersecretvalue"}`))
+	flush(t, s)
+
+	names := func(text string) []string {
+		t.Helper()
+		p, err := s.Calls(ctx, CallQuery{Text: text})
+		if err != nil {
+			t.Fatalf("search %q: %v", text, err)
+		}
+		out := []string{}
+		for _, c := range p.Calls {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"zebra", []string{"read_file"}},
+		{"ZEBRA.txt", []string{"read_file"}},
+		{"refused", []string{"fetch"}},             // in the error
+		{"connection upstream", []string{"fetch"}}, // every word
+		{"connection zebra", []string{}},           // no call has both
+		{"crash parser", []string{"create_issue"}}, // case-insensitive
+		{"write_file", []string{"write_file"}},     // the name
+		{"example.com/a?b=c", []string{"fetch"}},   // URL punctuation
+		{"supersecretvalue", []string{}},           // redacted before indexing
+		{`"unbalanced`, []string{}},                // quote
+		{`a OR b NOT c AND (d`, []string{}},        // operators are words
+		{`title:crash`, []string{"create_issue"}},  // not a column filter
+		{`*^-+:()[]{}"'\`, []string{}},             // punctuation only
+		{`near(zebra notes)`, []string{}},          // not NEAR syntax
+		{"notes*", []string{"read_file"}},          // not a prefix query
+	} {
+		got := names(tc.text)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("search %q (-want +got):\n%s", tc.text, diff)
+		}
+	}
+}
+
+func TestFTSQuery(t *testing.T) {
+	for in, want := range map[string]string{
+		"foo":             `"foo"`,
+		`a "b" c`:         `"a" """b""" "c"`,
+		"x.y*":            `"x.y*"`,
+		"!!! ?? ok":       `"ok"`,
+		"   ":             ``,
+		"naïve café":      `"naïve" "café"`,
+		`OR AND NOT`:      `"OR" "AND" "NOT"`,
+		"tab\tnewline\nx": `"tab" "newline" "x"`,
+	} {
+		if got := ftsQuery(in); got != want {
+			t.Errorf("ftsQuery(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestPaginationStableUnderInserts(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, testOptions())
+	const older = 500
+	for i := range older {
+		c := call(i/3, "files", "read", "") // three calls share each start: the id breaks ties
+		s.RecordCall(c)
+	}
+	flush(t, s)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // newer calls keep arriving while we page
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s.RecordCall(call(10000+i, "files", "read", ""))
+			if i%10 == 0 {
+				if err := s.Flush(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}()
+
+	seen := map[int64]bool{}
+	var order []Call
+	q := CallQuery{Limit: 37}
+	for pages := 0; ; pages++ {
+		p, err := s.Calls(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p.Calls {
+			if seen[c.ID] {
+				t.Fatalf("call %d seen twice (page %d)", c.ID, pages)
+			}
+			seen[c.ID] = true
+			order = append(order, c)
+		}
+		if p.Next == "" {
+			break
+		}
+		q.Cursor = p.Next
+		if pages == 3 {
+			flush(t, s) // make sure inserts land mid-walk
+		}
+	}
+	close(stop)
+	wg.Wait()
+
+	// Every older call appears exactly once, in (start, id) descending order.
+	var olderSeen int
+	for i, c := range order {
+		if i > 0 {
+			p := order[i-1]
+			if c.Start.After(p.Start) || (c.Start.Equal(p.Start) && c.ID > p.ID) {
+				t.Fatalf("out of order at %d: %v/%d after %v/%d", i, c.Start, c.ID, p.Start, p.ID)
+			}
+		}
+		if c.Start.Before(t0.Add(10000 * time.Second)) {
+			olderSeen++
+		}
+	}
+	if olderSeen != older {
+		t.Errorf("saw %d of the %d older calls", olderSeen, older)
+	}
+}
+
+func TestCloseFlushesAndDropsAfter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(context.Background(), path, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		s.RecordCall(call(i, "a", "b", `{"i":1}`))
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	s.RecordCall(call(1, "a", "b", "")) // must not panic or block
+	if s.Dropped() != 1 {
+		t.Errorf("Dropped after close = %d, want 1", s.Dropped())
+	}
+	if err := s.Flush(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Flush after Close = %v", err)
+	}
+	s2 := openAt(t, path, testOptions())
+	p, err := s2.Calls(context.Background(), CallQuery{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Calls) != 1000 {
+		t.Errorf("%d calls after reopen, want 1000", len(p.Calls))
+	}
+}
+
+func TestQueueFullDropsWithoutBlocking(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	opts := testOptions()
+	opts.QueueSize = 16
+	opts.BatchSize = 8
+	entered := make(chan struct{}, 1)
+	opts.beforeCommit = func() {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	s := openTest(t, opts)
+	defer once.Do(func() { close(release) }) // before the Cleanup's Close
+
+	s.RecordCall(call(0, "a", "b", ""))
+	s.Observe(supervisor.Event{Server: "a", Kind: supervisor.EventCrashed})
+	go s.Flush(context.Background()) // forces a commit, which blocks in beforeCommit
+	<-entered
+
+	const n = 100_000
+	start := time.Now()
+	deadline := start.Add(5 * time.Second)
+	for i := range n {
+		s.RecordCall(call(i, "a", "b", `{"x":1}`))
+		if i%1000 == 0 && time.Now().After(deadline) {
+			t.Fatalf("RecordCall blocked: %d calls took over 5s", i)
+		}
+	}
+	elapsed := time.Since(start)
+	// The writer is held: at most the queue (16) can be accepted.
+	if d := s.Dropped(); d < n-16 {
+		t.Errorf("Dropped = %d, want at least %d", d, n-16)
+	}
+	t.Logf("%d RecordCall with a full queue took %v (%v each)", n, elapsed, elapsed/n)
+	once.Do(func() { close(release) })
+	flush(t, s)
+}
+
+// TestSearchCommonWord covers the plan for words with many matches: the page
+// must be the same as the one the default plan gives.
+func TestSearchCommonWord(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, testOptions())
+	for i := range commonWord + 300 {
+		args := `{"q":"common"}`
+		if i%2 == 0 {
+			args = `{"q":"common rare"}`
+		}
+		c := call(i, "files", "read", args)
+		c.Start = t0.Add(time.Duration((i*7919)%5000) * time.Second) // starts out of id order
+		s.RecordCall(c)
+	}
+	flush(t, s)
+	for _, text := range []string{"common", "rare"} {
+		var walked []int64
+		q := CallQuery{Text: text, Limit: 200}
+		for {
+			p, err := s.Calls(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range p.Calls {
+				walked = append(walked, c.ID)
+			}
+			if p.Next == "" {
+				break
+			}
+			q.Cursor = p.Next
+		}
+		var want []int64
+		rows, err := s.r.Query(`SELECT id FROM calls WHERE id IN (SELECT rowid FROM calls_fts WHERE calls_fts MATCH ?)
+			ORDER BY start DESC, id DESC`, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id int64
+			rows.Scan(&id)
+			want = append(want, id)
+		}
+		rows.Close()
+		if diff := cmp.Diff(want, walked); diff != "" || len(want) < commonWord/2 {
+			t.Errorf("search %q: %d results (-want +got):\n%s", text, len(want), diff)
+		}
+	}
+}
