@@ -250,7 +250,10 @@ func (pr *proc) handshake(stdout, stdin *os.File, exited <-chan struct{}) (*mcp.
 		p.sup.logger.Warn("server wrote non-protocol text on stdout; ignored",
 			"server", pr.spec.Name, "pid", pr.osPID, "line", line)
 	})
-	transport := &mcp.IOTransport{Reader: filter, Writer: stdin, MaxLineLength: -1}
+	var transport mcp.Transport = &mcp.IOTransport{Reader: filter, Writer: stdin, MaxLineLength: -1}
+	if wrap := p.sup.opts.WrapTransport; wrap != nil {
+		transport = wrap(pr.spec.Name, transport)
+	}
 	cs, err := p.client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: p.sup.opts.ProtocolVersion})
 	if err == nil && p.sup.opts.Prepare != nil {
 		if err = p.sup.opts.Prepare(ctx, pr.spec.Name, cs); err != nil {

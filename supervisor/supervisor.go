@@ -37,6 +37,10 @@ type Options struct {
 	// ProtocolVersion is the version offered to servers; "" means
 	// DefaultProtocolVersion.
 	ProtocolVersion string
+	// WrapTransport, when set, wraps the transport over each process's
+	// pipes before the handshake (the gateway watches the order of a
+	// server's messages this way).
+	WrapTransport func(server string, t mcp.Transport) mcp.Transport
 	// Prepare, when set, runs on each new process's session after the
 	// handshake and before the process is handed out (the gateway asks for
 	// every log message here). An error counts as a failed start.

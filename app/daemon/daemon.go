@@ -114,7 +114,8 @@ func Run(ctx context.Context, opts Options) error {
 		NewClient: func(server string) *mcp.Client { return gw.NewClient(server) },
 		Prepare: func(ctx context.Context, server string, cs *mcp.ClientSession) error {
 			return gw.Prepare(ctx, server, cs)
-		}})
+		},
+		WrapTransport: func(server string, t mcp.Transport) mcp.Transport { return gw.WrapTransport(server, t) }})
 	if err != nil {
 		return err
 	}

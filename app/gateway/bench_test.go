@@ -44,8 +44,9 @@ func runBenchGatewayIfRequested() {
 	ctx := context.Background()
 	var gw *gateway.Gateway
 	sup, err := supervisor.New(ctx, supervisor.Options{Env: os.Environ(), SampleInterval: -1, HealthInterval: -1,
-		NewClient: func(s string) *mcp.Client { return gw.NewClient(s) },
-		Prepare:   func(ctx context.Context, s string, cs *mcp.ClientSession) error { return gw.Prepare(ctx, s, cs) }})
+		NewClient:     func(s string) *mcp.Client { return gw.NewClient(s) },
+		Prepare:       func(ctx context.Context, s string, cs *mcp.ClientSession) error { return gw.Prepare(ctx, s, cs) },
+		WrapTransport: func(s string, t mcp.Transport) mcp.Transport { return gw.WrapTransport(s, t) }})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)

@@ -373,22 +373,42 @@ type progressRoute struct {
 	timer     *time.Timer
 	timeout   time.Duration
 	delivered chan struct{} // signalled after each notification passed on
-	count     atomic.Int64
+	count     atomic.Int64  // notifications passed on
+	seen      atomic.Int64  // notifications read off a counting transport
 }
 
-// progressDrain is how long a call that had progress waits, after its
-// result, for one more notification.
-//
 // The go-sdk client hands a server's notifications to a handler goroutine
 // but a response straight to the caller, so the server's last progress
 // notification, sent just before its result, can still be queued when the
-// result arrives. Passing the result on at once would drop it.
-const progressDrain = 2 * time.Millisecond
+// result arrives; passing the result on at once would drop it. On the
+// supervisor's stdio transports the gateway counts each progress
+// notification as it is read (WrapTransport), in order with the response,
+// so a call waits until every one read before its result has been passed
+// on. Elsewhere (the bridge's HTTP upstream) it waits briefly for more.
+const (
+	progressDrainMax = time.Second          // bound on waiting for counted notifications
+	progressDrain    = 2 * time.Millisecond // the brief wait where nothing was counted
+)
 
-// drain waits briefly for queued progress notifications of a call that
-// had some; nil does nothing.
+// drain waits until the progress notifications of a finished call have
+// been passed on; nil does nothing.
 func (r *progressRoute) drain() {
-	if r == nil || r.count.Load() == 0 {
+	if r == nil {
+		return
+	}
+	if r.seen.Load() > 0 {
+		deadline := time.NewTimer(progressDrainMax)
+		defer deadline.Stop()
+		for r.count.Load() < r.seen.Load() {
+			select {
+			case <-r.delivered:
+			case <-deadline.C:
+				return
+			}
+		}
+		return
+	}
+	if r.count.Load() == 0 {
 		return
 	}
 	t := time.NewTimer(progressDrain)

@@ -176,6 +176,7 @@ func newSpecFixture(t *testing.T, token string, specs []supervisor.Spec, servers
 		Prepare: func(ctx context.Context, s string, cs *mcp.ClientSession) error {
 			return f.gw.Prepare(ctx, s, cs)
 		},
+		WrapTransport: func(s string, t mcp.Transport) mcp.Transport { return f.gw.WrapTransport(s, t) },
 	})
 	if err != nil {
 		t.Fatal(err)
