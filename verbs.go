@@ -46,7 +46,7 @@ func serveVerb() verb {
 				Home: e.home, Listen: *listen, Version: version, Logger: logger, Reaper: []string{exe}, Binary: exe,
 				Ready: func(info daemon.Info) {
 					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", version, info.PID)
-					fmt.Fprintf(e.stdout, "  address: %s\n", info.Address)
+					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one)\n", info.Address, info.Address)
 					fmt.Fprintf(e.stdout, "  API:     %s\n", info.APIURL())
 					fmt.Fprintf(e.stdout, "  data:    %s\n", info.Home)
 					fmt.Fprintf(e.stdout, "Press Ctrl-C to stop every server and quit.\n")
