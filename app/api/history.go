@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/history"
@@ -142,21 +141,27 @@ func (s *Server) exportHistory(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// window reads since and until from the URL; a missing since means
+// defaultSpan before now.
+func window(v url.Values, defaultSpan time.Duration) (since, until time.Time, err error) {
+	now := time.Now()
+	if since, err = timeParam(v, "since", now); err != nil {
+		return since, until, err
+	}
+	if since.IsZero() {
+		since = now.Add(-defaultSpan)
+	}
+	until, err = timeParam(v, "until", now)
+	return since, until, err
+}
+
 func (s *Server) stats(r *http.Request) ([]history.Stat, error) {
 	h, err := s.historyStore()
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
 	v := r.URL.Query()
-	since, err := timeParam(v, "since", now)
-	if err != nil {
-		return nil, err
-	}
-	if since.IsZero() {
-		since = now.Add(-DefaultStatsWindow)
-	}
-	until, err := timeParam(v, "until", now)
+	since, until, err := window(v, DefaultStatsWindow)
 	if err != nil {
 		return nil, err
 	}
@@ -164,24 +169,19 @@ func (s *Server) stats(r *http.Request) ([]history.Stat, error) {
 	if by != "" && by != "server" && by != "tool" {
 		return nil, errorf(http.StatusBadRequest, "invalid by %q: server or tool", by)
 	}
-	return h.Stats(r.Context(), since, until, strings.TrimSpace(by))
+	return h.Stats(r.Context(), since, until, by)
 }
+
+// DefaultUsageWindow is the window of /api/v1/usage without "since".
+const DefaultUsageWindow = time.Hour
 
 func (s *Server) usage(r *http.Request) ([]history.Sample, error) {
 	h, err := s.historyStore()
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
 	v := r.URL.Query()
-	since, err := timeParam(v, "since", now)
-	if err != nil {
-		return nil, err
-	}
-	if since.IsZero() {
-		since = now.Add(-time.Hour)
-	}
-	until, err := timeParam(v, "until", now)
+	since, until, err := window(v, DefaultUsageWindow)
 	if err != nil {
 		return nil, err
 	}
