@@ -57,6 +57,10 @@ func dependencyProblems(pkg string, imports, deps []string) []string {
 		}
 	}
 	for _, imp := range imports {
+		// history stores; it knows neither the gateway nor HTTP.
+		if within(rel, "app/history") && (imp == "net/http" || imp == module+"/app/gateway" || imp == module+"/app/api") {
+			problems = append(problems, pkg+" imports "+imp+": history knows no HTTP and no gateway")
+		}
 		if isWails(imp) && !within(rel, "app/window") {
 			problems = append(problems, pkg+" imports "+imp+": only app/window may import Wails")
 		}
@@ -87,6 +91,9 @@ func TestDependencyRules(t *testing.T) {
 		{module + "/app/tray", []string{"github.com/getlantern/systray"}, nil, 0},
 		{module, []string{"github.com/getlantern/systray"}, nil, 1},
 		{module + "/supervisor", []string{"os/exec"}, []string{"os/exec", "github.com/shirou/gopsutil/v3/process"}, 0},
+		{module + "/app/history", []string{"net/http"}, nil, 1},
+		{module + "/app/history", []string{module + "/app/gateway"}, nil, 1},
+		{module + "/app/history", []string{module + "/app/record", "database/sql"}, nil, 0},
 	}
 	for _, tt := range tests {
 		if got := dependencyProblems(tt.pkg, tt.imports, tt.deps); len(got) != tt.wantProblems {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
-	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/record"
 )
 
 // TestHistoryEndpoints serves a real history database through the API.
@@ -25,10 +25,10 @@ func TestHistoryEndpoints(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close(context.Background()) })
 	now := time.Now()
-	for i, c := range []gateway.Call{
-		{Server: "fs", Name: "read_file", Outcome: gateway.OutcomeOK, Duration: 2 * time.Millisecond, ClientLabel: "cursor"},
-		{Server: "fs", Name: "write_file", Outcome: gateway.OutcomeToolError, Error: "disk full", Duration: 5 * time.Millisecond, ClientLabel: "cursor"},
-		{Server: "git", Name: "status", Outcome: gateway.OutcomeOK, Duration: time.Millisecond, ClientLabel: "claude-code"},
+	for i, c := range []record.Call{
+		{Server: "fs", Name: "read_file", Outcome: record.OutcomeOK, Duration: 2 * time.Millisecond, ClientLabel: "cursor"},
+		{Server: "fs", Name: "write_file", Outcome: record.OutcomeToolError, Error: "disk full", Duration: 5 * time.Millisecond, ClientLabel: "cursor"},
+		{Server: "git", Name: "status", Outcome: record.OutcomeOK, Duration: time.Millisecond, ClientLabel: "claude-code"},
 	} {
 		c.Start, c.Method = now.Add(time.Duration(i-10)*time.Second), "tools/call"
 		c.Arguments = json.RawMessage(`{"path":"/tmp/notes.txt"}`)

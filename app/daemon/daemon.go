@@ -219,6 +219,9 @@ func Run(ctx context.Context, opts Options) error {
 	return nil
 }
 
+// The history records what the gateway sees.
+var _ gateway.Recorder = (*history.Store)(nil)
+
 // daemon applies the config in force to the supervisor, and is the API's
 // view of the config.
 type daemon struct {

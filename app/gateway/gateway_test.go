@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
@@ -32,16 +33,16 @@ func TestMain(m *testing.M) {
 
 type recorder struct {
 	mu    sync.Mutex
-	calls []gateway.Call
+	calls []record.Call
 }
 
-func (r *recorder) RecordCall(c gateway.Call) {
+func (r *recorder) RecordCall(c record.Call) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, c)
 }
 
-func (r *recorder) all() []gateway.Call {
+func (r *recorder) all() []record.Call {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.calls)

@@ -9,50 +9,21 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // A Recorder receives every call through the gateway, failures included.
 // RecordCall must not block: history queues it.
 type Recorder interface {
-	RecordCall(Call)
-}
-
-// Outcomes of a Call.
-const (
-	OutcomeOK          = "ok"
-	OutcomeToolError   = "tool_error"     // the tool ran and reported an error
-	OutcomeProtocol    = "protocol_error" // a JSON-RPC error
-	OutcomeTimeout     = "timeout"
-	OutcomeCancelled   = "cancelled"
-	OutcomeUnavailable = "server_unavailable" // down, failing, crashed, could not start
-)
-
-// Call is one request a client made through the gateway.
-type Call struct {
-	Start         time.Time       `json:"start"`
-	Duration      time.Duration   `json:"duration"`
-	ClientLabel   string          `json:"clientLabel"` // the token's label
-	ClientName    string          `json:"clientName"`  // from initialize or _meta clientInfo
-	ClientVersion string          `json:"clientVersion"`
-	Session       string          `json:"session"`
-	Endpoint      string          `json:"endpoint"` // "" for /mcp, else the server of /mcp/<server>
-	Server        string          `json:"server"`
-	Method        string          `json:"method"`
-	Name          string          `json:"name"` // tool or prompt as the client named it, or the resource URI
-	Arguments     json.RawMessage `json:"arguments,omitempty"`
-	Outcome       string          `json:"outcome"`
-	Error         string          `json:"error,omitempty"`
-	ResponseSize  int             `json:"responseSize"`
-	Response      json.RawMessage `json:"-"` // the result, for the recorder to preview and cap
-	PID           int             `json:"pid,omitempty"`
+	RecordCall(record.Call)
 }
 
 type recordKey struct{}
 
 // callRecord travels in the context so forward can add what it learns.
 type callRecord struct {
-	call Call
+	call record.Call
 	// failure is the gateway's own error behind a tool error result (the
 	// server was down, crashed, timed out), for the outcome.
 	failure error
@@ -76,13 +47,13 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 			default:
 				return next(ctx, method, req)
 			}
-			rec := &callRecord{call: Call{Start: time.Now(), Method: method, Endpoint: endpoint,
+			rec := &callRecord{call: record.Call{Start: time.Now(), Method: method, Endpoint: endpoint,
 				ClientLabel: g.opts.ClientLabel(ctx)}}
 			describeRequest(&rec.call, req)
 			res, err := next(context.WithValue(ctx, recordKey{}, rec), method, req)
 			c := &rec.call
 			c.Duration = time.Since(c.Start)
-			c.Outcome = OutcomeOK
+			c.Outcome = record.OutcomeOK
 			if err != nil {
 				c.Outcome, c.Error = classify(err), err.Error()
 			} else if res != nil {
@@ -90,7 +61,7 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 					c.Response, c.ResponseSize = data, len(data)
 				}
 				if tr, ok := res.(*mcp.CallToolResult); ok && tr.IsError {
-					c.Outcome = OutcomeToolError
+					c.Outcome = record.OutcomeToolError
 					c.Error = toolErrorText(tr)
 					if rec.failure != nil {
 						c.Outcome = classify(rec.failure)
@@ -103,7 +74,7 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 	}
 }
 
-func describeRequest(c *Call, req mcp.Request) {
+func describeRequest(c *record.Call, req mcp.Request) {
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 		c.Session = ss.ID()
 	}
@@ -134,17 +105,17 @@ func classify(err error) string {
 	var ee *supervisor.ExitError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return OutcomeTimeout
+		return record.OutcomeTimeout
 	case errors.Is(err, context.Canceled):
-		return OutcomeCancelled
+		return record.OutcomeCancelled
 	case errors.As(err, &se), errors.As(err, &ee), errors.Is(err, supervisor.ErrFailing),
 		errors.Is(err, supervisor.ErrStopped), errors.Is(err, supervisor.ErrUnknownServer), errors.Is(err, supervisor.ErrClosed):
-		return OutcomeUnavailable
+		return record.OutcomeUnavailable
 	}
 	if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
-		return OutcomeProtocol
+		return record.OutcomeProtocol
 	}
-	return OutcomeUnavailable
+	return record.OutcomeUnavailable
 }
 
 func toolErrorText(r *mcp.CallToolResult) string {

@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/record"
 )
 
 func exportFixture(t *testing.T) (*Store, []Call) {
@@ -20,7 +19,7 @@ func exportFixture(t *testing.T) (*Store, []Call) {
 	for i := range 300 {
 		c := call(i, []string{"files", "web"}[i%2], "read", `{"n":`+strconv.Itoa(i)+`,"note":"a,b \"c\"\nd","password":"x"}`)
 		if i%7 == 0 {
-			c.Outcome, c.Error = gateway.OutcomeTimeout, "took, too \"long\""
+			c.Outcome, c.Error = record.OutcomeTimeout, "took, too \"long\""
 		}
 		s.RecordCall(c)
 	}

@@ -34,7 +34,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
-	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -109,7 +109,8 @@ func (o *Options) setDefaults() {
 // ErrClosed is returned by a Store's methods after Close.
 var ErrClosed = errors.New("history: store is closed")
 
-// A Store is an open history database. It implements gateway.Recorder, and
+// A Store is an open history database. It records the gateway's calls
+// (RecordCall has the gateway.Recorder method set), and
 // its Observe method takes supervisor events. All its methods are safe for
 // concurrent use.
 type Store struct {
@@ -134,11 +135,9 @@ type Store struct {
 	insCall, insLog, insEvent, insSample *sql.Stmt
 }
 
-var _ gateway.Recorder = (*Store)(nil)
-
 // item is one entry of the queue: a call, an event, or a flush request.
 type item struct {
-	call  *gateway.Call
+	call  *record.Call
 	event *supervisor.Event
 	flush chan error
 }
@@ -261,7 +260,7 @@ func open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 
 // RecordCall queues a call for the writer. It never blocks: when the queue is
 // full, or the store is closed, the call is dropped and Dropped rises.
-func (s *Store) RecordCall(c gateway.Call) {
+func (s *Store) RecordCall(c record.Call) {
 	s.enqueue(item{call: &c})
 }
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/record"
 )
 
 // BenchmarkRecordCall measures sustained throughput from RecordCall to
@@ -23,7 +23,7 @@ func BenchmarkRecordCall(b *testing.B) {
 	opts.QueueSize = max(b.N+1, 65536)
 	opts.Logger = nil
 	s := openTest(b, opts)
-	calls := make([]gateway.Call, 64)
+	calls := make([]record.Call, 64)
 	for i := range calls {
 		calls[i] = call(i, "files", "read_file",
 			fmt.Sprintf(`{"path":"/home/ann/project/src/file%d.go","apiKey":"sk-abc","limit":100}`, i))

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/record"
 	"go.uber.org/goleak"
-
-	"github.com/switchboardhq/switchboard/app/gateway"
 )
 
 func TestMain(m *testing.M) {
@@ -67,13 +66,13 @@ func flush(t testing.TB, s *Store) {
 }
 
 // call makes a call started i seconds after t0.
-func call(i int, server, name string, args string) gateway.Call {
-	c := gateway.Call{
+func call(i int, server, name string, args string) record.Call {
+	c := record.Call{
 		Start:    t0.Add(time.Duration(i) * time.Second),
 		Duration: time.Duration(i%100+1) * time.Millisecond,
 		Server:   server, Method: "tools/call", Name: name,
 		ClientLabel: "cursor", ClientName: "Cursor", ClientVersion: "1.0",
-		Session: "s1", Outcome: gateway.OutcomeOK, PID: 4242,
+		Session: "s1", Outcome: record.OutcomeOK, PID: 4242,
 		Response: json.RawMessage(`{"content":[{"type":"text","text":"done"}]}`), ResponseSize: 42,
 	}
 	if args != "" {

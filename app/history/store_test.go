@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -116,7 +116,7 @@ func TestFilters(t *testing.T) {
 	for i := range 60 {
 		c := call(i, []string{"files", "github", "web"}[i%3], []string{"read", "write"}[i%2], "")
 		if i%5 == 0 {
-			c.Outcome, c.Error = gateway.OutcomeToolError, "failed"
+			c.Outcome, c.Error = record.OutcomeToolError, "failed"
 		}
 		if i%4 == 0 {
 			c.ClientLabel, c.ClientName = "claude-desktop", "claude-ai"
@@ -145,9 +145,9 @@ func TestFilters(t *testing.T) {
 		{"client label", CallQuery{Client: "claude-desktop"}, 15},
 		{"client name", CallQuery{Client: "claude-ai"}, 15},
 		{"client other", CallQuery{Client: "cursor"}, 45},
-		{"outcome", CallQuery{Outcome: gateway.OutcomeToolError}, 12},
+		{"outcome", CallQuery{Outcome: record.OutcomeToolError}, 12},
 		{"any error", CallQuery{Outcome: OutcomeError}, 12},
-		{"ok", CallQuery{Outcome: gateway.OutcomeOK}, 48},
+		{"ok", CallQuery{Outcome: record.OutcomeOK}, 48},
 		{"since", CallQuery{Since: t0.Add(50 * time.Second)}, 10},
 		{"until", CallQuery{Until: t0.Add(10 * time.Second)}, 10},
 		{"range", CallQuery{Since: t0.Add(10 * time.Second), Until: t0.Add(20 * time.Second)}, 10},
@@ -170,7 +170,7 @@ func TestStats(t *testing.T) {
 		c := call(i, "files", "read", "")
 		c.Duration = time.Duration(101-i) * time.Millisecond // inserted out of order
 		if i <= 10 {
-			c.Outcome = gateway.OutcomeTimeout
+			c.Outcome = record.OutcomeTimeout
 		}
 		s.RecordCall(c)
 	}
@@ -242,7 +242,7 @@ func TestSearch(t *testing.T) {
 	s.RecordCall(call(1, "files", "read_file", `{"path":"/home/ann/notes/zebra.txt"}`))
 	s.RecordCall(call(2, "github", "create_issue", `{"title":"Crash in parser","body":"it panics"}`))
 	bad := call(3, "web", "fetch", `{"url":"https://example.com/a?b=c"}`)
-	bad.Outcome, bad.Error = gateway.OutcomeProtocol, "connection refused by upstream"
+	bad.Outcome, bad.Error = record.OutcomeProtocol, "connection refused by upstream"
 	s.RecordCall(bad)
 	s.RecordCall(call(4, "files", "write_file", `{"path":"/tmp/x","token":"supersecretvalue"}`))
 	flush(t, s)

@@ -1,0 +1,39 @@
+// Package record defines what the gateway records of each call: the data
+// the gateway produces and the history stores. It has no dependencies, so
+// the history needs nothing of the gateway (and so nothing of HTTP).
+package record
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Outcomes of a Call.
+const (
+	OutcomeOK          = "ok"
+	OutcomeToolError   = "tool_error"     // the tool ran and reported an error
+	OutcomeProtocol    = "protocol_error" // a JSON-RPC error
+	OutcomeTimeout     = "timeout"
+	OutcomeCancelled   = "cancelled"
+	OutcomeUnavailable = "server_unavailable" // down, failing, crashed, could not start
+)
+
+// Call is one request a client made through the gateway.
+type Call struct {
+	Start         time.Time       `json:"start"`
+	Duration      time.Duration   `json:"duration"`
+	ClientLabel   string          `json:"clientLabel"` // the token's label
+	ClientName    string          `json:"clientName"`  // from initialize or _meta clientInfo
+	ClientVersion string          `json:"clientVersion"`
+	Session       string          `json:"session"`
+	Endpoint      string          `json:"endpoint"` // "" for /mcp, else the server of /mcp/<server>
+	Server        string          `json:"server"`
+	Method        string          `json:"method"`
+	Name          string          `json:"name"` // tool or prompt as the client named it, or the resource URI
+	Arguments     json.RawMessage `json:"arguments,omitempty"`
+	Outcome       string          `json:"outcome"`
+	Error         string          `json:"error,omitempty"`
+	ResponseSize  int             `json:"responseSize"`
+	Response      json.RawMessage `json:"-"` // the result, for the recorder to preview and cap
+	PID           int             `json:"pid,omitempty"`
+}
