@@ -22,6 +22,7 @@ package gateway
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -289,6 +290,12 @@ func (g *Gateway) Close() {
 	}
 	g.mu.Unlock()
 	g.leases.releaseAll()
+	g.pending.mu.Lock()
+	parked := slices.Collect(maps.Values(g.pending.calls))
+	g.pending.mu.Unlock()
+	for _, p := range parked {
+		g.endPending(p)
+	}
 	g.wg.Wait()
 }
 
