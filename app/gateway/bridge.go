@@ -83,6 +83,7 @@ type upstream struct {
 	mu     sync.Mutex
 	cs     *mcp.ClientSession
 	alive  func() bool // whether the daemon behind cs still runs
+	dialed bool        // a session was opened before: a new one means relisting
 	closed bool
 }
 
@@ -105,8 +106,7 @@ func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
 	}
 	// No session yet, or its daemon died: a request sent now would be lost,
 	// so connect to the new daemon (starting it) first.
-	reconnect := u.cs != nil
-	if reconnect {
+	if u.cs != nil {
 		u.cs.Close()
 		u.cs = nil
 	}
@@ -116,9 +116,12 @@ func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
 	}
 	u.cs, u.alive = cs, alive
 	go u.watch(cs)
-	if reconnect {
+	// After a reconnect the daemon's tools may differ: list them again.
+	// (The first session is opened by the bridge's own first listing.)
+	if u.dialed {
 		go u.gw.Relist(bridgeServer)
 	}
+	u.dialed = true
 	return &upstreamLease{u: u, cs: cs}, nil
 }
 
@@ -165,9 +168,7 @@ func (u *upstream) watch(cs *mcp.ClientSession) {
 	u.opts.Logger.Info("lost the connection to Switchboard; reconnecting")
 	if _, err := u.Acquire(context.Background(), bridgeServer); err != nil {
 		u.opts.Logger.Warn("cannot reconnect to Switchboard yet", "err", err)
-		return
 	}
-	u.gw.Relist(bridgeServer)
 }
 
 // drop forgets cs if it is the current session; it reports whether it was
@@ -224,14 +225,9 @@ func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.Cl
 		if aerr != nil {
 			return fmt.Errorf("Switchboard went away and did not come back: %w", aerr)
 		}
-		l.u.gw.Relist(bridgeServer)
 		return fn(ctx, fresh.Session())
 	}
-	go func() {
-		if _, err := l.u.Acquire(context.Background(), bridgeServer); err == nil {
-			l.u.gw.Relist(bridgeServer)
-		}
-	}()
+	go l.u.Acquire(context.Background(), bridgeServer) // reconnect now; the next call reports a failure
 	return fmt.Errorf("the connection to Switchboard broke during the call (it is being re-established): %w", err)
 }
 

@@ -20,37 +20,12 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: g.opts.Version}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
 		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			c, ctx, done, err := g.callerFor(ctx, req.Session, server, "sampling", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil })
-			if err != nil {
-				return nil, err
-			}
-			defer done()
-			if c.pending != nil {
-				r, err := g.askClient(ctx, c, req.Params)
-				if err != nil {
-					return nil, err
-				}
-				return samplingResult(r)
-			}
-			return c.session.CreateMessage(ctx, req.Params)
+			return askCaller(g, ctx, req.Session, server, "sampling", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil },
+				req.Params, samplingResult, (*mcp.ServerSession).CreateMessage)
 		},
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			c, ctx, done, err := g.callerFor(ctx, req.Session, server, "elicitation", func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil })
-			if err != nil {
-				return nil, err
-			}
-			defer done()
-			if c.pending != nil {
-				r, err := g.askClient(ctx, c, req.Params)
-				if err != nil {
-					return nil, err
-				}
-				if er, ok := r.(*mcp.ElicitResult); ok {
-					return er, nil
-				}
-				return nil, fmt.Errorf("the client answered elicitation with %T", r)
-			}
-			return c.session.Elicit(ctx, req.Params)
+			return askCaller(g, ctx, req.Session, server, "elicitation", func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil },
+				req.Params, answerAs[*mcp.ElicitResult]("elicitation"), (*mcp.ServerSession).Elicit)
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			token, _ := req.Params.ProgressToken.(string)
@@ -88,22 +63,8 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 				return next(ctx, method, req)
 			}
 			cs, _ := req.GetSession().(*mcp.ClientSession)
-			c, ctx, done, err := g.callerFor(ctx, cs, server, "roots", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged })
-			if err != nil {
-				return nil, err
-			}
-			defer done()
-			if c.pending != nil {
-				r, err := g.askClient(ctx, c, &mcp.ListRootsParams{})
-				if err != nil {
-					return nil, err
-				}
-				if rr, ok := r.(*mcp.ListRootsResult); ok {
-					return rr, nil
-				}
-				return nil, fmt.Errorf("the client answered roots/list with %T", r)
-			}
-			return c.session.ListRoots(ctx, &mcp.ListRootsParams{})
+			return askCaller(g, ctx, cs, server, "roots", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged },
+				&mcp.ListRootsParams{}, answerAs[*mcp.ListRootsResult]("roots/list"), (*mcp.ServerSession).ListRoots)
 		}
 	})
 	return c
@@ -118,6 +79,42 @@ func (g *Gateway) Prepare(ctx context.Context, server string, cs *mcp.ClientSess
 		return nil
 	}
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+}
+
+// askCaller passes a server's request (sampling, elicitation, roots) to the
+// client whose call is in flight on cs: sent straight to a session-era
+// client, or through the input-required rounds of a stateless one (whose
+// answer convert turns into the result the server expects).
+func askCaller[P mcp.InputRequest, R any](g *Gateway, ctx context.Context, cs *mcp.ClientSession, server, what string,
+	has func(*mcp.ClientCapabilities) bool, params P, convert func(mcp.InputResponse) (R, error),
+	send func(*mcp.ServerSession, context.Context, P) (R, error)) (R, error) {
+	c, ctx, done, err := g.callerFor(ctx, cs, server, what, has)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	defer done()
+	if c.pending == nil {
+		return send(c.session, ctx, params)
+	}
+	r, err := g.askClient(ctx, c, params)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return convert(r)
+}
+
+// answerAs converts a stateless client's answer to the type R the server's
+// request expects.
+func answerAs[R mcp.InputResponse](what string) func(mcp.InputResponse) (R, error) {
+	return func(r mcp.InputResponse) (R, error) {
+		if v, ok := r.(R); ok {
+			return v, nil
+		}
+		var zero R
+		return zero, fmt.Errorf("the client answered %s with %T", what, r)
+	}
 }
 
 // callerFor finds the client to answer a server-to-client request, checks it
