@@ -1,0 +1,108 @@
+// Package catalog is where Switchboard finds servers to install: an embedded,
+// curated catalog and the official MCP registry (cached on disk, the embedded
+// catalog as the offline fallback). Its subpackage install turns an entry
+// into a verified, running server.
+//
+// Entries use the official registry's server.json shape (schema
+// 2025-12-11), so an embedded entry and a registry entry are the same thing
+// to the installer and to the UI.
+package catalog
+
+// An Entry is one installable server: a server.json document plus what
+// Switchboard knows about where it came from.
+type Entry struct {
+	// Name is the registry name, reverse-DNS with one slash
+	// ("io.github.modelcontextprotocol/server-filesystem").
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description"`
+	// Version is the exact version of this entry (never "latest").
+	Version    string      `json:"version"`
+	WebsiteURL string      `json:"websiteUrl,omitempty"`
+	Repository *Repository `json:"repository,omitempty"`
+	Packages   []Package   `json:"packages,omitempty"`
+
+	// The fields below are Switchboard's, not server.json's.
+
+	// ShortName is the server name suggested for config.json ("filesystem"):
+	// it becomes the tool prefix on the aggregated endpoint.
+	ShortName string `json:"shortName,omitempty"`
+	// Source says where the entry came from: "embedded" or "registry".
+	Source string `json:"source,omitempty"`
+	// Status is the registry's status: "active", "deprecated" or "deleted".
+	// Embedded entries are active.
+	Status string `json:"status,omitempty"`
+}
+
+// Repository is where a server's source lives.
+type Repository struct {
+	URL       string `json:"url"`
+	Source    string `json:"source,omitempty"`
+	Subfolder string `json:"subfolder,omitempty"`
+}
+
+// Registry types a Package may have. Switchboard runs npm, pypi, oci and
+// mcpb packages (and local commands, which only the embedded catalog and the
+// user give); nuget and cargo are listed but not installable.
+const (
+	RegistryNPM     = "npm"
+	RegistryPyPI    = "pypi"
+	RegistryOCI     = "oci"
+	RegistryMCPB    = "mcpb"
+	RegistryNuGet   = "nuget"
+	RegistryCommand = "command" // Switchboard's own: a local program, as given
+)
+
+// A Package is one way to run a server (server.json packages[]).
+type Package struct {
+	RegistryType    string `json:"registryType"`
+	RegistryBaseURL string `json:"registryBaseUrl,omitempty"`
+	// Identifier is the npm or PyPI package name, the OCI image reference,
+	// the .mcpb download URL, or (RegistryCommand) the program to run.
+	Identifier string `json:"identifier"`
+	Version    string `json:"version,omitempty"`
+	// FileSHA256 is the hex SHA-256 of an .mcpb file; it must match
+	// before the file is used.
+	FileSHA256       string     `json:"fileSha256,omitempty"`
+	RuntimeHint      string     `json:"runtimeHint,omitempty"`
+	Transport        Transport  `json:"transport"`
+	RuntimeArguments []Argument `json:"runtimeArguments,omitempty"`
+	PackageArguments []Argument `json:"packageArguments,omitempty"`
+	EnvironmentVars  []KeyValue `json:"environmentVariables,omitempty"`
+}
+
+// Transport is how a package speaks MCP; Switchboard runs "stdio" packages.
+type Transport struct {
+	Type string `json:"type"`
+	URL  string `json:"url,omitempty"`
+}
+
+// Input is what every user-supplied value has in server.json.
+type Input struct {
+	Description string `json:"description,omitempty"`
+	IsRequired  bool   `json:"isRequired,omitempty"`
+	// Format is "string" (the default), "number", "boolean", "filepath",
+	// or Switchboard's "directory".
+	Format      string   `json:"format,omitempty"`
+	Value       string   `json:"value,omitempty"` // fixed value; not asked for
+	IsSecret    bool     `json:"isSecret,omitempty"`
+	Default     string   `json:"default,omitempty"`
+	Placeholder string   `json:"placeholder,omitempty"`
+	Choices     []string `json:"choices,omitempty"`
+}
+
+// An Argument is a command-line argument: "positional" (ValueHint names
+// it) or "named" (Name is the flag, such as "--port").
+type Argument struct {
+	Input
+	Type       string `json:"type"`
+	Name       string `json:"name,omitempty"`
+	ValueHint  string `json:"valueHint,omitempty"`
+	IsRepeated bool   `json:"isRepeated,omitempty"`
+}
+
+// A KeyValue is an environment variable the server reads.
+type KeyValue struct {
+	Input
+	Name string `json:"name"`
+}
