@@ -1,0 +1,227 @@
+// Package events is the daemon's live feed: calls, server logs, state
+// changes, resource samples and install progress, in the order they happened,
+// each with an increasing id. The API serves it as one SSE stream
+// (/api/v1/events) that the dashboard, the tray and `switchboard top` follow.
+//
+// A Bus keeps the most recent events in a ring, so a client that reconnects
+// with the id of the last event it saw (SSE's Last-Event-ID) gets what it
+// missed; one that was away too long is told to start over (Reset) and
+// refetches its snapshots. Publishing never blocks: a subscriber that cannot
+// keep up is cut off, and reconnects from where it was.
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Event types.
+const (
+	TypeCall    = "call"    // a call was recorded (history.Call)
+	TypeLog     = "log"     // a server wrote a line (Log)
+	TypeState   = "state"   // a server's lifecycle changed (supervisor.Event)
+	TypeSample  = "sample"  // a resource sample of a server (Sample)
+	TypeInstall = "install" // install progress
+	TypeConfig  = "config"  // the server list or a server's settings changed
+	TypeDropped = "dropped" // history records were dropped (Dropped)
+)
+
+// An Event is one entry of the feed. Data is JSON, encoded once when the
+// event is published.
+type Event struct {
+	ID   uint64          `json:"id"`
+	Type string          `json:"type"`
+	Time time.Time       `json:"time"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Log is the data of a TypeLog event.
+type Log struct {
+	Server string    `json:"server"`
+	Time   time.Time `json:"time"`
+	PID    int       `json:"pid"`
+	Stream string    `json:"stream"`
+	Text   string    `json:"text"`
+}
+
+// Sample is the data of a TypeSample event.
+type Sample struct {
+	Server     string    `json:"server"`
+	Time       time.Time `json:"time"`
+	CPUPercent float64   `json:"cpuPercent"`
+	RSSBytes   uint64    `json:"rssBytes"`
+	Processes  int       `json:"processes"`
+}
+
+// Dropped is the data of a TypeDropped event: the total number of history
+// records dropped since the daemon started.
+type Dropped struct {
+	Count uint64 `json:"count"`
+}
+
+// DefaultRingSize is how many recent events a Bus keeps for reconnecting
+// subscribers: about a minute of a busy daemon.
+const DefaultRingSize = 8192
+
+// DefaultSubscriberBuffer is how many events a subscriber may fall behind
+// before it is cut off.
+const DefaultSubscriberBuffer = 1024
+
+// A Bus fans events out to subscribers. The zero value is not usable; call
+// New. It is safe for concurrent use.
+type Bus struct {
+	now func() time.Time
+
+	mu     sync.Mutex
+	ring   []Event // ring[(id-first) % len(ring)] is event id, for the last len(ring) ids
+	first  uint64  // the id of the first event
+	next   uint64  // the id of the next event
+	subs   map[*Subscription]struct{}
+	closed bool
+}
+
+// New returns a Bus that keeps the last ringSize events (DefaultRingSize
+// when ringSize <= 0).
+func New(ringSize int) *Bus {
+	if ringSize <= 0 {
+		ringSize = DefaultRingSize
+	}
+	// Ids start at the time the bus was made, in microseconds, so that ids
+	// of a later daemon are all larger than an earlier one's: a client that
+	// reconnects after a restart is told to start over instead of being
+	// handed unrelated events. (They stay below 2^53, exact in JavaScript.)
+	first := uint64(time.Now().UnixMicro())
+	return &Bus{now: time.Now, ring: make([]Event, ringSize), first: first, next: first,
+		subs: make(map[*Subscription]struct{})}
+}
+
+// slot is where event id lives in the ring.
+func (b *Bus) slot(id uint64) *Event { return &b.ring[(id-b.first)%uint64(len(b.ring))] }
+
+// Publish adds an event of type typ with data encoded as JSON, and returns
+// its id. It never blocks; data that cannot be encoded is an error.
+func (b *Bus) Publish(typ string, data any) (uint64, error) {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return 0, fmt.Errorf("events: encoding a %s event: %w", typ, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return 0, nil
+	}
+	ev := Event{ID: b.next, Type: typ, Time: b.now(), Data: raw}
+	b.next++
+	*b.slot(ev.ID) = ev
+	for s := range b.subs {
+		select {
+		case s.c <- ev:
+		default:
+			// Too slow: cut it off rather than hold everyone else up. It
+			// reconnects with the last id it saw and catches up from the ring.
+			s.lagged = true
+			b.drop(s)
+		}
+	}
+	return ev.ID, nil
+}
+
+// LastID is the id of the latest event; before the first event it is one
+// less than the first id, so it is always a valid "since".
+func (b *Bus) LastID() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.next - 1
+}
+
+// A Subscription receives the events published after it started.
+type Subscription struct {
+	bus *Bus
+	c   chan Event
+	// Backlog holds the events after the id asked for that were still in
+	// the ring, oldest first; deliver them before reading C.
+	Backlog []Event
+	// Reset is true when events after the id asked for were already gone
+	// from the ring: the subscriber missed some and must refetch its state.
+	Reset  bool
+	lagged bool // guarded by bus.mu
+}
+
+// C delivers the events published after Subscribe. It is closed when the
+// subscription ends: by Close, by the Bus closing, or because the
+// subscriber fell more than its buffer behind (Lagged reports that).
+func (s *Subscription) C() <-chan Event { return s.c }
+
+// Lagged reports whether the subscription was cut off for falling behind.
+func (s *Subscription) Lagged() bool {
+	s.bus.mu.Lock()
+	defer s.bus.mu.Unlock()
+	return s.lagged
+}
+
+// Close ends the subscription. It is safe to call more than once.
+func (s *Subscription) Close() {
+	s.bus.mu.Lock()
+	defer s.bus.mu.Unlock()
+	s.bus.drop(s)
+}
+
+// Subscribe starts a subscription with room for buffer events
+// (DefaultSubscriberBuffer when <= 0). since is the id of the last event the
+// subscriber has seen: 0 means "only new events"; a larger id fills Backlog
+// with what came after it.
+func (b *Bus) Subscribe(since uint64, buffer int) *Subscription {
+	if buffer <= 0 {
+		buffer = DefaultSubscriberBuffer
+	}
+	s := &Subscription{bus: b, c: make(chan Event, buffer)}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		close(s.c)
+		return s
+	}
+	last := b.next - 1
+	switch {
+	case since == 0 || since == last:
+	case since > last:
+		// Not an id of this bus (a clock set back between two daemons).
+		s.Reset = true
+	default:
+		oldest := b.first
+		if n := uint64(len(b.ring)); b.next-b.first > n {
+			oldest = b.next - n
+		}
+		from := since + 1
+		if from < oldest {
+			// Missed events, or an id of an earlier daemon.
+			s.Reset = true
+			from = oldest
+		}
+		for id := from; id <= last; id++ {
+			s.Backlog = append(s.Backlog, *b.slot(id))
+		}
+	}
+	b.subs[s] = struct{}{}
+	return s
+}
+
+// Close ends every subscription; later publishes are ignored.
+func (b *Bus) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for s := range b.subs {
+		b.drop(s)
+	}
+}
+
+// drop removes s and closes its channel; b.mu must be held.
+func (b *Bus) drop(s *Subscription) {
+	if _, ok := b.subs[s]; ok {
+		delete(b.subs, s)
+		close(s.c)
+	}
+}

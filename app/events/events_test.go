@@ -1,0 +1,162 @@
+package events
+
+import (
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func publishN(t *testing.T, b *Bus, n int) []uint64 {
+	t.Helper()
+	ids := make([]uint64, n)
+	for i := range ids {
+		id, err := b.Publish(TypeLog, Log{Server: "s", Text: string(rune('a' + i%26))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+func TestIDsIncreaseAndDataIsJSON(t *testing.T) {
+	b := New(16)
+	before := b.LastID()
+	ids := publishN(t, b, 3)
+	if ids[0] != before+1 || ids[1] != ids[0]+1 || ids[2] != ids[1]+1 {
+		t.Fatalf("ids = %v after LastID %d, want consecutive", ids, before)
+	}
+	if b.LastID() != ids[2] {
+		t.Fatalf("LastID = %d, want %d", b.LastID(), ids[2])
+	}
+	if _, err := b.Publish(TypeLog, func() {}); err == nil {
+		t.Fatal("publishing a func: no error")
+	}
+}
+
+func TestSubscribeSince(t *testing.T) {
+	b := New(4)
+	start := b.LastID()
+	ids := publishN(t, b, 6) // the ring keeps the last 4: ids[2..5]
+
+	tests := []struct {
+		name      string
+		since     uint64
+		wantReset bool
+		want      []uint64
+	}{
+		{"new events only", 0, false, nil},
+		{"up to date", ids[5], false, nil},
+		{"missed two", ids[3], false, ids[4:]},
+		{"oldest kept", ids[1], false, ids[2:]},
+		{"missed too many", ids[0], true, ids[2:]},
+		{"an earlier daemon's id", start - 100, true, ids[2:]},
+		{"an id from the future", ids[5] + 10, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := b.Subscribe(tt.since, 0)
+			defer s.Close()
+			var got []uint64
+			for _, ev := range s.Backlog {
+				got = append(got, ev.ID)
+			}
+			if s.Reset != tt.wantReset || len(got) != len(tt.want) {
+				t.Fatalf("Reset=%v backlog=%v, want Reset=%v backlog=%v", s.Reset, got, tt.wantReset, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("backlog=%v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestLiveDeliveryInOrder(t *testing.T) {
+	b := New(0)
+	s := b.Subscribe(0, 100)
+	defer s.Close()
+	ids := publishN(t, b, 50)
+	for _, want := range ids {
+		ev := <-s.C()
+		if ev.ID != want || ev.Type != TypeLog {
+			t.Fatalf("got %d %s, want %d log", ev.ID, ev.Type, want)
+		}
+		var l Log
+		if err := json.Unmarshal(ev.Data, &l); err != nil || l.Server != "s" {
+			t.Fatalf("data %s: %v", ev.Data, err)
+		}
+	}
+}
+
+// A subscriber that does not read is cut off instead of blocking the
+// publisher, and can resume from the ring with the last id it saw.
+func TestSlowSubscriberIsCutOffAndResumes(t *testing.T) {
+	b := New(64)
+	slow := b.Subscribe(0, 2)
+	ids := publishN(t, b, 10) // never blocks
+	var seen []uint64
+	for ev := range slow.C() { // closed after the first two
+		seen = append(seen, ev.ID)
+	}
+	if !slow.Lagged() || len(seen) != 2 {
+		t.Fatalf("lagged=%v seen=%v, want cut off after 2", slow.Lagged(), seen)
+	}
+	again := b.Subscribe(seen[len(seen)-1], 0)
+	defer again.Close()
+	if again.Reset || len(again.Backlog) != 8 || again.Backlog[0].ID != ids[2] {
+		t.Fatalf("resume: reset=%v backlog=%d, want the 8 missed", again.Reset, len(again.Backlog))
+	}
+}
+
+func TestCloseEndsSubscriptions(t *testing.T) {
+	b := New(0)
+	s := b.Subscribe(0, 0)
+	s.Close()
+	s.Close() // twice is fine
+	if _, ok := <-s.C(); ok {
+		t.Fatal("closed subscription delivered")
+	}
+	other := b.Subscribe(0, 0)
+	b.Close()
+	if _, ok := <-other.C(); ok {
+		t.Fatal("subscription open after Bus.Close")
+	}
+	if id, err := b.Publish(TypeLog, Log{}); err != nil || id != 0 {
+		t.Fatalf("publish after close = %d, %v", id, err)
+	}
+	late := b.Subscribe(0, 0)
+	if _, ok := <-late.C(); ok {
+		t.Fatal("subscription after close is open")
+	}
+}
+
+func TestConcurrentPublishers(t *testing.T) {
+	b := New(0)
+	s := b.Subscribe(0, 4000)
+	defer s.Close()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 500 {
+				if _, err := b.Publish(TypeSample, Sample{Server: "s"}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var last uint64
+	for range 2000 {
+		ev := <-s.C()
+		if ev.ID <= last {
+			t.Fatalf("id %d after %d: not increasing", ev.ID, last)
+		}
+		last = ev.ID
+	}
+}
