@@ -15,6 +15,7 @@
 //	POST   /api/v1/servers/{name}/restart       ServerView once a new process is ready
 //	GET    /api/v1/servers/{name}/logs?n=100    []supervisor.LogLine
 //	GET    /api/v1/servers/{name}/logs?follow=1 text/event-stream of supervisor.LogLine
+//	GET    /api/v1/events[?since=ID&types=a,b]  text/event-stream of the live feed (see events.go)
 //
 // Every request passes these checks, in order (see security.go):
 //
@@ -32,6 +33,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -89,6 +91,8 @@ type Options struct {
 	History History
 	// Clients serves /api/v1/clients; a nil Editor answers 503.
 	Clients ClientsOptions
+	// Events serves /api/v1/events; nil answers 503.
+	Events *events.Bus
 }
 
 // DefaultActionTimeout is a little more than supervisor.DefaultStartTimeout,
@@ -110,6 +114,7 @@ type Server struct {
 	cfg           Config
 	history       History
 	clients       ClientsOptions
+	bus           *events.Bus
 	tokens        *tokens.Store
 	log           *slog.Logger
 	version, home string
@@ -136,6 +141,7 @@ func New(opts Options) (*Server, error) {
 		cfg:           opts.Config,
 		history:       opts.History,
 		clients:       opts.Clients,
+		bus:           opts.Events,
 		tokens:        opts.Tokens,
 		log:           opts.Logger,
 		version:       opts.Version,
@@ -173,6 +179,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /api/v1/servers/{name}/stop", handle(s.stopServer, http.StatusOK))
 	s.mux.Handle("POST /api/v1/servers/{name}/restart", handle(s.restartServer, http.StatusOK))
 	s.mux.HandleFunc("GET /api/v1/servers/{name}/logs", s.logs)
+	s.mux.HandleFunc("GET /api/v1/events", s.events)
 	s.historyRoutes()
 	s.clientRoutes()
 }

@@ -130,9 +130,9 @@ func (c *Client) FollowLogs(ctx context.Context, name string, n int, fn func(sup
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
 		return fmt.Errorf("following logs of %q: the daemon answered %q, not an event stream", name, ct)
 	}
-	err = readEvents(resp.Body, func(data []byte) error {
+	err = readEvents(resp.Body, func(ev sseEvent) error {
 		var l supervisor.LogLine
-		if err := json.Unmarshal(data, &l); err != nil {
+		if err := json.Unmarshal(ev.data, &l); err != nil {
 			return fmt.Errorf("following logs of %q: bad event: %w", name, err)
 		}
 		fn(l)
@@ -147,33 +147,45 @@ func (c *Client) FollowLogs(ctx context.Context, name string, n int, fn func(sup
 	return fmt.Errorf("following logs of %q: the daemon closed the stream", name)
 }
 
-// readEvents calls fn with the data of each server-sent event read from r
+// sseEvent is one server-sent event. data is only valid during the
+// callback that receives it.
+type sseEvent struct {
+	id, event string
+	data      []byte
+}
+
+// readEvents calls fn with each server-sent event read from r
 // (https://html.spec.whatwg.org/multipage/server-sent-events.html), until r
 // ends.
-func readEvents(r io.Reader, fn func(data []byte) error) error {
+func readEvents(r io.Reader, fn func(sseEvent) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	var data []byte
+	var ev sseEvent
 	have := false
 	for sc.Scan() {
 		line := sc.Bytes()
 		switch {
 		case len(line) == 0: // end of an event
 			if have {
-				if err := fn(data); err != nil {
+				if err := fn(ev); err != nil {
 					return err
 				}
 			}
-			data, have = data[:0], false
+			ev, have = sseEvent{data: ev.data[:0]}, false
 		case line[0] == ':': // comment (keep-alive)
 		default:
 			field, value, _ := bytes.Cut(line, []byte(":"))
 			value = bytes.TrimPrefix(value, []byte(" "))
-			if string(field) == "data" {
+			switch string(field) {
+			case "data":
 				if have {
-					data = append(data, '\n')
+					ev.data = append(ev.data, '\n')
 				}
-				data, have = append(data, value...), true
+				ev.data, have = append(ev.data, value...), true
+			case "id":
+				ev.id = string(value)
+			case "event":
+				ev.event = string(value)
 			}
 		}
 	}

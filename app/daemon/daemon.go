@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/clients"
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/tokens"
@@ -91,7 +92,15 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	hist, err := history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log})
+	// The live feed: calls once stored, and what the supervisor reports.
+	bus := events.New(0)
+	defer bus.Close()
+	hist, err := history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
+		OnCommit: func(calls []history.Call) {
+			for _, c := range calls {
+				publish(log, bus, events.TypeCall, c)
+			}
+		}})
 	if err != nil {
 		return err
 	}
@@ -121,14 +130,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: hist, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel})
-	// Server logs, lifecycle events and resource samples go to the history.
-	events, stopEvents := sup.Subscribe(4096)
+	// Server logs, lifecycle events and resource samples go to the history
+	// and to the live feed.
+	supEvents, stopEvents := sup.Subscribe(4096)
 	var recording sync.WaitGroup
-	recording.Go(func() {
-		for ev := range events {
-			hist.Observe(ev)
-		}
-	})
+	recording.Go(func() { forward(log, supEvents, hist, bus) })
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()
@@ -157,7 +163,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	d := &daemon{log: log, store: store, sup: sup, gw: gw}
+	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus}
 	d.apply(ctx)
 
 	started := time.Now()
@@ -169,7 +175,7 @@ func Run(ctx context.Context, opts Options) error {
 		GatewayURL: clientOpts.GatewayURL}); err == nil {
 		clientOpts.Env = env
 	}
-	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts,
+	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus,
 		Logger: log, Version: opts.Version, Home: home, Started: started})
 	if err != nil {
 		ln.Close()
@@ -229,6 +235,7 @@ type daemon struct {
 	store *config.Store
 	sup   *supervisor.Supervisor
 	gw    *gateway.Gateway
+	bus   *events.Bus
 
 	applyMu sync.Mutex // one Apply at a time, always of the latest config
 }
@@ -243,6 +250,7 @@ func (d *daemon) apply(ctx context.Context) {
 		return
 	}
 	d.gw.Sync(GatewayConfigs(cfg))
+	publish(d.log, d.bus, events.TypeConfig, struct{}{})
 }
 
 // GatewayConfigs are the gateway's settings of the enabled servers of cfg.

@@ -68,6 +68,12 @@ type Options struct {
 	// batch failed to commit). Default: slog.Default().
 	Logger *slog.Logger
 
+	// OnCommit, if set, is called by the writer after each batch that holds
+	// calls has committed, with those calls as Calls returns them (with their
+	// ids; without arguments and preview). It feeds the live event stream;
+	// it must return quickly, since the next batch waits for it.
+	OnCommit func([]Call)
+
 	// beforeCommit, if set, runs in the writer before each batch commits
 	// (tests use it to hold the writer).
 	beforeCommit func()
@@ -414,23 +420,30 @@ func (s *Store) commit(batch []item) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := s.commitBatch(batch)
+	calls, err := s.commitBatch(batch)
 	if err != nil {
 		s.dropped.Add(uint64(len(batch)))
 		s.opts.Logger.Warn("history: lost a batch of records", "records", len(batch), "err", err)
+		return err
 	}
-	return err
+	if len(calls) > 0 {
+		s.opts.OnCommit(calls)
+	}
+	return nil
 }
 
-func (s *Store) commitBatch(batch []item) error {
+// commitBatch writes batch in one transaction and, when there is an
+// OnCommit, returns the calls it stored.
+func (s *Store) commitBatch(batch []item) ([]Call, error) {
 	ctx := s.writeCtx
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tx.Rollback()
 	var insCall, insLog, insEvent, insSample *sql.Stmt
 	var firstCall int64 // the id of the batch's first call, 0 if none
+	var stored []Call
 	stmt := func(p **sql.Stmt, st *sql.Stmt) *sql.Stmt {
 		if *p == nil {
 			*p = tx.StmtContext(ctx, st)
@@ -450,8 +463,18 @@ func (s *Store) commitBatch(batch []item) error {
 				c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
 				c.Session, c.Endpoint, c.Server, c.Method, c.Name, args, c.Outcome, c.Error, c.ResponseSize,
 				preparePreview(c.Response, s.opts.PreviewLimit), c.PID)
-			if err == nil && firstCall == 0 {
-				firstCall, err = res.LastInsertId()
+			var id int64
+			if err == nil {
+				id, err = res.LastInsertId()
+			}
+			if firstCall == 0 {
+				firstCall = id
+			}
+			if err == nil && s.opts.OnCommit != nil {
+				stored = append(stored, Call{ID: id, Start: time.UnixMicro(c.Start.UnixMicro()).UTC(), Duration: c.Duration.Truncate(time.Microsecond),
+					ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
+					Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
+					Outcome: c.Outcome, Error: c.Error, ResponseSize: c.ResponseSize, PID: c.PID})
 			}
 		case it.event != nil:
 			ev := it.event
@@ -474,16 +497,16 @@ func (s *Store) commitBatch(batch []item) error {
 			}
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if firstCall > 0 {
 		// Last, so that no later statement of the batch makes FTS5 flush again.
 		if _, err := tx.ExecContext(ctx, indexCalls, firstCall); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return tx.Commit()
+	return stored, tx.Commit()
 }
 
 // indexCalls adds the calls from id ?1 on to the search index.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -497,5 +498,34 @@ func TestSearchCommonWord(t *testing.T) {
 		if diff := cmp.Diff(want, walked); diff != "" || len(want) < commonWord/2 {
 			t.Errorf("search %q: %d results (-want +got):\n%s", text, len(want), diff)
 		}
+	}
+}
+
+// OnCommit hands the live feed each stored call as Calls would return it.
+func TestOnCommitReportsStoredCalls(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var got []Call
+	opts := testOptions()
+	opts.OnCommit = func(calls []Call) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, calls...)
+	}
+	s := openTest(t, opts)
+	for i := range 5 {
+		s.RecordCall(call(i, "files", "read_file", `{"path":"/x"}`))
+		s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventLog, Message: "line"})
+	}
+	flush(t, s)
+	page, err := s.Calls(ctx, CallQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(page.Calls) // newest first → the order of recording
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(page.Calls, got); diff != "" {
+		t.Errorf("OnCommit calls differ from Calls (-Calls +OnCommit):\n%s", diff)
 	}
 }

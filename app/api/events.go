@@ -1,0 +1,196 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/events"
+)
+
+// eventTypes are the types a client may ask for with ?types=.
+var eventTypes = []string{events.TypeCall, events.TypeLog, events.TypeState, events.TypeSample,
+	events.TypeInstall, events.TypeConfig, events.TypeDropped}
+
+// TypeReset is the event sent first when the events after the client's
+// Last-Event-ID are no longer kept: it must refetch its snapshots.
+const TypeReset = "reset"
+
+// events serves GET /api/v1/events: the daemon's live feed as server-sent
+// events, each with its id and type. A client resumes with the
+// Last-Event-ID header (browsers send it when they reconnect) or ?since=ID,
+// and may narrow the feed with ?types=call,state.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	if s.bus == nil {
+		writeError(w, http.StatusServiceUnavailable, "the event stream is not available in this daemon")
+		return
+	}
+	since, err := sinceParam(r)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	want, err := typesParam(r.URL.Query().Get("types"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	sub := s.bus.Subscribe(since, 0)
+	defer sub.Close()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	send := func(ev events.Event) error {
+		if want != nil && !want[ev.Type] {
+			return nil
+		}
+		_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, ev.Data)
+		return err
+	}
+	if sub.Reset {
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: {}\n\n", TypeReset); err != nil {
+			return
+		}
+	}
+	for _, ev := range sub.Backlog {
+		if send(ev) != nil {
+			return
+		}
+	}
+	// Flushing now also tells the client the stream is open.
+	if _, err := fmt.Fprint(w, ": switchboard events\n\n"); err != nil || rc.Flush() != nil {
+		return
+	}
+
+	keepAlive := time.NewTicker(s.keepAlive)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case ev, ok := <-sub.C():
+			if !ok {
+				// Cut off for falling behind, or the daemon is stopping: the
+				// client reconnects with its last id and catches up.
+				return
+			}
+			if send(ev) != nil {
+				return
+			}
+			// Send what else is waiting in one write.
+			for more := true; more; {
+				select {
+				case ev, ok := <-sub.C():
+					if !ok {
+						more = false
+						break
+					}
+					if send(ev) != nil {
+						return
+					}
+				default:
+					more = false
+				}
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		case <-keepAlive.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// sinceParam reads the id to resume after: the Last-Event-ID header, else
+// ?since, else 0 (only new events).
+func sinceParam(r *http.Request) (uint64, error) {
+	v, name := r.Header.Get("Last-Event-ID"), "Last-Event-ID"
+	if v == "" {
+		v, name = r.URL.Query().Get("since"), "since"
+	}
+	if v == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, errorf(http.StatusBadRequest, "invalid %s %q: expected an event id", name, v)
+	}
+	return id, nil
+}
+
+// typesParam parses ?types=a,b; nil means every type.
+func typesParam(v string) (map[string]bool, error) {
+	if v == "" {
+		return nil, nil
+	}
+	want := map[string]bool{}
+	for t := range strings.SplitSeq(v, ",") {
+		t = strings.TrimSpace(t)
+		if !slices.Contains(eventTypes, t) {
+			return nil, errorf(http.StatusBadRequest, "unknown event type %q in types: expected some of %s",
+				t, strings.Join(eventTypes, ", "))
+		}
+		want[t] = true
+	}
+	return want, nil
+}
+
+// Events follows the daemon's event stream: fn gets each event after since
+// (0: only new ones) of the given types (none: all), until ctx ends (Events
+// then returns ctx's error), fn returns an error, or the daemon closes the
+// stream. A reset (events after since were lost) reaches fn as an event of
+// type TypeReset with ID 0. Callers that want to follow forever reconnect
+// with the last ID they saw.
+func (c *Client) Events(ctx context.Context, since uint64, types []string, fn func(events.Event) error) error {
+	q := url.Values{}
+	if since > 0 {
+		q.Set("since", strconv.FormatUint(since, 10))
+	}
+	if len(types) > 0 {
+		q.Set("types", strings.Join(types, ","))
+	}
+	path := "/api/v1/events"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	resp, err := c.send(ctx, http.MethodGet, path, nil, "text/event-stream")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+		return fmt.Errorf("following events: the daemon answered %q, not an event stream", ct)
+	}
+	err = readEvents(resp.Body, func(se sseEvent) error {
+		ev := events.Event{Type: se.event, Data: json.RawMessage(slices.Clone(se.data))}
+		if se.id != "" {
+			id, err := strconv.ParseUint(se.id, 10, 64)
+			if err != nil {
+				return fmt.Errorf("following events: bad event id %q", se.id)
+			}
+			ev.ID = id
+		}
+		return fn(ev)
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("following events: the daemon closed the stream")
+}

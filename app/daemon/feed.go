@@ -1,0 +1,44 @@
+package daemon
+
+import (
+	"log/slog"
+
+	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// forward records the supervisor's events in the history and publishes
+// them on the live feed, until the subscription ends. It also publishes
+// the history's dropped-records count when it changed, so the UI shows
+// lost records without polling for them.
+func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store, bus *events.Bus) {
+	var dropped uint64
+	for ev := range evs {
+		hist.Observe(ev)
+		switch ev.Kind {
+		case supervisor.EventLog:
+			publish(log, bus, events.TypeLog, events.Log{Server: ev.Server, Time: ev.Time, PID: ev.PID,
+				Stream: ev.Stream, Text: ev.Message})
+		case supervisor.EventUsage:
+			if u := ev.Usage; u != nil {
+				publish(log, bus, events.TypeSample, events.Sample{Server: ev.Server, Time: ev.Time,
+					CPUPercent: u.CPUPercent, RSSBytes: u.RSSBytes, Processes: u.Processes})
+			}
+		default:
+			publish(log, bus, events.TypeState, ev)
+		}
+		if n := hist.Dropped(); n != dropped {
+			dropped = n
+			publish(log, bus, events.TypeDropped, events.Dropped{Count: n})
+		}
+	}
+}
+
+// publish puts an event on the feed; the data types are the daemon's own,
+// so a failure to encode one is a bug worth a log line, not an error path.
+func publish(log *slog.Logger, bus *events.Bus, typ string, data any) {
+	if _, err := bus.Publish(typ, data); err != nil {
+		log.Error("publishing an event", "type", typ, "err", err)
+	}
+}
