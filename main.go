@@ -72,6 +72,7 @@ func verbs() []verb {
 		actionVerb("stop", "stop a server's processes and keep it down", (*api.Client).Stop),
 		actionVerb("restart", "stop a server's processes and start it again", (*api.Client).Restart),
 		logsVerb(),
+		topVerb(),
 		historyVerb(),
 		clientsVerb(),
 		connectVerb(),
