@@ -21,6 +21,10 @@ type Entry struct {
 	WebsiteURL string      `json:"websiteUrl,omitempty"`
 	Repository *Repository `json:"repository,omitempty"`
 	Packages   []Package   `json:"packages,omitempty"`
+	// Remotes are hosted endpoints of the server. Switchboard runs local
+	// stdio servers, so an entry with only remotes is not installable; they
+	// are kept so that the UI can say why.
+	Remotes []Remote `json:"remotes,omitempty"`
 
 	// The fields below are Switchboard's, not server.json's.
 
@@ -32,6 +36,16 @@ type Entry struct {
 	// Status is the registry's status: "active", "deprecated" or "deleted".
 	// Embedded entries are active.
 	Status string `json:"status,omitempty"`
+	// LatestVersion is the newest version the registry lists for this
+	// server when it is newer than Version: an embedded entry keeps its
+	// curated, tested Version and shows the newer one here.
+	LatestVersion string `json:"latestVersion,omitempty"`
+}
+
+// A Remote is a hosted endpoint of a server (server.json remotes[]).
+type Remote struct {
+	Type string `json:"type"`
+	URL  string `json:"url"`
 }
 
 // Repository is where a server's source lives.
@@ -93,6 +107,11 @@ type Input struct {
 
 // An Argument is a command-line argument: "positional" (ValueHint names
 // it) or "named" (Name is the flag, such as "--port").
+//
+// A named argument whose Format is "boolean" is a flag without a value
+// (server.json has no other way to say so): it is given, alone, when its
+// value is "true" and left out otherwise. Every other named argument is
+// given as two arguments, the flag and its value.
 type Argument struct {
 	Input
 	Type       string `json:"type"`
