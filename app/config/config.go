@@ -120,8 +120,29 @@ type Server struct {
 	// names short. It follows the rules of a server name.
 	Alias string `json:"alias,omitempty"`
 
+	// SecretEnv names environment variables whose values live in the secret
+	// store (the OS keychain or a 0600 file) under this server's name, not
+	// in this file. The daemon adds them to the environment at start.
+	SecretEnv []string `json:"secretEnv,omitempty"`
+
+	// Install says where the server came from when Switchboard installed
+	// it from the catalog; nil for a server configured by hand.
+	Install *Install `json:"install,omitempty"`
+
 	// extra holds keys this package does not know, verbatim (compacted).
 	extra map[string]json.RawMessage
+}
+
+// Install records the catalog entry a server was installed from, for
+// updates and uninstall.
+type Install struct {
+	// Entry is the catalog (registry) name, such as
+	// "io.github.modelcontextprotocol/server-filesystem".
+	Entry string `json:"entry"`
+	// Version is the installed version.
+	Version string `json:"version"`
+	// Type is the package's registry type: npm, pypi, oci, mcpb or command.
+	Type string `json:"type,omitempty"`
 }
 
 // IsEnabled reports whether the server should run: true unless Enabled is
@@ -202,6 +223,11 @@ func (s Server) clone() Server {
 	}
 	out.Pool.extra = cloneExtra(s.Pool.extra)
 	out.DisabledTools = slices.Clone(s.DisabledTools)
+	out.SecretEnv = slices.Clone(s.SecretEnv)
+	if s.Install != nil {
+		in := *s.Install
+		out.Install = &in
+	}
 	out.extra = cloneExtra(s.extra)
 	return out
 }

@@ -309,6 +309,17 @@ func TestValidate(t *testing.T) {
 		}, "servers.b.pool.idleTimeout"},
 		{"timeout negative", func(c *Config) { c.Servers["b"] = Server{Command: "x", Timeout: Duration{-time.Second}} }, "servers.b.timeout"},
 		{"disabled tool empty", func(c *Config) { c.Servers["b"] = Server{Command: "x", DisabledTools: []string{"a", ""}} }, "servers.b.disabledTools[1]"},
+		{"secret env", func(c *Config) { c.Servers["b"] = Server{Command: "x", SecretEnv: []string{"API_KEY"}} }, ""},
+		{"secret env also in env", func(c *Config) {
+			c.Servers["b"] = Server{Command: "x", Env: map[string]string{"API_KEY": "x"}, SecretEnv: []string{"API_KEY"}}
+		}, "servers.b.secretEnv[0]"},
+		{"secret env name with =", func(c *Config) { c.Servers["b"] = Server{Command: "x", SecretEnv: []string{"A=B"}} }, "servers.b.secretEnv[0]"},
+		{"install record", func(c *Config) {
+			c.Servers["b"] = Server{Command: "x", Install: &Install{Entry: "io.github.x/y", Version: "1.0.0", Type: "npm"}}
+		}, ""},
+		{"install record without version", func(c *Config) {
+			c.Servers["b"] = Server{Command: "x", Install: &Install{Entry: "io.github.x/y"}}
+		}, "servers.b.install"},
 		{"first problem in name order", func(c *Config) {
 			c.Servers["z"] = Server{}
 			c.Servers["a"] = Server{Pool: Pool{Max: -1}}
@@ -569,5 +580,37 @@ func TestJSONMarshalUnmarshal(t *testing.T) {
 	err = json.Unmarshal([]byte(`{"command": "npx", "pool": {"max": "two"}}`), &s)
 	if e := asError(t, err); e.Field != "pool.max" {
 		t.Errorf("Unmarshal Server error field = %q, want pool.max", e.Field)
+	}
+}
+
+// An installed server keeps its secret names and install record through a
+// save and a load; the secrets themselves are never in the file.
+func TestInstalledServerRoundTrip(t *testing.T) {
+	cfg := Default()
+	cfg.Servers["github"] = Server{Command: "/usr/bin/node", Args: []string{"/data/servers/github/1.2.0/index.js"},
+		SecretEnv: []string{"GITHUB_TOKEN"},
+		Install:   &Install{Entry: "io.github.github/github-mcp-server", Version: "1.2.0", Type: "npm"}}
+	path := filepath.Join(t.TempDir(), FileName)
+	if err := cfg.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	for _, want := range []string{`"secretEnv": [`, `"GITHUB_TOKEN"`, `"install": {`, `"entry": "io.github.github/github-mcp-server"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("saved file lacks %s:\n%s", want, data)
+		}
+	}
+	again, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cfg, again, cmpOpts); diff != "" {
+		t.Errorf("reloaded config mismatch (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{`{"version":1,"servers":{"a":{"command":"x","install":"npm"}}}`,
+		`{"version":1,"servers":{"a":{"command":"x","secretEnv":"KEY"}}}`} {
+		if _, err := Parse("config.json", []byte(bad)); err == nil {
+			t.Errorf("Parse(%s): no error", bad)
+		}
 	}
 }

@@ -145,6 +145,15 @@ func (s Server) appendJSON(b []byte) []byte {
 		w.key("alias")
 		w.b = appendString(w.b, s.Alias)
 	}
+	if len(s.SecretEnv) > 0 {
+		w.key("secretEnv")
+		w.b = appendStrings(w.b, s.SecretEnv)
+	}
+	if in := s.Install; in != nil {
+		w.key("install")
+		data, _ := json.Marshal(in) // strings only: cannot fail
+		w.b = append(w.b, data...)
+	}
 	w.extra(s.extra)
 	return append(w.b, '}')
 }

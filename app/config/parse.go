@@ -375,6 +375,14 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 			s.DisabledTools, err = p.strings(f, m.valOff, m.val)
 		case "alias":
 			err = p.scalar(f, m.valOff, m.val, &s.Alias, "a string")
+		case "secretEnv":
+			s.SecretEnv, err = p.strings(f, m.valOff, m.val)
+		case "install":
+			if !isNull(m.val) {
+				var in Install
+				err = p.scalar(f, m.valOff, m.val, &in, `an install object like {"entry": "...", "version": "1.0.0"}`)
+				s.Install = &in
+			}
 		default:
 			s.extra, err = addExtra(s.extra, m)
 		}

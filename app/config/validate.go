@@ -137,6 +137,18 @@ func (s Server) validate(name string) *Error {
 	if s.Alias != "" && !validServerName(s.Alias) {
 		return invalid(field+".alias", "invalid alias %q: use 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit, without \"__\"", s.Alias, MaxServerNameLen)
 	}
+	for i, name := range s.SecretEnv {
+		f := fmt.Sprintf("%s.secretEnv[%d]", field, i)
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return invalid(f, "invalid environment variable name %q", name)
+		}
+		if _, ok := s.Env[name]; ok {
+			return invalid(f, "%s is both in env and in secretEnv: keep the secret only in the secret store", name)
+		}
+	}
+	if in := s.Install; in != nil && (in.Entry == "" || in.Version == "") {
+		return invalid(field+".install", "an install record needs its catalog entry and version")
+	}
 	return nil
 }
 
