@@ -34,6 +34,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/secrets"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -93,6 +94,9 @@ type Options struct {
 	Clients ClientsOptions
 	// Events serves /api/v1/events; nil answers 503.
 	Events *events.Bus
+	// Secrets keeps the servers' secret values (API keys) out of
+	// config.json: imports and installs put them there.
+	Secrets *secrets.Store
 }
 
 // DefaultActionTimeout is a little more than supervisor.DefaultStartTimeout,
@@ -115,6 +119,7 @@ type Server struct {
 	history       History
 	clients       ClientsOptions
 	bus           *events.Bus
+	secrets       *secrets.Store
 	tokens        *tokens.Store
 	log           *slog.Logger
 	version, home string
@@ -142,6 +147,7 @@ func New(opts Options) (*Server, error) {
 		history:       opts.History,
 		clients:       opts.Clients,
 		bus:           opts.Events,
+		secrets:       opts.Secrets,
 		tokens:        opts.Tokens,
 		log:           opts.Logger,
 		version:       opts.Version,

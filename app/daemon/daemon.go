@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/secrets"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -95,6 +97,14 @@ func Run(ctx context.Context, opts Options) error {
 	// The live feed: calls once stored, and what the supervisor reports.
 	bus := events.New(0)
 	defer bus.Close()
+	secretStore, err := secrets.Open(ctx, secrets.Options{Dir: home, Logger: log})
+	if err != nil {
+		return err
+	}
+	if why := secretStore.FallbackReason(); why != "" {
+		log.Info("server secrets are kept in a 0600 file: no OS keychain answered", "why", why)
+	}
+
 	hist, err := history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
 		OnCommit: func(calls []history.Call) {
 			for _, c := range calls {
@@ -163,7 +173,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus}
+	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore}
 	d.apply(ctx)
 
 	started := time.Now()
@@ -175,7 +185,7 @@ func Run(ctx context.Context, opts Options) error {
 		GatewayURL: clientOpts.GatewayURL}); err == nil {
 		clientOpts.Env = env
 	}
-	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus,
+	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
 		Logger: log, Version: opts.Version, Home: home, Started: started})
 	if err != nil {
 		ln.Close()
@@ -231,11 +241,12 @@ var _ gateway.Recorder = (*history.Store)(nil)
 // daemon applies the config in force to the supervisor, and is the API's
 // view of the config.
 type daemon struct {
-	log   *slog.Logger
-	store *config.Store
-	sup   *supervisor.Supervisor
-	gw    *gateway.Gateway
-	bus   *events.Bus
+	log     *slog.Logger
+	store   *config.Store
+	sup     *supervisor.Supervisor
+	gw      *gateway.Gateway
+	bus     *events.Bus
+	secrets *secrets.Store
 
 	applyMu sync.Mutex // one Apply at a time, always of the latest config
 }
@@ -245,7 +256,7 @@ func (d *daemon) apply(ctx context.Context) {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
 	cfg := d.store.Current()
-	if err := d.sup.Apply(ctx, Specs(cfg)); err != nil {
+	if err := d.sup.Apply(ctx, withSecrets(d.log, Specs(cfg), cfg, d.secrets)); err != nil {
 		d.log.Error("applying config", "err", err)
 		return
 	}
@@ -313,6 +324,37 @@ func (d *daemon) Update(ctx context.Context, fn func(*config.Config) error) (*co
 	}
 	d.apply(ctx)
 	return cfg, nil
+}
+
+// withSecrets adds each server's secrets (config secretEnv) to its
+// environment and replaces the secret placeholders in its arguments. A
+// secret that cannot be read is left out and logged: the server starts and
+// says itself what it misses, which the user sees in its logs.
+func withSecrets(log *slog.Logger, specs []supervisor.Spec, cfg *config.Config, store *secrets.Store) []supervisor.Spec {
+	for i, sp := range specs {
+		sc := cfg.Servers[sp.Name]
+		if len(sc.SecretEnv) > 0 {
+			vals, err := store.Resolve(sp.Name, sc.SecretEnv)
+			if err != nil {
+				log.Warn("cannot read a secret of a server; starting it without", "server", sp.Name, "err", err)
+			}
+			env := maps.Clone(sp.Env)
+			if env == nil {
+				env = make(map[string]string, len(vals))
+			}
+			maps.Copy(env, vals)
+			specs[i].Env = env
+		}
+		if len(secrets.PlaceholderKeys(sp.Args)) > 0 {
+			args, err := store.Expand(sp.Name, sp.Args)
+			if err != nil {
+				log.Warn("cannot read a secret argument of a server", "server", sp.Name, "err", err)
+				continue
+			}
+			specs[i].Args = args
+		}
+	}
+	return specs
 }
 
 // Specs turns the enabled servers of cfg into what the supervisor runs.

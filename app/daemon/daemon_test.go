@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/secrets"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -60,5 +62,42 @@ func TestResolveHome(t *testing.T) {
 		if got, _ := ResolveHome(""); got != filepath.Join(home, "xdg", "switchboard") {
 			t.Errorf("XDG default: %s", got)
 		}
+	}
+}
+
+// A server's secrets reach its environment and its arguments at start, and
+// only there: the config keeps their names.
+func TestSpecsWithSecrets(t *testing.T) {
+	store, err := secrets.Open(t.Context(), secrets.Options{Dir: t.TempDir(), NoKeychain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"GITHUB_TOKEN": "ghp_123", "DB_PASSWORD": "hunter2"} {
+		if err := store.Set("gh", k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config.Default()
+	cfg.Servers = map[string]config.Server{
+		"gh": {Command: "node", Args: []string{"server.js", "--password=" + secrets.Placeholder("DB_PASSWORD")},
+			Env: map[string]string{"A": "1"}, SecretEnv: []string{"GITHUB_TOKEN"}},
+		"missing": {Command: "node", SecretEnv: []string{"NOPE"}},
+		"plain":   {Command: "node"},
+	}
+	specs := map[string]supervisor.Spec{}
+	for _, sp := range withSecrets(slog.New(slog.DiscardHandler), Specs(cfg), cfg, store) {
+		specs[sp.Name] = sp
+	}
+	if diff := cmp.Diff(map[string]string{"A": "1", "GITHUB_TOKEN": "ghp_123"}, specs["gh"].Env); diff != "" {
+		t.Errorf("gh env (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"server.js", "--password=hunter2"}, specs["gh"].Args); diff != "" {
+		t.Errorf("gh args (-want +got):\n%s", diff)
+	}
+	if _, ok := specs["missing"].Env["NOPE"]; ok || specs["plain"].Env != nil {
+		t.Errorf("missing: %v, plain: %v", specs["missing"].Env, specs["plain"].Env)
+	}
+	if cfg.Servers["gh"].Env["GITHUB_TOKEN"] != "" {
+		t.Error("the config was changed")
 	}
 }
