@@ -74,6 +74,10 @@ func verbs() []verb {
 		logsVerb(),
 		topVerb(),
 		historyVerb(),
+		catalogVerb(),
+		installVerb(),
+		updateVerb(),
+		uninstallVerb(),
 		clientsVerb(),
 		connectVerb(),
 		{name: "version", summary: "print the version", run: func(_ context.Context, e *env, _ *flag.FlagSet) error {

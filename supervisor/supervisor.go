@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -418,4 +419,17 @@ func DefaultClient(server string) *mcp.Client {
 			return nil, noOne("elicitation")
 		},
 	})
+}
+
+// PATH is the search path servers are started with: the daemon's own, with
+// the user's login shell's in front (see New), so that programs a desktop
+// app does not see on its PATH (node from nvm, uvx) are found. Installers use
+// it too.
+func (s *Supervisor) PATH() string {
+	for i := len(s.env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(s.env[i], "="); ok && k == "PATH" {
+			return v
+		}
+	}
+	return ""
 }

@@ -16,6 +16,12 @@
 //	GET    /api/v1/servers/{name}/logs?n=100    []supervisor.LogLine
 //	GET    /api/v1/servers/{name}/logs?follow=1 text/event-stream of supervisor.LogLine
 //	GET    /api/v1/events[?since=ID&types=a,b]  text/event-stream of the live feed (see events.go)
+//	GET    /api/v1/catalog?q=&limit=            catalog.Result (curated + registry; see installs.go)
+//	GET    /api/v1/catalog/{name}               catalog.Result with one entry
+//	POST   /api/v1/installs                     InstallRequest → 202 InstallView; progress on /events
+//	GET    /api/v1/installs[/{id}]              InstallView(s); POST .../{id}/cancel
+//	GET    /api/v1/servers/{name}/update        UpdateCheck; POST → 202 InstallView
+//	POST   /api/v1/servers/{name}/uninstall     204: out of the config, files and secrets removed
 //
 // Every request passes these checks, in order (see security.go):
 //
@@ -97,6 +103,10 @@ type Options struct {
 	// Secrets keeps the servers' secret values (API keys) out of
 	// config.json: imports and installs put them there.
 	Secrets *secrets.Store
+	// Catalog serves /api/v1/catalog; nil answers 503.
+	Catalog Catalog
+	// Installer installs, updates and uninstalls servers; nil answers 503.
+	Installer Installer
 }
 
 // DefaultActionTimeout is a little more than supervisor.DefaultStartTimeout,
@@ -120,6 +130,9 @@ type Server struct {
 	clients       ClientsOptions
 	bus           *events.Bus
 	secrets       *secrets.Store
+	catalog       Catalog
+	installer     Installer
+	installs      *installs
 	tokens        *tokens.Store
 	log           *slog.Logger
 	version, home string
@@ -148,6 +161,9 @@ func New(opts Options) (*Server, error) {
 		clients:       opts.Clients,
 		bus:           opts.Events,
 		secrets:       opts.Secrets,
+		catalog:       opts.Catalog,
+		installer:     opts.Installer,
+		installs:      newInstalls(),
 		tokens:        opts.Tokens,
 		log:           opts.Logger,
 		version:       opts.Version,
@@ -188,6 +204,13 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /api/v1/events", s.events)
 	s.historyRoutes()
 	s.clientRoutes()
+	s.installRoutes()
+}
+
+// Close cancels the installs in progress and waits until they have rolled
+// back. Call it before stopping the supervisor.
+func (s *Server) Close() {
+	s.installs.close()
 }
 
 // ServeHTTP serves the API.

@@ -21,6 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/catalog"
+	"github.com/switchboardhq/switchboard/app/catalog/install"
 	"github.com/switchboardhq/switchboard/app/clients"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/events"
@@ -46,6 +48,11 @@ type Options struct {
 	// Ready is called once the daemon serves, with what daemon.json says.
 	Ready func(Info)
 }
+
+// RegistryEnv names the environment variable that points the catalog at
+// another MCP registry than the official one (a company's subregistry, or a
+// test's fake).
+const RegistryEnv = "SWITCHBOARD_REGISTRY_URL"
 
 // ErrAlreadyRunning is wrapped by Run's error when another daemon holds the
 // data directory.
@@ -185,7 +192,19 @@ func Run(ctx context.Context, opts Options) error {
 		GatewayURL: clientOpts.GatewayURL}); err == nil {
 		clientOpts.Env = env
 	}
+	cat, err := catalog.New(catalog.Options{RegistryURL: os.Getenv(RegistryEnv), CacheDir: filepath.Join(home, "catalog"), Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer cat.Close()
+	installer, err := install.New(install.Options{Home: home, Secrets: secretStore, Logger: log, PATH: sup.PATH()})
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
+		Catalog: cat, Installer: installer,
 		Logger: log, Version: opts.Version, Home: home, Started: started})
 	if err != nil {
 		ln.Close()
@@ -197,6 +216,7 @@ func Run(ctx context.Context, opts Options) error {
 	for _, p := range []string{"/mcp", "/mcp/", "/sse", "/sse/"} {
 		mux.Handle(p, mcpHandler)
 	}
+	defer apiServer.Close() // before the supervisor stops: installs roll back
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	serveErr := make(chan error, 1)

@@ -1,0 +1,110 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/switchboardhq/switchboard/app/catalog"
+	"github.com/switchboardhq/switchboard/app/events"
+)
+
+// SearchCatalog searches the catalog (curated servers and the registry).
+func (c *Client) SearchCatalog(ctx context.Context, query string, limit int) (catalog.Result, error) {
+	q := url.Values{}
+	if query != "" {
+		q.Set("q", query)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var res catalog.Result
+	err := c.do(ctx, http.MethodGet, "/api/v1/catalog?"+q.Encode(), nil, &res)
+	return res, err
+}
+
+// CatalogEntry returns one catalog entry by registry or short name.
+func (c *Client) CatalogEntry(ctx context.Context, name string) (catalog.Result, error) {
+	var res catalog.Result
+	err := c.do(ctx, http.MethodGet, "/api/v1/catalog/"+url.PathEscape(name), nil, &res)
+	return res, err
+}
+
+// Install starts installing a catalog entry; follow it with FollowInstall.
+func (c *Client) Install(ctx context.Context, req InstallRequest) (InstallView, error) {
+	var v InstallView
+	err := c.do(ctx, http.MethodPost, "/api/v1/installs", req, &v)
+	return v, err
+}
+
+// InstallStatus returns an install's state.
+func (c *Client) InstallStatus(ctx context.Context, id string) (InstallView, error) {
+	var v InstallView
+	err := c.do(ctx, http.MethodGet, "/api/v1/installs/"+url.PathEscape(id), nil, &v)
+	return v, err
+}
+
+// CancelInstall cancels a running install; it rolls back.
+func (c *Client) CancelInstall(ctx context.Context, id string) (InstallView, error) {
+	var v InstallView
+	err := c.do(ctx, http.MethodPost, "/api/v1/installs/"+url.PathEscape(id)+"/cancel", nil, &v)
+	return v, err
+}
+
+// Update starts updating an installed server to the catalog's newest
+// version.
+func (c *Client) Update(ctx context.Context, server string) (InstallView, error) {
+	var v InstallView
+	err := c.do(ctx, http.MethodPost, serverPath(server, "/update"), nil, &v)
+	return v, err
+}
+
+// CheckUpdate tells whether a newer version of an installed server exists.
+func (c *Client) CheckUpdate(ctx context.Context, server string) (UpdateCheck, error) {
+	var u UpdateCheck
+	err := c.do(ctx, http.MethodGet, serverPath(server, "/update"), nil, &u)
+	return u, err
+}
+
+// Uninstall removes an installed server: config, processes, files, secrets.
+func (c *Client) Uninstall(ctx context.Context, server string) error {
+	return c.do(ctx, http.MethodPost, serverPath(server, "/uninstall"), nil, nil)
+}
+
+// errInstallDone ends FollowInstall's event stream.
+var errInstallDone = errors.New("install done")
+
+// FollowInstall calls fn with each progress report of the install v (as
+// Install or Update returned it) until its last, and returns the install's
+// final state.
+func (c *Client) FollowInstall(ctx context.Context, v InstallView, fn func(InstallEvent)) (InstallView, error) {
+	err := c.Events(ctx, v.EventsSince, []string{events.TypeInstall}, func(ev events.Event) error {
+		if ev.Type == TypeReset {
+			// Some reports are gone from the daemon's ring; if the last one
+			// is, the install's state says it is over.
+			if st, err := c.InstallStatus(ctx, v.ID); err != nil || st.Done {
+				return errors.Join(err, errInstallDone)
+			}
+			return nil
+		}
+		var ie InstallEvent
+		if err := json.Unmarshal(ev.Data, &ie); err != nil {
+			return err
+		}
+		if ie.ID != v.ID {
+			return nil
+		}
+		fn(ie)
+		if ie.Done {
+			return errInstallDone
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errInstallDone) {
+		return v, err
+	}
+	return c.InstallStatus(ctx, v.ID)
+}

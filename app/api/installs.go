@@ -1,0 +1,546 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/catalog"
+	"github.com/switchboardhq/switchboard/app/catalog/install"
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/events"
+)
+
+// Catalog is what the API needs of the server catalog (*catalog.Catalog).
+type Catalog interface {
+	Search(ctx context.Context, query string, limit int) (catalog.Result, error)
+	Lookup(ctx context.Context, name string) (catalog.Result, error)
+	CheckUpdate(ctx context.Context, name, installed string) (catalog.Update, error)
+}
+
+// Installer is what the API needs of the installer (*install.Installer).
+type Installer interface {
+	Install(ctx context.Context, req install.Request, progress func(install.Progress)) (install.Result, error)
+	Uninstall(ctx context.Context, server string) error
+	Remove(server, version string) error
+}
+
+// InstallRequest is the body of POST /api/v1/installs.
+type InstallRequest struct {
+	// Entry is the catalog entry: a registry name or a curated short name.
+	Entry string `json:"entry"`
+	// Server is the name in config.json; empty means the entry's short name.
+	Server string `json:"server,omitempty"`
+	// Values are the user's inputs (see install.Request.Values).
+	Values map[string]string `json:"values,omitempty"`
+}
+
+// InstallView is an install, running or finished.
+type InstallView struct {
+	ID      string `json:"id"`
+	Server  string `json:"server"`
+	Entry   string `json:"entry"`
+	Version string `json:"version"`
+	// Update is true for an update of an installed server.
+	Update  bool      `json:"update,omitempty"`
+	Started time.Time `json:"started"`
+	// Phase is the current (or last) phase: resolve, download, install,
+	// verify.
+	Phase string `json:"phase"`
+	// Output holds the last lines of progress (at most installOutputLines).
+	Output []string `json:"output"`
+	Done   bool     `json:"done"`
+	// Error says why the install failed (everything was rolled back).
+	Error string `json:"error,omitempty"`
+	// Tools are what the verified server listed.
+	Tools []install.Tool `json:"tools,omitempty"`
+	// EventsSince is the id of the last event before this install's first
+	// report: /api/v1/events?since=EventsSince&types=install shows every
+	// report of it.
+	EventsSince uint64 `json:"eventsSince"`
+}
+
+// InstallEvent is the data of an events.TypeInstall event: one progress
+// report of an install.
+type InstallEvent struct {
+	ID      string         `json:"id"`
+	Server  string         `json:"server"`
+	Phase   string         `json:"phase"`
+	Line    string         `json:"line,omitempty"`
+	Output  bool           `json:"output,omitempty"`
+	Percent int            `json:"percent"`
+	Done    bool           `json:"done,omitempty"`
+	Error   string         `json:"error,omitempty"`
+	Tools   []install.Tool `json:"tools,omitempty"`
+}
+
+const (
+	installOutputLines = 200
+	// finishedInstallsKept bounds the finished installs GET /installs lists.
+	finishedInstallsKept = 20
+	// DefaultInstallTimeout bounds one install (a slow npm registry, a big
+	// docker image).
+	DefaultInstallTimeout = 15 * time.Minute
+)
+
+// installs tracks the installs this daemon runs. Each runs on its own
+// goroutine with the daemon's lifetime, not the request's: the client that
+// asked may go away, and the install goes on (or is cancelled with
+// POST /installs/{id}/cancel).
+type installs struct {
+	mu     sync.Mutex
+	next   int
+	jobs   map[string]*installJob
+	order  []string // ids, oldest first
+	wg     sync.WaitGroup
+	ctx    context.Context // ends when the API closes
+	cancel context.CancelFunc
+}
+
+type installJob struct {
+	view   InstallView
+	cancel context.CancelFunc
+}
+
+func newInstalls() *installs {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &installs{jobs: map[string]*installJob{}, ctx: ctx, cancel: cancel}
+}
+
+// close cancels every running install and waits for their rollbacks.
+func (in *installs) close() {
+	in.cancel()
+	in.wg.Wait()
+}
+
+func (s *Server) installRoutes() {
+	s.mux.Handle("GET /api/v1/catalog", handle(s.searchCatalog, http.StatusOK))
+	s.mux.Handle("GET /api/v1/catalog/{name...}", handle(s.catalogEntry, http.StatusOK))
+	s.mux.Handle("GET /api/v1/installs", handle(s.listInstalls, http.StatusOK))
+	s.mux.Handle("POST /api/v1/installs", handle(s.startInstall, http.StatusAccepted))
+	s.mux.Handle("GET /api/v1/installs/{id}", handle(s.getInstall, http.StatusOK))
+	s.mux.Handle("POST /api/v1/installs/{id}/cancel", handle(s.cancelInstall, http.StatusOK))
+	s.mux.Handle("POST /api/v1/servers/{name}/update", handle(s.updateInstalled, http.StatusAccepted))
+	s.mux.Handle("GET /api/v1/servers/{name}/update", handle(s.checkUpdate, http.StatusOK))
+	s.mux.Handle("POST /api/v1/servers/{name}/uninstall", handle(s.uninstall, http.StatusNoContent))
+}
+
+func (s *Server) catalogOrErr() (Catalog, error) {
+	if s.catalog == nil {
+		return nil, errorf(http.StatusServiceUnavailable, "the catalog is not available in this daemon")
+	}
+	return s.catalog, nil
+}
+
+func (s *Server) installerOrErr() (Installer, error) {
+	if s.installer == nil {
+		return nil, errorf(http.StatusServiceUnavailable, "installing servers is not available in this daemon")
+	}
+	return s.installer, nil
+}
+
+// searchCatalog serves GET /api/v1/catalog?q=&limit=.
+func (s *Server) searchCatalog(r *http.Request) (catalog.Result, error) {
+	c, err := s.catalogOrErr()
+	if err != nil {
+		return catalog.Result{}, err
+	}
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			return catalog.Result{}, errorf(http.StatusBadRequest, "invalid limit %q: a number from 1 to 500", v)
+		}
+		limit = n
+	}
+	res, err := c.Search(r.Context(), r.URL.Query().Get("q"), limit)
+	if err != nil {
+		return catalog.Result{}, fmt.Errorf("searching the catalog: %w", err)
+	}
+	if res.Entries == nil {
+		res.Entries = []catalog.Entry{}
+	}
+	return res, nil
+}
+
+// catalogEntry serves GET /api/v1/catalog/{name}: one entry, with the
+// source that answered.
+func (s *Server) catalogEntry(r *http.Request) (catalog.Result, error) {
+	c, err := s.catalogOrErr()
+	if err != nil {
+		return catalog.Result{}, err
+	}
+	return s.lookup(r.Context(), c, r.PathValue("name"))
+}
+
+func (s *Server) lookup(ctx context.Context, c Catalog, name string) (catalog.Result, error) {
+	res, err := c.Lookup(ctx, name)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return res, errorf(http.StatusNotFound, "%v", err)
+	}
+	if err != nil {
+		return res, errorf(http.StatusBadGateway, "%v", err)
+	}
+	return res, nil
+}
+
+func (s *Server) listInstalls(*http.Request) ([]InstallView, error) {
+	s.installs.mu.Lock()
+	defer s.installs.mu.Unlock()
+	out := make([]InstallView, 0, len(s.installs.order))
+	for _, id := range s.installs.order {
+		out = append(out, s.installs.jobs[id].snapshot())
+	}
+	return out, nil
+}
+
+func (s *Server) getInstall(r *http.Request) (InstallView, error) {
+	s.installs.mu.Lock()
+	defer s.installs.mu.Unlock()
+	j, ok := s.installs.jobs[r.PathValue("id")]
+	if !ok {
+		return InstallView{}, errorf(http.StatusNotFound, "no install %q (finished installs are kept for a while only)", r.PathValue("id"))
+	}
+	return j.snapshot(), nil
+}
+
+func (s *Server) cancelInstall(r *http.Request) (InstallView, error) {
+	s.installs.mu.Lock()
+	j, ok := s.installs.jobs[r.PathValue("id")]
+	s.installs.mu.Unlock()
+	if !ok {
+		return InstallView{}, errorf(http.StatusNotFound, "no install %q", r.PathValue("id"))
+	}
+	j.cancel()
+	return s.getInstall(r)
+}
+
+// snapshot copies the view; installs.mu must be held.
+func (j *installJob) snapshot() InstallView {
+	v := j.view
+	v.Output = slices.Clone(v.Output)
+	v.Tools = slices.Clone(v.Tools)
+	return v
+}
+
+// startInstall serves POST /api/v1/installs: it checks the request, then
+// installs in the background and answers 202 with the install's view.
+// Progress goes to the event stream (type "install") and to
+// GET /installs/{id}.
+func (s *Server) startInstall(r *http.Request) (InstallView, error) {
+	var req InstallRequest
+	if err := decodeBody(r, &req); err != nil {
+		return InstallView{}, err
+	}
+	if req.Entry == "" {
+		return InstallView{}, errorf(http.StatusBadRequest, `invalid request body: "entry" is missing`)
+	}
+	c, err := s.catalogOrErr()
+	if err != nil {
+		return InstallView{}, err
+	}
+	if _, err := s.installerOrErr(); err != nil {
+		return InstallView{}, err
+	}
+	res, err := s.lookup(r.Context(), c, req.Entry)
+	if err != nil {
+		return InstallView{}, err
+	}
+	entry := res.Entries[0]
+	name := req.Server
+	if name == "" {
+		name = entry.ShortName
+	}
+	if name == "" {
+		name = catalog.SuggestShortName(entry.Name)
+	}
+	check := config.Default()
+	check.Servers[name] = config.Server{Command: "x"}
+	if err := check.Validate(); err != nil {
+		return InstallView{}, errorf(http.StatusBadRequest, "invalid server name: %v", err)
+	}
+	if _, exists := s.cfg.Current().Servers[name]; exists {
+		return InstallView{}, errorf(http.StatusConflict,
+			"a server named %q is already configured: choose another name (\"server\"), or update it with POST /api/v1/servers/%s/update", name, name)
+	}
+	return s.runInstall(entry, install.Request{Server: name, Entry: entry, Values: req.Values}, nil)
+}
+
+// runInstall picks the package, registers the job and starts it.
+// installed is the server's current config for an update, else nil.
+func (s *Server) runInstall(entry catalog.Entry, req install.Request, installed *config.Server) (InstallView, error) {
+	pkg, err := entry.RunnablePackage()
+	if err != nil {
+		return InstallView{}, errorf(http.StatusUnprocessableEntity, "%v", err)
+	}
+	req.Package = pkg
+	req.Update = installed != nil
+
+	in := s.installs
+	in.mu.Lock()
+	for _, j := range in.jobs {
+		if j.view.Server == req.Server && !j.view.Done {
+			in.mu.Unlock()
+			return InstallView{}, errorf(http.StatusConflict, "server %q is being installed already (install %s)", req.Server, j.view.ID)
+		}
+	}
+	in.next++
+	ctx, cancel := context.WithTimeout(in.ctx, DefaultInstallTimeout)
+	j := &installJob{cancel: cancel, view: InstallView{ID: strconv.Itoa(in.next), Server: req.Server, Entry: entry.Name,
+		Version: pkg.ExactVersion(), Update: req.Update, Started: time.Now().UTC(), Phase: string(install.PhaseResolve), Output: []string{}}}
+	if s.bus != nil {
+		j.view.EventsSince = s.bus.LastID()
+	}
+	in.jobs[j.view.ID] = j
+	in.order = append(in.order, j.view.ID)
+	in.forgetOld()
+	view := j.snapshot()
+	in.mu.Unlock()
+
+	in.wg.Go(func() {
+		defer cancel()
+		s.install(ctx, j, req, installed)
+	})
+	return view, nil
+}
+
+// forgetOld drops the oldest finished installs beyond finishedInstallsKept;
+// in.mu must be held.
+func (in *installs) forgetOld() {
+	finished := 0
+	for _, id := range in.order {
+		if in.jobs[id].view.Done {
+			finished++
+		}
+	}
+	for i := 0; i < len(in.order) && finished > finishedInstallsKept; {
+		id := in.order[i]
+		if in.jobs[id].view.Done {
+			delete(in.jobs, id)
+			in.order = slices.Delete(in.order, i, i+1)
+			finished--
+			continue
+		}
+		i++
+	}
+}
+
+// install runs one install to its end: on success the server goes into
+// config.json (and starts); an update replaces the old config and removes
+// the old version's files.
+func (s *Server) install(ctx context.Context, j *installJob, req install.Request, installed *config.Server) {
+	report := func(p install.Progress, tools []install.Tool) {
+		s.installs.mu.Lock()
+		v := &j.view
+		v.Phase = string(p.Phase)
+		if p.Line != "" {
+			v.Output = append(v.Output, p.Line)
+			if n := len(v.Output); n > installOutputLines {
+				v.Output = slices.Delete(v.Output, 0, n-installOutputLines)
+			}
+		}
+		if p.Done {
+			v.Done, v.Error, v.Tools = true, p.Err, tools
+		}
+		id := v.ID
+		s.installs.mu.Unlock()
+		if s.bus != nil {
+			if _, err := s.bus.Publish(events.TypeInstall, InstallEvent{ID: id, Server: req.Server, Phase: string(p.Phase),
+				Line: p.Line, Output: p.Output, Percent: p.Percent, Done: p.Done, Error: p.Err, Tools: tools}); err != nil {
+				s.log.Error("publishing install progress", "err", err)
+			}
+		}
+	}
+	// The installer's own last report (Done) comes before the config is
+	// written; the job is done when the server is in config.json.
+	res, err := s.installer.Install(ctx, req, func(p install.Progress) {
+		p.Done = false
+		report(p, nil)
+	})
+	if err == nil {
+		err = s.adopt(ctx, req, res, installed)
+		if err != nil {
+			// Not in config.json: undo the files and secrets too.
+			if uerr := s.undoInstall(req, res, installed); uerr != nil {
+				s.log.Warn("rolling back an install", "server", req.Server, "err", uerr)
+			}
+		}
+	}
+	final := install.Progress{Phase: install.PhaseVerify, Percent: 100, Done: true}
+	if err != nil {
+		final.Err = err.Error()
+		final.Line = "install failed: " + err.Error()
+		s.log.Warn("install failed", "server", req.Server, "entry", req.Entry.Name, "err", err)
+		report(final, nil)
+		return
+	}
+	final.Line = fmt.Sprintf("installed %s %s: %d tools", req.Server, res.Version, len(res.Tools))
+	s.log.Info("installed a server", "server", req.Server, "entry", req.Entry.Name, "version", res.Version, "tools", len(res.Tools))
+	report(final, res.Tools)
+}
+
+// adopt writes the installed server into config.json, which starts it.
+func (s *Server) adopt(ctx context.Context, req install.Request, res install.Result, installed *config.Server) error {
+	sc := res.Config
+	sc.SecretEnv = res.SecretEnv
+	sc.Install = &config.Install{Entry: req.Entry.Name, Version: res.Version, Type: req.Package.RegistryType}
+	if sc.Install.Version == "" {
+		sc.Install.Version = req.Package.ExactVersion()
+	}
+	if installed != nil {
+		// Keep what the user set on the server; take the new launch line.
+		keep := *installed
+		keep.Command, keep.Args, keep.Env, keep.Cwd = sc.Command, sc.Args, sc.Env, sc.Cwd
+		keep.SecretEnv, keep.Install = sc.SecretEnv, sc.Install
+		sc = keep
+	}
+	_, err := s.update(ctx, "", func(c *config.Config) error {
+		cur, exists := c.Servers[req.Server]
+		switch {
+		case installed == nil && exists:
+			return errorf(http.StatusConflict, "a server named %q was added while it was being installed", req.Server)
+		case installed != nil && !exists:
+			return errorf(http.StatusConflict, "server %q was removed while it was being updated", req.Server)
+		case installed != nil && cur.Install != nil && installed.Install != nil && cur.Install.Version != installed.Install.Version:
+			return errorf(http.StatusConflict, "server %q was changed while it was being updated", req.Server)
+		}
+		c.Servers[req.Server] = sc
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("adding %s to the config: %w", req.Server, err)
+	}
+	for _, v := range res.Previous {
+		if err := s.installer.Remove(req.Server, v); err != nil {
+			s.log.Warn("removing an old version", "server", req.Server, "version", v, "err", err)
+		}
+	}
+	return nil
+}
+
+// undoInstall removes what a verified install made when its config could
+// not be written: a fresh install entirely, an update only its new version.
+func (s *Server) undoInstall(req install.Request, res install.Result, installed *config.Server) error {
+	if installed == nil {
+		return s.installer.Uninstall(context.Background(), req.Server)
+	}
+	if res.Version != "" && (installed.Install == nil || installed.Install.Version != res.Version) {
+		return s.installer.Remove(req.Server, res.Version)
+	}
+	return nil
+}
+
+// installedServer returns the config of an installed server, or an error
+// for a server that is not in config.json or was not installed from the
+// catalog.
+func (s *Server) installedServer(name string) (config.Server, error) {
+	sc, ok := s.cfg.Current().Servers[name]
+	if !ok {
+		return sc, unknownServer(name)
+	}
+	if sc.Install == nil {
+		return sc, errorf(http.StatusConflict, "server %q was not installed from the catalog: it has no install record in config.json", name)
+	}
+	return sc, nil
+}
+
+// UpdateCheck is the answer of GET /api/v1/servers/{name}/update.
+type UpdateCheck struct {
+	Server    string `json:"server"`
+	Entry     string `json:"entry"`
+	Installed string `json:"installed"`
+	Latest    string `json:"latest"`
+	Available bool   `json:"available"`
+	Warning   string `json:"warning,omitempty"`
+}
+
+func (s *Server) checkUpdate(r *http.Request) (UpdateCheck, error) {
+	c, err := s.catalogOrErr()
+	if err != nil {
+		return UpdateCheck{}, err
+	}
+	sc, err := s.installedServer(r.PathValue("name"))
+	if err != nil {
+		return UpdateCheck{}, err
+	}
+	u, err := c.CheckUpdate(r.Context(), sc.Install.Entry, sc.Install.Version)
+	if err != nil {
+		return UpdateCheck{}, errorf(http.StatusBadGateway, "%v", err)
+	}
+	return UpdateCheck{Server: r.PathValue("name"), Entry: sc.Install.Entry, Installed: u.Installed, Latest: u.Latest,
+		Available: u.Available, Warning: u.Warning}, nil
+}
+
+// updateInstalled serves POST /api/v1/servers/{name}/update: the newer
+// version is installed beside the old one and verified; only then does the
+// config switch to it, so a failed update leaves the old version running.
+// The body may carry new input values ({"values": {...}}).
+func (s *Server) updateInstalled(r *http.Request) (InstallView, error) {
+	name := r.PathValue("name")
+	var body struct {
+		Values map[string]string `json:"values,omitempty"`
+	}
+	if r.ContentLength != 0 {
+		if err := decodeBody(r, &body); err != nil {
+			return InstallView{}, err
+		}
+	}
+	c, err := s.catalogOrErr()
+	if err != nil {
+		return InstallView{}, err
+	}
+	if _, err := s.installerOrErr(); err != nil {
+		return InstallView{}, err
+	}
+	sc, err := s.installedServer(name)
+	if err != nil {
+		return InstallView{}, err
+	}
+	u, err := c.CheckUpdate(r.Context(), sc.Install.Entry, sc.Install.Version)
+	if err != nil {
+		return InstallView{}, errorf(http.StatusBadGateway, "%v", err)
+	}
+	if !u.Available || u.Entry == nil {
+		return InstallView{}, errorf(http.StatusConflict, "server %q is up to date (%s %s)", name, sc.Install.Entry, sc.Install.Version)
+	}
+	return s.runInstall(*u.Entry, install.Request{Server: name, Entry: *u.Entry, Values: body.Values}, &sc)
+}
+
+// uninstall serves POST /api/v1/servers/{name}/uninstall: the server
+// leaves config.json (its processes stop), then its files and secrets go.
+func (s *Server) uninstall(r *http.Request) (struct{}, error) {
+	name := r.PathValue("name")
+	inst, err := s.installerOrErr()
+	if err != nil {
+		return struct{}{}, err
+	}
+	if _, ok := s.cfg.Current().Servers[name]; !ok {
+		return struct{}{}, unknownServer(name)
+	}
+	s.installs.mu.Lock()
+	for _, j := range s.installs.jobs {
+		if j.view.Server == name && !j.view.Done {
+			s.installs.mu.Unlock()
+			return struct{}{}, errorf(http.StatusConflict, "server %q is being installed or updated (install %s): cancel that first", name, j.view.ID)
+		}
+	}
+	s.installs.mu.Unlock()
+	if _, err := s.update(r.Context(), "", func(c *config.Config) error {
+		if _, ok := c.Servers[name]; !ok {
+			return unknownServer(name)
+		}
+		delete(c.Servers, name)
+		return nil
+	}); err != nil {
+		return struct{}{}, err
+	}
+	if err := inst.Uninstall(r.Context(), name); err != nil {
+		return struct{}{}, fmt.Errorf("server %q is out of the config, but its files were not all removed: %w", name, err)
+	}
+	return struct{}{}, nil
+}

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/catalog"
+)
+
+func catalogVerb() verb {
+	var limit *int
+	var asJSON *bool
+	return verb{
+		name:    "catalog",
+		args:    " [QUERY | show NAME]",
+		summary: "search the server catalog (curated and the MCP registry), or show one entry and its inputs",
+		flags: func(fs *flag.FlagSet) {
+			limit = fs.Int("n", 30, "how many results to show")
+			asJSON = fs.Bool("json", false, "print JSON")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			if len(e.args) > 0 && e.args[0] == "show" {
+				name, err := oneServer(e.args[1:])
+				if err != nil {
+					return usageError{"usage: switchboard catalog show NAME"}
+				}
+				res, err := c.CatalogEntry(ctx, name)
+				if err != nil {
+					return err
+				}
+				if *asJSON {
+					return writeJSON(e.stdout, res.Entries[0])
+				}
+				printEntry(e.stdout, res.Entries[0])
+				warn(e.stderr, res.Warning)
+				return nil
+			}
+			res, err := c.SearchCatalog(ctx, strings.Join(e.args, " "), *limit)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(e.stdout, res)
+			}
+			warn(e.stderr, res.Warning)
+			if len(res.Entries) == 0 {
+				fmt.Fprintln(e.stdout, "Nothing found. Try a shorter word, or `switchboard catalog` to list everything.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tVERSION\tTYPE\tDESCRIPTION")
+			for _, en := range res.Entries {
+				typ := "-"
+				if p, err := en.RunnablePackage(); err == nil {
+					typ = p.RegistryType
+				}
+				name := en.ShortName
+				if name == "" {
+					name = en.Name
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, en.Version, typ, truncate(en.Description, 70))
+			}
+			tw.Flush()
+			if res.More {
+				fmt.Fprintf(e.stdout, "(more results: narrow the search or raise -n)\n")
+			}
+			return nil
+		},
+	}
+}
+
+func warn(w io.Writer, msg string) {
+	if msg != "" {
+		fmt.Fprintf(w, "note: %s\n", msg)
+	}
+}
+
+// printEntry shows an entry with what installing it asks for.
+func printEntry(w io.Writer, en catalog.Entry) {
+	title := en.Title
+	if title == "" {
+		title = en.Name
+	}
+	fmt.Fprintf(w, "%s %s\n%s\n", title, en.Version, en.Description)
+	fmt.Fprintf(w, "name:    %s\n", en.Name)
+	if en.ShortName != "" {
+		fmt.Fprintf(w, "install: switchboard install %s\n", en.ShortName)
+	}
+	if en.LatestVersion != "" && en.LatestVersion != en.Version {
+		fmt.Fprintf(w, "newer:   %s in the registry\n", en.LatestVersion)
+	}
+	p, err := en.RunnablePackage()
+	if err != nil {
+		fmt.Fprintf(w, "cannot be installed: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "package: %s %s@%s\n", p.RegistryType, p.Identifier, p.ExactVersion())
+	type input struct {
+		name string
+		in   catalog.Input
+	}
+	var inputs []input
+	for _, kv := range p.EnvironmentVars {
+		inputs = append(inputs, input{kv.Name, kv.Input})
+	}
+	for _, a := range append(append([]catalog.Argument{}, p.RuntimeArguments...), p.PackageArguments...) {
+		if a.Value != "" {
+			continue // fixed
+		}
+		name := a.ValueHint
+		if a.Type == "named" {
+			name = a.Name
+		}
+		inputs = append(inputs, input{name, a.Input})
+	}
+	if len(inputs) == 0 {
+		fmt.Fprintln(w, "inputs:  none")
+		return
+	}
+	fmt.Fprintln(w, "inputs (pass with --set NAME=VALUE, or --set-from-env NAME for secrets):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, i := range inputs {
+		var tags []string
+		if i.in.IsRequired {
+			tags = append(tags, "required")
+		}
+		if i.in.IsSecret {
+			tags = append(tags, "secret")
+		}
+		if f := i.in.Format; f != "" && f != "string" {
+			tags = append(tags, f)
+		}
+		if i.in.Default != "" {
+			tags = append(tags, "default "+i.in.Default)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", i.name, strings.Join(tags, ", "), i.in.Description)
+	}
+	tw.Flush()
+}
+
+// keyValues is a repeatable NAME=VALUE flag.
+type keyValues map[string]string
+
+func (kv keyValues) String() string { return "" }
+func (kv keyValues) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("expected NAME=VALUE, got %q", s)
+	}
+	kv[k] = v
+	return nil
+}
+
+// fromEnv is a repeatable NAME flag whose value is read from the
+// environment, so secrets stay out of the shell's history.
+type fromEnv map[string]string
+
+func (fe fromEnv) String() string { return "" }
+func (fe fromEnv) Set(name string) error {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return fmt.Errorf("environment variable %s is not set", name)
+	}
+	fe[name] = v
+	return nil
+}
+
+func installVerb() verb {
+	var name *string
+	values, secretsFromEnv := keyValues{}, fromEnv{}
+	return verb{
+		name:    "install",
+		args:    " ENTRY",
+		summary: "install a server from the catalog, verify it answers, and start it",
+		flags: func(fs *flag.FlagSet) {
+			name = fs.String("name", "", "the server's name in Switchboard (default: the catalog's short name)")
+			fs.Var(values, "set", "an input, NAME=VALUE (repeatable)")
+			fs.Var(secretsFromEnv, "set-from-env", "an input whose value is this environment variable's (repeatable)")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			entry, err := oneServer(e.args)
+			if err != nil {
+				return usageError{"usage: switchboard install ENTRY (see `switchboard catalog`)"}
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			all := keyValues{}
+			for k, v := range values {
+				all[k] = v
+			}
+			for k, v := range secretsFromEnv {
+				all[k] = v
+			}
+			v, err := c.Install(ctx, api.InstallRequest{Entry: entry, Server: *name, Values: all})
+			if err != nil {
+				return err
+			}
+			return followInstall(ctx, e, c, v, "install")
+		},
+	}
+}
+
+func updateVerb() verb {
+	var check *bool
+	return verb{
+		name:    "update",
+		args:    " NAME",
+		summary: "update an installed server to the catalog's newest version (the old one runs until the new one is verified)",
+		flags: func(fs *flag.FlagSet) {
+			check = fs.Bool("check", false, "only say whether a newer version exists")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			server, err := oneServer(e.args)
+			if err != nil {
+				return err
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			if *check {
+				u, err := c.CheckUpdate(ctx, server)
+				if err != nil {
+					return err
+				}
+				warn(e.stderr, u.Warning)
+				if u.Available {
+					fmt.Fprintf(e.stdout, "%s: %s → %s available (switchboard update %s)\n", server, u.Installed, u.Latest, server)
+				} else {
+					fmt.Fprintf(e.stdout, "%s: %s is the newest\n", server, u.Installed)
+				}
+				return nil
+			}
+			v, err := c.Update(ctx, server)
+			if err != nil {
+				return err
+			}
+			return followInstall(ctx, e, c, v, "update")
+		},
+	}
+}
+
+func uninstallVerb() verb {
+	return verb{
+		name:    "uninstall",
+		args:    " NAME",
+		summary: "stop a server and remove it: its config entry, files and secrets",
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			server, err := oneServer(e.args)
+			if err != nil {
+				return err
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			if err := c.Uninstall(ctx, server); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s: uninstalled\n", server)
+			return nil
+		},
+	}
+}
+
+// followInstall prints an install's progress until it ends: a progress bar
+// with the phase on a terminal, the installer's output lines elsewhere.
+// Ctrl-C cancels the install (it rolls back).
+func followInstall(ctx context.Context, e *env, c *api.Client, v api.InstallView, what string) error {
+	fmt.Fprintf(e.stdout, "%sing %s as %q (%s)\n", strings.TrimSuffix(what, "e"), v.Entry, v.Server, v.Version)
+	terminal := isTerminal(e.stdout)
+	bar := func(ie api.InstallEvent) {
+		const width = 30
+		n := ie.Percent * width / 100
+		fmt.Fprintf(e.stdout, "\r\x1b[K[%s%s] %3d%% %-8s %s", strings.Repeat("=", n), strings.Repeat(" ", width-n),
+			ie.Percent, ie.Phase, truncate(ie.Line, 60))
+	}
+	final, err := c.FollowInstall(ctx, v, func(ie api.InstallEvent) {
+		switch {
+		case terminal && !ie.Done:
+			bar(ie)
+		case ie.Line != "" && !ie.Done:
+			fmt.Fprintf(e.stdout, "%-8s %s\n", ie.Phase, ie.Line)
+		}
+	})
+	if terminal {
+		fmt.Fprint(e.stdout, "\r\x1b[K")
+	}
+	if ctx.Err() != nil {
+		// Ctrl-C: cancel on the daemon, which rolls back.
+		cctx, cancel := context.WithTimeout(context.Background(), api.DefaultActionTimeout)
+		defer cancel()
+		if _, err := c.CancelInstall(cctx, v.ID); err != nil {
+			return fmt.Errorf("cancelling the %s: %w", what, err)
+		}
+		if _, err := c.FollowInstall(cctx, v, func(api.InstallEvent) {}); err != nil {
+			return fmt.Errorf("waiting for the cancelled %s to roll back: %w", what, err)
+		}
+		return fmt.Errorf("%s of %s cancelled; everything it made was removed", what, v.Server)
+	}
+	if err != nil {
+		return err
+	}
+	if final.Error != "" {
+		return errors.New(final.Error)
+	}
+	fmt.Fprintf(e.stdout, "%s is installed and running, with %d tools:\n", final.Server, len(final.Tools))
+	for _, t := range final.Tools {
+		fmt.Fprintf(e.stdout, "  %s\t%s\n", t.Name, truncate(t.Description, 70))
+	}
+	return nil
+}
