@@ -1,0 +1,437 @@
+// A small stand-in for the Switchboard daemon, for the dashboard's e2e walk
+// on machines without the daemon: it serves dist/ like the daemon does
+// (index.html for unknown non-API paths), the /login?code= cookie flow, the
+// /api/v1 routes the dashboard uses with canned but consistent data, and the
+// /api/v1/events SSE stream (ids, Last-Event-ID, keep-alives).
+//
+//   node e2e/fake-api.mjs [--port 0] [--dist dist]   prints "listening http://127.0.0.1:PORT"
+
+import http from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { extname, join, normalize, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const COOKIE = 'switchboard_session';
+const SESSION = 'fake-session';
+const CODE = 'e2e';
+
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json' };
+
+function makeState(now) {
+  const iso = (ms) => new Date(ms).toISOString();
+  const servers = {
+    everything: {
+      config: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything@2025.11.25'], disabledTools: ['longRunningOperation'] },
+      state: 'running', restarts: 0,
+      tools: ['echo', 'add', 'longRunningOperation', 'printEnv', 'sampleLLM', 'getTinyImage', 'annotatedMessage', 'getResourceReference'].map((name) => ({ name, description: `The ${name} tool` })),
+      processes: [{ pid: 4242, state: 'ready', started: iso(now - 3_600_000), inFlight: 0, leased: false, serverInfo: 'example-servers/everything 1.0.0', protocol: '2025-11-25' }],
+      usage: { cpuPercent: 2.5, rssBytes: 84 * 1048576, processes: 2 },
+    },
+    filesystem: {
+      config: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem@2025.8.21', '/home/me/projects'] },
+      state: 'failing', restarts: 5, lastError: 'exited with status 1: Error: ENOENT: no such file or directory, stat /home/me/projects',
+      tools: [], processes: [],
+    },
+    github: {
+      config: { command: 'docker', args: ['run', '-i', '--rm', 'ghcr.io/github/github-mcp-server'], env: { GITHUB_PERSONAL_ACCESS_TOKEN: '••••••' }, enabled: false },
+      state: 'disabled', restarts: 0, tools: undefined, processes: [],
+    },
+    time: {
+      config: { command: 'uvx', args: ['mcp-server-time'] },
+      state: 'stopped', restarts: 1, tools: [{ name: 'get_current_time' }, { name: 'convert_time' }], processes: [],
+    },
+  };
+  // 5000 calls over the last 24 h, newest first.
+  const tools = [['everything', 'echo'], ['everything', 'add'], ['everything', 'printEnv'], ['time', 'get_current_time'], ['filesystem', 'read_file']];
+  const clients = [['claude-desktop', 'Claude Desktop'], ['cursor', 'Cursor'], ['vscode', 'VS Code']];
+  const calls = [];
+  for (let i = 0; i < 5000; i++) {
+    const [server, name] = tools[i % tools.length];
+    const [label, cname] = clients[i % 3];
+    const outcome = server === 'filesystem' ? 'server_unavailable' : i % 41 === 0 ? 'tool_error' : i % 97 === 0 ? 'timeout' : 'ok';
+    calls.push({
+      id: 5000 - i, start: iso(now - i * 17_000 - 500), duration: (3 + (i % 13) * 7) * 1e6 + (i % 5) * 1e5,
+      clientLabel: label, clientName: cname, clientVersion: '1.0', session: `s${i % 7}`, endpoint: '/mcp', server, method: 'tools/call', name, outcome,
+      error: outcome === 'ok' ? undefined : outcome === 'tool_error' ? 'invalid arguments: "a" must be a number' : outcome === 'timeout' ? 'no answer within 60s' : 'server filesystem is failing',
+      responseSize: 120 + (i % 50) * 31,
+    });
+  }
+  return {
+    servers,
+    calls,
+    nextCall: 5001,
+    tokens: [
+      { label: 'cursor', created: iso(now - 5 * 86_400_000), lastUsed: iso(now - 120_000) },
+      { label: 'claude-desktop', created: iso(now - 2 * 86_400_000), lastUsed: iso(now - 3_600_000) },
+      { label: 'vscode', created: iso(now - 86_400_000) },
+    ],
+    clients: {
+      'claude-desktop': { id: 'claude-desktop', name: 'Claude Desktop', path: '/home/me/.config/Claude/claude_desktop_config.json', installed: true, connected: false, servers: [{ Name: 'sqlite', Command: 'uvx', Args: ['mcp-server-sqlite', '--db-path', '/home/me/test.db'] }] },
+      cursor: { id: 'cursor', name: 'Cursor', path: '/home/me/.cursor/mcp.json', installed: true, connected: true, servers: [{ Name: 'switchboard', URL: 'http://127.0.0.1:7777/mcp', Headers: { Authorization: '••••••' } }] },
+      'claude-code': { id: 'claude-code', name: 'Claude Code', path: '/home/me/.claude.json', installed: true, connected: false, servers: [] },
+      vscode: { id: 'vscode', name: 'VS Code', path: '/home/me/.config/Code/User/mcp.json', installed: false, connected: false, servers: [] },
+    },
+    backups: { cursor: [{ client: 'cursor', path: '/home/me/.cursor/mcp.json', file: 'cursor/1.json', absent: false, time: iso(now - 5 * 86_400_000) }] },
+    settings: { retention: { maxAge: '720h', maxBytes: 500 * 1048576 }, startAtLogin: true },
+    catalog: [
+      { name: 'io.github.modelcontextprotocol/server-everything', title: 'Everything', description: 'A test server that exercises every MCP feature: tools, prompts, resources, sampling.', version: '2025.11.25', shortName: 'everything', source: 'embedded', status: 'active', repository: { url: 'https://github.com/modelcontextprotocol/servers', source: 'github', subfolder: 'src/everything' },
+        packages: [{ registryType: 'npm', identifier: '@modelcontextprotocol/server-everything', version: '2025.11.25', transport: { type: 'stdio' } }] },
+      { name: 'io.github.modelcontextprotocol/server-filesystem', title: 'Filesystem', description: 'Read, write and search files in the folders you allow.', version: '2025.8.21', shortName: 'files', source: 'registry', status: 'active', repository: { url: 'https://github.com/modelcontextprotocol/servers', source: 'github' },
+        packages: [{ registryType: 'npm', identifier: '@modelcontextprotocol/server-filesystem', version: '2025.8.21', transport: { type: 'stdio' },
+          packageArguments: [{ type: 'positional', valueHint: 'allowed_directory', format: 'directory', isRequired: true, description: 'A folder the server may use' }],
+          environmentVariables: [{ name: 'LOG_LEVEL', description: 'How much to log', choices: ['error', 'info', 'debug'], default: 'info' }] }] },
+      { name: 'io.github.brave/brave-search-mcp-server', title: 'Brave Search', description: 'Web and local search through the Brave Search API.', version: '2.0.58', shortName: 'brave-search', source: 'registry', status: 'active',
+        packages: [{ registryType: 'npm', identifier: '@brave/brave-search-mcp-server', version: '2.0.58', transport: { type: 'stdio' },
+          environmentVariables: [{ name: 'BRAVE_API_KEY', description: 'Your Brave Search API key', isRequired: true, isSecret: true }, { name: 'BRAVE_MAX_RESULTS', format: 'number', description: 'Results per query' }, { name: 'BRAVE_SAFE', format: 'boolean', description: 'Safe search' }] }] },
+      { name: 'io.github.example/remote-only', title: 'Remote only', description: 'A server that only runs remotely (streamable HTTP), so it cannot be installed locally.', version: '0.3.0', source: 'registry', status: 'deprecated', packages: [] },
+    ],
+  };
+}
+
+function view(name, s) {
+  return {
+    name, config: s.config, enabled: s.config.enabled !== false, state: s.config.enabled === false ? 'disabled' : s.state,
+    mode: 'shared', processes: s.processes ?? [], restarts: s.restarts ?? 0, lastError: s.lastError, usage: s.state === 'running' ? s.usage : undefined,
+    recentLogs: [], tools: s.tools,
+  };
+}
+
+const DIFF = (path, body) => `--- ${path}\n+++ ${path}\n@@ -1,5 +1,9 @@\n {\n   "mcpServers": {\n${body}\n   }\n }\n`;
+
+export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('../dist', import.meta.url))) } = {}) {
+  const st = makeState(Date.now());
+  const streams = new Set();
+  const log = []; // [id, type, json]
+  let nextId = 1;
+  const emit = (type, data) => {
+    const id = nextId++;
+    const json = JSON.stringify(data);
+    log.push([id, type, json]);
+    if (log.length > 2000) log.shift();
+    for (const res of streams) res.write(`id: ${id}\nevent: ${type}\ndata: ${json}\n\n`);
+  };
+
+  // The live side: samples every 2 s, a call and a log line now and then.
+  let tick = 0;
+  const timer = setInterval(() => {
+    tick++;
+    const now = new Date().toISOString();
+    for (const [name, s] of Object.entries(st.servers)) {
+      if (s.state !== 'running') continue;
+      s.usage = { cpuPercent: 1 + ((tick * 7 + name.length) % 20) / 2, rssBytes: (80 + ((tick * 3) % 12)) * 1048576, processes: 2 };
+      emit('sample', { server: name, time: now, ...s.usage });
+    }
+    if (tick % 2 === 0 && st.servers.everything.state === 'running') {
+      const c = { id: st.nextCall++, start: now, duration: (4 + (tick % 9)) * 1e6, clientLabel: 'cursor', clientName: 'Cursor', clientVersion: '1.0', session: 's1', endpoint: '/mcp', server: 'everything', method: 'tools/call', name: 'echo', outcome: 'ok', responseSize: 64 };
+      st.calls.unshift(c);
+      emit('call', c);
+      emit('log', { server: 'everything', time: now, pid: 4242, stream: 'stderr', text: `handled tools/call echo (${tick})` });
+    }
+  }, 2000);
+  const keepAlive = setInterval(() => {
+    for (const res of streams) res.write(': keep-alive\n\n');
+  }, 15000);
+
+  const json = (res, status, body) => {
+    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.end(body === undefined ? '' : JSON.stringify(body));
+  };
+  const body = (req) =>
+    new Promise((ok) => {
+      let b = '';
+      req.on('data', (c) => (b += c));
+      req.on('end', () => {
+        try {
+          ok(b ? JSON.parse(b) : {});
+        } catch {
+          ok(null);
+        }
+      });
+    });
+  const since = (v) => {
+    if (!v) return 0;
+    const m = /^(\d+)(m|h)$/.exec(v);
+    if (m) return Date.now() - Number(m[1]) * (m[2] === 'm' ? 60_000 : 3_600_000);
+    return Date.parse(v) || 0;
+  };
+  const filterCalls = (q) => {
+    const s = since(q.get('since'));
+    const u = q.get('until') ? Date.parse(q.get('until')) : Infinity;
+    const text = (q.get('q') ?? '').toLowerCase();
+    return st.calls.filter((c) => {
+      const t = Date.parse(c.start);
+      if (t < s || t > u) return false;
+      if (q.get('server') && c.server !== q.get('server')) return false;
+      if (q.get('tool') && c.name !== q.get('tool')) return false;
+      if (q.get('client') && c.clientLabel !== q.get('client') && c.clientName !== q.get('client')) return false;
+      const o = q.get('outcome');
+      if (o && (o === 'error' ? c.outcome === 'ok' : c.outcome !== o)) return false;
+      if (text && !`${c.server} ${c.name} ${c.error ?? ''}`.toLowerCase().includes(text)) return false;
+      return true;
+    });
+  };
+  const stats = (calls, key) => {
+    const groups = new Map();
+    for (const c of calls) {
+      const k = JSON.stringify(key(c));
+      if (!groups.has(k)) groups.set(k, []);
+      groups.get(k).push(c);
+    }
+    return [...groups].map(([json, cs]) => {
+      const k = JSON.parse(json);
+      const d = cs.map((c) => c.duration).sort((a, b) => a - b);
+      const errors = cs.filter((c) => c.outcome !== 'ok').length;
+      return { ...k, count: cs.length, errors, errorRate: errors / cs.length, p50: d[Math.ceil(d.length * 0.5) - 1], p95: d[Math.ceil(d.length * 0.95) - 1] };
+    });
+  };
+  const setState = (name, state, kind, extra = {}) => {
+    const s = st.servers[name];
+    s.state = state;
+    if (state === 'running') s.processes = [{ pid: 5000 + Math.floor(Math.random() * 1000), state: 'ready', started: new Date().toISOString(), inFlight: 0, leased: false }];
+    if (state === 'stopped') s.processes = [];
+    emit('state', { server: name, time: new Date().toISOString(), kind, state, ...extra });
+  };
+
+  async function api(req, res, url) {
+    const p = url.pathname.slice('/api/v1'.length);
+    const q = url.searchParams;
+    const m = req.method;
+    let r;
+    if (m === 'GET' && p === '/status') return json(res, 200, { version: '0.9.0-e2e', pid: process.pid, home: '/home/me/.local/share/switchboard', configFile: '/home/me/.local/share/switchboard/config.json', listen: req.headers.host, started: new Date(Date.now() - 7200_000).toISOString(), servers: Object.keys(st.servers).length, running: Object.values(st.servers).filter((s) => s.state === 'running').length });
+    if (m === 'GET' && p === '/events') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+      const last = Number(req.headers['last-event-id'] ?? q.get('since') ?? 0);
+      if (last > 0) {
+        if (log.length && log[0][0] > last + 1) res.write(`id: ${nextId - 1}\nevent: reset\ndata: {}\n\n`);
+        else for (const [id, type, data] of log) if (id > last) res.write(`id: ${id}\nevent: ${type}\ndata: ${data}\n\n`);
+      }
+      res.write(': hello\n\n');
+      streams.add(res);
+      req.on('close', () => streams.delete(res));
+      return;
+    }
+    if (m === 'GET' && p === '/servers') return json(res, 200, Object.keys(st.servers).sort().map((n) => view(n, st.servers[n])));
+    if (m === 'POST' && p === '/servers') {
+      const b = await body(req);
+      if (!b?.name) return json(res, 400, { error: 'invalid request body: "name" is missing' });
+      if (st.servers[b.name]) return json(res, 409, { error: `server "${b.name}" already exists` });
+      st.servers[b.name] = { config: b.server, state: 'stopped', restarts: 0, processes: [] };
+      emit('config', {});
+      return json(res, 201, view(b.name, st.servers[b.name]));
+    }
+    if ((r = /^\/servers\/([^/]+)(?:\/(\w+))?$/.exec(p))) {
+      const name = decodeURIComponent(r[1]);
+      const s = st.servers[name];
+      if (!s) return json(res, 404, { error: `unknown server "${name}": it is not in config.json` });
+      const verb = r[2];
+      if (!verb && m === 'GET') return json(res, 200, view(name, s));
+      if (!verb && m === 'PUT') {
+        const b = await body(req);
+        if (!b || typeof b.command !== 'string' || !b.command) return json(res, 400, { error: `invalid server: servers.${name}.command: required` });
+        s.config = b;
+        if (b.enabled === false) s.state = 'disabled';
+        else if (s.state === 'disabled') s.state = 'stopped';
+        emit('config', {});
+        return json(res, 200, view(name, s));
+      }
+      if (!verb && m === 'DELETE') {
+        delete st.servers[name];
+        emit('config', {});
+        res.writeHead(204).end();
+        return;
+      }
+      if (verb === 'logs') return json(res, 200, Array.from({ length: 30 }, (_, i) => ({ time: new Date(Date.now() - (30 - i) * 60_000).toISOString(), pid: 4242, stream: 'stderr', text: i === 3 ? 'Secure MCP server running on stdio' : `[info] handled request ${i}` })));
+      if (m === 'POST' && ['start', 'stop', 'restart', 'update'].includes(verb)) {
+        if (s.config.enabled === false) return json(res, 409, { error: `server "${name}" is disabled in config.json; set "enabled": true to use it` });
+        if (name === 'filesystem' && verb !== 'stop') {
+          setState(name, 'failing', 'crashed', { pid: 6123, exit: 'exit status 1', message: s.lastError });
+          return json(res, 502, { error: `start ${name}: ${s.lastError}` });
+        }
+        setState(name, verb === 'stop' ? 'stopped' : 'running', verb === 'stop' ? 'stopped' : 'ready');
+        return json(res, 200, view(name, s));
+      }
+      if (m === 'POST' && verb === 'uninstall') {
+        delete st.servers[name];
+        emit('config', {});
+        return json(res, 200, {});
+      }
+    }
+    if (m === 'GET' && p === '/history') {
+      const all = filterCalls(q);
+      const from = q.get('cursor') ? Number(Buffer.from(q.get('cursor'), 'base64url').toString()) : 0;
+      if (!Number.isFinite(from)) return json(res, 400, { error: 'invalid cursor: use the "next" of a previous page' });
+      const limit = Number(q.get('limit') ?? 100);
+      const page = all.slice(from, from + limit);
+      return json(res, 200, { calls: page, next: from + limit < all.length ? Buffer.from(String(from + limit)).toString('base64url') : undefined });
+    }
+    if (m === 'GET' && p === '/history/export') {
+      res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'Content-Disposition': 'attachment; filename="switchboard-history.jsonl"' });
+      res.end(filterCalls(q).map((c) => JSON.stringify(c)).join('\n'));
+      return;
+    }
+    if ((r = /^\/history\/(\d+)$/.exec(p))) {
+      const c = st.calls.find((x) => x.id === Number(r[1]));
+      if (!c) return json(res, 404, { error: `no call ${r[1]} in the history` });
+      return json(res, 200, { ...c, arguments: c.name === 'add' ? { a: 2, b: 3 } : { message: 'hello from the e2e walk' }, responsePreview: JSON.stringify({ content: [{ type: 'text', text: c.name === 'add' ? 'The sum of 2 and 3 is 5.' : 'Echo: hello from the e2e walk' }] }) });
+    }
+    if (m === 'GET' && p === '/stats') {
+      const calls = filterCalls(new URLSearchParams({ since: q.get('since') ?? '24h' }));
+      const by = q.get('by');
+      if (by === 'time') return json(res, 400, { error: `invalid by "time": server or tool` }); // as the daemon answers today
+      return json(res, 200, stats(calls, by === 'tool' ? (c) => ({ server: c.server, tool: c.name }) : (c) => ({ server: c.server })));
+    }
+    if (m === 'GET' && p === '/usage') {
+      const from = since(q.get('since') ?? '1h');
+      const span = Date.now() - from;
+      const step = Math.max(2000, Math.floor(span / 240));
+      const out = [];
+      for (let t = from; t <= Date.now(); t += step) {
+        const k = (t / step) % 60;
+        out.push({ time: new Date(t).toISOString(), server: 'everything', cpuPercent: 2 + 1.5 * Math.sin(k / 5), rssBytes: Math.round((82 + 6 * Math.sin(k / 9)) * 1048576), processes: 2 });
+        if (t < Date.now() - span / 3) out.push({ time: new Date(t).toISOString(), server: 'time', cpuPercent: 0.6 + 0.4 * Math.cos(k / 4), rssBytes: Math.round((31 + 2 * Math.cos(k / 7)) * 1048576), processes: 1 });
+      }
+      return json(res, 200, out);
+    }
+    if (m === 'GET' && p === '/clients') return json(res, 200, Object.values(st.clients));
+    if ((r = /^\/clients\/([^/]+)\/(plan|apply|import|restore|backups)$/.exec(p))) {
+      const c = st.clients[r[1]];
+      if (!c) return json(res, 404, { error: `unknown client "${r[1]}"` });
+      if (r[2] === 'backups') return json(res, 200, st.backups[c.id] ?? []);
+      const b = await body(req);
+      const action = r[2] === 'plan' ? b.action : r[2] === 'apply' ? b.action : r[2];
+      const hash = `h-${c.id}-${c.connected}`;
+      const diff =
+        action === 'disconnect'
+          ? DIFF(c.path, '-    "switchboard": {\n-      "url": "http://127.0.0.1:7777/mcp",\n-      "headers": { "Authorization": "Bearer ••••••" }\n-    }')
+          : action === 'import'
+            ? DIFF(c.path, b.replace ? '-    "sqlite": { "command": "uvx", "args": ["mcp-server-sqlite"] }\n+    "switchboard": { "url": "http://127.0.0.1:7777/mcp" }' : ' ')
+            : DIFF(c.path, `     "sqlite": { "command": "uvx", "args": ["mcp-server-sqlite"] },\n+    "switchboard": {\n+      "url": "http://127.0.0.1:7777/mcp",\n+      "headers": { "Authorization": "Bearer ••••••" }\n+    }`);
+      if (r[2] === 'plan') return json(res, 200, { client: c.id, path: c.path, hash, diff, changed: !(action === 'connect' && c.connected) });
+      if (b.hash !== hash) return json(res, 409, { error: `${c.path} changed since the plan was shown; look at the new plan first` });
+      if (action === 'connect') c.connected = true;
+      if (action === 'disconnect') c.connected = false;
+      if (action === 'import') {
+        for (const e of c.servers) if (!e.Name.startsWith('switchboard') && !st.servers[e.Name]) st.servers[e.Name] = { config: { command: e.Command, args: e.Args }, state: 'stopped', restarts: 0, processes: [] };
+        emit('config', {});
+      }
+      if (c.connected && !c.servers.some((e) => e.Name === 'switchboard')) c.servers.push({ Name: 'switchboard', URL: 'http://127.0.0.1:7777/mcp', Headers: { Authorization: '••••••' } });
+      if (!c.connected) c.servers = c.servers.filter((e) => e.Name !== 'switchboard');
+      return json(res, 200, c);
+    }
+    if (m === 'GET' && p === '/catalog') {
+      const t = (q.get('q') ?? '').toLowerCase();
+      return json(res, 200, { entries: st.catalog.filter((e) => !t || `${e.name} ${e.title} ${e.description}`.toLowerCase().includes(t)), source: 'registry', warning: '' });
+    }
+    if ((r = /^\/catalog\/(.+)$/.exec(p))) {
+      const e = st.catalog.find((x) => x.name === decodeURIComponent(r[1]));
+      return e ? json(res, 200, e) : json(res, 404, { error: `no catalog entry "${decodeURIComponent(r[1])}"` });
+    }
+    if (m === 'POST' && p === '/installs') {
+      const b = await body(req);
+      const e = st.catalog.find((x) => x.name === b?.entry);
+      if (!e) return json(res, 404, { error: `no catalog entry "${b?.entry}"` });
+      if (st.servers[b.server]) return json(res, 409, { error: `server "${b.server}" already exists` });
+      const id = `inst-${Date.now().toString(36)}`;
+      const pkg = e.packages[0];
+      const steps = [
+        ['resolve', `resolving ${pkg.identifier}@${pkg.version}`],
+        ['download', `npm install ${pkg.identifier}@${pkg.version}`],
+        ['download', 'added 87 packages in 2s'],
+        ['install', `wrote servers/${b.server}/package.json`],
+        ['verify', 'starting the server and listing its tools'],
+      ];
+      steps.forEach(([phase, line], i) => setTimeout(() => emit('install', { id, server: b.server, phase, line }), 300 + i * 350));
+      setTimeout(() => {
+        st.servers[b.server] = { config: { command: 'node', args: [`servers/${b.server}/node_modules/.bin/${pkg.identifier.split('/').pop()}`] }, state: 'running', restarts: 0, tools: [{ name: 'brave_web_search', description: 'Search the web' }, { name: 'brave_local_search', description: 'Search local businesses' }], processes: [{ pid: 7777, state: 'ready', started: new Date().toISOString(), inFlight: 0, leased: false }], usage: { cpuPercent: 1, rssBytes: 60 * 1048576, processes: 1 } };
+        emit('install', { id, server: b.server, phase: 'verify', done: true, tools: ['brave_web_search', 'brave_local_search'] });
+        emit('config', {});
+      }, 300 + steps.length * 350 + 200);
+      return json(res, 202, { id });
+    }
+    if ((r = /^\/installs\/([^/]+)\/cancel$/.exec(p))) return json(res, 200, {});
+    if (m === 'GET' && p === '/tokens') return json(res, 200, st.tokens);
+    if ((r = /^\/tokens\/([^/]+)$/.exec(p)) && m === 'DELETE') {
+      const label = decodeURIComponent(r[1]);
+      if (!st.tokens.some((t) => t.label === label)) return json(res, 404, { error: `no token "${label}"` });
+      st.tokens = st.tokens.filter((t) => t.label !== label);
+      res.writeHead(204).end();
+      return;
+    }
+    if (p === '/settings' && m === 'GET') return json(res, 200, st.settings);
+    if (p === '/settings' && m === 'PUT') {
+      const b = await body(req);
+      if (b?.retention?.maxAge && !/^\d+h$/.test(b.retention.maxAge)) return json(res, 400, { error: `invalid retention.maxAge "${b.retention.maxAge}"` });
+      st.settings = b;
+      return json(res, 200, st.settings);
+    }
+    return json(res, 404, { error: `no such endpoint: ${m} ${url.pathname}` });
+  }
+
+  async function serveFile(res, path) {
+    const root = resolve(dist);
+    let file = normalize(join(root, path));
+    if (!file.startsWith(root)) file = join(root, 'index.html');
+    try {
+      if (!(await stat(file)).isFile()) throw new Error('not a file');
+    } catch {
+      file = join(root, 'index.html');
+    }
+    try {
+      const data = await readFile(file);
+      res.writeHead(200, { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' });
+      res.end(data);
+    } catch {
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end('no dashboard build: run npm run build');
+    }
+  }
+
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, `http://${req.headers.host}`);
+    if (url.pathname === '/login') {
+      if (url.searchParams.get('code') !== CODE) return json(res, 403, { error: 'invalid or used login code' });
+      res.writeHead(303, { Location: '/', 'Set-Cookie': `${COOKIE}=${SESSION}; Path=/; HttpOnly; SameSite=Strict` });
+      return res.end();
+    }
+    if (url.pathname.startsWith('/api/')) {
+      const cookie = req.headers.cookie ?? '';
+      if (!cookie.split(/;\s*/).includes(`${COOKIE}=${SESSION}`)) return json(res, 401, { error: 'not logged in' });
+      if (req.headers.origin && req.headers.origin !== `http://${req.headers.host}`) return json(res, 403, { error: 'foreign origin' });
+      try {
+        return await api(req, res, url);
+      } catch (err) {
+        return json(res, 500, { error: String(err) });
+      }
+    }
+    return serveFile(res, url.pathname === '/' ? 'index.html' : url.pathname);
+  });
+
+  return new Promise((ok) => {
+    server.listen(port, '127.0.0.1', () => {
+      const addr = server.address();
+      ok({
+        url: `http://127.0.0.1:${addr.port}`,
+        loginPath: `/login?code=${CODE}`,
+        close: () =>
+          new Promise((done) => {
+            clearInterval(timer);
+            clearInterval(keepAlive);
+            for (const r of streams) r.end();
+            server.close(() => done());
+            server.closeAllConnections?.();
+          }),
+      });
+    });
+  });
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const arg = (name, def) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i > 0 ? process.argv[i + 1] : def;
+  };
+  const srv = await startFakeApi({ port: Number(arg('port', 0)), dist: arg('dist', undefined) ?? resolve(fileURLToPath(new URL('../dist', import.meta.url))) });
+  console.log(`listening ${srv.url} (log in at ${srv.url}${srv.loginPath})`);
+  const stop = () => srv.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

@@ -1,0 +1,313 @@
+// The dashboard's end-to-end walk: Debian's Chromium driven by
+// playwright-core (no browser download) through every page, checking what
+// each page must show and taking screenshots in light and dark.
+//
+//   node e2e/walk.mjs --base http://127.0.0.1:PORT --login '/login?code=CODE' --out DIR [--mutate] [--install ENTRY]
+//   node e2e/walk.mjs --fake --out DIR      (against e2e/fake-api.mjs serving dist/; implies --mutate)
+//
+// --login is the one-time login URL (absolute, or a path under --base) that
+// sets the session cookie. --mutate also installs, connects a client and
+// revokes a token; without it the walk only opens the dialogs and cancels.
+// Exits 1 with the failed step on stderr; the screenshots taken so far stay.
+
+import { chromium } from 'playwright-core';
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+function parseArgs(argv) {
+  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--base') o.base = val().replace(/\/$/, '');
+    else if (a === '--login') o.login = val();
+    else if (a === '--out') o.out = val();
+    else if (a === '--install') o.install = val();
+    else if (a === '--chromium') o.chromium = val();
+    else if (a === '--fake') o.fake = o.mutate = true;
+    else if (a === '--mutate') o.mutate = true;
+    else if (a === '--help' || a === '-h') {
+      console.log('usage: walk.mjs (--base URL --login URL | --fake) [--out DIR] [--mutate] [--install ENTRY] [--chromium PATH]');
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  if (!o.fake && (!o.base || !o.login)) throw new Error('give --base and --login (or --fake)');
+  return o;
+}
+
+const opts = parseArgs(process.argv.slice(2));
+const outDir = resolve(opts.out);
+await mkdir(outDir, { recursive: true });
+
+let fake = null;
+if (opts.fake) {
+  const { startFakeApi } = await import('./fake-api.mjs');
+  fake = await startFakeApi();
+  opts.base = fake.url;
+  opts.login = fake.loginPath;
+}
+const loginURL = /^https?:/.test(opts.login) ? opts.login : opts.base + (opts.login.startsWith('/') ? '' : '/') + opts.login;
+
+const profile = await mkdtemp(join(tmpdir(), 'switchboard-e2e-'));
+const ctx = await chromium.launchPersistentContext(profile, {
+  executablePath: opts.chromium,
+  headless: true,
+  args: FLAGS,
+  viewport: { width: 1280, height: 800 },
+});
+const page = ctx.pages()[0] ?? (await ctx.newPage());
+page.setDefaultTimeout(15000);
+const pageErrors = [];
+const consoleErrors = [];
+page.on('pageerror', (e) => pageErrors.push(String(e)));
+page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+
+const shots = [];
+let step = 'start';
+async function shot(name) {
+  const file = join(outDir, `${String(shots.length + 1).padStart(2, '0')}-${name}.png`);
+  await page.waitForTimeout(150); // let transitions and charts settle
+  await page.screenshot({ path: file });
+  shots.push(file);
+}
+async function go(route) {
+  await page.goto(`${opts.base}/#/${route}`);
+  await page.locator('main h1').first().waitFor();
+}
+const visible = (sel) => page.locator(sel).first().isVisible();
+
+async function walkPages(scheme, interact) {
+  step = `${scheme}: servers`;
+  await go('servers');
+  await page.locator('table.servers, .empty').first().waitFor();
+  await shot(`servers-${scheme}`);
+  const first = page.locator('table.servers tbody tr td.name a').first();
+  if (interact && (await first.count())) {
+    step = 'server detail';
+    await first.click();
+    await page.getByRole('tab', { name: 'Overview' }).waitFor();
+    await shot('server-detail');
+    step = 'server logs';
+    await page.getByRole('tab', { name: 'Logs' }).click();
+    await page.getByRole('log').waitFor();
+    await page.getByLabel('Search the log').fill('e');
+    await shot('server-logs');
+    step = 'server config validation';
+    await page.getByRole('tab', { name: 'Config' }).click();
+    await page.locator('#cfg').fill('{"command": ');
+    await page.locator('#cfg-err').waitFor();
+    await shot('server-config-invalid');
+    await page.getByRole('button', { name: 'Revert' }).click();
+    step = 'server tools';
+    await page.getByRole('tab', { name: 'Tools' }).click();
+    await shot('server-tools');
+    step = 'keyboard: tabs move with the arrow keys';
+    await page.getByRole('tab', { name: 'Tools' }).focus();
+    await page.keyboard.press('ArrowRight');
+    if ((await page.getByRole('tab', { name: 'Config' }).getAttribute('aria-selected')) !== 'true') throw new Error('ArrowRight did not select the next tab');
+    await page.getByRole('tab', { name: 'Crash history' }).click();
+    await shot('server-crashes');
+  }
+
+  step = `${scheme}: catalog`;
+  await go('catalog');
+  await page.locator('.entries li').first().waitFor();
+  const entry = opts.install ? page.locator(`.entries a[href$="${encodeURIComponent(opts.install)}"]`) : page.locator('.entries a').first();
+  if (await entry.count()) {
+    await entry.first().click();
+    await page.locator('.detail h2').waitFor();
+  }
+  await shot(`catalog-${scheme}`);
+  if (interact && !opts.install) {
+    // Prefer an entry that can be installed and asks for inputs, to show the typed form.
+    const links = page.locator('.entries a');
+    let fallback = -1;
+    for (let i = 0; i < (await links.count()); i++) {
+      await links.nth(i).click();
+      await page.locator('.detail h2').waitFor();
+      const install = page.getByRole('button', { name: 'Install…' });
+      if (!(await install.count()) || !(await install.isEnabled())) continue;
+      if (fallback < 0) fallback = i;
+      if (await page.locator('.detail table.data').count()) {
+        fallback = -2;
+        break;
+      }
+    }
+    if (fallback >= 0) await links.nth(fallback).click();
+    await shot('catalog-entry');
+  }
+  if (interact && (await page.getByRole('button', { name: 'Install…' }).count())) {
+    step = 'install dialog';
+    await page.getByRole('button', { name: 'Install…' }).click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.waitFor();
+    await dlg.getByRole('button', { name: 'Install', exact: true }).click();
+    await shot('install-validation');
+    if (opts.mutate) {
+      step = 'install: fill the form and follow the progress';
+      for (const input of await dlg.locator('.field input:not([type=checkbox]), .field select').all()) {
+        const type = await input.getAttribute('type');
+        const tag = await input.evaluate((n) => n.tagName);
+        if (tag === 'SELECT') continue;
+        const ph = (await input.getAttribute('placeholder')) ?? '';
+        if (type === 'password') await input.fill('e2e-secret');
+        else if (type === 'number') await input.fill('5');
+        else if (ph.startsWith('/path')) await input.fill('/tmp');
+        else if ((await input.getAttribute('aria-required')) === 'true') await input.fill('e2e');
+      }
+      const nameInput = dlg.locator('#inst-name');
+      await nameInput.fill(`${(await nameInput.inputValue()) || 'server'}-e2e`.slice(0, 48));
+      await dlg.getByRole('button', { name: 'Install', exact: true }).click();
+      await dlg.locator('pre.out').waitFor();
+      await shot('install-progress');
+      await dlg.locator('.ok-note, .error-note').first().waitFor({ timeout: 120000 });
+      await shot('install-done');
+      if (await dlg.locator('.error-note').count()) throw new Error(`install failed: ${await dlg.locator('.error-note').first().innerText()}`);
+      await dlg.getByRole('button', { name: 'Close' }).last().click();
+    } else {
+      await page.keyboard.press('Escape');
+    }
+    await dlg.waitFor({ state: 'detached' });
+  }
+
+  step = `${scheme}: clients`;
+  await go('clients');
+  await page.locator('article.client, .empty').first().waitFor();
+  await shot(`clients-${scheme}`);
+  if (interact && (await page.getByRole('button', { name: 'Connect…' }).count())) {
+    step = 'client plan: diff first';
+    const card = page.locator('article.client', { has: page.getByRole('button', { name: 'Connect…' }) }).first();
+    const id = await card.getAttribute('data-client');
+    await card.getByRole('button', { name: 'Connect…' }).click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.locator('.diff, .muted').first().waitFor();
+    await shot('client-diff');
+    if (opts.mutate) {
+      step = 'client apply with the plan hash';
+      await dlg.getByRole('button', { name: /^(Connect|Done)$/ }).click();
+      await dlg.waitFor({ state: 'detached' });
+      await page.locator(`article.client[data-client="${id}"] .pill.ok`).waitFor();
+      await shot('client-connected');
+    } else {
+      await page.keyboard.press('Escape');
+      await dlg.waitFor({ state: 'detached' });
+    }
+  }
+
+  step = `${scheme}: history`;
+  await go('history');
+  await page.locator('.scroller a.tr, .scroller .empty').first().waitFor();
+  await shot(`history-${scheme}`);
+  if (interact && (await page.locator('.scroller a.tr').count())) {
+    step = 'history: virtualized paging';
+    const scroller = page.locator('.scroller');
+    for (let i = 0; i < 4; i++) {
+      await scroller.evaluate((el) => (el.scrollTop = el.scrollHeight));
+      await page.waitForTimeout(300);
+    }
+    const inDom = await page.locator('.scroller a.tr').count();
+    const loaded = await page.locator('.table .foot').innerText();
+    console.log(`history: ${loaded.trim()}; rows in the DOM: ${inDom}`);
+    if (inDom > 120) throw new Error(`the history table is not virtualized: ${inDom} rows in the DOM`);
+    await scroller.evaluate((el) => (el.scrollTop = 0));
+    step = 'history: filters';
+    await page.getByLabel('Outcome').selectOption('error');
+    await page.waitForTimeout(400);
+    await shot('history-filtered');
+    await page.getByLabel('Outcome').selectOption('');
+    step = 'history: detail';
+    await page.locator('.scroller a.tr').first().waitFor();
+    await page.locator('.scroller a.tr').first().click();
+    await page.locator('dialog[open] pre.json').first().waitFor();
+    await shot('history-detail');
+    await page.keyboard.press('Escape');
+    await page.locator('dialog[open]').waitFor({ state: 'detached' });
+    const exportHref = await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href');
+    if (!exportHref?.includes('format=csv')) throw new Error(`bad export link ${exportHref}`);
+  }
+
+  step = `${scheme}: usage`;
+  await go('usage');
+  await page.locator('figure.chart, .empty').first().waitFor();
+  if (interact) await page.getByRole('radio', { name: '24 h' }).click();
+  await page.waitForTimeout(500);
+  await shot(`usage-${scheme}`);
+
+  step = `${scheme}: settings`;
+  await go('settings');
+  await page.getByLabel('MCP endpoint address').waitFor();
+  await page.waitForTimeout(300);
+  await shot(`settings-${scheme}`);
+  if (interact && opts.mutate && (await page.getByRole('button', { name: 'Revoke…' }).count())) {
+    step = 'settings: revoke a token';
+    const row = page.locator('tr[data-token]').first();
+    const label = await row.getAttribute('data-token');
+    await row.getByRole('button', { name: 'Revoke…' }).click();
+    await page.locator('dialog[open]').getByRole('button', { name: 'Revoke' }).click();
+    await page.locator(`tr[data-token="${label}"]`).waitFor({ state: 'detached' });
+    console.log(`settings: revoked the token of ${label}`);
+  }
+}
+
+let failed = null;
+try {
+  step = 'login';
+  await page.goto(loginURL);
+  await page.waitForURL((u) => !u.pathname.startsWith('/login'));
+  await page.locator('main h1').first().waitFor();
+  const h1 = await page.locator('main h1').first().innerText();
+  if (h1 !== 'Servers') throw new Error(`after login the page shows "${h1}", not the Servers page`);
+  step = 'live stream';
+  await page.locator('.live.open').waitFor();
+
+  await page.emulateMedia({ colorScheme: 'light' });
+  await walkPages('light', true);
+
+  step = 'small window 900x600';
+  await page.setViewportSize({ width: 900, height: 600 });
+  await go('servers');
+  await page.locator('table.servers, .empty').first().waitFor();
+  await shot('servers-900x600');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+  if (overflow) throw new Error('the page scrolls sideways at 900x600');
+  await go('history');
+  await shot('history-900x600');
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await walkPages('dark', false);
+
+  step = 'manual theme override';
+  await go('settings');
+  await page.getByLabel('Light').check();
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  if (bg !== 'rgb(246, 247, 249)') throw new Error(`the light override did not apply over a dark OS: body is ${bg}`);
+  await page.getByLabel('Follow the system').check();
+
+  if (pageErrors.length) throw new Error(`uncaught errors in the page:\n${pageErrors.join('\n')}`);
+} catch (err) {
+  failed = `${step}: ${err?.message ?? err}`;
+  try {
+    await shot('failure');
+  } catch {
+    /* the page is gone */
+  }
+} finally {
+  await ctx.close();
+  await rm(profile, { recursive: true, force: true });
+  if (fake) await fake.close();
+}
+
+if (consoleErrors.length) console.log(`console errors (not failures):\n  ${[...new Set(consoleErrors)].join('\n  ')}`);
+console.log(`${shots.length} screenshots in ${outDir}`);
+if (failed) {
+  console.error(`e2e walk FAILED at ${failed}`);
+  process.exit(1);
+}
+console.log('e2e walk passed');

@@ -1,0 +1,47 @@
+// The dashboard's shared state, made once in main.ts and handed to every
+// page through Svelte context: one event stream, one servers store.
+
+import { getContext, setContext } from 'svelte';
+import { writable } from 'svelte/store';
+import { api } from './api';
+import { EventStream } from './events';
+import { ServersStore } from './servers';
+import type { Status } from './types';
+
+export interface AppContext {
+  stream: EventStream;
+  servers: ServersStore;
+  status: ReturnType<typeof writable<Status | null>>;
+  statusError: ReturnType<typeof writable<string>>;
+  dropped: ReturnType<typeof writable<number>>;
+  refreshStatus: () => Promise<void>;
+}
+
+const KEY = Symbol('switchboard');
+
+export function createAppContext(stream = new EventStream()): AppContext {
+  const servers = new ServersStore({ get: api.get }, stream);
+  const status = writable<Status | null>(null);
+  const statusError = writable('');
+  const dropped = writable(0);
+  const refreshStatus = async () => {
+    try {
+      status.set(await api.get<Status>('/api/v1/status'));
+      statusError.set('');
+    } catch (err) {
+      statusError.set((err as Error).message);
+    }
+  };
+  stream.on('dropped', (d: { count?: number }) => dropped.update((n) => n + (d?.count ?? 0)));
+  stream.on('config', () => void refreshStatus());
+  stream.on('reset', () => void refreshStatus());
+  return { stream, servers, status, statusError, dropped, refreshStatus };
+}
+
+export function provideApp(ctx: AppContext): void {
+  setContext(KEY, ctx);
+}
+
+export function useApp(): AppContext {
+  return getContext<AppContext>(KEY);
+}

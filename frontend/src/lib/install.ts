@@ -1,0 +1,131 @@
+// What the install dialog asks for: the inputs of an entry's package, typed
+// by the server.json format, and their client-side validation (the daemon
+// validates again).
+
+import type { Argument, CatalogEntry, Input, KeyValue, Package } from './types';
+
+export type Format = 'string' | 'number' | 'boolean' | 'filepath' | 'directory';
+
+export interface Field {
+  key: string; // the key of "values" in POST /installs
+  label: string;
+  kind: 'env' | 'arg';
+  format: Format;
+  required: boolean;
+  secret: boolean;
+  description: string;
+  default: string;
+  placeholder: string;
+  choices: string[];
+}
+
+export const INSTALLABLE = new Set(['npm', 'pypi', 'oci', 'mcpb', 'command']);
+
+/** installablePackage is the package the installer would use, or undefined. */
+export function installablePackage(e: CatalogEntry): Package | undefined {
+  return (e.packages ?? []).find((p) => INSTALLABLE.has(p.registryType) && (!p.transport || p.transport.type === 'stdio'));
+}
+
+function format(i: Input): Format {
+  switch (i.format) {
+    case 'number':
+    case 'boolean':
+    case 'filepath':
+    case 'directory':
+      return i.format;
+    default:
+      return 'string';
+  }
+}
+
+function field(key: string, label: string, kind: Field['kind'], i: Input): Field {
+  return {
+    key,
+    label,
+    kind,
+    format: format(i),
+    required: !!i.isRequired,
+    secret: !!i.isSecret,
+    description: i.description ?? '',
+    default: i.default ?? '',
+    placeholder: i.placeholder ?? '',
+    choices: i.choices ?? [],
+  };
+}
+
+/** fieldsOf lists the inputs a user must or may give; fixed values are not asked. */
+export function fieldsOf(p: Package | undefined): Field[] {
+  if (!p) return [];
+  const out: Field[] = [];
+  for (const v of p.environmentVariables ?? ([] as KeyValue[])) {
+    if (v.value) continue;
+    out.push(field(v.name, v.name, 'env', v));
+  }
+  (p.packageArguments ?? ([] as Argument[])).forEach((a, i) => {
+    if (a.value) return;
+    const key = a.type === 'named' && a.name ? a.name : a.valueHint || a.name || `arg${i + 1}`;
+    out.push(field(key, key, 'arg', a));
+  });
+  return out;
+}
+
+export type Values = Record<string, string | boolean>;
+
+export function initialValues(fields: Field[]): Values {
+  const v: Values = {};
+  for (const f of fields) v[f.key] = f.format === 'boolean' ? f.default === 'true' : f.default;
+  return v;
+}
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/;
+
+/** serverNameError checks a config name like app/config does. */
+export function serverNameError(name: string, taken: string[] = []): string {
+  if (!name) return 'A server name is required.';
+  if (!NAME_RE.test(name) || name.includes('__'))
+    return 'Use 1 to 48 letters, digits, "_", "." or "-", starting with a letter or digit, without "__".';
+  if (taken.includes(name)) return `A server named "${name}" exists already; pick another name.`;
+  return '';
+}
+
+function looksLikePath(s: string): boolean {
+  return s.startsWith('/') || s.startsWith('~') || /^[A-Za-z]:[\\/]/.test(s) || s.startsWith('\\\\');
+}
+
+/** fieldError is the problem with one value, or "". */
+export function fieldError(f: Field, value: string | boolean | undefined): string {
+  if (f.format === 'boolean') return '';
+  const s = typeof value === 'string' ? value.trim() : '';
+  if (!s) return f.required ? `${f.label} is required.` : '';
+  if (f.choices.length && !f.choices.includes(s)) return `Choose one of: ${f.choices.join(', ')}.`;
+  switch (f.format) {
+    case 'number':
+      if (!/^-?\d+(\.\d+)?$/.test(s)) return `${f.label} must be a number.`;
+      break;
+    case 'filepath':
+    case 'directory':
+      if (!looksLikePath(s)) return `${f.label} must be an absolute path (starting with / or ~).`;
+      break;
+  }
+  return '';
+}
+
+export function validate(fields: Field[], values: Values): Record<string, string> {
+  const errs: Record<string, string> = {};
+  for (const f of fields) {
+    const e = fieldError(f, values[f.key]);
+    if (e) errs[f.key] = e;
+  }
+  return errs;
+}
+
+/** payload turns the form into the "values" of POST /installs (strings only; empty optional values left out). */
+export function payload(fields: Field[], values: Values): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of fields) {
+    const v = values[f.key];
+    if (f.format === 'boolean') out[f.key] = v ? 'true' : 'false';
+    else if (typeof v === 'string' && v.trim() !== '') out[f.key] = v.trim();
+  }
+  return out;
+}

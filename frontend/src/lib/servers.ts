@@ -1,0 +1,198 @@
+// The servers store: the /servers snapshot kept live by the event stream.
+// state events move a server's state and feed its crash history; sample events
+// feed the CPU and RSS sparklines; call events count calls and errors on top
+// of the /stats baseline; config and reset events refetch the snapshot.
+
+import { writable, get, type Readable } from 'svelte/store';
+import type { Call, SampleEvent, ServerView, Stat, StateEvent } from './types';
+import type { EventStream } from './events';
+
+export interface Spark {
+  times: number[];
+  cpu: number[];
+  rss: number[];
+}
+
+export interface CallCounts {
+  count: number;
+  errors: number;
+  lastError?: string;
+}
+
+export interface ServersDeps {
+  get: <T>(path: string) => Promise<T>;
+  now?: () => number;
+}
+
+/** How many samples a sparkline keeps (2 s apart: 4 minutes). */
+export const SPARK_POINTS = 120;
+/** The window the calls-per-minute figure starts from. */
+export const RATE_WINDOW_MS = 15 * 60 * 1000;
+/** How many state events per server the crash history keeps. */
+export const CRASH_HISTORY = 50;
+
+const CRASH_KINDS = new Set(['crashed', 'backoff', 'failing']);
+
+export class ServersStore {
+  readonly servers = writable<ServerView[]>([]);
+  readonly loaded = writable(false);
+  readonly error = writable('');
+  readonly sparks = writable<Record<string, Spark>>({});
+  readonly counts = writable<Record<string, CallCounts>>({});
+  readonly crashes = writable<Record<string, StateEvent[]>>({});
+  private windowStart = 0;
+  private readonly now: () => number;
+  private refetching = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly deps: ServersDeps,
+    stream?: EventStream,
+  ) {
+    this.now = deps.now ?? Date.now;
+    if (stream) {
+      stream.on('state', (d) => this.applyState(d));
+      stream.on('sample', (d) => this.applySample(d));
+      stream.on('call', (d) => this.applyCall(d));
+      stream.on('config', () => void this.refresh());
+      stream.on('reset', () => void this.refresh());
+    }
+  }
+
+  /** refresh fetches the servers and the call stats of the rate window. */
+  async refresh(): Promise<void> {
+    try {
+      const [list, stats] = await Promise.all([
+        this.deps.get<ServerView[]>('/api/v1/servers'),
+        this.deps.get<Stat[]>('/api/v1/stats?since=15m&by=server').catch(() => [] as Stat[]),
+      ]);
+      this.servers.set(list ?? []);
+      this.windowStart = this.now() - RATE_WINDOW_MS;
+      const counts: Record<string, CallCounts> = {};
+      for (const s of stats ?? []) counts[s.server] = { count: s.count, errors: s.errors };
+      this.counts.set(counts);
+      // Seed a sparkline with the snapshot's latest sample.
+      this.sparks.update((sp) => {
+        for (const v of list ?? []) {
+          if (v.usage && !sp[v.name]) sp[v.name] = { times: [this.now()], cpu: [v.usage.cpuPercent], rss: [v.usage.rssBytes] };
+        }
+        return { ...sp };
+      });
+      this.error.set('');
+    } catch (err) {
+      this.error.set((err as Error).message);
+    } finally {
+      this.loaded.set(true);
+    }
+  }
+
+  /** refreshOne refetches one server (its processes changed); at most one at a time per server. */
+  refreshOne(name: string): Promise<void> {
+    const running = this.refetching.get(name);
+    if (running) return running;
+    const p = this.deps
+      .get<ServerView>(`/api/v1/servers/${encodeURIComponent(name)}`)
+      .then((v) => this.upsert(v))
+      .catch(() => undefined)
+      .finally(() => this.refetching.delete(name));
+    this.refetching.set(name, p);
+    return p;
+  }
+
+  upsert(v: ServerView): void {
+    this.servers.update((list) => {
+      const i = list.findIndex((s) => s.name === v.name);
+      if (i >= 0) {
+        const next = list.slice();
+        next[i] = v;
+        return next;
+      }
+      return [...list, v].sort((a, b) => a.name.localeCompare(b.name));
+    });
+  }
+
+  remove(name: string): void {
+    this.servers.update((list) => list.filter((s) => s.name !== name));
+  }
+
+  applyState(ev: StateEvent): void {
+    if (!ev || !ev.server) return;
+    let known = false;
+    this.servers.update((list) =>
+      list.map((s) => {
+        if (s.name !== ev.server) return s;
+        known = true;
+        const next = { ...s };
+        if (ev.state && s.state !== 'disabled') next.state = ev.state;
+        if (ev.kind === 'crashed') {
+          next.restarts = (s.restarts ?? 0) + 1;
+          if (ev.message) next.lastError = ev.message;
+        }
+        if (ev.kind === 'failing' && ev.message) next.lastError = ev.message;
+        return next;
+      }),
+    );
+    if (CRASH_KINDS.has(ev.kind)) {
+      this.crashes.update((c) => {
+        const list = [ev, ...(c[ev.server] ?? [])].slice(0, CRASH_HISTORY);
+        return { ...c, [ev.server]: list };
+      });
+    }
+    // Process-level events change the process list, which only the
+    // snapshot has: refetch that one server.
+    if (known && ev.kind !== 'state') void this.refreshOne(ev.server);
+  }
+
+  applySample(ev: SampleEvent): void {
+    if (!ev || !ev.server) return;
+    const t = ev.time ? Date.parse(ev.time) : this.now();
+    this.sparks.update((sp) => {
+      const old = sp[ev.server] ?? { times: [], cpu: [], rss: [] };
+      const cut = old.times.length >= SPARK_POINTS ? 1 : 0;
+      return {
+        ...sp,
+        [ev.server]: {
+          times: [...old.times.slice(cut), t],
+          cpu: [...old.cpu.slice(cut), ev.cpuPercent],
+          rss: [...old.rss.slice(cut), ev.rssBytes],
+        },
+      };
+    });
+    this.servers.update((list) =>
+      list.map((s) => (s.name === ev.server ? { ...s, usage: { cpuPercent: ev.cpuPercent, rssBytes: ev.rssBytes, processes: ev.processes } } : s)),
+    );
+  }
+
+  applyCall(c: Call): void {
+    if (!c || !c.server) return;
+    this.counts.update((all) => {
+      const old = all[c.server] ?? { count: 0, errors: 0 };
+      const failed = c.outcome !== 'ok';
+      return {
+        ...all,
+        [c.server]: {
+          count: old.count + 1,
+          errors: old.errors + (failed ? 1 : 0),
+          lastError: failed ? c.error || c.outcome : old.lastError,
+        },
+      };
+    });
+  }
+
+  /** callsPerMinute over the rate window (15 min before the snapshot, up to now). */
+  callsPerMinute(name: string, counts = get(this.counts)): number {
+    const c = counts[name];
+    if (!c) return 0;
+    const minutes = Math.max(1, (this.now() - this.windowStart) / 60000);
+    return c.count / minutes;
+  }
+
+  errorRate(name: string, counts = get(this.counts)): number {
+    const c = counts[name];
+    if (!c || c.count === 0) return 0;
+    return c.errors / c.count;
+  }
+
+  get list(): Readable<ServerView[]> {
+    return this.servers;
+  }
+}

@@ -1,0 +1,254 @@
+// Mirrors of the daemon's JSON (app/api/dto.go, app/history, app/catalog,
+// app/clients). Fields marked "not in the API yet" are what the dashboard
+// uses when the daemon sends them and degrades without.
+
+export interface Status {
+  version: string;
+  pid: number;
+  home: string;
+  configFile: string;
+  configProblem?: string;
+  listen: string;
+  started: string;
+  servers: number;
+  running: number;
+}
+
+export interface Usage {
+  cpuPercent: number;
+  rssBytes: number;
+  processes: number;
+}
+
+export interface ProcessStatus {
+  pid: number;
+  state: string;
+  started: string;
+  inFlight: number;
+  leased: boolean;
+  serverInfo?: string;
+  protocol?: string;
+  usage?: Usage;
+}
+
+export interface LogLine {
+  time: string;
+  pid: number;
+  stream: string;
+  text: string;
+  server?: string;
+}
+
+export interface ServerConfig {
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  enabled?: boolean;
+  pool?: { mode?: string; min?: number; max?: number; idleTimeout?: string; [k: string]: unknown };
+  timeout?: string;
+  disabledTools?: string[];
+  alias?: string;
+  [k: string]: unknown;
+}
+
+/** A tool a server offers (not in the API yet: ServerView.tools). */
+export interface ToolInfo {
+  name: string;
+  description?: string;
+}
+
+export interface ServerView {
+  name: string;
+  config: ServerConfig;
+  enabled: boolean;
+  state: string;
+  mode: string;
+  processes: ProcessStatus[];
+  restarts: number;
+  lastError?: string;
+  usage?: Usage;
+  recentLogs: LogLine[];
+  /** Not in the API yet: the tools the server listed (disabled ones included). */
+  tools?: ToolInfo[];
+}
+
+export interface Call {
+  id: number;
+  start: string;
+  duration: number; // nanoseconds
+  clientLabel: string;
+  clientName: string;
+  clientVersion: string;
+  session: string;
+  endpoint: string;
+  server: string;
+  method: string;
+  name: string;
+  arguments?: unknown;
+  outcome: string;
+  error?: string;
+  responseSize: number;
+  responsePreview?: string;
+  pid?: number;
+}
+
+export interface CallPage {
+  calls: Call[];
+  next?: string;
+}
+
+export interface Stat {
+  server: string;
+  tool?: string;
+  count: number;
+  errors: number;
+  errorRate: number;
+  p50: number; // nanoseconds
+  p95: number;
+}
+
+export interface Sample {
+  time: string;
+  server: string;
+  cpuPercent: number;
+  rssBytes: number;
+  processes: number;
+  span?: number;
+}
+
+/** Not in the API yet: GET /api/v1/stats?by=time&bucket=… */
+export interface TimeStat {
+  time: string;
+  count: number;
+  errors: number;
+  p50: number;
+  p95: number;
+}
+
+export interface ClientEntry {
+  Name: string;
+  Command?: string;
+  Args?: string[] | null;
+  Env?: Record<string, string> | null;
+  Cwd?: string;
+  URL?: string;
+  Headers?: Record<string, string> | null;
+}
+
+export interface ClientView {
+  id: string;
+  name: string;
+  path?: string;
+  installed: boolean;
+  connected: boolean;
+  servers: ClientEntry[];
+  error?: string;
+}
+
+export interface ClientPlan {
+  client: string;
+  path: string;
+  hash: string;
+  diff: string;
+  changed: boolean;
+}
+
+export interface Backup {
+  client: string;
+  path: string;
+  file?: string;
+  absent: boolean;
+  time: string;
+}
+
+export interface Input {
+  description?: string;
+  isRequired?: boolean;
+  format?: string;
+  value?: string;
+  isSecret?: boolean;
+  default?: string;
+  placeholder?: string;
+  choices?: string[];
+}
+
+export interface Argument extends Input {
+  type: string;
+  name?: string;
+  valueHint?: string;
+  isRepeated?: boolean;
+}
+
+export interface KeyValue extends Input {
+  name: string;
+}
+
+export interface Package {
+  registryType: string;
+  registryBaseUrl?: string;
+  identifier: string;
+  version?: string;
+  runtimeHint?: string;
+  transport?: { type: string; url?: string };
+  runtimeArguments?: Argument[];
+  packageArguments?: Argument[];
+  environmentVariables?: KeyValue[];
+}
+
+export interface CatalogEntry {
+  name: string;
+  title?: string;
+  description: string;
+  version: string;
+  websiteUrl?: string;
+  repository?: { url: string; source?: string; subfolder?: string };
+  packages?: Package[];
+  shortName?: string;
+  source?: string;
+  status?: string;
+}
+
+export interface CatalogAnswer {
+  entries: CatalogEntry[];
+  source: string;
+  warning?: string;
+}
+
+export interface TokenInfo {
+  label: string;
+  created: string;
+  lastUsed?: string;
+}
+
+/** Not in the API yet: GET/PUT /api/v1/settings. */
+export interface Settings {
+  retention?: { maxAge?: string; maxBytes?: number };
+  [k: string]: unknown;
+}
+
+// Event payloads of /api/v1/events.
+export interface StateEvent {
+  server: string;
+  time: string;
+  kind: string;
+  state?: string;
+  pid?: number;
+  exit?: string;
+  message?: string;
+}
+
+export interface SampleEvent extends Usage {
+  server: string;
+  time: string;
+}
+
+export interface InstallEvent {
+  id: string;
+  server?: string;
+  phase?: string;
+  line?: string;
+  done?: boolean;
+  error?: string;
+  tools?: (string | ToolInfo)[];
+}

@@ -1,0 +1,9 @@
+import './app.css';
+import { mount } from 'svelte';
+import App from './App.svelte';
+import { createAppContext } from './lib/app';
+import { applyTheme, theme } from './lib/theme';
+
+theme.subscribe(applyTheme);
+const ctx = createAppContext();
+mount(App, { target: document.getElementById('app')!, props: { ctx } });

@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { get } from 'svelte/store';
+import { HistoryPager, emptyFilters, matches, visibleRange, filterQuery } from '../lib/history';
+import type { Call, CallPage } from '../lib/types';
+
+const call = (id: number, extra: Partial<Call> = {}): Call => ({
+  id,
+  start: new Date(1e12 - id * 1000).toISOString(),
+  duration: 1e6,
+  clientLabel: 'cursor',
+  clientName: 'Cursor',
+  clientVersion: '1',
+  session: 's',
+  endpoint: '/mcp',
+  server: 'fs',
+  method: 'tools/call',
+  name: 'read_file',
+  outcome: 'ok',
+  responseSize: 10,
+  ...extra,
+});
+
+/** A fake history of n calls, newest first, paged by an opaque cursor. */
+function fakeHistory(n: number) {
+  const all = Array.from({ length: n }, (_, i) => call(n - i));
+  const requests: string[] = [];
+  let pending: (() => void)[] = [];
+  let hold = false;
+  const get = async <T>(path: string): Promise<T> => {
+    requests.push(path);
+    if (hold) await new Promise<void>((r) => pending.push(r));
+    const u = new URL(path, 'http://x');
+    const limit = Number(u.searchParams.get('limit') ?? 50);
+    const cursor = u.searchParams.get('cursor');
+    const from = cursor ? Number(atob(cursor)) : 0;
+    const calls = all.slice(from, from + limit);
+    const page: CallPage = { calls, next: from + limit < all.length ? btoa(String(from + limit)) : undefined };
+    return page as T;
+  };
+  return {
+    get,
+    requests,
+    holdRequests: (on: boolean) => (hold = on),
+    release: () => {
+      const p = pending;
+      pending = [];
+      p.forEach((r) => r());
+    },
+  };
+}
+
+describe('HistoryPager', () => {
+  it('pages through 100k calls with the cursor, one request at a time', async () => {
+    const h = fakeHistory(100_000);
+    const pager = new HistoryPager(h.get, 1000);
+    await pager.reset(emptyFilters());
+    expect(get(pager.rows)).toHaveLength(1000);
+    expect(h.requests[0]).toBe('/api/v1/history?limit=1000');
+
+    // Two loads at once make one request.
+    h.holdRequests(true);
+    const a = pager.loadMore();
+    const b = pager.loadMore();
+    expect(a).toBe(b);
+    h.release();
+    await a;
+    h.holdRequests(false);
+    expect(h.requests).toHaveLength(2);
+    expect(h.requests[1]).toContain('cursor=');
+
+    await pager.ensure(99_999);
+    const rows = get(pager.rows);
+    expect(rows).toHaveLength(100_000);
+    expect(rows[0].id).toBe(100_000);
+    expect(rows[99_999].id).toBe(1);
+    expect(new Set(rows.map((r) => r.id)).size).toBe(100_000);
+    expect(get(pager.done)).toBe(true);
+    expect(h.requests).toHaveLength(100);
+    await pager.loadMore(); // nothing left: no request
+    expect(h.requests).toHaveLength(100);
+  });
+
+  it('sends the filters and drops a page that arrives after the filters changed', async () => {
+    const h = fakeHistory(500);
+    const pager = new HistoryPager(h.get, 100);
+    h.holdRequests(true);
+    const first = pager.reset({ ...emptyFilters(), server: 'old' });
+    const second = pager.reset({ ...emptyFilters(), server: 'fs', outcome: 'error', since: '1h', q: 'read file' });
+    h.release();
+    await first;
+    h.release();
+    await second;
+    expect(h.requests[1]).toBe('/api/v1/history?server=fs&outcome=error&since=1h&q=read+file&limit=100');
+    expect(get(pager.rows)).toHaveLength(100); // one page, not two
+  });
+
+  it('shows an error and stops paging', async () => {
+    const pager = new HistoryPager(async () => {
+      throw new Error('invalid cursor');
+    });
+    await pager.reset(emptyFilters());
+    expect(get(pager.error)).toBe('invalid cursor');
+    await pager.ensure(10);
+    expect(get(pager.rows)).toHaveLength(0);
+  });
+
+  it('puts matching live calls on top, once', async () => {
+    const h = fakeHistory(3);
+    const pager = new HistoryPager(h.get);
+    await pager.reset({ ...emptyFilters(), server: 'fs' });
+    expect(pager.prepend(call(10))).toBe(true);
+    expect(pager.prepend(call(10))).toBe(false);
+    expect(pager.prepend(call(11, { server: 'git' }))).toBe(false);
+    expect(get(pager.rows).map((r) => r.id)).toEqual([10, 3, 2, 1]);
+  });
+});
+
+describe('matches', () => {
+  const f = emptyFilters();
+  it.each([
+    [{}, call(1), true],
+    [{ outcome: 'error' }, call(1), false],
+    [{ outcome: 'error' }, call(1, { outcome: 'timeout' }), true],
+    [{ outcome: 'timeout' }, call(1, { outcome: 'tool_error' }), false],
+    [{ client: 'Cursor' }, call(1), true],
+    [{ client: 'cursor' }, call(1), true],
+    [{ client: 'vscode' }, call(1), false],
+    [{ tool: 'read_file' }, call(1), true],
+    [{ q: 'READ' }, call(1), true],
+    [{ q: 'nothing' }, call(1), false],
+    [{ until: '2026-01-01T00:00:00Z' }, call(1), false],
+  ])('%j', (extra, c, want) => {
+    expect(matches({ ...f, ...extra }, c)).toBe(want);
+  });
+});
+
+describe('visibleRange', () => {
+  it('renders only the rows in view plus a margin', () => {
+    expect(visibleRange(0, 340, 34, 100_000, 5)).toEqual([0, 15]);
+    expect(visibleRange(34 * 50_000, 340, 34, 100_000, 5)).toEqual([49_995, 50_015]);
+    expect(visibleRange(34 * 99_995, 340, 34, 100_000, 5)).toEqual([99_990, 100_000]);
+    expect(visibleRange(0, 340, 34, 0, 5)).toEqual([0, 0]);
+  });
+  it('builds the query of the filters', () => {
+    expect(filterQuery({ ...emptyFilters(), tool: 'a b' }, { format: 'csv' })).toBe('?tool=a+b&format=csv');
+  });
+});
