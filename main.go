@@ -78,6 +78,7 @@ func verbs() []verb {
 		installVerb(),
 		updateVerb(),
 		uninstallVerb(),
+		openVerb(),
 		clientsVerb(),
 		connectVerb(),
 		{name: "version", summary: "print the version", run: func(_ context.Context, e *env, _ *flag.FlagSet) error {

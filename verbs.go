@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/tokens"
+	"github.com/switchboardhq/switchboard/frontend"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -44,16 +46,27 @@ func serveVerb() verb {
 			}
 			return daemon.Run(ctx, daemon.Options{
 				Home: e.home, Listen: *listen, Version: version, Logger: logger, Reaper: []string{exe}, Binary: exe,
+				Dashboard: builtDashboard(),
 				Ready: func(info daemon.Info) {
 					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", version, info.PID)
 					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one)\n", info.Address, info.Address)
 					fmt.Fprintf(e.stdout, "  API:     %s\n", info.APIURL())
+					fmt.Fprintf(e.stdout, "  UI:      %s/ (sign in with `switchboard open`)\n", info.Address)
 					fmt.Fprintf(e.stdout, "  data:    %s\n", info.Home)
 					fmt.Fprintf(e.stdout, "Press Ctrl-C to stop every server and quit.\n")
 				},
 			})
 		},
 	}
+}
+
+// builtDashboard is the dashboard embedded in this binary, or nil when it
+// was built without running the frontend build.
+func builtDashboard() fs.FS {
+	if assets, ok := frontend.Assets(); ok {
+		return assets
+	}
+	return nil
 }
 
 func statusVerb() verb {

@@ -22,6 +22,7 @@
 //	GET    /api/v1/installs[/{id}]              InstallView(s); POST .../{id}/cancel
 //	GET    /api/v1/servers/{name}/update        UpdateCheck; POST → 202 InstallView
 //	POST   /api/v1/servers/{name}/uninstall     204: out of the config, files and secrets removed
+//	POST   /api/v1/login-codes                  201 LoginCode: a one-time sign-in link for the dashboard (dashboard.go)
 //
 // Every request passes these checks, in order (see security.go):
 //
@@ -133,6 +134,7 @@ type Server struct {
 	catalog       Catalog
 	installer     Installer
 	installs      *installs
+	logins        loginCodes
 	tokens        *tokens.Store
 	log           *slog.Logger
 	version, home string
@@ -202,6 +204,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /api/v1/servers/{name}/restart", handle(s.restartServer, http.StatusOK))
 	s.mux.HandleFunc("GET /api/v1/servers/{name}/logs", s.logs)
 	s.mux.HandleFunc("GET /api/v1/events", s.events)
+	s.mux.Handle("POST /api/v1/login-codes", handle(s.newLoginCode, http.StatusCreated))
 	s.historyRoutes()
 	s.clientRoutes()
 	s.installRoutes()

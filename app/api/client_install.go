@@ -108,3 +108,10 @@ func (c *Client) FollowInstall(ctx context.Context, v InstallView, fn func(Insta
 	}
 	return c.InstallStatus(ctx, v.ID)
 }
+
+// LoginCode asks for a one-time sign-in link for the browser dashboard.
+func (c *Client) LoginCode(ctx context.Context) (LoginCode, error) {
+	var lc LoginCode
+	err := c.do(ctx, http.MethodPost, "/api/v1/login-codes", nil, &lc)
+	return lc, err
+}

@@ -94,12 +94,19 @@ func TokenLabel(ctx context.Context) string {
 }
 
 // authenticate requires "Authorization: Bearer <secret>" with a secret the
-// token store knows, and records the token's label in the context.
+// token store knows, and records the token's label in the context. The API
+// (not the MCP endpoint) also takes the dashboard's session cookie, which
+// only a same-site page sends (SameSite=Strict, and the Origin checks above).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := r.Header.Get("Authorization")
 		scheme, secret, _ := strings.Cut(h, " ")
 		secret = strings.TrimSpace(secret)
+		if h == "" && strings.HasPrefix(r.URL.Path, "/api/") {
+			if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
+				h, scheme, secret = "cookie", "Bearer", c.Value
+			}
+		}
 		switch {
 		case h == "":
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)

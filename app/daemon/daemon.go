@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
@@ -47,6 +48,9 @@ type Options struct {
 	Binary string
 	// Ready is called once the daemon serves, with what daemon.json says.
 	Ready func(Info)
+	// Dashboard is the browser dashboard's build (rooted at index.html),
+	// served at /; nil serves a note that this binary has none.
+	Dashboard fs.FS
 }
 
 // RegistryEnv names the environment variable that points the catalog at
@@ -212,6 +216,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", apiServer)
+	mux.Handle("/", apiServer.Dashboard(opts.Dashboard))
 	mcpHandler := apiServer.Protect(gw.Handler())
 	for _, p := range []string{"/mcp", "/mcp/", "/sse", "/sse/"} {
 		mux.Handle(p, mcpHandler)

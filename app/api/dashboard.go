@@ -1,0 +1,153 @@
+package api
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The browser dashboard signs in without ever holding a token in script or
+// in the address bar:
+//
+//	switchboard open ──POST /api/v1/login-codes (cli token)──▶ one-time code
+//	browser ──GET /login?code=…──▶ Set-Cookie: switchboard_session (HttpOnly,
+//	          SameSite=Strict), 303 to / ──▶ the page calls /api/v1/… with the cookie
+//
+// The cookie holds the secret of the "dashboard" token, so revoking that
+// token signs every browser out. A code works once, for LoginCodeTTL.
+
+const (
+	// SessionCookie is the name of the dashboard's session cookie.
+	SessionCookie = "switchboard_session"
+	// DashboardTokenLabel is the label of the token behind the cookie.
+	DashboardTokenLabel = "dashboard"
+	// LoginCodeTTL is how long a login code may wait to be used.
+	LoginCodeTTL = 2 * time.Minute
+)
+
+// LoginCode is the answer of POST /api/v1/login-codes.
+type LoginCode struct {
+	Code    string    `json:"code"`
+	URL     string    `json:"url"` // http://HOST/login?code=CODE
+	Expires time.Time `json:"expires"`
+}
+
+// loginCodes are the codes handed out and not yet used.
+type loginCodes struct {
+	mu    sync.Mutex
+	codes map[string]time.Time // code → expiry
+}
+
+func (lc *loginCodes) issue(now time.Time) (string, time.Time) {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	code := hex.EncodeToString(b)
+	exp := now.Add(LoginCodeTTL)
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.codes == nil {
+		lc.codes = map[string]time.Time{}
+	}
+	for c, e := range lc.codes {
+		if now.After(e) {
+			delete(lc.codes, c)
+		}
+	}
+	lc.codes[code] = exp
+	return code, exp
+}
+
+// use consumes code; it reports whether it was valid.
+func (lc *loginCodes) use(code string, now time.Time) bool {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	for c, exp := range lc.codes {
+		if subtle.ConstantTimeCompare([]byte(c), []byte(code)) == 1 {
+			delete(lc.codes, c)
+			return !now.After(exp)
+		}
+	}
+	return false
+}
+
+func (s *Server) newLoginCode(r *http.Request) (LoginCode, error) {
+	code, exp := s.logins.issue(time.Now())
+	return LoginCode{Code: code, URL: "http://" + r.Host + "/login?code=" + code, Expires: exp.UTC()}, nil
+}
+
+// Dashboard returns the handler of the browser dashboard: GET /login, and
+// the page's files from assets (a frontend build, rooted at index.html) for
+// every other path outside /api/ and the MCP endpoints, with index.html for
+// the page's own routes. Requests pass the Host check; the files hold no
+// data, so they need no token. A nil assets serves a page that says how to
+// build the dashboard.
+func (s *Server) Dashboard(assets fs.FS) http.Handler {
+	files := http.FileServerFS(assets)
+	return s.logRequests(checkHost(checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed for "+r.URL.Path)
+			return
+		}
+		if r.URL.Path == "/login" {
+			s.login(w, r)
+			return
+		}
+		if assets == nil {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte("This Switchboard was built without its dashboard: run `make build` (it builds the frontend first).\n"))
+			return
+		}
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		// uPlot and the virtualized table set inline styles.
+		h.Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+		name := strings.TrimPrefix(path.Clean(r.URL.Path), "/")
+		if name != "" {
+			if _, err := fs.Stat(assets, name); errors.Is(err, fs.ErrNotExist) {
+				// One of the page's own routes: the page handles it.
+				r2 := r.Clone(r.Context())
+				r2.URL.Path = "/"
+				r = r2
+			}
+		}
+		if strings.HasPrefix(name, "assets/") {
+			h.Set("Cache-Control", "public, max-age=31536000, immutable") // hashed names
+		} else {
+			h.Set("Cache-Control", "no-cache")
+		}
+		files.ServeHTTP(w, r)
+	}))))
+}
+
+// login serves GET /login?code=: a valid code sets the session cookie and
+// sends the browser to the dashboard, so neither the code nor a token stays
+// in the address bar.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	code := r.URL.Query().Get("code")
+	if code == "" || !s.logins.use(code, time.Now()) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte("This sign-in link has expired or was used already. Run `switchboard open` for a new one.\n"))
+		return
+	}
+	tok, err := s.tokens.Ensure(DashboardTokenLabel)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "cannot make the dashboard's token: "+err.Error())
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: tok.Secret, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, MaxAge: 400 * 24 * 60 * 60})
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}

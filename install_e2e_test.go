@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/daemon"
+)
+
+// TestInstallFromNPM installs @modelcontextprotocol/server-everything from
+// the npm registry the way a user would (`switchboard install everything`),
+// and ends with a running server whose tools the gateway lists; uninstall
+// removes it all. It needs the npm registry (reachable in CI).
+func TestInstallFromNPM(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatalf("npm not found: install Node.js 20 with npm (the CI installs it): %v", err)
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home) // no servers
+	t.Setenv("npm_config_cache", filepath.Join(t.TempDir(), "npm-cache"))
+	d := startDaemon(t, home)
+
+	code, out, errOut := cli(t, home, "install", "everything")
+	if code != exitOK || !strings.Contains(out, "everything is installed and running") || !strings.Contains(out, "  echo") {
+		t.Fatalf("install: %d\n%s\n%s", code, out, errOut)
+	}
+
+	cfg, err := config.Load(filepath.Join(home, daemon.ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := cfg.Servers["everything"]
+	if sc.Install == nil || sc.Install.Type != "npm" || sc.Install.Version == "" || !filepath.IsAbs(sc.Command) ||
+		len(sc.Args) == 0 || !strings.HasPrefix(sc.Args[0], filepath.Join(home, "servers", "everything", sc.Install.Version)) {
+		t.Fatalf("config after install: %+v (install %+v)", sc, sc.Install)
+	}
+	if strings.Contains(strings.Join(sc.Args, " "), "npx") {
+		t.Errorf("an installed server runs with npx: %v", sc.Args)
+	}
+
+	transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "install-test", Version: "1"}, nil).Connect(t.Context(), transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var names []string
+	eventually(t, 60*time.Second, "the installed server's tools on /mcp", func() bool {
+		res, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			return false
+		}
+		names = names[:0]
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		return strings.Contains(strings.Join(names, " "), "everything__echo")
+	})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "hi") {
+		t.Fatalf("calling the installed server: %v %+v", err, res)
+	}
+
+	if code, out, errOut := cli(t, home, "uninstall", "everything"); code != exitOK {
+		t.Fatalf("uninstall: %d %s %s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, "servers", "everything")); !os.IsNotExist(err) {
+		t.Errorf("files left after uninstall: %v", err)
+	}
+}
+
+// TestInstallFailureRollsBack: a registry entry whose npm package does not
+// exist fails in the download phase with npm's own words, and leaves no
+// files and no config entry behind.
+func TestInstallFailureRollsBack(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatalf("npm not found: %v", err)
+	}
+	const name = "io.github.switchboard-test/missing"
+	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		server := map[string]any{"name": name, "description": "A server whose package does not exist", "version": "1.0.0",
+			"packages": []map[string]any{{"registryType": "npm", "identifier": "@switchboard-test/no-such-package-x7q", "version": "1.0.0",
+				"transport": map[string]string{"type": "stdio"}}}}
+		envelope := map[string]any{"server": server, "_meta": map[string]any{"io.modelcontextprotocol.registry/official": map[string]any{"status": "active", "isLatest": true}}}
+		if strings.HasSuffix(r.URL.Path, "/versions/latest") {
+			json.NewEncoder(w).Encode(envelope)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"servers": []any{envelope}, "metadata": map[string]any{"count": 1}})
+	}))
+	defer registry.Close()
+	t.Setenv(daemon.RegistryEnv, registry.URL)
+	t.Setenv("npm_config_cache", filepath.Join(t.TempDir(), "npm-cache"))
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home)
+	startDaemon(t, home)
+	before, _ := os.ReadFile(filepath.Join(home, daemon.ConfigFile))
+
+	code, out, errOut := cli(t, home, "catalog", "missing")
+	if code != exitOK || !strings.Contains(out, "1.0.0") {
+		t.Errorf("catalog search through the fake registry: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, home, "install", name, "--name", "missing")
+	if code != exitError || !strings.Contains(errOut, "during download") || !strings.Contains(strings.ToLower(errOut), "404") {
+		t.Fatalf("install of a missing package: %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, "servers", "missing")); !os.IsNotExist(err) {
+		t.Errorf("files left after a failed install: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(home, daemon.ConfigFile)); string(after) != string(before) {
+		t.Errorf("config changed by a failed install:\n%s", after)
+	}
+}
