@@ -41,6 +41,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/secrets"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
@@ -108,6 +109,14 @@ type Options struct {
 	Catalog Catalog
 	// Installer installs, updates and uninstalls servers; nil answers 503.
 	Installer Installer
+	// Tools tells the servers' tools (the gateway); nil lists none.
+	Tools Tools
+}
+
+// Tools is what the API needs to show each server's tools;
+// *gateway.Gateway implements it.
+type Tools interface {
+	Tools(server string) []gateway.ToolInfo
 }
 
 // DefaultActionTimeout is a little more than supervisor.DefaultStartTimeout,
@@ -135,6 +144,7 @@ type Server struct {
 	installer     Installer
 	installs      *installs
 	logins        loginCodes
+	tools         Tools
 	tokens        *tokens.Store
 	log           *slog.Logger
 	version, home string
@@ -166,6 +176,7 @@ func New(opts Options) (*Server, error) {
 		catalog:       opts.Catalog,
 		installer:     opts.Installer,
 		installs:      newInstalls(),
+		tools:         opts.Tools,
 		tokens:        opts.Tokens,
 		log:           opts.Logger,
 		version:       opts.Version,

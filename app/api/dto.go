@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -64,6 +65,9 @@ type ServerView struct {
 	// RecentLogs are the server's last RecentLogLines lines, oldest first;
 	// empty, never null.
 	RecentLogs []supervisor.LogLine `json:"recentLogs"`
+	// Tools are what the server listed last, disabled ones marked; empty
+	// before the first listing.
+	Tools []gateway.ToolInfo `json:"tools"`
 }
 
 // RecentLogLines is how many log lines a ServerView carries.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -56,9 +57,20 @@ func (s *Server) listServers(r *http.Request) ([]ServerView, error) {
 	out := make([]ServerView, 0, len(cfg.Servers))
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		ps, known := statuses[name]
-		out = append(out, newView(name, cfg.Servers[name], ps, known))
+		out = append(out, s.withTools(newView(name, cfg.Servers[name], ps, known)))
 	}
 	return out, nil
+}
+
+// withTools adds the tools the gateway last listed for the server.
+func (s *Server) withTools(v ServerView) ServerView {
+	if s.tools != nil {
+		v.Tools = s.tools.Tools(v.Name)
+	}
+	if v.Tools == nil {
+		v.Tools = []gateway.ToolInfo{}
+	}
+	return v
 }
 
 func (s *Server) getServer(r *http.Request) (ServerView, error) {
@@ -73,7 +85,7 @@ func (s *Server) getServer(r *http.Request) (ServerView, error) {
 // view describes a server of the config as the supervisor sees it now.
 func (s *Server) view(name string, sc config.Server) ServerView {
 	ps, err := s.sup.Status(name)
-	return newView(name, sc, ps, err == nil)
+	return s.withTools(newView(name, sc, ps, err == nil))
 }
 
 func newView(name string, sc config.Server, ps supervisor.PoolStatus, known bool) ServerView {

@@ -208,7 +208,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
-		Catalog: cat, Installer: installer,
+		Catalog: cat, Installer: installer, Tools: gw,
 		Logger: log, Version: opts.Version, Home: home, Started: started})
 	if err != nil {
 		ln.Close()
