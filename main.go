@@ -80,6 +80,7 @@ func verbs() []verb {
 		uninstallVerb(),
 		openVerb(),
 		clientsVerb(),
+		tokensVerb(),
 		connectVerb(),
 		{name: "version", summary: "print the version", run: func(_ context.Context, e *env, _ *flag.FlagSet) error {
 			fmt.Fprintf(e.stdout, "switchboard %s\n", version)

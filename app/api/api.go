@@ -16,8 +16,19 @@
 //	GET    /api/v1/servers/{name}/logs?n=100    []supervisor.LogLine
 //	GET    /api/v1/servers/{name}/logs?follow=1 text/event-stream of supervisor.LogLine
 //	GET    /api/v1/events[?since=ID&types=a,b]  text/event-stream of the live feed (see events.go)
+//	GET    /api/v1/clients[?workspace=DIR]      []ClientView (workspace: VS Code's DIR/.vscode/mcp.json)
+//	POST   /api/v1/clients/{id}/plan            ClientChange → ClientPlan (the diff; nothing written)
+//	POST   /api/v1/clients/{id}/apply           ClientChange with the plan's hash → ClientView
+//	POST   /api/v1/clients/{id}/import/plan     ImportRequest → ImportPlan (servers to add, file diff)
+//	POST   /api/v1/clients/{id}/import/apply    ImportRequest with the plan's hash → ImportResult
+//	GET    /api/v1/clients/{id}/backups         []BackupView
+//	POST   /api/v1/clients/{id}/restore/plan    RestoreRequest → ClientPlan (the diff back to the backup)
+//	POST   /api/v1/clients/{id}/restore/apply   RestoreRequest with the plan's hash → ClientView
+//	                                            (every /clients route takes ?workspace=DIR, absolute)
+//	GET    /api/v1/tokens                       []TokenView (never a secret)
+//	DELETE /api/v1/tokens/{label}               []TokenView revoked; "cli" is refused (403)
 //	GET    /api/v1/catalog?q=&limit=            catalog.Result (curated + registry; see installs.go)
-//	GET    /api/v1/catalog/{name}               catalog.Result with one entry
+//	GET    /api/v1/catalog/{name}               catalog.Entry
 //	POST   /api/v1/installs                     InstallRequest → 202 InstallView; progress on /events
 //	GET    /api/v1/installs[/{id}]              InstallView(s); POST .../{id}/cancel
 //	GET    /api/v1/servers/{name}/update        UpdateCheck; POST → 202 InstallView
@@ -218,6 +229,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /api/v1/login-codes", handle(s.newLoginCode, http.StatusCreated))
 	s.historyRoutes()
 	s.clientRoutes()
+	s.tokenRoutes()
 	s.installRoutes()
 }
 

@@ -333,3 +333,91 @@ func (c *Client) ApplyClient(ctx context.Context, id string, change ClientChange
 	err := c.do(ctx, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/apply", change, &v)
 	return v, err
 }
+
+// clientPath is the path of a client's route, with ?workspace= when
+// workspace (VS Code's workspace folder, absolute) is not empty.
+func clientPath(id, suffix, workspace string) string {
+	p := "/api/v1/clients"
+	if id != "" {
+		p += "/" + url.PathEscape(id)
+	}
+	p += suffix
+	if workspace != "" {
+		p += "?" + url.Values{"workspace": {workspace}}.Encode()
+	}
+	return p
+}
+
+// ClientsIn lists the MCP clients, with VS Code's workspace file of the
+// folder workspace (absolute; "" is the same as Clients).
+func (c *Client) ClientsIn(ctx context.Context, workspace string) ([]ClientView, error) {
+	var out []ClientView
+	err := c.do(ctx, http.MethodGet, clientPath("", "", workspace), nil, &out)
+	return out, err
+}
+
+// PlanClientIn is PlanClient for the clients of a workspace folder.
+func (c *Client) PlanClientIn(ctx context.Context, id, workspace string, change ClientChange) (ClientPlan, error) {
+	var p ClientPlan
+	err := c.do(ctx, http.MethodPost, clientPath(id, "/plan", workspace), change, &p)
+	return p, err
+}
+
+// ApplyClientIn is ApplyClient for the clients of a workspace folder.
+func (c *Client) ApplyClientIn(ctx context.Context, id, workspace string, change ClientChange) (ClientView, error) {
+	var v ClientView
+	err := c.do(ctx, http.MethodPost, clientPath(id, "/apply", workspace), change, &v)
+	return v, err
+}
+
+// PlanImport shows what importing a client's servers would do: the
+// servers added to Switchboard (secret values only named) and, with
+// req.Replace, the diff of the client's file. workspace may be "".
+func (c *Client) PlanImport(ctx context.Context, id, workspace string, req ImportRequest) (ImportPlan, error) {
+	var p ImportPlan
+	err := c.do(ctx, http.MethodPost, clientPath(id, "/import/plan", workspace), req, &p)
+	return p, err
+}
+
+// ApplyImport does the import of a plan (req.Hash is the plan's Hash).
+func (c *Client) ApplyImport(ctx context.Context, id, workspace string, req ImportRequest) (ImportResult, error) {
+	var res ImportResult
+	err := c.do(ctx, http.MethodPost, clientPath(id, "/import/apply", workspace), req, &res)
+	return res, err
+}
+
+// Backups lists the backups of a client's file, oldest first.
+func (c *Client) Backups(ctx context.Context, id, workspace string) ([]BackupView, error) {
+	var out []BackupView
+	err := c.do(ctx, http.MethodGet, clientPath(id, "/backups", workspace), nil, &out)
+	return out, err
+}
+
+// PlanRestore shows the diff that restoring a backup would make.
+func (c *Client) PlanRestore(ctx context.Context, id, workspace string, req RestoreRequest) (ClientPlan, error) {
+	var p ClientPlan
+	err := c.do(ctx, http.MethodPost, clientPath(id, "/restore/plan", workspace), req, &p)
+	return p, err
+}
+
+// ApplyRestore restores a backup as planned (req.Hash is the plan's Hash).
+func (c *Client) ApplyRestore(ctx context.Context, id, workspace string, req RestoreRequest) (ClientView, error) {
+	var v ClientView
+	err := c.do(ctx, http.MethodPost, clientPath(id, "/restore/apply", workspace), req, &v)
+	return v, err
+}
+
+// Tokens lists the tokens that may call the daemon, without secrets.
+func (c *Client) Tokens(ctx context.Context) ([]TokenView, error) {
+	var out []TokenView
+	err := c.do(ctx, http.MethodGet, "/api/v1/tokens", nil, &out)
+	return out, err
+}
+
+// RevokeTokens revokes every token with the label and returns them. An
+// unknown label is an *APIError with status 404; "cli", 403.
+func (c *Client) RevokeTokens(ctx context.Context, label string) ([]TokenView, error) {
+	var out []TokenView
+	err := c.do(ctx, http.MethodDelete, "/api/v1/tokens/"+url.PathEscape(label), nil, &out)
+	return out, err
+}

@@ -1,10 +1,22 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/app/clients"
+	"github.com/switchboardhq/switchboard/app/config"
 )
 
 // ClientsOptions connect the API to the MCP clients' config files.
@@ -57,6 +69,11 @@ func (s *Server) clientRoutes() {
 	s.mux.Handle("GET /api/v1/clients", handle(s.listClients, http.StatusOK))
 	s.mux.Handle("POST /api/v1/clients/{id}/plan", handle(s.planClient, http.StatusOK))
 	s.mux.Handle("POST /api/v1/clients/{id}/apply", handle(s.applyClient, http.StatusOK))
+	s.mux.Handle("POST /api/v1/clients/{id}/import/plan", handle(s.planImport, http.StatusOK))
+	s.mux.Handle("POST /api/v1/clients/{id}/import/apply", handle(s.applyImport, http.StatusOK))
+	s.mux.Handle("GET /api/v1/clients/{id}/backups", handle(s.listBackups, http.StatusOK))
+	s.mux.Handle("POST /api/v1/clients/{id}/restore/plan", handle(s.planRestore, http.StatusOK))
+	s.mux.Handle("POST /api/v1/clients/{id}/restore/apply", handle(s.applyRestore, http.StatusOK))
 }
 
 func (s *Server) clientsOn() (ClientsOptions, error) {
@@ -66,13 +83,65 @@ func (s *Server) clientsOn() (ClientsOptions, error) {
 	return s.clients, nil
 }
 
-func (s *Server) listClients(r *http.Request) ([]ClientView, error) {
+// clientEnv is the environment the request's clients live in: the
+// daemon's, with the VS Code workspace of ?workspace= (an absolute path of
+// an existing folder).
+func (s *Server) clientEnv(r *http.Request) (ClientsOptions, clients.Env, error) {
 	co, err := s.clientsOn()
+	if err != nil {
+		return co, clients.Env{}, err
+	}
+	env := co.Env
+	ws := r.URL.Query().Get("workspace")
+	if ws == "" {
+		return co, env, nil
+	}
+	if !filepath.IsAbs(ws) {
+		return co, env, errorf(http.StatusBadRequest, "invalid workspace %s: the folder must be an absolute path", quote(ws))
+	}
+	fi, err := os.Stat(ws)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return co, env, errorf(http.StatusBadRequest, "invalid workspace %s: no such folder", quote(ws))
+	case err != nil:
+		return co, env, errorf(http.StatusBadRequest, "invalid workspace %s: %v", quote(ws), err)
+	case !fi.IsDir():
+		return co, env, errorf(http.StatusBadRequest, "invalid workspace %s: not a folder", quote(ws))
+	}
+	env.Workspace = filepath.Clean(ws)
+	return co, env, nil
+}
+
+// lookupClient finds the client named by the path's {id}.
+func lookupClient(r *http.Request) (clients.Client, error) {
+	c, ok := clients.Lookup(r.PathValue("id"))
+	if !ok {
+		var ids []string
+		for _, c := range clients.Table {
+			ids = append(ids, c.ID)
+		}
+		return c, errorf(http.StatusNotFound, "unknown client %q: one of %s", r.PathValue("id"), strings.Join(ids, ", "))
+	}
+	return c, nil
+}
+
+// viewOf returns the client's view as Detect sees it now.
+func viewOf(co ClientsOptions, env clients.Env, id string) (ClientView, error) {
+	for _, st := range co.Editor.Detect(env) {
+		if st.Client.ID == id {
+			return clientView(st), nil
+		}
+	}
+	return ClientView{}, errorf(http.StatusNotFound, "unknown client %q", id)
+}
+
+func (s *Server) listClients(r *http.Request) ([]ClientView, error) {
+	co, env, err := s.clientEnv(r)
 	if err != nil {
 		return nil, err
 	}
 	var out []ClientView
-	for _, st := range co.Editor.Detect(co.Env) {
+	for _, st := range co.Editor.Detect(env) {
 		out = append(out, clientView(st))
 	}
 	return out, nil
@@ -109,17 +178,13 @@ func maskSecrets(m map[string]string) map[string]string {
 // plan computes the change for client id; connecting issues (or reuses)
 // the client's own token, so history knows it and it can be revoked alone.
 func (s *Server) plan(r *http.Request) (*clients.Plan, ClientChange, error) {
-	co, err := s.clientsOn()
+	co, env, err := s.clientEnv(r)
 	if err != nil {
 		return nil, ClientChange{}, err
 	}
-	c, ok := clients.Lookup(r.PathValue("id"))
-	if !ok {
-		var ids []string
-		for _, c := range clients.Table {
-			ids = append(ids, c.ID)
-		}
-		return nil, ClientChange{}, errorf(http.StatusNotFound, "unknown client %q: one of %s", r.PathValue("id"), strings.Join(ids, ", "))
+	c, err := lookupClient(r)
+	if err != nil {
+		return nil, ClientChange{}, err
 	}
 	var change ClientChange
 	if err := decodeBody(r, &change); err != nil {
@@ -138,7 +203,7 @@ func (s *Server) plan(r *http.Request) (*clients.Plan, ClientChange, error) {
 	default:
 		return nil, change, errorf(http.StatusBadRequest, "invalid action %q: connect or disconnect", change.Action)
 	}
-	p, err := co.Editor.Plan(c, co.Env, cc)
+	p, err := co.Editor.Plan(c, env, cc)
 	if err != nil {
 		return nil, change, errorf(http.StatusUnprocessableEntity, "%v", err)
 	}
@@ -169,10 +234,469 @@ func (s *Server) applyClient(r *http.Request) (ClientView, error) {
 			return ClientView{}, errorf(http.StatusConflict, "writing %s: %v", p.Path, err)
 		}
 	}
-	for _, st := range s.clients.Editor.Detect(s.clients.Env) {
-		if st.Client.ID == p.Client.ID {
-			return clientView(st), nil
+	_, env, err := s.clientEnv(r)
+	if err != nil {
+		return ClientView{}, err
+	}
+	return viewOf(s.clients, env, p.Client.ID)
+}
+
+// ImportRequest is the body of POST /api/v1/clients/{id}/import/plan and
+// /import/apply.
+type ImportRequest struct {
+	// Servers names the entries of the client's file to import; empty
+	// means every entry Switchboard can run (the stdio servers that are
+	// not Switchboard's own).
+	Servers []string `json:"servers,omitempty"`
+	// Replace also rewrites the client's file: the imported entries are
+	// removed and Switchboard's entry is written in their place, so that
+	// each server runs once, in Switchboard, for every client.
+	Replace bool `json:"replace,omitempty"`
+	// Hash, on apply, is the Hash of the plan the user saw.
+	Hash string `json:"hash,omitempty"`
+}
+
+// Import actions of an ImportedServer.
+const (
+	// ImportAdd: the server is added to Switchboard's config.
+	ImportAdd = "add"
+	// ImportExists: Switchboard already has the same server (same command,
+	// arguments, environment and folder), named Name; nothing is added.
+	ImportExists = "exists"
+)
+
+// ImportedServer is one entry of a client's file and what importing it
+// does.
+type ImportedServer struct {
+	// Entry is the entry's name in the client's file.
+	Entry string `json:"entry"`
+	// Name is the server's name in Switchboard's config.
+	Name string `json:"name"`
+	// Action is ImportAdd or ImportExists.
+	Action string `json:"action"`
+	// Renamed is set when the server is added under another name than
+	// Entry (a name taken by another server, or characters a server name
+	// cannot have).
+	Renamed bool `json:"renamed,omitempty"`
+	// Server is the config entry added (for ImportExists: the one the
+	// client's entry amounts to). Variables named in its SecretEnv have
+	// their values in the secret store, not here.
+	Server config.Server `json:"server"`
+}
+
+// SkippedEntry is an entry of a client's file that import leaves alone.
+type SkippedEntry struct {
+	Entry  string `json:"entry"`
+	Reason string `json:"reason"`
+}
+
+// ImportPlan is what an import would do, shown before it is done.
+type ImportPlan struct {
+	Client string `json:"client"`
+	Path   string `json:"path"`
+	// Hash covers the client's file and the servers listed: send it back
+	// to apply exactly this.
+	Hash    string `json:"hash"`
+	Replace bool   `json:"replace"`
+	// Diff is the change to the client's file (with Replace), with tokens
+	// and secret values masked; "" without Replace.
+	Diff string `json:"diff"`
+	// Changed tells whether applying writes the client's file.
+	Changed bool             `json:"changed"`
+	Servers []ImportedServer `json:"servers"`
+	Skipped []SkippedEntry   `json:"skipped"`
+}
+
+// ImportResult is the answer of a successful import.
+type ImportResult struct {
+	Servers []ImportedServer `json:"servers"`
+	// Client is the client as it is now (connected when Replace).
+	Client ClientView `json:"client"`
+}
+
+// importPlan is an ImportPlan with what applying it needs: the secret
+// values and the client file's plan.
+type importPlan struct {
+	view    ImportPlan
+	secrets map[string]map[string]string // server → variable → value, for ImportAdd
+	file    *clients.Plan                // nil without Replace
+	env     clients.Env
+}
+
+func (s *Server) planImport(r *http.Request) (ImportPlan, error) {
+	var req ImportRequest
+	if err := decodeBody(r, &req); err != nil {
+		return ImportPlan{}, err
+	}
+	ip, err := s.importPlan(r, req)
+	if err != nil {
+		return ImportPlan{}, err
+	}
+	return ip.view, nil
+}
+
+// importPlan reads the client's servers, merges them with Switchboard's
+// (see clients.MergeImports) and, with Replace, plans the client's file.
+func (s *Server) importPlan(r *http.Request, req ImportRequest) (*importPlan, error) {
+	co, env, err := s.clientEnv(r)
+	if err != nil {
+		return nil, err
+	}
+	c, err := lookupClient(r)
+	if err != nil {
+		return nil, err
+	}
+	entries, fileHash, err := clients.ReadHashed(c, env)
+	if err != nil {
+		return nil, errorf(http.StatusUnprocessableEntity, "%v", err)
+	}
+	path, _ := c.Path(env)
+	ip := &importPlan{env: env, secrets: map[string]map[string]string{},
+		view: ImportPlan{Client: c.ID, Path: path, Replace: req.Replace, Servers: []ImportedServer{}, Skipped: []SkippedEntry{}}}
+
+	importable := clients.EntriesToImport(entries, co.GatewayURL)
+	byName := map[string]clients.ImportEntry{}
+	for _, ie := range importable {
+		byName[ie.Name] = ie
+	}
+	var chosen []clients.ImportEntry
+	if len(req.Servers) == 0 {
+		chosen = importable
+	}
+	for _, name := range req.Servers {
+		ie, ok := byName[name]
+		if !ok {
+			i := slices.IndexFunc(entries, func(e clients.Entry) bool { return e.Name == name })
+			if i < 0 {
+				return nil, errorf(http.StatusBadRequest, "%s has no server %q in %s", c.Name, name, path)
+			}
+			return nil, errorf(http.StatusBadRequest, "cannot import %q of %s: %s", name, c.Name, skipReason(entries[i], co.GatewayURL))
+		}
+		if !slices.ContainsFunc(chosen, func(x clients.ImportEntry) bool { return x.Name == name }) {
+			chosen = append(chosen, ie)
 		}
 	}
-	return ClientView{}, errorf(http.StatusNotFound, "unknown client %q", p.Client.ID)
+	for _, e := range entries {
+		if !slices.ContainsFunc(chosen, func(x clients.ImportEntry) bool { return x.Name == e.Name }) {
+			reason := "not selected"
+			if _, ok := byName[e.Name]; !ok {
+				reason = skipReason(e, co.GatewayURL)
+			}
+			ip.view.Skipped = append(ip.view.Skipped, SkippedEntry{Entry: e.Name, Reason: reason})
+		}
+	}
+
+	for _, m := range clients.MergeImports(chosen, s.existingServers()) {
+		sc := config.Server{Command: m.Entry.Command, Args: m.Entry.Args, Cwd: m.Entry.Cwd,
+			// The client ran the server as soon as it started; a process
+			// kept ready does the same for every client.
+			Pool: config.Pool{Min: 1}}
+		vals := map[string]string{}
+		for _, v := range m.Entry.Env {
+			if v.Secret {
+				sc.SecretEnv = append(sc.SecretEnv, v.Name)
+				vals[v.Name] = v.Value
+				continue
+			}
+			if sc.Env == nil {
+				sc.Env = map[string]string{}
+			}
+			sc.Env[v.Name] = v.Value
+		}
+		is := ImportedServer{Entry: m.Entry.Name, Name: m.Name, Action: ImportAdd, Renamed: m.Renamed(), Server: sc}
+		if m.Same != "" {
+			is.Action = ImportExists
+		} else if len(vals) > 0 {
+			if s.secrets == nil {
+				return nil, errorf(http.StatusServiceUnavailable, "cannot import %q: it has secrets (%s) and this daemon has no secret store",
+					m.Entry.Name, strings.Join(sc.SecretEnv, ", "))
+			}
+			ip.secrets[m.Name] = vals
+		}
+		ip.view.Servers = append(ip.view.Servers, is)
+	}
+
+	hashed := fileHash
+	if req.Replace {
+		var remove []string
+		for _, is := range ip.view.Servers {
+			remove = append(remove, is.Entry)
+		}
+		tok, err := s.tokens.Ensure(c.ID)
+		if err != nil {
+			return nil, err
+		}
+		p, err := co.Editor.Plan(c, env, clients.Replace{Remove: remove,
+			Connect: clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath}})
+		if err != nil {
+			return nil, errorf(http.StatusUnprocessableEntity, "%v", err)
+		}
+		if p.Hash != fileHash {
+			return nil, errorf(http.StatusConflict, "%s changed while the import was planned; plan again", path)
+		}
+		ip.file = p
+		ip.view.Diff, ip.view.Changed = p.Diff, p.Changed()
+		// The token is part of what is written: a new token (the old one
+		// revoked) is a new plan.
+		hashed += "\x00" + p.Diff + "\x00" + hashOf([]byte(tok.Secret))
+	}
+	public, err := json.Marshal(ip.view.Servers)
+	if err != nil {
+		return nil, err
+	}
+	ip.view.Hash = hashOf([]byte(fmt.Sprintf("%s\x00%t\x00%s", hashed, req.Replace, public)))
+	return ip, nil
+}
+
+func hashOf(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// skipReason says why an entry cannot be imported.
+func skipReason(e clients.Entry, gatewayURL string) string {
+	switch {
+	case clients.IsSwitchboard(e, gatewayURL):
+		return "it is Switchboard's own entry"
+	case e.Command == "":
+		return "it is a remote server (a URL), not a command Switchboard can run"
+	}
+	return "not importable"
+}
+
+// existingServers are the servers of the config in force, sorted by name,
+// with their secrets read from the store so that an import of the same
+// server (secret included) is recognized.
+func (s *Server) existingServers() []clients.Existing {
+	cfg := s.cfg.Current()
+	var out []clients.Existing
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		sc := cfg.Servers[name]
+		env := maps.Clone(sc.Env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		if len(sc.SecretEnv) > 0 {
+			var vals map[string]string
+			var err error
+			if s.secrets != nil {
+				vals, err = s.secrets.Resolve(name, sc.SecretEnv)
+			}
+			if s.secrets == nil || err != nil {
+				// A secret that cannot be read matches no imported value.
+				vals = map[string]string{}
+				for _, k := range sc.SecretEnv {
+					vals[k] = "\x00unreadable secret"
+				}
+			}
+			maps.Copy(env, vals)
+		}
+		out = append(out, clients.Existing{Name: name, Command: sc.Command, Args: sc.Args, Env: env, Cwd: sc.Cwd})
+	}
+	return out
+}
+
+// errImportRace is returned from the config update when the config changed
+// between the plan and the update.
+type errImportRace struct{ msg string }
+
+func (e *errImportRace) Error() string { return e.msg }
+
+func (s *Server) applyImport(r *http.Request) (ImportResult, error) {
+	var req ImportRequest
+	if err := decodeBody(r, &req); err != nil {
+		return ImportResult{}, err
+	}
+	if req.Hash == "" {
+		return ImportResult{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../import/plan first)")
+	}
+	ip, err := s.importPlan(r, req)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	if req.Hash != ip.view.Hash {
+		return ImportResult{}, errorf(http.StatusConflict, "%s or Switchboard's servers changed since the plan was shown; look at the new plan first", ip.view.Path)
+	}
+	var adds []ImportedServer
+	for _, is := range ip.view.Servers {
+		if is.Action == ImportAdd {
+			adds = append(adds, is)
+		}
+	}
+	if len(adds) > 0 {
+		// The secrets go first: the config update starts the servers,
+		// which read them.
+		stored, err := s.storeSecrets(ip.secrets)
+		if err != nil {
+			s.forgetSecrets(stored)
+			return ImportResult{}, err
+		}
+		_, err = s.cfg.Update(r.Context(), func(cfg *config.Config) error {
+			if cfg.Servers == nil {
+				cfg.Servers = map[string]config.Server{}
+			}
+			for _, is := range ip.view.Servers {
+				_, taken := cfg.Servers[is.Name]
+				switch {
+				case is.Action == ImportAdd && taken:
+					return &errImportRace{fmt.Sprintf("a server named %q was added meanwhile; plan the import again", is.Name)}
+				case is.Action == ImportExists && !taken:
+					return &errImportRace{fmt.Sprintf("server %q was removed meanwhile; plan the import again", is.Name)}
+				case is.Action == ImportAdd:
+					cfg.Servers[is.Name] = is.Server
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			s.forgetSecrets(stored)
+			if race, ok := errors.AsType[*errImportRace](err); ok {
+				return ImportResult{}, errorf(http.StatusConflict, "%s", race.msg)
+			}
+			return ImportResult{}, errorf(http.StatusBadRequest, "importing from %s: %v", ip.view.Client, err)
+		}
+		s.log.Info("imported servers from a client", "client", ip.view.Client, "added", len(adds), "servers", len(ip.view.Servers))
+	}
+	// The client's file last: if writing it fails, the servers are in
+	// Switchboard and still in the client (nothing lost), and a new import
+	// finds them the same and only rewrites the file.
+	if ip.file != nil && ip.file.Changed() {
+		if err := s.clients.Editor.Apply(ip.file); err != nil {
+			return ImportResult{}, errorf(http.StatusConflict,
+				"the servers were imported, but %s was not rewritten: %v; plan the import again to replace them", ip.file.Path, err)
+		}
+	}
+	v, err := viewOf(s.clients, ip.env, ip.view.Client)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	return ImportResult{Servers: ip.view.Servers, Client: v}, nil
+}
+
+type storedSecret struct{ server, key string }
+
+// storeSecrets puts the values in the secret store and returns what it
+// stored, also on error, so that the caller can take it back.
+func (s *Server) storeSecrets(vals map[string]map[string]string) ([]storedSecret, error) {
+	var stored []storedSecret
+	for _, server := range slices.Sorted(maps.Keys(vals)) {
+		for _, key := range slices.Sorted(maps.Keys(vals[server])) {
+			if err := s.secrets.Set(server, key, vals[server][key]); err != nil {
+				return stored, fmt.Errorf("storing secret %s of imported server %q: %w", key, server, err)
+			}
+			stored = append(stored, storedSecret{server, key})
+		}
+	}
+	return stored, nil
+}
+
+func (s *Server) forgetSecrets(stored []storedSecret) {
+	for _, st := range stored {
+		if err := s.secrets.Delete(st.server, st.key); err != nil {
+			s.log.Warn("taking back a secret of a failed import", "server", st.server, "key", st.key, "err", err)
+		}
+	}
+}
+
+// BackupView is one backup of a client's file.
+type BackupView struct {
+	// Name names it for POST .../restore/plan and /apply.
+	Name string    `json:"name"`
+	Time time.Time `json:"time"`
+	// Size is the backup's size in bytes; 0 when Absent.
+	Size int64 `json:"size"`
+	// Path is the client's file the backup is of.
+	Path string `json:"path"`
+	// Absent: there was no file; restoring removes it.
+	Absent bool `json:"absent,omitempty"`
+}
+
+// RestoreRequest is the body of POST /api/v1/clients/{id}/restore/plan and
+// /restore/apply.
+type RestoreRequest struct {
+	// Backup is a BackupView's Name.
+	Backup string `json:"backup"`
+	// Hash, on apply, is the Hash of the plan the user saw.
+	Hash string `json:"hash,omitempty"`
+}
+
+func (s *Server) listBackups(r *http.Request) ([]BackupView, error) {
+	co, _, err := s.clientEnv(r)
+	if err != nil {
+		return nil, err
+	}
+	c, err := lookupClient(r)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := co.Editor.Backups(c.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := []BackupView{}
+	for _, b := range bs {
+		v := BackupView{Name: b.Name(), Time: b.Time, Path: b.Path, Absent: b.Absent}
+		if !b.Absent {
+			fi, err := os.Stat(b.File)
+			if err != nil {
+				return nil, fmt.Errorf("backup %s of %s: %w", b.Name(), c.ID, err)
+			}
+			v.Size = fi.Size()
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (s *Server) restorePlan(r *http.Request) (*clients.Plan, RestoreRequest, clients.Env, error) {
+	var req RestoreRequest
+	co, env, err := s.clientEnv(r)
+	if err != nil {
+		return nil, req, env, err
+	}
+	c, err := lookupClient(r)
+	if err != nil {
+		return nil, req, env, err
+	}
+	if err := decodeBody(r, &req); err != nil {
+		return nil, req, env, err
+	}
+	if req.Backup == "" {
+		return nil, req, env, errorf(http.StatusBadRequest, "missing backup: name one of GET /api/v1/clients/%s/backups", c.ID)
+	}
+	b, err := co.Editor.FindBackup(c.ID, req.Backup)
+	if err != nil {
+		return nil, req, env, errorf(http.StatusNotFound, "%v", err)
+	}
+	p, err := co.Editor.PlanRestore(c, env, b)
+	if err != nil {
+		return nil, req, env, errorf(http.StatusUnprocessableEntity, "%v", err)
+	}
+	return p, req, env, nil
+}
+
+func (s *Server) planRestore(r *http.Request) (ClientPlan, error) {
+	p, _, _, err := s.restorePlan(r)
+	if err != nil {
+		return ClientPlan{}, err
+	}
+	return ClientPlan{Client: p.Client.ID, Path: p.Path, Hash: p.Hash, Diff: p.Diff, Changed: p.Changed()}, nil
+}
+
+func (s *Server) applyRestore(r *http.Request) (ClientView, error) {
+	p, req, env, err := s.restorePlan(r)
+	if err != nil {
+		return ClientView{}, err
+	}
+	if req.Hash == "" {
+		return ClientView{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../restore/plan first)")
+	}
+	if req.Hash != p.Hash {
+		return ClientView{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
+	}
+	if err := s.clients.Editor.Apply(p); err != nil {
+		return ClientView{}, errorf(http.StatusConflict, "restoring %s: %v", p.Path, err)
+	}
+	s.log.Info("restored a client's config from its backup", "client", p.Client.ID, "backup", req.Backup)
+	return viewOf(s.clients, env, p.Client.ID)
 }

@@ -81,6 +81,8 @@ type Env struct {
 	CodexHome     string // $CODEX_HOME; empty means Home/.codex
 	ClaudeConfig  string // $CLAUDE_CONFIG_DIR; empty means Home
 	Workspace     string // the folder of a workspace, for "vscode-workspace"
+	// PathList is $PATH, where Detect looks for clients' commands (claude).
+	PathList string
 }
 
 // EnvFromOS describes the current user's environment. workspace may be
@@ -99,6 +101,7 @@ func EnvFromOS(workspace string) (Env, error) {
 		CodexHome:     os.Getenv("CODEX_HOME"),
 		ClaudeConfig:  os.Getenv("CLAUDE_CONFIG_DIR"),
 		Workspace:     workspace,
+		PathList:      os.Getenv("PATH"),
 	}, nil
 }
 
@@ -161,6 +164,11 @@ type Client struct {
 	// for VS Code); it is used only for the bridge entry.
 	StdioType string
 	path      func(Env) (string, error)
+	// installed, when set, tells whether the client is installed although
+	// its file does not exist yet; nil means "the folder that would hold
+	// the file exists". Claude Code needs it: its file lives in the home
+	// folder itself, which always exists.
+	installed func(Env) bool
 }
 
 // Path is the client's configuration file in env.
@@ -206,6 +214,16 @@ var Table = []Client{
 				return filepath.Join(e.ClaudeConfig, ".claude.json"), nil
 			}
 			return filepath.Join(e.Home, ".claude.json"), nil
+		},
+		// Claude Code keeps its settings in ~/.claude/ (or
+		// $CLAUDE_CONFIG_DIR) from its first run, before any server is
+		// added; an npm or native install puts `claude` on PATH.
+		installed: func(e Env) bool {
+			dir := filepath.Join(e.Home, ".claude")
+			if e.ClaudeConfig != "" {
+				dir = e.ClaudeConfig
+			}
+			return isDir(dir) || onPath(e, "claude")
 		},
 	},
 	{
@@ -292,6 +310,39 @@ var Table = []Client{
 			return filepath.Join(e.Home, ".continue", "config.yaml"), nil
 		},
 	},
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// onPath reports whether an executable called name is in one of the
+// folders of env.PathList (with a Windows extension on Windows).
+func onPath(env Env, name string) bool {
+	names := []string{name}
+	if env.goos() == "windows" {
+		names = []string{name + ".exe", name + ".cmd", name + ".bat", name + ".ps1"}
+	}
+	sep := string(os.PathListSeparator)
+	if env.goos() == "windows" {
+		sep = ";"
+	}
+	for _, dir := range strings.Split(env.PathList, sep) {
+		if dir == "" {
+			continue
+		}
+		for _, n := range names {
+			fi, err := os.Stat(filepath.Join(dir, n))
+			if err != nil || fi.IsDir() {
+				continue
+			}
+			if env.goos() == "windows" || runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Lookup finds a client of Table by its ID.

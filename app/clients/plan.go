@@ -58,7 +58,7 @@ func New(opts Options) (*Editor, error) {
 type Status struct {
 	Client    Client
 	Path      string
-	Installed bool    // the file or the folder that would hold it exists
+	Installed bool    // the file exists, or a sign of the client does (see Client)
 	Exists    bool    // the file exists
 	Entries   []Entry // the servers the file holds
 	Connected bool    // one of them is Switchboard's
@@ -74,8 +74,10 @@ func (ed *Editor) Detect(env Env) []Status {
 		if st.Err == nil {
 			if _, err := os.Stat(st.Path); err == nil {
 				st.Installed, st.Exists = true, true
-			} else if fi, err := os.Stat(filepath.Dir(st.Path)); err == nil && fi.IsDir() {
-				st.Installed = true
+			} else if c.installed != nil {
+				st.Installed = c.installed(env)
+			} else {
+				st.Installed = isDir(filepath.Dir(st.Path))
 			}
 		}
 		if st.Exists {
@@ -110,6 +112,28 @@ func Read(c Client, env Env) ([]Entry, error) {
 	return doc.entries()
 }
 
+// ReadHashed is Read, and also returns the hash of the bytes it read: the
+// Hash a Plan made from the same bytes has, so that a caller can tell
+// whether a later plan saw the same file.
+func ReadHashed(c Client, env Env) ([]Entry, string, error) {
+	path, err := c.Path(env)
+	if err != nil {
+		return nil, "", err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, hashOf(nil), nil
+	} else if err != nil {
+		return nil, "", err
+	}
+	doc, err := openDocument(c, path, data)
+	if err != nil {
+		return nil, "", err
+	}
+	entries, err := doc.entries()
+	return entries, hashOf(data), err
+}
+
 // A Plan is a change to one file, computed and not yet written.
 type Plan struct {
 	Client   Client
@@ -118,13 +142,23 @@ type Plan struct {
 	Original []byte // its bytes then
 	Hash     string // hex SHA-256 of Original
 	New      []byte // the bytes Apply writes
-	// Diff shows the change as a unified diff. The token is masked in it
-	// (New holds the real one).
+	// Remove makes Apply delete the file instead of writing New: restoring
+	// the backup of a file that did not exist (see PlanRestore).
+	Remove bool
+	// Diff shows the change as a unified diff. The token, and the values of
+	// environment variables and headers whose names look secret (see
+	// LooksSecret), are masked in it (New holds the real ones).
 	Diff string
 }
 
+// Masked replaces secrets in diffs.
+const Masked = "********"
+
 // Changed reports whether applying the plan would change the file.
 func (p *Plan) Changed() bool {
+	if p.Remove {
+		return p.Exists
+	}
 	if !p.Exists {
 		return p.New != nil
 	}
@@ -150,6 +184,12 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 	}
 	p := &Plan{Client: c, Path: path, Exists: exists, Original: data, Hash: hashOf(data)}
 	doc, err := openDocument(c, path, data)
+	if err != nil {
+		return nil, err
+	}
+	// The entries as they were, for masking their secrets in the diff:
+	// a removed entry, or one shown as context, must not show its keys.
+	shown, err := doc.entries()
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +229,81 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 	}
 	p.Diff = Diff(path, data, p.New)
 	if token != "" {
-		p.Diff = strings.ReplaceAll(p.Diff, token, "********")
+		p.Diff = strings.ReplaceAll(p.Diff, token, Masked)
 	}
+	p.Diff = maskDiff(p.Diff, shown)
 	return p, nil
+}
+
+// maskDiff hides the values of the entries' environment variables and
+// headers whose names look secret. A value is replaced on the lines that
+// also hold its name (one variable per line, or an inline table), and on
+// any line when it is long enough (8 bytes) not to be an ordinary word, so
+// that a short value such as "true" does not blank out unrelated lines.
+func maskDiff(diff string, entries []Entry) string {
+	type secret struct{ name, value string }
+	var secrets []secret
+	for _, e := range entries {
+		for _, m := range []map[string]string{e.Env, e.Headers} {
+			for k, v := range m {
+				if v == "" || v == Masked || !LooksSecret(k) {
+					continue
+				}
+				secrets = append(secrets, secret{k, v})
+				// As JSON (and TOML) spell it, when it has characters
+				// that are escaped there.
+				if q, _ := json.Marshal(v); string(q[1:len(q)-1]) != v {
+					secrets = append(secrets, secret{k, string(q[1 : len(q)-1])})
+				}
+			}
+		}
+	}
+	if diff == "" || len(secrets) == 0 {
+		return diff
+	}
+	// Longest first, so that a value containing another is masked whole.
+	slices.SortFunc(secrets, func(a, b secret) int { return len(b.value) - len(a.value) })
+	lines := strings.SplitAfter(diff, "\n")
+	for i, l := range lines {
+		for _, s := range secrets {
+			if !strings.Contains(l, s.value) {
+				continue
+			}
+			if len(s.value) >= 8 {
+				l = strings.ReplaceAll(l, s.value, Masked)
+			} else {
+				l = maskAfterName(l, s.name, s.value)
+			}
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "")
+}
+
+// maskAfterName masks value where it directly follows name and a separator
+// in line: `"NAME": "value"`, `NAME = "value"`, `NAME: value`.
+func maskAfterName(line, name, value string) string {
+	var out strings.Builder
+	for {
+		i := strings.Index(line, name)
+		if i < 0 {
+			break
+		}
+		j := i + len(name)
+		j += len(line[j:]) - len(strings.TrimLeft(line[j:], `"' `+"\t"))
+		if j < len(line) && (line[j] == ':' || line[j] == '=') {
+			j++
+			j += len(line[j:]) - len(strings.TrimLeft(line[j:], `"' `+"\t"))
+			if strings.HasPrefix(line[j:], value) {
+				out.WriteString(line[:j] + Masked)
+				line = line[j+len(value):]
+				continue
+			}
+		}
+		out.WriteString(line[:i+len(name)])
+		line = line[i+len(name):]
+	}
+	return out.String() + line
 }
 
 func connect(c Client, doc document, cn Connect) error {
@@ -281,8 +393,10 @@ func (ed *Editor) Apply(p *Plan) error {
 	if !p.Changed() {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p.Path), 0o700); err != nil {
-		return fmt.Errorf("creating the folder of %s: %w", p.Path, err)
+	if !p.Remove {
+		if err := os.MkdirAll(filepath.Dir(p.Path), 0o700); err != nil {
+			return fmt.Errorf("creating the folder of %s: %w", p.Path, err)
+		}
 	}
 	lock := flock.New(lockPath(p.Path))
 	if err := lock.Lock(); err != nil {
@@ -301,6 +415,12 @@ func (ed *Editor) Apply(p *Plan) error {
 	if err := ed.backupOnce(p.Client, p.Path, cur, exists); err != nil {
 		return err
 	}
+	if p.Remove {
+		if err := os.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", p.Path, err)
+		}
+		return nil
+	}
 	return atomicfile.Write(p.Path, p.New, 0o600)
 }
 
@@ -311,6 +431,37 @@ type Backup struct {
 	File   string    `json:"file,omitempty"` // the copy; empty when Absent
 	Absent bool      `json:"absent"`         // there was no file: restoring removes it
 	Time   time.Time `json:"time"`
+}
+
+// Name names the backup among its client's: the copy's file name, or, for a
+// file that did not exist, its time and "-absent-" and the file's name.
+func (b Backup) Name() string {
+	if b.File != "" {
+		return filepath.Base(b.File)
+	}
+	return b.Time.UTC().Format(backupTime) + "-absent-" + filepath.Base(b.Path)
+}
+
+// backupTime is the layout of the time in backup names.
+const backupTime = "20060102T150405.000000000Z"
+
+// FindBackup returns the backup of client called name (see Backup.Name).
+func (ed *Editor) FindBackup(client, name string) (Backup, error) {
+	bs, err := ed.Backups(client)
+	if err != nil {
+		return Backup{}, err
+	}
+	var names []string
+	for _, b := range bs {
+		if b.Name() == name {
+			return b, nil
+		}
+		names = append(names, b.Name())
+	}
+	if len(names) == 0 {
+		return Backup{}, fmt.Errorf("%s has no backups: Switchboard has not changed its file", client)
+	}
+	return Backup{}, fmt.Errorf("%s has no backup %q: it has %s", client, name, strings.Join(names, ", "))
 }
 
 func (ed *Editor) backupDir(client string) string { return filepath.Join(ed.opts.BackupDir, client) }
@@ -356,7 +507,7 @@ func (ed *Editor) backupOnce(c Client, path string, data []byte, exists bool) er
 	now := ed.opts.Now().UTC()
 	b := Backup{Client: c.ID, Path: path, Absent: !exists, Time: now}
 	if exists {
-		name := now.Format("20060102T150405.000000000Z") + "-" + filepath.Base(path)
+		name := now.Format(backupTime) + "-" + filepath.Base(path)
 		b.File = filepath.Join(dir, name)
 		for i := 2; fileExists(b.File); i++ {
 			b.File = filepath.Join(dir, fmt.Sprintf("%s.%d", name, i))
@@ -378,36 +529,60 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// Restore puts backup b back in place of client c's file in env, under the
-// file's lock and atomically. A backup of an absent file removes the file.
-// The backup stays, and stays the one later changes do not replace.
-func (ed *Editor) Restore(c Client, env Env, b Backup) error {
+// PlanRestore plans putting backup b back in place of client c's file in
+// env: the file gets the backup's bytes again, or is removed when the
+// backup records that there was no file. Nothing is written; Apply writes
+// the plan like any other, under the file's lock and only if the file is
+// still what the plan was made from. The backup stays, and stays the one
+// later changes do not replace.
+func (ed *Editor) PlanRestore(c Client, env Env, b Backup) (*Plan, error) {
 	path, err := c.Path(env)
+	if err != nil {
+		return nil, err
+	}
+	if b.Path != path || (b.Client != "" && b.Client != c.ID) {
+		return nil, fmt.Errorf("the backup is of %s, not of %s", b.Path, path)
+	}
+	data, err := os.ReadFile(path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	p := &Plan{Client: c, Path: path, Exists: exists, Original: data, Hash: hashOf(data)}
+	if b.Absent {
+		p.Remove = exists
+	} else {
+		if p.New, err = os.ReadFile(b.File); err != nil {
+			return nil, fmt.Errorf("reading the backup of %s: %w", path, err)
+		}
+		if p.New == nil {
+			p.New = []byte{}
+		}
+	}
+	// Mask the secrets of both versions; either may not parse (the
+	// current file may have been broken by hand), and then has none to
+	// mask.
+	var shown []Entry
+	for _, b := range [][]byte{data, p.New} {
+		if doc, err := openDocument(c, path, b); err == nil {
+			if es, err := doc.entries(); err == nil {
+				shown = append(shown, es...)
+			}
+		}
+	}
+	if p.Changed() {
+		p.Diff = maskDiff(Diff(path, data, p.New), shown)
+	}
+	return p, nil
+}
+
+// Restore puts backup b back in place of client c's file in env, under the
+// file's lock and atomically: PlanRestore, then Apply. A backup of an
+// absent file removes the file.
+func (ed *Editor) Restore(c Client, env Env, b Backup) error {
+	p, err := ed.PlanRestore(c, env, b)
 	if err != nil {
 		return err
 	}
-	if b.Path != path {
-		return fmt.Errorf("the backup is of %s, not of %s", b.Path, path)
-	}
-	var data []byte
-	if !b.Absent {
-		if data, err = os.ReadFile(b.File); err != nil {
-			return fmt.Errorf("reading the backup: %w", err)
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return err
-		}
-	}
-	lock := flock.New(lockPath(path))
-	if err := lock.Lock(); err != nil {
-		return fmt.Errorf("locking %s: %w", path, err)
-	}
-	defer lock.Unlock()
-	if b.Absent {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	return atomicfile.Write(path, data, 0o600)
+	return ed.Apply(p)
 }

@@ -88,6 +88,11 @@ type Token struct {
 	Secret string `json:"token,omitempty"`
 	// Created is when the token was issued (UTC, whole seconds).
 	Created time.Time `json:"created"`
+	// LastUsed is when Verify last accepted the token in this process (the
+	// daemon), zero if it has not since the process started; List fills
+	// it in. It is not saved: writing the file on every request would
+	// cost more than the answer is worth.
+	LastUsed time.Time `json:"-"`
 }
 
 // String describes t without its secret.
@@ -133,6 +138,8 @@ type Store struct {
 	// problem is why the file as stamped could not be used; the tokens read
 	// before stay in force meanwhile.
 	problem error
+	// used is when Verify last accepted each token, by id.
+	used map[string]time.Time
 }
 
 // Open returns the store of the token file at path (normally
@@ -204,6 +211,11 @@ func (s *Store) Verify(secret string) (Token, bool) {
 	}
 	t := s.tokens[match]
 	t.Secret = ""
+	if s.used == nil {
+		s.used = map[string]time.Time{}
+	}
+	t.LastUsed = time.Now().UTC()
+	s.used[t.ID] = t.LastUsed
 	return t, true
 }
 
@@ -217,6 +229,7 @@ func (s *Store) List() []Token {
 	out := slices.Clone(s.tokens)
 	for i := range out {
 		out[i].Secret = ""
+		out[i].LastUsed = s.used[out[i].ID]
 	}
 	sortTokens(out)
 	return out
@@ -300,6 +313,39 @@ func (s *Store) Revoke(id string) error {
 		}
 		return slices.Delete(toks, i, i+1), nil
 	})
+}
+
+// RevokeLabel deletes every token with the given label and returns them
+// (without secrets). A label no token has is an error wrapping ErrNotFound.
+// The daemon's next Verify of a revoked secret fails, so a client whose
+// token is revoked gets 401 from its next request.
+func (s *Store) RevokeLabel(label string) ([]Token, error) {
+	var gone []Token
+	err := s.change(func(toks []Token) ([]Token, error) {
+		keep := toks[:0:0]
+		for _, t := range toks {
+			if t.Label == label {
+				t.Secret = ""
+				gone = append(gone, t)
+			} else {
+				keep = append(keep, t)
+			}
+		}
+		if len(gone) == 0 {
+			return nil, fmt.Errorf("no token labelled %q: %w", label, ErrNotFound)
+		}
+		return keep, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	for _, t := range gone {
+		delete(s.used, t.ID)
+	}
+	s.mu.Unlock()
+	sortTokens(gone)
+	return gone, nil
 }
 
 // Reload reads the file again, whether or not it looks changed. On error the

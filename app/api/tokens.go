@@ -1,0 +1,72 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/tokens"
+)
+
+// CLITokenLabel is the label of the token the CLI, the tray and the
+// dashboard use. The API refuses to revoke it: that would lock every one
+// of them out of the daemon until it restarts.
+const CLITokenLabel = "cli"
+
+// TokenView is one token that may call the daemon, without its secret.
+type TokenView struct {
+	ID string `json:"id"`
+	// Label is "cli" or the id of the MCP client the token was issued to.
+	Label   string    `json:"label"`
+	Created time.Time `json:"created"`
+	// LastUsed is when the daemon last accepted the token since it started;
+	// absent when it has not.
+	LastUsed *time.Time `json:"lastUsed,omitempty"`
+}
+
+func (s *Server) tokenRoutes() {
+	s.mux.Handle("GET /api/v1/tokens", handle(s.listTokens, http.StatusOK))
+	s.mux.Handle("DELETE /api/v1/tokens/{label}", handle(s.revokeTokens, http.StatusOK))
+}
+
+func tokenViews(toks []tokens.Token) []TokenView {
+	out := make([]TokenView, 0, len(toks))
+	for _, t := range toks {
+		v := TokenView{ID: t.ID, Label: t.Label, Created: t.Created}
+		if !t.LastUsed.IsZero() {
+			used := t.LastUsed
+			v.LastUsed = &used
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (s *Server) listTokens(r *http.Request) ([]TokenView, error) {
+	if err := s.tokens.Problem(); err != nil {
+		return nil, errorf(http.StatusInternalServerError, "%v", err)
+	}
+	return tokenViews(s.tokens.List()), nil
+}
+
+// revokeTokens revokes every token with the path's label and returns them.
+// The client that held one gets 401 from its next request; connecting the
+// client again issues a new token.
+func (s *Server) revokeTokens(r *http.Request) ([]TokenView, error) {
+	label := r.PathValue("label")
+	if label == CLITokenLabel || label == TokenLabel(r.Context()) {
+		return nil, errorf(http.StatusForbidden,
+			"refusing to revoke the %q token: this request was made with it, and the CLI and the dashboard need it; "+
+				"revoke client tokens only (to replace it, stop Switchboard, remove it from %s and start Switchboard again)",
+			label, s.tokens.Path())
+	}
+	gone, err := s.tokens.RevokeLabel(label)
+	if errors.Is(err, tokens.ErrNotFound) {
+		return nil, errorf(http.StatusNotFound, "%v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("revoked tokens", "label", label, "count", len(gone))
+	return tokenViews(gone), nil
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/api"
+)
+
+// clientsUsage is the synopsis of the clients verb's actions.
+const clientsUsage = "expected: clients, or clients connect|disconnect CLIENT, " +
+	"clients import CLIENT, clients backups CLIENT, or clients restore CLIENT BACKUP"
+
+func clientsVerb() verb {
+	var servers stringList
+	var dryRun, replace *bool
+	var workspace *string
+	return verb{
+		name: "clients",
+		args: " [connect|disconnect|import|backups CLIENT | restore CLIENT BACKUP]",
+		summary: "list MCP clients and their configs; connect, disconnect, import from or restore one " +
+			"(the diff is shown first)",
+		flags: func(fs *flag.FlagSet) {
+			fs.Var(&servers, "server", "with connect: also give this server an entry of its own; "+
+				"with import: import this entry only (repeatable)")
+			dryRun = fs.Bool("dry-run", false, "show the change without making it")
+			replace = fs.Bool("replace", false, "with import: also replace the imported entries in the client's file by Switchboard's")
+			workspace = fs.String("workspace", "", "the folder whose .vscode/mcp.json is the client vscode-workspace")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			want := map[string]int{"connect": 2, "disconnect": 2, "import": 2, "backups": 2, "restore": 3}
+			if len(e.args) > 0 {
+				if n, ok := want[e.args[0]]; !ok {
+					return usageError{fmt.Sprintf("unknown action %q: connect, disconnect, import, backups or restore", e.args[0])}
+				} else if len(e.args) != n {
+					return usageError{clientsUsage}
+				}
+			}
+			ws := *workspace
+			if ws != "" {
+				abs, err := filepath.Abs(ws)
+				if err != nil {
+					return fmt.Errorf("workspace %q: %w", ws, err)
+				}
+				ws = abs
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			if len(e.args) == 0 {
+				return listClients(ctx, e.stdout, c, ws)
+			}
+			action, id := e.args[0], e.args[1]
+			switch action {
+			case "import":
+				return importClient(ctx, e.stdout, c, id, ws, api.ImportRequest{Servers: servers, Replace: *replace}, *dryRun)
+			case "backups":
+				return listBackups(ctx, e.stdout, c, id, ws)
+			case "restore":
+				return restoreClient(ctx, e.stdout, c, id, ws, e.args[2], *dryRun)
+			}
+			change := api.ClientChange{Action: action, Servers: servers}
+			plan, err := c.PlanClientIn(ctx, id, ws, change)
+			if err != nil {
+				return err
+			}
+			if !plan.Changed {
+				fmt.Fprintf(e.stdout, "%s: nothing to change in %s\n", id, plan.Path)
+				return nil
+			}
+			fmt.Fprint(e.stdout, plan.Diff)
+			if *dryRun {
+				fmt.Fprintf(e.stdout, "(dry run: %s was not changed)\n", plan.Path)
+				return nil
+			}
+			change.Hash = plan.Hash
+			v, err := c.ApplyClientIn(ctx, id, ws, change)
+			if err != nil {
+				return err
+			}
+			state := "disconnected"
+			if v.Connected {
+				state = "connected"
+			}
+			fmt.Fprintf(e.stdout, "%s: %s (wrote %s)\n", v.ID, state, plan.Path)
+			return nil
+		},
+	}
+}
+
+func listClients(ctx context.Context, w io.Writer, c *api.Client, workspace string) error {
+	list, err := c.ClientsIn(ctx, workspace)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLIENT\tNAME\tSTATUS\tSERVERS\tCONFIG")
+	for _, v := range list {
+		status := "not found"
+		switch {
+		case v.Error != "":
+			status = "unreadable: " + truncate(v.Error, 50)
+		case v.Connected:
+			status = "connected"
+		case v.Installed:
+			status = "installed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", v.ID, v.Name, status, len(v.Servers), v.Path)
+	}
+	return tw.Flush()
+}
+
+// importClient shows what importing would do, then does it (unless
+// dryRun): the servers first, then the client file's diff.
+func importClient(ctx context.Context, w io.Writer, c *api.Client, id, workspace string, req api.ImportRequest, dryRun bool) error {
+	plan, err := c.PlanImport(ctx, id, workspace, req)
+	if err != nil {
+		return err
+	}
+	adds := 0
+	for _, s := range plan.Servers {
+		switch {
+		case s.Action == api.ImportExists:
+			fmt.Fprintf(w, "= %s: Switchboard already has it as %q\n", s.Entry, s.Name)
+		default:
+			adds++
+			line := fmt.Sprintf("+ %s: added as %q", s.Entry, s.Name)
+			if s.Renamed {
+				line += " (renamed: the name is taken or not a valid server name)"
+			}
+			if len(s.Server.SecretEnv) > 0 {
+				line += "; secrets to the secret store: " + strings.Join(s.Server.SecretEnv, ", ")
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	for _, s := range plan.Skipped {
+		fmt.Fprintf(w, "  %s: left alone (%s)\n", s.Entry, s.Reason)
+	}
+	if len(plan.Servers) == 0 {
+		fmt.Fprintf(w, "%s: no servers to import from %s\n", id, plan.Path)
+	}
+	if plan.Changed {
+		fmt.Fprint(w, plan.Diff)
+	}
+	if dryRun {
+		fmt.Fprintf(w, "(dry run: nothing was imported and %s was not changed)\n", plan.Path)
+		return nil
+	}
+	if adds == 0 && !plan.Changed {
+		fmt.Fprintf(w, "%s: nothing to change\n", id)
+		return nil
+	}
+	req.Hash = plan.Hash
+	res, err := c.ApplyImport(ctx, id, workspace, req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: %d server(s) added to Switchboard, %d already there", id, adds, len(res.Servers)-adds)
+	if plan.Changed {
+		fmt.Fprintf(w, "; wrote %s", plan.Path)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func listBackups(ctx context.Context, w io.Writer, c *api.Client, id, workspace string) error {
+	list, err := c.Backups(ctx, id, workspace)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(w, "%s: no backups (Switchboard has not changed its file)\n", id)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKUP\tTIME\tSIZE\tOF")
+	for _, b := range list {
+		size := fmt.Sprintf("%d B", b.Size)
+		if b.Absent {
+			size = "(no file)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.Name, b.Time.Local().Format(time.DateTime), size, b.Path)
+	}
+	return tw.Flush()
+}
+
+func restoreClient(ctx context.Context, w io.Writer, c *api.Client, id, workspace, backup string, dryRun bool) error {
+	req := api.RestoreRequest{Backup: backup}
+	plan, err := c.PlanRestore(ctx, id, workspace, req)
+	if err != nil {
+		return err
+	}
+	if !plan.Changed {
+		fmt.Fprintf(w, "%s: %s is already as in %s\n", id, plan.Path, backup)
+		return nil
+	}
+	fmt.Fprint(w, plan.Diff)
+	if dryRun {
+		fmt.Fprintf(w, "(dry run: %s was not changed)\n", plan.Path)
+		return nil
+	}
+	req.Hash = plan.Hash
+	if _, err := c.ApplyRestore(ctx, id, workspace, req); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: restored %s from %s\n", id, plan.Path, backup)
+	return nil
+}
+
+func tokensVerb() verb {
+	var asJSON *bool
+	return verb{
+		name:    "tokens",
+		args:    " [revoke LABEL]",
+		summary: "list the tokens that may call Switchboard (never their secrets), or revoke a client's",
+		flags: func(fs *flag.FlagSet) {
+			asJSON = fs.Bool("json", false, "print JSON instead of a table")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			switch {
+			case len(e.args) == 0:
+			case e.args[0] != "revoke":
+				return usageError{fmt.Sprintf("unknown action %q: expected tokens, or tokens revoke LABEL", e.args[0])}
+			case len(e.args) != 2:
+				return usageError{"expected: tokens revoke LABEL"}
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			if len(e.args) == 2 {
+				gone, err := c.RevokeTokens(ctx, e.args[1])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stdout, "revoked %d token(s) labelled %q; that client gets 401 until it is connected again\n",
+					len(gone), e.args[1])
+				return nil
+			}
+			list, err := c.Tokens(ctx)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(e.stdout, list)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "LABEL\tID\tCREATED\tLAST USED")
+			for _, t := range list {
+				used := "-"
+				if t.LastUsed != nil {
+					used = t.LastUsed.Local().Format(time.DateTime)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Label, t.ID, t.Created.Local().Format(time.DateTime), used)
+			}
+			return tw.Flush()
+		},
+	}
+}
