@@ -35,15 +35,14 @@ func catalogVerb() verb {
 				if err != nil {
 					return usageError{"usage: switchboard catalog show NAME"}
 				}
-				res, err := c.CatalogEntry(ctx, name)
+				entry, err := c.CatalogEntry(ctx, name)
 				if err != nil {
 					return err
 				}
 				if *asJSON {
-					return writeJSON(e.stdout, res.Entries[0])
+					return writeJSON(e.stdout, entry)
 				}
-				printEntry(e.stdout, res.Entries[0])
-				warn(e.stderr, res.Warning)
+				printEntry(e.stdout, entry)
 				return nil
 			}
 			res, err := c.SearchCatalog(ctx, strings.Join(e.args, " "), *limit)

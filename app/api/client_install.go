@@ -27,10 +27,10 @@ func (c *Client) SearchCatalog(ctx context.Context, query string, limit int) (ca
 }
 
 // CatalogEntry returns one catalog entry by registry or short name.
-func (c *Client) CatalogEntry(ctx context.Context, name string) (catalog.Result, error) {
-	var res catalog.Result
-	err := c.do(ctx, http.MethodGet, "/api/v1/catalog/"+url.PathEscape(name), nil, &res)
-	return res, err
+func (c *Client) CatalogEntry(ctx context.Context, name string) (catalog.Entry, error) {
+	var e catalog.Entry
+	err := c.do(ctx, http.MethodGet, "/api/v1/catalog/"+url.PathEscape(name), nil, &e)
+	return e, err
 }
 
 // Install starts installing a catalog entry; follow it with FollowInstall.

@@ -168,14 +168,18 @@ func (s *Server) searchCatalog(r *http.Request) (catalog.Result, error) {
 	return res, nil
 }
 
-// catalogEntry serves GET /api/v1/catalog/{name}: one entry, with the
-// source that answered.
-func (s *Server) catalogEntry(r *http.Request) (catalog.Result, error) {
+// catalogEntry serves GET /api/v1/catalog/{name}: one entry (its Source
+// says where it came from).
+func (s *Server) catalogEntry(r *http.Request) (catalog.Entry, error) {
 	c, err := s.catalogOrErr()
 	if err != nil {
-		return catalog.Result{}, err
+		return catalog.Entry{}, err
 	}
-	return s.lookup(r.Context(), c, r.PathValue("name"))
+	res, err := s.lookup(r.Context(), c, r.PathValue("name"))
+	if err != nil {
+		return catalog.Entry{}, err
+	}
+	return res.Entries[0], nil
 }
 
 func (s *Server) lookup(ctx context.Context, c Catalog, name string) (catalog.Result, error) {

@@ -111,7 +111,7 @@ func TestCatalogSearchAndEntry(t *testing.T) {
 		t.Fatalf("search: %+v", res)
 	}
 	one, err := ie.client.CatalogEntry(t.Context(), res.Entries[0].Name) // a registry name, with its slash
-	if err != nil || one.Entries[0].Name != res.Entries[0].Name {
+	if err != nil || one.Name != res.Entries[0].Name {
 		t.Fatalf("entry %s: %v %+v", res.Entries[0].Name, err, one)
 	}
 	if _, err := ie.client.CatalogEntry(t.Context(), "nothing-here"); !api.IsNotFound(err) {
