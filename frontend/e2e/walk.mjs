@@ -3,11 +3,16 @@
 // each page must show and taking screenshots in light and dark.
 //
 //   node e2e/walk.mjs --base http://127.0.0.1:PORT --login '/login?code=CODE' --out DIR [--mutate] [--install ENTRY]
+//                     [--add NAME=CONFIG_JSON] [--call /mcp/SERVER] [--revoke LABEL]
 //   node e2e/walk.mjs --fake --out DIR      (against e2e/fake-api.mjs serving dist/; implies --mutate)
 //
 // --login is the one-time login URL (absolute, or a path under --base) that
 // sets the session cookie. --mutate also installs, connects a client and
 // revokes a token; without it the walk only opens the dialogs and cancels.
+// --add adds a server through the Servers page and waits until it runs.
+// --call makes an MCP tools/call of "echo" on that endpoint (bearer token in
+// $SWITCHBOARD_E2E_TOKEN) while the History page is open, and waits for the
+// call to appear there live. --revoke picks the token the walk revokes.
 // Exits 1 with the failed step on stderr; the screenshots taken so far stay.
 
 import { chromium } from 'playwright-core';
@@ -18,7 +23,7 @@ import { join, resolve } from 'node:path';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 function parseArgs(argv) {
-  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
+  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -29,6 +34,9 @@ function parseArgs(argv) {
     else if (a === '--login') o.login = val();
     else if (a === '--out') o.out = val();
     else if (a === '--install') o.install = val();
+    else if (a === '--add') o.add = val();
+    else if (a === '--call') o.call = val();
+    else if (a === '--revoke') o.revoke = val();
     else if (a === '--chromium') o.chromium = val();
     else if (a === '--fake') o.fake = o.mutate = true;
     else if (a === '--mutate') o.mutate = true;
@@ -82,11 +90,52 @@ async function go(route) {
 }
 const visible = (sel) => page.locator(sel).first().isVisible();
 
+// mcpCall makes one tools/call of echo on the endpoint as an MCP client
+// would over streamable HTTP: initialize, initialized, tools/call.
+async function mcpCall(path, text) {
+  const url = opts.base + path;
+  const token = process.env.SWITCHBOARD_E2E_TOKEN ?? '';
+  let session = '';
+  const post = async (body) => {
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` };
+    if (session) headers['Mcp-Session-Id'] = session;
+    if (session) headers['MCP-Protocol-Version'] = '2025-11-25';
+    const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`MCP ${body.method}: HTTP ${res.status} ${await res.text()}`);
+    session = res.headers.get('mcp-session-id') ?? session;
+    const raw = await res.text();
+    if (!raw) return null;
+    const json = (res.headers.get('content-type') ?? '').includes('text/event-stream')
+      ? raw.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter(Boolean).pop()
+      : raw;
+    const msg = JSON.parse(json);
+    if (msg.error) throw new Error(`MCP ${body.method}: ${msg.error.message}`);
+    return msg.result;
+  };
+  await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'switchboard-e2e', version: '1.0' } } });
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text } } });
+}
+
 async function walkPages(scheme, interact) {
   step = `${scheme}: servers`;
   await go('servers');
   await page.locator('table.servers, .empty').first().waitFor();
   await shot(`servers-${scheme}`);
+  if (interact && opts.add) {
+    step = 'add a server and see it start';
+    const eq = opts.add.indexOf('=');
+    const [name, config] = [opts.add.slice(0, eq), opts.add.slice(eq + 1)];
+    await page.getByRole('button', { name: 'Add server' }).first().click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.getByLabel('Name').fill(name);
+    await dlg.getByLabel('Config (JSON)').fill(config);
+    await dlg.getByRole('button', { name: 'Add server' }).click();
+    await dlg.waitFor({ state: 'detached' });
+    await go('servers'); // adding opens the new server's page
+    await page.locator(`tr[data-server="${name}"] [data-state="running"]`).waitFor({ timeout: 60000 });
+    await shot('server-added');
+  }
   const first = page.locator('table.servers tbody tr td.name a').first();
   if (interact && (await first.count())) {
     step = 'server detail';
@@ -203,6 +252,17 @@ async function walkPages(scheme, interact) {
   step = `${scheme}: history`;
   await go('history');
   await page.locator('.scroller a.tr, .scroller .empty').first().waitFor();
+  if (interact && opts.call) {
+    step = 'history: a call through the gateway appears live';
+    const before = await page.locator('.scroller a.tr', { hasText: 'echo' }).count();
+    await mcpCall(opts.call, 'seen live in history');
+    await page.waitForFunction(
+      (n) => [...document.querySelectorAll('.scroller a.tr')].filter((r) => r.textContent.includes('echo')).length > n,
+      before,
+      { timeout: 20000 },
+    );
+    await shot('history-live-call');
+  }
   await shot(`history-${scheme}`);
   if (interact && (await page.locator('.scroller a.tr').count())) {
     step = 'history: virtualized paging';
@@ -246,7 +306,7 @@ async function walkPages(scheme, interact) {
   await shot(`settings-${scheme}`);
   if (interact && opts.mutate && (await page.getByRole('button', { name: 'Revoke…' }).count())) {
     step = 'settings: revoke a token';
-    const row = page.locator('tr[data-token]').first();
+    const row = opts.revoke ? page.locator(`tr[data-token="${opts.revoke}"]`) : page.locator('tr[data-token]').first();
     const label = await row.getAttribute('data-token');
     await row.getByRole('button', { name: 'Revoke…' }).click();
     await page.locator('dialog[open]').getByRole('button', { name: 'Revoke' }).click();
@@ -293,6 +353,7 @@ try {
   if (pageErrors.length) throw new Error(`uncaught errors in the page:\n${pageErrors.join('\n')}`);
 } catch (err) {
   failed = `${step}: ${err?.message ?? err}`;
+  if (pageErrors.length) failed += `\nuncaught errors in the page:\n${pageErrors.join('\n')}`;
   try {
     await shot('failure');
   } catch {

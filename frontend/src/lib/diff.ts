@@ -1,4 +1,5 @@
 // A unified diff split into typed lines for the diff view.
+import type { ClientPlan, ImportPlan } from './types';
 
 export interface DiffLine {
   kind: 'add' | 'del' | 'ctx' | 'hunk' | 'file';
@@ -46,4 +47,22 @@ export function diffStats(lines: DiffLine[]): { added: number; removed: number }
     else if (l.kind === 'del') removed++;
   }
   return { added, removed };
+}
+
+/**
+ * importAsPlan shows an import plan in the plan dialog: first what
+ * Switchboard's own config gains (as a small diff of config.json), then the
+ * change to the client's file when the import replaces its servers.
+ */
+export function importAsPlan(p: ImportPlan): ClientPlan {
+  const added = p.servers.filter((s) => s.action === 'add');
+  const lines: string[] = ['--- Switchboard config.json', '+++ Switchboard config.json (after the import)'];
+  if (added.length || p.servers.length || p.skipped.length) lines.push(`@@ -1,${p.servers.length} +1,${p.servers.length} @@`);
+  for (const s of p.servers) {
+    const from = s.renamed ? ` (from "${s.entry}")` : '';
+    lines.push(s.action === 'add' ? `+server "${s.name}"${from}` : ` server "${s.name}" is already in Switchboard${from}`);
+  }
+  for (const s of p.skipped) lines.push(` left in the client: "${s.entry}": ${s.reason}`);
+  const diff = lines.join('\n') + '\n' + (p.diff ?? '');
+  return { client: p.client, path: p.path, hash: p.hash, diff, changed: added.length > 0 || p.changed };
 }

@@ -43,6 +43,10 @@ export class ServersStore {
   private windowStart = 0;
   private readonly now: () => number;
   private refetching = new Map<string, Promise<void>>();
+  /** Servers whose state changed while their refetch was in flight: fetch again. */
+  private again = new Set<string>();
+  /** Counts state events, so a snapshot taken across one is taken again. */
+  private stateEvents = 0;
 
   constructor(
     private readonly deps: ServersDeps,
@@ -61,10 +65,18 @@ export class ServersStore {
   /** refresh fetches the servers and the call stats of the rate window. */
   async refresh(): Promise<void> {
     try {
-      const [list, stats] = await Promise.all([
-        this.deps.get<ServerView[]>('/api/v1/servers'),
-        this.deps.get<Stat[]>('/api/v1/stats?since=15m&by=server').catch(() => [] as Stat[]),
-      ]);
+      // A state event that arrives while the snapshot is on its way may be
+      // older or newer than it: take the snapshot again until none did.
+      let list: ServerView[] | undefined;
+      let stats: Stat[] | undefined;
+      for (let tries = 0; tries < 5; tries++) {
+        const seen = this.stateEvents;
+        [list, stats] = await Promise.all([
+          this.deps.get<ServerView[]>('/api/v1/servers'),
+          this.deps.get<Stat[]>('/api/v1/stats?since=15m&by=server').catch(() => [] as Stat[]),
+        ]);
+        if (seen === this.stateEvents) break;
+      }
       this.servers.set(list ?? []);
       this.windowStart = this.now() - RATE_WINDOW_MS;
       const counts: Record<string, CallCounts> = {};
@@ -88,12 +100,19 @@ export class ServersStore {
   /** refreshOne refetches one server (its processes changed); at most one at a time per server. */
   refreshOne(name: string): Promise<void> {
     const running = this.refetching.get(name);
-    if (running) return running;
+    if (running) {
+      // The answer on its way may predate what just happened: ask again after it.
+      this.again.add(name);
+      return running;
+    }
     const p = this.deps
       .get<ServerView>(`/api/v1/servers/${encodeURIComponent(name)}`)
       .then((v) => this.upsert(v))
       .catch(() => undefined)
-      .finally(() => this.refetching.delete(name));
+      .finally(() => {
+        this.refetching.delete(name);
+        if (this.again.delete(name)) void this.refreshOne(name);
+      });
     this.refetching.set(name, p);
     return p;
   }
@@ -116,6 +135,7 @@ export class ServersStore {
 
   applyState(ev: StateEvent): void {
     if (!ev || !ev.server) return;
+    this.stateEvents++;
     let known = false;
     this.servers.update((list) =>
       list.map((s) => {
@@ -138,8 +158,9 @@ export class ServersStore {
       });
     }
     // Process-level events change the process list, which only the
-    // snapshot has: refetch that one server.
-    if (known && ev.kind !== 'state') void this.refreshOne(ev.server);
+    // snapshot has: refetch that one server. A server the list does not
+    // have yet (just added; the list is on its way) is fetched too.
+    if (!known || ev.kind !== 'state') void this.refreshOne(ev.server);
   }
 
   applySample(ev: SampleEvent): void {

@@ -155,11 +155,25 @@ export interface ClientPlan {
 }
 
 export interface Backup {
+  /** What restore/plan and restore/apply take. */
+  name: string;
+  path: string;
+  size: number;
+  absent?: boolean;
+  time: string;
+}
+
+/** POST /api/v1/clients/{id}/import/plan. */
+export interface ImportPlan {
   client: string;
   path: string;
-  file?: string;
-  absent: boolean;
-  time: string;
+  hash: string;
+  replace: boolean;
+  /** The change to the client's file (with replace). */
+  diff: string;
+  changed: boolean;
+  servers: { entry: string; name: string; action: 'add' | 'exists'; renamed?: boolean }[];
+  skipped: { entry: string; reason: string }[];
 }
 
 export interface Input {

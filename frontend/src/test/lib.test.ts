@@ -73,3 +73,23 @@ describe('routes and formats', () => {
     expect(nanos(2_500_000_000)).toBe('2.50 s');
   });
 });
+
+describe('importAsPlan', () => {
+  it('lists the servers the import adds, then the client file diff; nothing to add and no file change is not a change', async () => {
+    const { importAsPlan, parseDiff } = await import('../lib/diff');
+    const plan = importAsPlan({
+      client: 'claude-desktop', path: '/h/c.json', hash: 'h1', replace: true, changed: true,
+      diff: '--- a\n+++ b\n@@ -1,1 +1,1 @@\n-x\n+y\n',
+      servers: [{ entry: 'my fs', name: 'my-fs', action: 'add', renamed: true }, { entry: 'git', name: 'git', action: 'exists' }],
+      skipped: [{ entry: 'remote', reason: 'a remote URL' }],
+    });
+    expect(plan.hash).toBe('h1');
+    expect(plan.changed).toBe(true);
+    const lines = parseDiff(plan.diff);
+    expect(lines.filter((l) => l.kind === 'add').map((l) => l.text)).toEqual(['server "my-fs" (from "my fs")', 'y']);
+    expect(plan.diff).toContain('already in Switchboard');
+    expect(plan.diff).toContain('a remote URL');
+    const none = importAsPlan({ client: 'c', path: 'p', hash: 'h', replace: false, changed: false, diff: '', servers: [{ entry: 'git', name: 'git', action: 'exists' }], skipped: [] });
+    expect(none.changed).toBe(false);
+  });
+});

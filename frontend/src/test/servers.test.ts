@@ -44,6 +44,43 @@ describe('ServersStore', () => {
     expect(store.callsPerMinute('beta')).toBe(0);
   });
 
+  it('takes the snapshot again when a state event arrives while it is on its way', async () => {
+    // The daemon's answer was made while beta was starting; beta's
+    // "running" event overtakes it on the stream.
+    let state = 'starting';
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let first = true;
+    const { store, es } = setup({
+      '/api/v1/servers': async () => {
+        const answer = [view('alpha'), view('beta', state)];
+        if (first) {
+          first = false;
+          await gate;
+        }
+        return answer;
+      },
+      '/api/v1/servers/beta': () => view('beta', state),
+    });
+    const loading = store.refresh();
+    await flush();
+    state = 'running';
+    es().emit('state', { server: 'beta', time: '2026-11-30T10:00:00Z', kind: 'state', state: 'running' }, 1);
+    release();
+    await loading;
+    await flush();
+    expect(get(store.servers).find((s) => s.name === 'beta')?.state).toBe('running');
+  });
+
+  it('fetches a server it does not list yet when that server reports its state', async () => {
+    const { store, es } = setup({ '/api/v1/servers/gamma': view('gamma', 'running') });
+    await store.refresh();
+    es().emit('state', { server: 'gamma', time: '2026-11-30T10:00:00Z', kind: 'state', state: 'running' }, 1);
+    await flush();
+    await flush();
+    expect(get(store.servers).map((s) => `${s.name}:${s.state}`)).toContain('gamma:running');
+  });
+
   it('shows a load error where it happened and keeps going', async () => {
     const { store } = setup({ '/api/v1/servers': new Error('daemon down') });
     await store.refresh();

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/tokens"
+	"github.com/switchboardhq/switchboard/frontend"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+// screenshotsDir is where the dashboard walk leaves its screenshots; the
+// README links them.
+const screenshotsDir = "docs/screenshots"
+
+// TestDashboardInChromium walks the real dashboard, served by a real daemon,
+// in Debian's Chromium (playwright-core, frontend/e2e/walk.mjs): sign in
+// with a one-time link, add a server and see it start, see a call made
+// through the gateway appear live in History, install from a (fake)
+// registry with live progress, connect Cursor in a temp HOME after seeing
+// the diff, revoke that client's token — every page screenshotted, light
+// and dark, at 1280×800 and 900×600.
+func TestDashboardInChromium(t *testing.T) {
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("Chromium not found at %s: install Debian's chromium (.ci/run does): %v", chromium, err)
+	}
+	if _, ok := frontend.Assets(); !ok {
+		t.Fatal("the dashboard is not built: run `make test` (it builds frontend/ first)")
+	}
+	if _, err := os.Stat("frontend/node_modules/playwright-core"); err != nil {
+		t.Fatal("playwright-core is not installed: run `make test` (npm ci in frontend/)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A registry with one server to install: this test binary as the
+	// test MCP server, asking for a required input and a secret.
+	const entryName = "io.github.switchboard-test/notes"
+	var fixedEnv []map[string]any
+	for _, kv := range testmcp.Env(testmcp.Options{}) {
+		k, v, _ := strings.Cut(kv, "=")
+		if v != "" {
+			fixedEnv = append(fixedEnv, map[string]any{"name": k, "value": v})
+		}
+	}
+	env := append(fixedEnv,
+		map[string]any{"name": "NOTES_DIR", "description": "Where the notes live", "isRequired": true},
+		map[string]any{"name": "NOTES_API_KEY", "description": "API key of the notes service", "isRequired": true, "isSecret": true})
+	exe, _ := os.Executable()
+	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		server := map[string]any{"name": entryName, "title": "Notes (test)", "description": "A test server installed from a fake registry",
+			"version": "1.0.0", "packages": []map[string]any{{"registryType": "command", "identifier": exe, "version": "1.0.0",
+				"transport": map[string]string{"type": "stdio"}, "environmentVariables": env}}}
+		envelope := map[string]any{"server": server, "_meta": map[string]any{
+			"io.modelcontextprotocol.registry/official": map[string]any{"status": "active", "isLatest": true}}}
+		if strings.HasSuffix(r.URL.Path, "/versions/latest") {
+			json.NewEncoder(w).Encode(envelope)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"servers": []any{envelope}, "metadata": map[string]any{"count": 1}})
+	}))
+	defer registry.Close()
+	t.Setenv(daemon.RegistryEnv, registry.URL)
+
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha")
+	// Cursor is "installed" in the daemon's temp HOME, with one server of its own.
+	cursorFile := filepath.Join(d.userHome, ".cursor", "mcp.json")
+	if err := os.MkdirAll(filepath.Dir(cursorFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cursorFile, []byte("{\n  \"mcpServers\": {}\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The server the walk adds: the test MCP server, like alpha.
+	addEnv := map[string]string{}
+	for _, kv := range testmcp.Env(testmcp.Options{}) {
+		k, v, _ := strings.Cut(kv, "=")
+		addEnv[k] = v
+	}
+	addCfg, _ := json.Marshal(map[string]any{"command": exe, "env": addEnv})
+
+	lc, err := d.client.LoginCode(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(screenshotsDir); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), node, "frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
+		"--out", screenshotsDir, "--mutate", "--install", entryName, "--add", "beta="+string(addCfg),
+		"--call", "/mcp/alpha", "--revoke", "cursor", "--chromium", chromium)
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_E2E_TOKEN="+d.client.Token, "TMPDIR="+t.TempDir())
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	t.Logf("walk (%s):\n%s", time.Since(start).Round(time.Second), out)
+	if err != nil {
+		t.Fatalf("the dashboard walk failed: %v", err)
+	}
+
+	// What the walk did through the page is real in the daemon.
+	cfg, err := config.Load(filepath.Join(home, daemon.ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Servers["beta"]; !ok {
+		t.Error("the server added in the page is not in config.json")
+	}
+	var installed string
+	for name, s := range cfg.Servers {
+		if s.Install != nil && s.Install.Entry == entryName {
+			installed = name
+			if len(s.SecretEnv) != 1 || s.SecretEnv[0] != "NOTES_API_KEY" || s.Env["NOTES_API_KEY"] != "" {
+				t.Errorf("installed server's secret: secretEnv %v, env %v", s.SecretEnv, s.Env)
+			}
+		}
+	}
+	if installed == "" {
+		t.Errorf("no server installed from %s in config.json: %v", entryName, cfg.Servers)
+	}
+	cursor, _ := os.ReadFile(cursorFile)
+	if !strings.Contains(string(cursor), `"switchboard"`) {
+		t.Errorf("Cursor's file after connecting in the page:\n%s", cursor)
+	}
+	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := store.Verify(tokenIn(t, string(cursor))); ok {
+		t.Error("the Cursor token revoked in the page still works")
+	}
+	page, err := d.client.History(t.Context(), url.Values{"client": {"switchboard-e2e"}})
+	if err != nil || len(page.Calls) == 0 {
+		t.Errorf("the walk's MCP call is not in the history: %v %+v", err, page)
+	}
+	shots, _ := filepath.Glob(filepath.Join(screenshotsDir, "*.png"))
+	if len(shots) < 20 {
+		t.Errorf("%d screenshots in %s, want every page in light and dark", len(shots), screenshotsDir)
+	}
+}
+
+// tokenIn finds the bearer token in a client config file's text.
+func tokenIn(t *testing.T, text string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(text, "Bearer ")
+	if !ok {
+		t.Fatalf("no bearer token in:\n%s", text)
+	}
+	return strings.FieldsFunc(after, func(r rune) bool { return r == '"' || r == '\\' || r == ' ' })[0]
+}
