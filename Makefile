@@ -5,7 +5,7 @@ BIN     := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check node-deps clean
+.PHONY: all build run test vet fmt-check node-deps frontend frontend-test clean
 
 # The official TypeScript SDK client and server-everything, for the
 # gateway's independent-client tests (pinned in package-lock.json).
@@ -13,8 +13,22 @@ NODE_HARNESS := app/gateway/testdata/node
 
 all: build
 
-# The headless build: pure Go, no GUI libraries needed.
-build:
+# The dashboard (frontend/, Vite + Svelte), built into frontend/dist and
+# embedded into the binary.
+FRONTEND := frontend
+
+$(FRONTEND)/node_modules/.package-lock.json: $(FRONTEND)/package-lock.json
+	cd $(FRONTEND) && npm ci --no-audit --no-fund
+
+frontend: $(FRONTEND)/node_modules/.package-lock.json
+	cd $(FRONTEND) && npm run build
+
+# Type checks and the Vitest unit tests of the dashboard.
+frontend-test: $(FRONTEND)/node_modules/.package-lock.json
+	cd $(FRONTEND) && npm run check && npm test
+
+# The headless build: pure Go, no GUI libraries needed, dashboard included.
+build: frontend
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/switchboard .
 
 run: build
@@ -36,7 +50,8 @@ $(NODE_HARNESS)/node_modules/.package-lock.json: $(NODE_HARNESS)/package-lock.js
 
 node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
 
-test: fmt-check vet node-deps
+# The Go tests build the binary with the dashboard (the browser walk drives it).
+test: fmt-check vet node-deps frontend frontend-test
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 clean:

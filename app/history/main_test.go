@@ -14,6 +14,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(crashWriterEnv); path != "" {
+		runCrashWriter(path) // the child of TestKill9DuringHeavyWrites; never returns
+	}
 	code := m.Run()
 	cleanupBenchDB()
 	if code == 0 {
