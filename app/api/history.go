@@ -20,6 +20,7 @@ type History interface {
 	Stats(ctx context.Context, since, until time.Time, groupBy string) ([]history.Stat, error)
 	Samples(ctx context.Context, server string, since, until time.Time) ([]history.Sample, error)
 	Export(ctx context.Context, q history.CallQuery, w io.Writer, format string) error
+	Logs(ctx context.Context, server string, since time.Time, limit int) ([]history.LogLine, error)
 	Dropped() uint64
 }
 

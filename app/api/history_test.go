@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,8 +14,10 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/record"
+	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // TestHistoryEndpoints serves a real history database through the API.
@@ -93,5 +96,36 @@ func TestHistoryEndpoints(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("history without a store: %d, want 503", resp.StatusCode)
+	}
+}
+
+// A server that is not running (or not since the daemon started) shows
+// the lines it wrote before, from the history.
+func TestLogsFromHistory(t *testing.T) {
+	store, err := history.Open(t.Context(), filepath.Join(t.TempDir(), "history.db"), history.Options{RetentionInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close(context.Background()) })
+	start := time.Now().Add(-time.Hour)
+	for i := range 5 {
+		store.Observe(supervisor.Event{Time: start.Add(time.Duration(i) * time.Second), Server: "idle", Kind: supervisor.EventLog,
+			PID: 99, Stream: "stderr", Message: fmt.Sprintf("old line %d", i)})
+	}
+	if err := store.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(o *api.Options) { o.History = store })
+	e.cfg.cfg.Servers["idle"] = config.Server{Command: "x"}
+	lines, err := e.client.Logs(t.Context(), "idle", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(lines); fmt.Sprint(got) != fmt.Sprint([]string{"old line 2", "old line 3", "old line 4"}) || lines[0].PID != 99 {
+		t.Errorf("lines of a stopped server = %q", got)
+	}
+	// A running server's own lines win.
+	if lines, _ := e.client.Logs(t.Context(), "fs", 1); len(lines) != 1 || lines[0].Text == "old line 4" {
+		t.Errorf("running server: %+v", lines)
 	}
 }

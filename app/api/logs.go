@@ -59,6 +59,11 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		ps = supervisor.PoolStatus{} // in the config but not running (yet): no lines
 	}
 	lines := ps.Logs[max(0, len(ps.Logs)-n):]
+	if len(ps.Logs) == 0 && n > 0 && s.history != nil {
+		// Not running, or not since the daemon started: what the server
+		// wrote before is in the history.
+		lines = s.storedLogs(r, name, n)
+	}
 	if !follow {
 		if lines == nil {
 			lines = []supervisor.LogLine{}
@@ -67,6 +72,22 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.follow(w, r, name, ps.Logs, lines, events)
+}
+
+// storedLogs returns the server's last n lines from the history; a failure
+// to read them is logged and answered as no lines, since the live lines
+// still follow.
+func (s *Server) storedLogs(r *http.Request, name string, n int) []supervisor.LogLine {
+	stored, err := s.history.Logs(r.Context(), name, time.Time{}, n)
+	if err != nil {
+		s.log.Warn("reading a server's logs from the history", "server", name, "err", err)
+		return nil
+	}
+	lines := make([]supervisor.LogLine, 0, len(stored))
+	for _, l := range stored {
+		lines = append(lines, supervisor.LogLine{Time: l.Time, PID: l.PID, Stream: l.Stream, Text: l.Text})
+	}
+	return lines
 }
 
 // logKey identifies a line: the event of a line carries the very time value
