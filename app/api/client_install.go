@@ -115,3 +115,10 @@ func (c *Client) LoginCode(ctx context.Context) (LoginCode, error) {
 	err := c.do(ctx, http.MethodPost, "/api/v1/login-codes", nil, &lc)
 	return lc, err
 }
+
+// Settings returns the daemon's settings (history retention).
+func (c *Client) Settings(ctx context.Context) (Settings, error) {
+	var s Settings
+	err := c.do(ctx, http.MethodGet, "/api/v1/settings", nil, &s)
+	return s, err
+}

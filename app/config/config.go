@@ -74,6 +74,10 @@ type Config struct {
 	// map is non-nil; nil and empty mean the same: no servers.
 	Servers map[string]Server `json:"servers"`
 
+	// History bounds the call history; the zero value means the defaults
+	// (30 days, 1 GiB).
+	History History `json:"history,omitzero"`
+
 	// extra holds top-level keys this package does not know, verbatim
 	// (compacted), so that they survive a save.
 	extra map[string]json.RawMessage
@@ -131,6 +135,14 @@ type Server struct {
 
 	// extra holds keys this package does not know, verbatim (compacted).
 	extra map[string]json.RawMessage
+}
+
+// History is how much call history the daemon keeps.
+type History struct {
+	// MaxAge is how long records are kept; 0 means the default (30 days).
+	MaxAge Duration `json:"maxAge,omitzero"`
+	// MaxBytes bounds the database's size; 0 means the default (1 GiB).
+	MaxBytes int64 `json:"maxBytes,omitempty"`
 }
 
 // Install records the catalog entry a server was installed from, for
@@ -202,6 +214,7 @@ func (c *Config) Clone() *Config {
 	out := &Config{
 		Version: c.Version,
 		Listen:  c.Listen,
+		History: c.History,
 		extra:   cloneExtra(c.extra),
 	}
 	if c.Servers != nil {

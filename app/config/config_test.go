@@ -614,3 +614,29 @@ func TestInstalledServerRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestHistorySettings(t *testing.T) {
+	cfg := Default()
+	cfg.History = History{MaxAge: Duration{7 * 24 * time.Hour}, MaxBytes: 256 << 20}
+	path := filepath.Join(t.TempDir(), FileName)
+	if err := cfg.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), `"maxAge": "168h"`) || !strings.Contains(string(data), `"maxBytes": 268435456`) {
+		t.Errorf("saved:\n%s", data)
+	}
+	again, err := Load(path)
+	if err != nil || again.History != cfg.History {
+		t.Fatalf("reloaded: %+v %v", again.History, err)
+	}
+	for _, tt := range []struct{ json, field string }{
+		{`{"version":1,"history":{"maxAge":"-1h"}}`, "history.maxAge"},
+		{`{"version":1,"history":{"maxBytes":10}}`, "history.maxBytes"},
+		{`{"version":1,"history":"30d"}`, "history"},
+	} {
+		if _, err := Parse("config.json", []byte(tt.json)); err == nil || !strings.Contains(err.Error(), tt.field) {
+			t.Errorf("Parse(%s) = %v, want an error naming %s", tt.json, err, tt.field)
+		}
+	}
+}

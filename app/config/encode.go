@@ -96,6 +96,11 @@ func (c Config) appendJSON(b []byte) []byte {
 		w.b = c.Servers[name].appendJSON(w.b)
 	}
 	w.b = append(w.b, '}')
+	if c.History != (History{}) {
+		w.key("history")
+		data, _ := json.Marshal(c.History) // a duration and a number: cannot fail
+		w.b = append(w.b, data...)
+	}
 	w.extra(c.extra)
 	return append(w.b, '}')
 }

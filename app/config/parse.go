@@ -309,6 +309,8 @@ func (p *parser) config(top []member) (*Config, error) {
 			err = p.scalar(m.key, m.valOff, m.val, &c.Listen, "a string")
 		case "servers":
 			c.Servers, err = p.servers(m.key, m.valOff, m.val)
+		case "history":
+			err = p.scalar(m.key, m.valOff, m.val, &c.History, `an object like {"maxAge": "720h", "maxBytes": 1073741824}`)
 		default:
 			c.extra, err = addExtra(c.extra, m)
 		}

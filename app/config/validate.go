@@ -50,6 +50,15 @@ func (c *Config) validate() *Error {
 	if e := validateListen(c.Listen); e != nil {
 		return e
 	}
+	if c.History.MaxAge.Duration < 0 {
+		return invalid("history.maxAge", "invalid value %s: must not be negative", c.History.MaxAge)
+	}
+	if c.History.MaxBytes < 0 {
+		return invalid("history.maxBytes", "invalid value %d: must not be negative", c.History.MaxBytes)
+	}
+	if b := c.History.MaxBytes; b > 0 && b < 1<<20 {
+		return invalid("history.maxBytes", "invalid value %d: at least 1 MiB (1048576)", b)
+	}
 	prefixes := map[string]string{} // prefix on the aggregated endpoint → server
 	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[name]

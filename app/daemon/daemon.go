@@ -116,7 +116,9 @@ func Run(ctx context.Context, opts Options) error {
 		log.Info("server secrets are kept in a 0600 file: no OS keychain answered", "why", why)
 	}
 
+	retention := store.Current().History
 	hist, err := history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
+		MaxAge: retention.MaxAge.Duration, MaxBytes: retention.MaxBytes,
 		OnCommit: func(calls []history.Call) {
 			for _, c := range calls {
 				publish(log, bus, events.TypeCall, c)
@@ -184,7 +186,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore}
+	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist}
 	d.apply(ctx)
 
 	started := time.Now()
@@ -272,6 +274,7 @@ type daemon struct {
 	gw      *gateway.Gateway
 	bus     *events.Bus
 	secrets *secrets.Store
+	hist    *history.Store
 
 	applyMu sync.Mutex // one Apply at a time, always of the latest config
 }
@@ -286,6 +289,7 @@ func (d *daemon) apply(ctx context.Context) {
 		return
 	}
 	d.gw.Sync(GatewayConfigs(cfg))
+	d.hist.SetRetention(cfg.History.MaxAge.Duration, cfg.History.MaxBytes)
 	publish(d.log, d.bus, events.TypeConfig, struct{}{})
 }
 

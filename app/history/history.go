@@ -128,6 +128,9 @@ type Store struct {
 
 	queue   chan item
 	dropped atomic.Uint64
+	// maxAge and maxBytes are Options.MaxAge and MaxBytes, changed by
+	// SetRetention while the store runs.
+	maxAge, maxBytes atomic.Int64
 	closed  atomic.Bool
 
 	stop       chan struct{} // closed by Close: writer drains and exits, retention exits
@@ -258,6 +261,8 @@ func open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			return nil, err
 		}
 	}
+	s.maxAge.Store(int64(opts.MaxAge))
+	s.maxBytes.Store(opts.MaxBytes)
 	s.writeCtx, s.cancelW = context.WithCancel(context.Background())
 	go s.writer()
 	go s.retainLoop()

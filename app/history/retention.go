@@ -58,6 +58,21 @@ func (s *Store) retainLoop() {
 	}
 }
 
+// SetRetention changes how long records are kept and how big the database
+// may grow (0: the default; negative: no bound); the next retention pass
+// applies it.
+func (s *Store) SetRetention(maxAge time.Duration, maxBytes int64) {
+	o := Options{MaxAge: maxAge, MaxBytes: maxBytes}
+	o.setDefaults()
+	s.maxAge.Store(int64(o.MaxAge))
+	s.maxBytes.Store(o.MaxBytes)
+}
+
+// Retention returns the bounds in force: age and size (negative: none).
+func (s *Store) Retention() (maxAge time.Duration, maxBytes int64) {
+	return time.Duration(s.maxAge.Load()), s.maxBytes.Load()
+}
+
 // Retain runs one retention pass now: it deletes records older than MaxAge,
 // downsamples resource samples, then deletes the oldest calls and log lines
 // until the database's used size is under MaxBytes. Every step is a series of
@@ -66,8 +81,9 @@ func (s *Store) retainLoop() {
 func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 	var rep RetentionReport
 	now := s.opts.Now()
-	if s.opts.MaxAge > 0 {
-		cutoff := now.Add(-s.opts.MaxAge).UnixMicro()
+	maxAge, maxBytes := s.Retention()
+	if maxAge > 0 {
+		cutoff := now.Add(-maxAge).UnixMicro()
 		for _, t := range []struct {
 			table, col string
 			n          *int64
@@ -101,8 +117,8 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 	// the search index until its segments merge, so re-measuring after each
 	// chunk would overshoot; instead each round deletes its estimate, merges
 	// the index a little, and measures again.
-	for round := 0; round < 3 && s.opts.MaxBytes > 0 && used > s.opts.MaxBytes; round++ {
-		target := s.opts.MaxBytes / 10 * 9
+	for round := 0; round < 3 && maxBytes > 0 && used > maxBytes; round++ {
+		target := maxBytes / 10 * 9
 		frac := float64(used-target) / float64(used)
 		for _, t := range []struct {
 			table, col string

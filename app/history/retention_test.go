@@ -224,3 +224,31 @@ func TestBackgroundRetention(t *testing.T) {
 		time.Sleep(5 * time.Millisecond) // polling with a deadline
 	}
 }
+
+// SetRetention changes the bounds of a running store; zero restores the
+// defaults.
+func TestSetRetention(t *testing.T) {
+	clock := &fakeClock{now: t0}
+	opts := testOptions()
+	opts.Now = clock.Now
+	s := openTest(t, opts)
+	for i := range 10 {
+		s.RecordCall(call(-i*24*3600, "fs", "read_file", ""))
+	}
+	flush(t, s)
+	if age, size := s.Retention(); age != 30*24*time.Hour || size != 1<<30 {
+		t.Fatalf("defaults: %v %d", age, size)
+	}
+	s.SetRetention(3*24*time.Hour+time.Minute, 0)
+	if _, err := s.Retain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.Calls(context.Background(), CallQuery{})
+	if err != nil || len(page.Calls) != 4 {
+		t.Fatalf("after keeping 3 days: %d calls (%v), want 4", len(page.Calls), err)
+	}
+	s.SetRetention(0, 0)
+	if age, size := s.Retention(); age != 30*24*time.Hour || size != 1<<30 {
+		t.Errorf("back to defaults: %v %d", age, size)
+	}
+}
