@@ -74,6 +74,9 @@ type Options struct {
 	// it must return quickly, since the next batch waits for it.
 	OnCommit func([]Call)
 
+	// recentWindow, if set, replaces the constant of that name (tests).
+	recentWindow int64
+
 	// beforeCommit, if set, runs in the writer before each batch commits
 	// (tests use it to hold the writer).
 	beforeCommit func()

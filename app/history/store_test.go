@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -527,5 +529,51 @@ func TestOnCommitReportsStoredCalls(t *testing.T) {
 	defer mu.Unlock()
 	if diff := cmp.Diff(page.Calls, got); diff != "" {
 		t.Errorf("OnCommit calls differ from Calls (-Calls +OnCommit):\n%s", diff)
+	}
+}
+
+// A common word's first page comes from the newest part of the search
+// index; it must be the page a search of every call gives, also when calls
+// end out of start order (long calls that started earlier end later).
+func TestCommonWordFirstPageIsExact(t *testing.T) {
+	opts := testOptions()
+	opts.recentWindow = 500
+	s := openTest(t, opts)
+	rng := rand.New(rand.NewPCG(3, 4))
+	// Calls are recorded when they end, as the gateway does: ids follow the
+	// end, starts are up to two minutes earlier.
+	const n = 6000
+	for i := range n {
+		end := t0.Add(time.Duration(i) * 100 * time.Millisecond)
+		dur := time.Duration(rng.Int64N(int64(2 * time.Minute)))
+		word := "common"
+		if i%50 == 0 {
+			word = "rare"
+		}
+		c := call(0, "fs", "read_file", fmt.Sprintf(`{"q":"%s %d"}`, word, i))
+		c.Start, c.Duration = end.Add(-dur), dur
+		s.RecordCall(c)
+	}
+	flush(t, s)
+	ctx := context.Background()
+	for _, text := range []string{"common", "rare", "common 5999"} {
+		for _, limit := range []int{1, 50, 500} {
+			q := CallQuery{Text: text, Limit: limit}
+			got, err := s.Calls(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			where, args := q.where()
+			want, _, err := s.page(ctx, "calls", where, args, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%q limit %d: first page differs from a full search (-full +got):\n%s", text, limit, diff)
+			}
+		}
+	}
+	if from, err := s.callsSource(ctx, CallQuery{Text: "common"}); err != nil || from != commonWordSource {
+		t.Errorf("callsSource(common) = %q, %v: the test does not reach the common-word path", from, err)
 	}
 }
