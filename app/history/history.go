@@ -134,7 +134,7 @@ type Store struct {
 	// maxAge and maxBytes are Options.MaxAge and MaxBytes, changed by
 	// SetRetention while the store runs.
 	maxAge, maxBytes atomic.Int64
-	closed  atomic.Bool
+	closed           atomic.Bool
 
 	stop       chan struct{} // closed by Close: writer drains and exits, retention exits
 	writeCtx   context.Context
