@@ -43,7 +43,7 @@ func (g *Gateway) newFront(server string) *mcp.Server {
 				return g.subscribe(ctx, req, server, req.Params.URI, false)
 			},
 		})
-	s.AddReceivingMiddleware(g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server))
+	s.AddReceivingMiddleware(g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server), g.rawResults())
 	return s
 }
 
@@ -61,14 +61,23 @@ func (g *Gateway) awaitLists(server string) mcp.Middleware {
 			case "initialize", "notifications/initialized", "ping", "server/discover", "logging/setLevel":
 				return next(ctx, method, req)
 			}
+			// Once every server has been tried (the usual case) nothing
+			// waits: no timer, no list.
 			var waits []<-chan struct{}
 			g.mu.Lock()
 			for name, b := range g.backends {
 				if server == "" || name == server {
-					waits = append(waits, b.tried)
+					select {
+					case <-b.tried:
+					default:
+						waits = append(waits, b.tried)
+					}
 				}
 			}
 			g.mu.Unlock()
+			if len(waits) == 0 {
+				return next(ctx, method, req)
+			}
 			timer := time.NewTimer(firstListWait)
 			defer timer.Stop()
 			for _, w := range waits {
@@ -155,6 +164,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, server
 		res, err = cs.CallTool(ctx, params)
 		return err
 	})
+	if rc := rawCaptureFrom(ctx); rc != nil {
+		rc.done(err == nil)
+	}
 	if err != nil {
 		if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
 			return nil, err
@@ -303,8 +315,9 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, t
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timedOut := fmt.Errorf("server %q did not answer within %s: %w", server, timeout, context.DeadlineExceeded)
-	timer := time.AfterFunc(timeout, func() { cancel(timedOut) })
+	timer := time.AfterFunc(timeout, func() {
+		cancel(fmt.Errorf("server %q did not answer within %s: %w", server, timeout, context.DeadlineExceeded))
+	})
 	defer timer.Stop()
 
 	var route *progressRoute

@@ -85,6 +85,15 @@ func (k *keepAliveWriter) Unwrap() http.ResponseWriter { return k.ResponseWriter
 func (k *keepAliveWriter) Flush() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.flushLocked()
+}
+
+// flushLocked flushes the response; the go-sdk flushes after every event.
+func (k *keepAliveWriter) flushLocked() {
+	if f, ok := k.ResponseWriter.(http.Flusher); ok {
+		f.Flush() // net/http's own writer: no controller to allocate
+		return
+	}
 	_ = http.NewResponseController(k.ResponseWriter).Flush()
 }
 
@@ -102,7 +111,7 @@ func (k *keepAliveWriter) comment(interval time.Duration) time.Duration {
 	if _, err := k.ResponseWriter.Write([]byte(": keep-alive\n\n")); err != nil {
 		return 0
 	}
-	_ = http.NewResponseController(k.ResponseWriter).Flush()
+	k.flushLocked()
 	k.last = time.Now()
 	return interval
 }

@@ -56,6 +56,8 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 			c.Outcome = record.OutcomeOK
 			if err != nil {
 				c.Outcome, c.Error = classify(err), err.Error()
+			} else if raw, ok := res.(*rawToolResult); ok {
+				c.Response, c.ResponseSize = raw.data, len(raw.data) // plain by construction
 			} else if res != nil {
 				if data, merr := json.Marshal(res); merr == nil {
 					c.Response, c.ResponseSize = data, len(data)

@@ -3,16 +3,20 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // WrapTransport wraps a backend process's transport
-// (supervisor.Options.WrapTransport) so that each progress notification is
-// counted for its call as it is read: the read loop reads a server's
-// messages in order, so by the time a call's response is read, every
-// progress notification sent before it has been counted (see drain).
+// (supervisor.Options.WrapTransport) to see its messages as they pass:
+//   - each progress notification is counted for its call as it is read:
+//     the read loop reads a server's messages in order, so by the time a
+//     call's response is read, every progress notification sent before it
+//     has been counted (see drain);
+//   - a forwarded tools/call's result is kept as the server's bytes (see
+//     rawCapture).
 func (g *Gateway) WrapTransport(_ string, t mcp.Transport) mcp.Transport {
 	return countingTransport{Transport: t, g: g}
 }
@@ -27,27 +31,71 @@ func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return countingConn{Connection: c, g: t.g}, nil
+	return &backendConn{Connection: c, g: t.g, captures: map[jsonrpc.ID]*rawCapture{}}, nil
 }
 
-type countingConn struct {
+// A backendConn is the connection to one backend process.
+type backendConn struct {
 	mcp.Connection
 	g *Gateway
+
+	mu       sync.Mutex
+	captures map[jsonrpc.ID]*rawCapture // tools/call requests in flight whose result is captured
 }
 
-func (c countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/progress" {
-		var p struct {
-			Token any `json:"progressToken"`
+func (c *backendConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	// The go-sdk writes a call with the caller's context, so a capture
+	// that callTool put there is found here, with the request's id.
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.IsCall() {
+		if rc := rawCaptureFrom(ctx); rc != nil {
+			c.mu.Lock()
+			c.captures[req.ID] = rc
+			c.mu.Unlock()
+			rc.sent(c, req.ID)
 		}
-		if json.Unmarshal(req.Params, &p) == nil {
-			if token, ok := p.Token.(string); ok {
-				if v, ok := c.g.progress.Load(token); ok {
-					v.(*progressRoute).seen.Add(1)
-				}
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+func (c *backendConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		if m.Method == "notifications/progress" {
+			c.countProgress(m.Params)
+		}
+	case *jsonrpc.Response:
+		c.mu.Lock()
+		rc := c.captures[m.ID]
+		delete(c.captures, m.ID)
+		c.mu.Unlock()
+		if rc != nil && m.Error == nil {
+			if standIn := rc.take(m.Result); standIn != nil {
+				m.Result = standIn
 			}
 		}
 	}
 	return msg, err
+}
+
+// forget drops id's capture if it is still rc (no response came).
+func (c *backendConn) forget(id jsonrpc.ID, rc *rawCapture) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.captures[id] == rc {
+		delete(c.captures, id)
+	}
+}
+
+func (c *backendConn) countProgress(params json.RawMessage) {
+	var p struct {
+		Token any `json:"progressToken"`
+	}
+	if json.Unmarshal(params, &p) == nil {
+		if token, ok := p.Token.(string); ok {
+			if v, ok := c.g.progress.Load(token); ok {
+				v.(*progressRoute).seen.Add(1)
+			}
+		}
+	}
 }

@@ -1,0 +1,144 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A tools/call result is passed on as the bytes the server sent, not
+// decoded into an mcp.CallToolResult and encoded again: with the go-sdk,
+// that round trip is most of what a large result costs the gateway (every
+// text parsed, unescaped, escaped and copied several times; about 7 MiB
+// allocated for a 256 KiB result). The go-sdk still frames both hops:
+//
+//	front ──rawResults middleware: ctx gets a rawCapture──▶ callTool ──▶ cs.CallTool(ctx)
+//	                                                                        │
+//	backendConn.Write sees the tools/call request with ctx: id → capture ◀──┘
+//	backendConn.Read sees the response with that id: the capture keeps the
+//	result's bytes and the go-sdk decodes a small stand-in instead
+//	                                                                        │
+//	rawResults returns a rawToolResult, which marshals as those bytes  ◀────┘
+//
+// Only plain results of session-era calls take this path: errors (which
+// the recorder reads), input-required results (which the go-sdk acts on)
+// and stateless calls (whose results the go-sdk annotates) are decoded as
+// before.
+
+// A rawCapture receives the result of one forwarded tools/call.
+type rawCapture struct {
+	mu        sync.Mutex
+	conn      *backendConn // where the request went, to forget it
+	id        jsonrpc.ID
+	result    json.RawMessage // the server's result, when plain
+	forwarded bool            // callTool passed the result on (no failure of its own)
+}
+
+type rawCaptureKey struct{}
+
+func rawCaptureFrom(ctx context.Context) *rawCapture {
+	rc, _ := ctx.Value(rawCaptureKey{}).(*rawCapture)
+	return rc
+}
+
+// sent notes that the call went out on conn as id.
+func (rc *rawCapture) sent(conn *backendConn, id jsonrpc.ID) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.conn, rc.id = conn, id
+}
+
+// take keeps result if it is plain, and returns what the go-sdk should
+// decode in its place, or nil to let it decode result itself.
+func (rc *rawCapture) take(result json.RawMessage) json.RawMessage {
+	if !plainToolResult(result) {
+		return nil
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.result = result
+	return json.RawMessage(standInResult)
+}
+
+// standInResult is what the go-sdk client decodes for a captured result:
+// the least that is a valid CallToolResult.
+const standInResult = `{"content":[]}`
+
+// done forgets the call on its connection if no response came (the call
+// was cancelled or the process died), and says whether the result is to
+// be passed on raw.
+func (rc *rawCapture) done(forwarded bool) {
+	rc.mu.Lock()
+	conn, id := rc.conn, rc.id
+	rc.forwarded = forwarded
+	rc.mu.Unlock()
+	if conn != nil {
+		conn.forget(id, rc)
+	}
+}
+
+// raw returns the captured result when it is to be passed on as is.
+func (rc *rawCapture) raw() json.RawMessage {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if !rc.forwarded {
+		return nil
+	}
+	return rc.result
+}
+
+// plainToolResult reports whether a tools/call result is neither an error
+// nor an input-required result. A key can appear in JSON text only with
+// its quotes unescaped, and within a string a quote is always escaped, so
+// a result without the bytes "isError" and "resultType" has neither key:
+// most results are told apart without being parsed.
+func plainToolResult(data json.RawMessage) bool {
+	if !bytes.Contains(data, []byte(`"isError"`)) && !bytes.Contains(data, []byte(`"resultType"`)) {
+		return true
+	}
+	var r struct {
+		IsError    bool   `json:"isError"`
+		ResultType string `json:"resultType"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return false
+	}
+	return !r.IsError && (r.ResultType == "" || r.ResultType == "complete")
+}
+
+// rawToolResult is a tools/call result that marshals as the server's own
+// bytes.
+type rawToolResult struct {
+	mcp.ResultBase
+	data json.RawMessage
+}
+
+func (r *rawToolResult) MarshalJSON() ([]byte, error) { return r.data, nil }
+
+// rawResults gives each session-era tools/call a rawCapture and answers
+// with the captured bytes when the call passed a plain result on.
+func (g *Gateway) rawResults() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			if r, ok := req.(*mcp.CallToolRequest); !ok || r.ProtocolVersion() >= statelessVersion {
+				return next(ctx, method, req)
+			}
+			rc := &rawCapture{}
+			res, err := next(context.WithValue(ctx, rawCaptureKey{}, rc), method, req)
+			if err != nil {
+				return res, err
+			}
+			if data := rc.raw(); data != nil {
+				return &rawToolResult{data: data}, nil
+			}
+			return res, nil
+		}
+	}
+}
