@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // tailLines is how many of the installer's last output lines an error keeps.
@@ -143,7 +145,7 @@ func run(ctx context.Context, rep *reporter, dir string, env []string, argv []st
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = w, w
-	setGroup(cmd)
+	supervisor.PrepareGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		r.Close()
 		w.Close()
@@ -156,14 +158,14 @@ func run(ctx context.Context, rep *reporter, dir string, env []string, argv []st
 		waitErr = cmd.Wait()
 		close(exited)
 	}()
-	grp, gerr := newGroup(cmd)
+	grp, gerr := supervisor.NewProcessGroup(cmd)
 	if gerr != nil {
 		_ = cmd.Process.Kill()
 		<-exited
 		r.Close()
 		return gerr
 	}
-	defer grp.release()
+	defer grp.Release()
 	linesDone := make(chan struct{})
 	go func() {
 		defer close(linesDone)
@@ -175,10 +177,10 @@ func run(ctx context.Context, rep *reporter, dir string, env []string, argv []st
 	case <-exited:
 	case <-ctx.Done():
 		cancelled = ctx.Err()
-		_ = grp.kill()
+		_ = grp.Kill()
 		<-exited
 	}
-	_ = grp.kill() // leftovers: a script's background child
+	_ = grp.Kill() // leftovers: a script's background child
 	// A descendant that left the group may hold the pipe open; do not wait
 	// for it forever.
 	select {

@@ -45,7 +45,7 @@ func (in *Installer) verify(ctx context.Context, server string, launch config.Se
 type session struct {
 	cs         *mcp.ClientSession
 	cmd        *exec.Cmd
-	grp        *group
+	grp        *supervisor.ProcessGroup
 	stdin      io.Closer
 	exited     chan struct{}
 	waitErr    error
@@ -84,7 +84,7 @@ func (in *Installer) startSession(ctx context.Context, server string, launch con
 	}
 	cmd.Dir = launch.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	setGroup(cmd)
+	supervisor.PrepareGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", launch.Command, err)
 	}
@@ -96,7 +96,7 @@ func (in *Installer) startSession(ctx context.Context, server string, launch con
 		s.waitErr = cmd.Wait()
 		close(s.exited)
 	}()
-	if s.grp, err = newGroup(cmd); err != nil {
+	if s.grp, err = supervisor.NewProcessGroup(cmd); err != nil {
 		_ = cmd.Process.Kill()
 		<-s.exited
 		return nil, err
@@ -162,15 +162,15 @@ func (s *session) close() {
 	select {
 	case <-s.exited:
 	case <-time.After(stopGrace):
-		_ = s.grp.terminate()
+		_ = s.grp.Terminate()
 		select {
 		case <-s.exited:
 		case <-time.After(stopGrace):
-			_ = s.grp.kill()
+			_ = s.grp.Kill()
 			<-s.exited
 		}
 	}
-	_ = s.grp.kill()
+	_ = s.grp.Kill()
 	select {
 	case <-s.stderrDone:
 	case <-time.After(time.Second):
@@ -178,7 +178,7 @@ func (s *session) close() {
 		<-s.stderrDone
 	}
 	s.stderrR.Close()
-	s.grp.release()
+	s.grp.Release()
 }
 
 // filterStdout passes on the JSON lines of r and sends any other line
