@@ -103,8 +103,13 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.RemoveAll(screenshotsDir); err != nil {
-		t.Fatal(err)
+	// The walk's own screenshots (NN-name.png) are replaced; the window's
+	// and the tray's, taken by their tests, stay.
+	old, _ := filepath.Glob(filepath.Join(screenshotsDir, "[0-9][0-9]-*.png"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.CommandContext(t.Context(), node, "frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
 		"--out", screenshotsDir, "--mutate", "--install", entryName, "--add", "beta="+string(addCfg),

@@ -82,6 +82,8 @@ func verbs() []verb {
 		clientsVerb(),
 		tokensVerb(),
 		connectVerb(),
+		windowVerb(),
+		trayVerb(),
 		{name: "version", summary: "print the version", run: func(_ context.Context, e *env, _ *flag.FlagSet) error {
 			fmt.Fprintf(e.stdout, "switchboard %s\n", version)
 			return nil
@@ -92,6 +94,7 @@ func verbs() []verb {
 // run parses args and runs the verb; it returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	all := verbs()
+	args = withDefaultVerb(args)
 	global := flag.NewFlagSet("switchboard", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	homeFlag := global.String("home", "", "data directory (default $"+daemon.HomeEnv+" or the per-user directory)")

@@ -1,0 +1,254 @@
+package tray
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testApp is an App on a fake API and a fake backend, running in the
+// background.
+type testApp struct {
+	api      *fakeAPI
+	app      *App
+	b        *fakeBackend
+	r        *Renderer
+	notified chan string
+	copied   chan string
+	done     chan error
+	cancel   context.CancelFunc
+}
+
+func startApp(t *testing.T, f *fakeAPI, windowCmd []string, auto Autostart) *testApp {
+	t.Helper()
+	wins, err := NewWindows(windowCmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta := &testApp{api: f, b: &fakeBackend{}, notified: make(chan string, 16), copied: make(chan string, 1), done: make(chan error, 1)}
+	ta.app, err = NewApp(Options{Client: f.client(), Endpoint: "http://127.0.0.1:7391/mcp", Windows: wins,
+		Autostart: auto, AutostartCommand: []string{"/opt/switchboard/switchboard-tray"},
+		Clipboard:    func(s string) error { ta.copied <- s; return nil },
+		Notify:       func(title, msg string) error { ta.notified <- title + ": " + msg; return nil },
+		Capacity:     3,
+		PollInterval: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	icons, _ := MakeIcons()
+	ta.r = NewRenderer(ta.b, 3, icons)
+	ctx, cancel := context.WithCancel(t.Context())
+	ta.cancel = cancel
+	go func() { ta.done <- ta.app.Run(ctx, ta.r) }()
+	t.Cleanup(func() {
+		cancel()
+		<-ta.done
+	})
+	return ta
+}
+
+func (ta *testApp) click(t *testing.T, title string) {
+	t.Helper()
+	var h *fakeHandle
+	eventually(t, "item "+title, func() bool { h = ta.b.find(title); return h != nil && !h.isDisabled() })
+	select {
+	case h.clicked <- struct{}{}:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("nobody reads clicks of %q", title)
+	}
+}
+
+func TestAppFollowsTheDaemon(t *testing.T) {
+	for _, mode := range []string{"events", "polling"} {
+		t.Run(mode, func(t *testing.T) {
+			f := newFakeAPI(t, view("fs", "running"), view("db", "starting"))
+			f.noSSE = mode == "polling"
+			ta := startApp(t, f, []string{"/bin/true"}, nil)
+			eventually(t, "first menu", func() bool { return ta.b.find("◐ db — starting") != nil })
+
+			f.set("db", "running")
+			eventually(t, "db running", func() bool { return ta.b.find("● db — running") != nil })
+			_, _, tip, _ := ta.b.snapshot()
+			if tip != "Switchboard: 2 servers, 2 running" {
+				t.Errorf("tooltip %q", tip)
+			}
+
+			// A server that starts failing: the menu says so and a
+			// notification goes out, once.
+			f.set("db", "failing")
+			eventually(t, "db failing", func() bool { return ta.b.find("▲ db — failing") != nil })
+			select {
+			case n := <-ta.notified:
+				if !strings.HasPrefix(n, "Switchboard: db is failing") {
+					t.Errorf("notification %q", n)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no notification for the failing server")
+			}
+
+			// Removed from the config: its submenu is hidden, the pool
+			// stays.
+			items, _, _, _ := ta.b.snapshot()
+			f.set("db", "")
+			eventually(t, "db removed", func() bool { return ta.b.find("▲ db") == nil })
+			if now, _, _, _ := ta.b.snapshot(); now != items {
+				t.Errorf("pool changed from %d to %d items", items, now)
+			}
+			if ta.b.find("● fs — running > Stop") == nil {
+				t.Errorf("fs is gone too: %q", ta.b.visible())
+			}
+			select {
+			case n := <-ta.notified:
+				t.Errorf("unexpected notification %q", n)
+			default:
+			}
+		})
+	}
+}
+
+func TestAppActionsCallTheAPI(t *testing.T) {
+	f := newFakeAPI(t, view("fs", "running"), view("git", "stopped"), view("web", "running"))
+	ta := startApp(t, f, []string{"/bin/true"}, nil)
+
+	calls := func(n int) func() bool { return func() bool { return len(f.requests()) == n } }
+	ta.click(t, "● fs — running > Restart")
+	eventually(t, "restart call", calls(1))
+	ta.click(t, "○ git — stopped > Start")
+	eventually(t, "git started", func() bool { return ta.b.find("● git — running") != nil })
+	ta.click(t, "● web — running > Stop")
+	eventually(t, "web stopped", func() bool { return ta.b.find("○ web — stopped") != nil })
+	want := []string{"POST /api/v1/servers/fs/restart", "POST /api/v1/servers/git/start", "POST /api/v1/servers/web/stop"}
+	if got := f.requests(); !slices.Equal(got, want) {
+		t.Errorf("API calls %q, want %q", got, want)
+	}
+
+	// Pause all stops what runs and remembers it; Resume all starts
+	// exactly those again.
+	ta.click(t, "Pause all servers")
+	eventually(t, "paused", func() bool { return ta.b.find("Resume all servers (2 paused)") != nil })
+	ta.click(t, "Resume all servers (2 paused)")
+	eventually(t, "resumed", func() bool { return ta.b.find("● fs — running") != nil && ta.b.find("● git — running") != nil })
+	want = append(want, "POST /api/v1/servers/fs/stop", "POST /api/v1/servers/git/stop",
+		"POST /api/v1/servers/fs/start", "POST /api/v1/servers/git/start")
+	if got := f.requests(); !slices.Equal(got, want) {
+		t.Errorf("API calls %q, want %q", got, want)
+	}
+	if ta.b.find("○ web — stopped") == nil {
+		t.Error("Resume all started a server it had not paused")
+	}
+
+	ta.click(t, "Copy endpoint: http://127.0.0.1:7391/mcp")
+	if got := <-ta.copied; got != "http://127.0.0.1:7391/mcp" {
+		t.Errorf("copied %q", got)
+	}
+}
+
+func TestAppActionErrorNotifies(t *testing.T) {
+	f := newFakeAPI(t, view("fs", "stopped"))
+	ta := startApp(t, f, []string{"/bin/true"}, nil)
+	eventually(t, "menu", func() bool { return ta.b.find("○ fs") != nil })
+	// The server vanishes between drawing and clicking.
+	f.mu.Lock()
+	delete(f.views, "fs")
+	f.mu.Unlock()
+	ta.click(t, "○ fs — stopped > Start")
+	select {
+	case n := <-ta.notified:
+		if !strings.Contains(n, "start failed") || !strings.Contains(n, `no server "fs"`) {
+			t.Errorf("notification %q", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a failed action was not reported")
+	}
+}
+
+func TestAppWindowAndQuit(t *testing.T) {
+	dir := t.TempDir()
+	argsFile := filepath.Join(dir, "args")
+	// A stand-in window program: records its arguments and stays open
+	// until signalled, like the Wails window.
+	script := `echo "$@" >> "` + argsFile + `"; exec sleep 300`
+	f := newFakeAPI(t, view("fs", "running"))
+	ta := startApp(t, f, []string{"/bin/sh", "-c", script, "window", "--home", "/h"}, nil)
+	wins := ta.app.o.Windows
+
+	ta.click(t, "Open Switchboard")
+	ta.click(t, "● fs — running > Show logs")
+	eventually(t, "two window launches", func() bool {
+		data, _ := os.ReadFile(argsFile)
+		return strings.Count(string(data), "\n") == 2
+	})
+	data, _ := os.ReadFile(argsFile)
+	got := strings.Split(strings.TrimSpace(string(data)), "\n")
+	slices.Sort(got) // the two clicks run concurrently
+	if want := []string{"--home /h", "--home /h --path /#/servers/fs"}; !slices.Equal(got, want) {
+		t.Errorf("window arguments %q, want %q", got, want)
+	}
+	pids := wins.PIDs()
+	if len(pids) != 2 {
+		t.Fatalf("window pids %v", pids)
+	}
+
+	ta.click(t, "Quit Switchboard")
+	select {
+	case err := <-ta.done:
+		ta.done <- err // for the cleanup
+		if !errors.Is(err, ErrQuit) {
+			t.Fatalf("Run returned %v, want ErrQuit", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Quit did not end Run")
+	}
+	if left := wins.PIDs(); len(left) != 0 {
+		t.Errorf("window processes left after Quit: %v", left)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("window process %d still runs", pid)
+		}
+	}
+}
+
+// alive reports whether pid runs (a zombie does not: kill -0 would say so).
+func alive(pid int) bool {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return false
+	}
+	return !strings.Contains(string(data), "State:\tZ")
+}
+
+func TestAppAutostartToggle(t *testing.T) {
+	home := t.TempDir()
+	auto, err := NewAutostart(AutostartEnv{GOOS: "linux", Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFakeAPI(t)
+	ta := startApp(t, f, []string{"/bin/true"}, auto)
+	path := filepath.Join(home, ".config", "autostart", AutostartName+".desktop")
+
+	ta.click(t, "Start at login")
+	eventually(t, "autostart file", func() bool { _, err := os.Stat(path); return err == nil })
+	eventually(t, "checked", func() bool { h := ta.b.find("Start at login"); return h != nil && h.isChecked() })
+	ta.click(t, "Start at login")
+	eventually(t, "autostart removed", func() bool { _, err := os.Stat(path); return errors.Is(err, os.ErrNotExist) })
+	eventually(t, "unchecked", func() bool { h := ta.b.find("Start at login"); return h != nil && !h.isChecked() })
+}
+
+func TestNewAppChecksOptions(t *testing.T) {
+	wins, _ := NewWindows([]string{"/bin/true"}, nil)
+	if _, err := NewApp(Options{Windows: wins}); err == nil || !strings.Contains(err.Error(), "Client") {
+		t.Errorf("no client: %v", err)
+	}
+	if _, err := NewWindows(nil, nil); err == nil {
+		t.Error("NewWindows(nil) succeeded")
+	}
+}

@@ -1,0 +1,349 @@
+// Package tray is Switchboard's tray icon and menu: the app as users know
+// it, beside the daemon that runs in the same process.
+//
+// The menu is a pure function of a state snapshot (Build), drawn onto a
+// fixed pool of menu items (Renderer) because systray cannot remove items:
+// items are retitled, shown and hidden, and only when something changed, so
+// a rebuild neither flickers nor leaks. Clicks become Actions, which the
+// App turns into calls of the daemon's API. Only systray.go imports
+// getlantern/systray, behind the "tray" build tag; without it Run returns
+// ErrNotInBuild, and everything else is tested without a display.
+package tray
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// ErrNotInBuild is returned by Run in a build without the tray.
+var ErrNotInBuild = errors.New("the tray is not in this build; build with -tags tray")
+
+// A Snapshot is what the menu shows: the daemon's state at one moment.
+type Snapshot struct {
+	// Err is why the daemon could not be read; the rest is then stale or
+	// empty.
+	Err     error
+	Status  api.Status
+	Servers []api.ServerView
+	// Calls are the calls of the last hour per server.
+	Calls map[string]history.Stat
+	// Endpoint is the MCP endpoint clients connect to.
+	Endpoint string
+	// Autostart says whether Switchboard starts at login.
+	Autostart bool
+	// Paused are the servers Pause all stopped, which Resume all starts.
+	Paused []string
+}
+
+// Health is the overall state the icon shows.
+type Health int
+
+const (
+	Well     Health = iota // every enabled server runs or is idle
+	Starting               // something is starting or stopping
+	Failing                // a server is failing, the config is broken, or the daemon is unreachable
+)
+
+func (h Health) String() string {
+	switch h {
+	case Well:
+		return "well"
+	case Starting:
+		return "starting"
+	case Failing:
+		return "failing"
+	}
+	return fmt.Sprintf("Health(%d)", int(h))
+}
+
+// ActionKind is what a click asks for.
+type ActionKind int
+
+const (
+	ActNone ActionKind = iota
+	ActCopyEndpoint
+	ActStart
+	ActStop
+	ActRestart
+	ActShowLogs
+	ActOpen
+	ActPauseAll
+	ActResumeAll
+	ActToggleAutostart
+	ActQuit
+)
+
+var actionNames = map[ActionKind]string{ActNone: "none", ActCopyEndpoint: "copy-endpoint", ActStart: "start",
+	ActStop: "stop", ActRestart: "restart", ActShowLogs: "show-logs", ActOpen: "open", ActPauseAll: "pause-all",
+	ActResumeAll: "resume-all", ActToggleAutostart: "toggle-autostart", ActQuit: "quit"}
+
+func (k ActionKind) String() string {
+	if s, ok := actionNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("ActionKind(%d)", int(k))
+}
+
+// An Action is a click: what to do, and to which server.
+type Action struct {
+	Kind   ActionKind
+	Server string
+}
+
+// An Item is how one menu item looks, and what clicking it does.
+type Item struct {
+	Title   string
+	Tooltip string
+	Hidden  bool
+	// Disabled items are greyed out; information rows are disabled.
+	Disabled bool
+	Checked  bool
+	Action   Action
+}
+
+// ServerMenu is one server's submenu.
+type ServerMenu struct {
+	Item                 // the submenu's own entry: name and state
+	State, Calls, Usage  Item
+	Start, Stop, Restart Item
+	Logs                 Item
+}
+
+// Menu is the whole tray: icon, tooltip and items.
+type Menu struct {
+	Health   Health
+	Tooltip  string
+	Endpoint Item
+	// Servers has exactly the renderer's capacity of entries; those past
+	// the server count are hidden.
+	Servers   []ServerMenu
+	Overflow  Item // "N more servers…" when there are more than the capacity
+	Open      Item
+	PauseAll  Item
+	ResumeAll Item
+	Autostart Item
+	Quit      Item
+}
+
+// MaxTooltip bounds the tooltip: Windows cuts at 127 characters.
+const MaxTooltip = 127
+
+// Build makes the menu for a snapshot, with capacity server submenus.
+func Build(s Snapshot, capacity int) Menu {
+	m := Menu{
+		Endpoint: Item{Title: "Copy endpoint: " + s.Endpoint, Tooltip: "Copy the MCP endpoint URL for a client's config",
+			Action: Action{Kind: ActCopyEndpoint}},
+		Open:      Item{Title: "Open Switchboard", Action: Action{Kind: ActOpen}},
+		PauseAll:  Item{Title: "Pause all servers", Action: Action{Kind: ActPauseAll}, Disabled: true},
+		ResumeAll: Item{Title: "Resume all servers", Action: Action{Kind: ActResumeAll}, Disabled: true},
+		Autostart: Item{Title: "Start at login", Checked: s.Autostart, Action: Action{Kind: ActToggleAutostart}},
+		Quit:      Item{Title: "Quit Switchboard", Tooltip: "Stop every server and quit", Action: Action{Kind: ActQuit}},
+	}
+	if s.Endpoint == "" {
+		m.Endpoint.Title, m.Endpoint.Disabled = "Endpoint: not serving", true
+	}
+	servers := append([]api.ServerView(nil), s.Servers...)
+	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
+
+	shown := servers
+	if len(servers) > capacity {
+		shown = servers[:capacity]
+		m.Overflow = Item{Title: fmt.Sprintf("%d more servers in Switchboard…", len(servers)-capacity),
+			Action: Action{Kind: ActOpen}}
+	} else {
+		m.Overflow = Item{Hidden: true}
+	}
+	m.Servers = make([]ServerMenu, capacity)
+	for i := range m.Servers {
+		if i < len(shown) {
+			v := shown[i]
+			m.Servers[i] = serverMenu(v, s.Calls[v.Name])
+		} else {
+			m.Servers[i] = hiddenServer()
+		}
+	}
+
+	paused := make(map[string]bool, len(s.Paused))
+	for _, n := range s.Paused {
+		paused[n] = true
+	}
+	var running, starting, failing []string
+	for _, v := range servers {
+		switch supervisor.State(v.State) {
+		case supervisor.StateRunning:
+			running = append(running, v.Name)
+		case supervisor.StateStarting, supervisor.StateStopping:
+			starting = append(starting, v.Name)
+		case supervisor.StateFailing, supervisor.StateBackoff:
+			failing = append(failing, v.Name)
+		}
+		if stoppable(v) {
+			m.PauseAll.Disabled = false
+		}
+		if paused[v.Name] {
+			m.ResumeAll.Disabled = false
+		}
+	}
+	if len(s.Paused) > 0 {
+		m.ResumeAll.Title = fmt.Sprintf("Resume all servers (%d paused)", len(s.Paused))
+	}
+
+	switch {
+	case s.Err != nil:
+		m.Health = Failing
+		m.Tooltip = "Switchboard: cannot reach the daemon: " + s.Err.Error()
+		m.PauseAll.Disabled, m.ResumeAll.Disabled = true, true
+	case len(failing) > 0 || s.Status.ConfigProblem != "":
+		m.Health = Failing
+	case len(starting) > 0:
+		m.Health = Starting
+	default:
+		m.Health = Well
+	}
+	if s.Err == nil {
+		m.Tooltip = tooltip(len(servers), running, starting, failing, s.Status.ConfigProblem)
+	}
+	m.Tooltip = truncate(m.Tooltip, MaxTooltip)
+	return m
+}
+
+func tooltip(total int, running, starting, failing []string, configProblem string) string {
+	if total == 0 && configProblem == "" {
+		return "Switchboard: no servers yet"
+	}
+	parts := []string{fmt.Sprintf("%d running", len(running))}
+	if len(starting) > 0 {
+		parts = append(parts, fmt.Sprintf("%d starting", len(starting)))
+	}
+	if len(failing) > 0 {
+		parts = append(parts, fmt.Sprintf("%d failing (%s)", len(failing), strings.Join(failing, ", ")))
+	}
+	t := fmt.Sprintf("Switchboard: %d servers, %s", total, strings.Join(parts, ", "))
+	if configProblem != "" {
+		t += "; config.json has an error"
+	}
+	return t
+}
+
+func hiddenServer() ServerMenu {
+	h := Item{Hidden: true}
+	return ServerMenu{Item: h, State: h, Calls: h, Usage: h, Start: h, Stop: h, Restart: h, Logs: h}
+}
+
+// stateMarks make the state readable without colour (menus have none).
+var stateMarks = map[string]string{
+	string(supervisor.StateRunning):  "●",
+	string(supervisor.StateStarting): "◐",
+	string(supervisor.StateStopping): "◐",
+	string(supervisor.StateBackoff):  "▲",
+	string(supervisor.StateFailing):  "▲",
+	string(supervisor.StateStopped):  "○",
+	api.StateDisabled:                "–",
+}
+
+func serverMenu(v api.ServerView, calls history.Stat) ServerMenu {
+	mark := stateMarks[v.State]
+	if mark == "" {
+		mark = "?"
+	}
+	sm := ServerMenu{
+		Item: Item{Title: fmt.Sprintf("%s %s — %s", mark, v.Name, v.State), Tooltip: v.LastError},
+	}
+	info := func(title string) Item { return Item{Title: title, Disabled: true} }
+
+	state := "State: " + v.State
+	if len(v.Processes) > 0 {
+		pids := make([]string, len(v.Processes))
+		for i, p := range v.Processes {
+			pids[i] = fmt.Sprint(p.PID)
+		}
+		state += " · pid " + strings.Join(pids, ", ")
+	}
+	if v.Restarts > 0 {
+		state += fmt.Sprintf(" · %d restarts", v.Restarts)
+	}
+	sm.State = info(state)
+	if v.LastError != "" {
+		sm.State.Tooltip = "Last error: " + v.LastError
+		if v.State == string(supervisor.StateFailing) || v.State == string(supervisor.StateBackoff) {
+			sm.State.Title = truncate(state+" — "+v.LastError, 90)
+		}
+	}
+
+	switch {
+	case calls.Count == 0:
+		sm.Calls = info("Calls last hour: none")
+	case calls.Errors == 0:
+		sm.Calls = info(fmt.Sprintf("Calls last hour: %d", calls.Count))
+	default:
+		sm.Calls = info(fmt.Sprintf("Calls last hour: %d (%d failed)", calls.Count, calls.Errors))
+	}
+	if v.Usage != nil && len(v.Processes) > 0 {
+		procs := "1 process"
+		if v.Usage.Processes != 1 {
+			procs = fmt.Sprintf("%d processes", v.Usage.Processes)
+		}
+		sm.Usage = info(fmt.Sprintf("CPU %.1f%% · RSS %s · %s", v.Usage.CPUPercent, FormatBytes(v.Usage.RSSBytes), procs))
+	} else {
+		sm.Usage = info("CPU/RSS: not running")
+	}
+
+	act := func(title string, kind ActionKind, enabled bool) Item {
+		return Item{Title: title, Disabled: !enabled, Action: Action{Kind: kind, Server: v.Name}}
+	}
+	sm.Start = act("Start", ActStart, startable(v))
+	sm.Stop = act("Stop", ActStop, stoppable(v))
+	sm.Restart = act("Restart", ActRestart, v.Enabled && v.State != string(supervisor.StateStopping))
+	sm.Logs = act("Show logs", ActShowLogs, true)
+	return sm
+}
+
+func startable(v api.ServerView) bool {
+	if !v.Enabled {
+		return false
+	}
+	switch supervisor.State(v.State) {
+	case supervisor.StateStopped, supervisor.StateFailing, supervisor.StateBackoff:
+		return true
+	}
+	return false
+}
+
+func stoppable(v api.ServerView) bool {
+	if !v.Enabled {
+		return false
+	}
+	switch supervisor.State(v.State) {
+	case supervisor.StateRunning, supervisor.StateStarting, supervisor.StateBackoff, supervisor.StateFailing:
+		return true
+	}
+	return false
+}
+
+// FormatBytes writes n bytes for people: 512 B, 34.5 MB, 1.2 GB.
+func FormatBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

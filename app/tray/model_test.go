@@ -1,0 +1,301 @@
+package tray
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image/png"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+func TestMain(m *testing.M) {
+	// The GUI test's tray runs this test binary as its MCP server.
+	testmcp.RunIfRequested()
+	goleak.VerifyTestMain(m)
+}
+
+func TestBuildFromSnapshot(t *testing.T) {
+	failing := view("db", "failing")
+	failing.LastError = "exited with status 1"
+	failing.Restarts = 5
+	snap := Snapshot{
+		Endpoint: "http://127.0.0.1:7391/mcp",
+		Servers:  []api.ServerView{view("fs", "running"), failing, view("web", "starting"), view("old", api.StateDisabled)},
+		Calls:    map[string]history.Stat{"fs": {Server: "fs", Count: 12, Errors: 1}},
+	}
+	m := Build(snap, 5)
+
+	if m.Health != Failing {
+		t.Errorf("Health = %v, want failing", m.Health)
+	}
+	if want := "Switchboard: 4 servers, 1 running, 1 starting, 1 failing (db)"; m.Tooltip != want {
+		t.Errorf("Tooltip = %q, want %q", m.Tooltip, want)
+	}
+	if m.Endpoint.Title != "Copy endpoint: http://127.0.0.1:7391/mcp" || m.Endpoint.Action.Kind != ActCopyEndpoint {
+		t.Errorf("Endpoint = %+v", m.Endpoint)
+	}
+	if len(m.Servers) != 5 {
+		t.Fatalf("%d server menus, want the capacity 5", len(m.Servers))
+	}
+	// Sorted by name; the fifth slot is hidden.
+	var titles []string
+	for _, s := range m.Servers {
+		if !s.Hidden {
+			titles = append(titles, s.Title)
+		}
+	}
+	want := []string{"▲ db — failing", "● fs — running", "– old — disabled", "◐ web — starting"}
+	if !slices.Equal(titles, want) {
+		t.Errorf("server titles = %q, want %q", titles, want)
+	}
+	if !m.Servers[4].Hidden || !m.Servers[4].Start.Hidden {
+		t.Errorf("unused slot is not hidden: %+v", m.Servers[4])
+	}
+
+	db, fs, old := m.Servers[0], m.Servers[1], m.Servers[2]
+	tests := []struct {
+		name string
+		got  Item
+		want Item
+	}{
+		{"fs calls", fs.Calls, Item{Title: "Calls last hour: 12 (1 failed)", Disabled: true}},
+		{"fs usage", fs.Usage, Item{Title: "CPU 1.5% · RSS 34.0 MB · 2 processes", Disabled: true}},
+		{"fs state", fs.State, Item{Title: "State: running · pid 4242", Disabled: true}},
+		{"fs start", fs.Start, Item{Title: "Start", Disabled: true, Action: Action{ActStart, "fs"}}},
+		{"fs stop", fs.Stop, Item{Title: "Stop", Action: Action{ActStop, "fs"}}},
+		{"fs logs", fs.Logs, Item{Title: "Show logs", Action: Action{ActShowLogs, "fs"}}},
+		{"db calls", db.Calls, Item{Title: "Calls last hour: none", Disabled: true}},
+		{"db usage", db.Usage, Item{Title: "CPU/RSS: not running", Disabled: true}},
+		{"db state", db.State, Item{Title: "State: failing · 5 restarts — exited with status 1", Tooltip: "Last error: exited with status 1", Disabled: true}},
+		{"db start", db.Start, Item{Title: "Start", Action: Action{ActStart, "db"}}},
+		{"db restart", db.Restart, Item{Title: "Restart", Action: Action{ActRestart, "db"}}},
+		{"disabled start", old.Start, Item{Title: "Start", Disabled: true, Action: Action{ActStart, "old"}}},
+		{"disabled stop", old.Stop, Item{Title: "Stop", Disabled: true, Action: Action{ActStop, "old"}}},
+		{"pause", m.PauseAll, Item{Title: "Pause all servers", Action: Action{Kind: ActPauseAll}}},
+		{"resume", m.ResumeAll, Item{Title: "Resume all servers", Disabled: true, Action: Action{Kind: ActResumeAll}}},
+		{"open", m.Open, Item{Title: "Open Switchboard", Action: Action{Kind: ActOpen}}},
+		{"quit", m.Quit, Item{Title: "Quit Switchboard", Tooltip: "Stop every server and quit", Action: Action{Kind: ActQuit}}},
+		{"overflow", m.Overflow, Item{Hidden: true}},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s = %+v, want %+v", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestBuildHealthAndTooltip(t *testing.T) {
+	tests := []struct {
+		name    string
+		snap    Snapshot
+		health  Health
+		tooltip string
+	}{
+		{"empty", Snapshot{}, Well, "Switchboard: no servers yet"},
+		{"all running", Snapshot{Servers: []api.ServerView{view("a", "running"), view("b", "stopped")}}, Well,
+			"Switchboard: 2 servers, 1 running"},
+		{"starting", Snapshot{Servers: []api.ServerView{view("a", "starting")}}, Starting,
+			"Switchboard: 1 servers, 0 running, 1 starting"},
+		{"backoff counts as failing", Snapshot{Servers: []api.ServerView{view("a", "backoff")}}, Failing,
+			"Switchboard: 1 servers, 0 running, 1 failing (a)"},
+		{"config problem", Snapshot{Status: api.Status{ConfigProblem: "bad"}, Servers: []api.ServerView{view("a", "running")}}, Failing,
+			"Switchboard: 1 servers, 1 running; config.json has an error"},
+		{"unreachable", Snapshot{Err: errors.New("connection refused")}, Failing,
+			"Switchboard: cannot reach the daemon: connection refused"},
+	}
+	for _, tt := range tests {
+		m := Build(tt.snap, 3)
+		if m.Health != tt.health || m.Tooltip != tt.tooltip {
+			t.Errorf("%s: %v %q, want %v %q", tt.name, m.Health, m.Tooltip, tt.health, tt.tooltip)
+		}
+	}
+	long := Snapshot{}
+	for i := range 40 {
+		long.Servers = append(long.Servers, view(strings.Repeat("x", 5)+string(rune('a'+i%26))+string(rune('a'+i/26)), "failing"))
+	}
+	if m := Build(long, 3); len([]rune(m.Tooltip)) > MaxTooltip || !strings.HasSuffix(m.Tooltip, "…") {
+		t.Errorf("long tooltip not cut: %d runes", len([]rune(m.Tooltip)))
+	}
+}
+
+func TestBuildOverflowAndPause(t *testing.T) {
+	snap := Snapshot{Servers: []api.ServerView{view("a", "stopped"), view("b", "stopped"), view("c", "stopped")},
+		Paused: []string{"a", "b"}, Autostart: true}
+	m := Build(snap, 2)
+	if m.Overflow.Hidden || m.Overflow.Title != "1 more servers in Switchboard…" || m.Overflow.Action.Kind != ActOpen {
+		t.Errorf("Overflow = %+v", m.Overflow)
+	}
+	if !m.PauseAll.Disabled {
+		t.Error("Pause all enabled with every server stopped")
+	}
+	if m.ResumeAll.Disabled || m.ResumeAll.Title != "Resume all servers (2 paused)" {
+		t.Errorf("ResumeAll = %+v", m.ResumeAll)
+	}
+	if !m.Autostart.Checked {
+		t.Error("Start at login not checked")
+	}
+}
+
+func TestRendererAppliesOnlyChanges(t *testing.T) {
+	icons, err := MakeIcons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &fakeBackend{}
+	r := NewRenderer(b, 3, icons)
+	pool, _, _, _ := b.snapshot()
+	if pool != r.Items() || pool != 1+3*8+1+5 {
+		t.Fatalf("pool has %d items (renderer says %d)", pool, r.Items())
+	}
+
+	s1 := Snapshot{Endpoint: "http://127.0.0.1:1/mcp", Servers: []api.ServerView{view("a", "running"), view("b", "starting")}}
+	r.Apply(Build(s1, 3))
+	want := []string{"Copy endpoint: http://127.0.0.1:1/mcp",
+		"● a — running", "● a — running > State: running · pid 4242", "● a — running > Calls last hour: none",
+		"● a — running > CPU 1.5% · RSS 34.0 MB · 2 processes", "● a — running > Start", "● a — running > Stop",
+		"● a — running > Restart", "● a — running > Show logs",
+		"◐ b — starting", "◐ b — starting > State: starting", "◐ b — starting > Calls last hour: none",
+		"◐ b — starting > CPU/RSS: not running", "◐ b — starting > Start", "◐ b — starting > Stop",
+		"◐ b — starting > Restart", "◐ b — starting > Show logs",
+		"Open Switchboard", "Pause all servers", "Resume all servers", "Start at login", "Quit Switchboard"}
+	if got := b.visible(); !slices.Equal(got, want) {
+		t.Fatalf("menu:\n%q\nwant\n%q", got, want)
+	}
+	_, _, tip, icon := b.snapshot()
+	if tip != "Switchboard: 2 servers, 1 running, 1 starting" || !bytes.Equal(icon, icons.PNG[Starting]) {
+		t.Errorf("tooltip %q, icon is the starting one: %v", tip, bytes.Equal(icon, icons.PNG[Starting]))
+	}
+
+	// The same snapshot again changes nothing: no flicker.
+	_, before, _, _ := b.snapshot()
+	r.Apply(Build(s1, 3))
+	if _, after, _, _ := b.snapshot(); after != before {
+		t.Errorf("re-applying the same menu made %d backend calls", after-before)
+	}
+
+	// b is ready: only its rows change, the icon turns to "well".
+	s2 := Snapshot{Endpoint: s1.Endpoint, Servers: []api.ServerView{view("a", "running"), view("b", "running")}}
+	r.Apply(Build(s2, 3))
+	_, after, _, icon := b.snapshot()
+	if n := after - before; n == 0 || n > 12 {
+		t.Errorf("a state change made %d backend calls, want a few", n)
+	}
+	if !bytes.Equal(icon, icons.PNG[Well]) || b.find("● b — running") == nil {
+		t.Error("b's change is not drawn")
+	}
+
+	// a is removed from the config: its slot shows b, the second is hidden.
+	s3 := Snapshot{Endpoint: s1.Endpoint, Servers: []api.ServerView{view("b", "running")}}
+	r.Apply(Build(s3, 3))
+	if b.find("● a") != nil || b.find("● b — running > Stop") == nil {
+		t.Errorf("after removing a: %q", b.visible())
+	}
+	var heads int
+	for _, v := range b.visible() {
+		if !strings.Contains(v, " > ") && strings.Contains(v, " — ") {
+			heads++
+		}
+	}
+	if heads != 1 {
+		t.Errorf("%d server submenus visible, want 1", heads)
+	}
+
+	// More servers than ever, and more than the capacity: the pool does
+	// not grow; the rest are behind "N more".
+	var many []api.ServerView
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		many = append(many, view(n, "running"))
+	}
+	r.Apply(Build(Snapshot{Servers: many}, 3))
+	if items, _, _, _ := b.snapshot(); items != pool {
+		t.Errorf("pool grew from %d to %d items", pool, items)
+	}
+	if b.find("2 more servers in Switchboard…") == nil || b.find("● d") != nil {
+		t.Errorf("overflow not drawn: %q", b.visible())
+	}
+}
+
+func TestRendererClicks(t *testing.T) {
+	icons, _ := MakeIcons()
+	b := &fakeBackend{}
+	r := NewRenderer(b, 2, icons)
+	r.Apply(Build(Snapshot{Servers: []api.ServerView{view("fs", "running")}}, 2))
+	out := make(chan Action)
+	ctx, cancel := context.WithCancel(t.Context())
+	wait := r.Clicks(ctx, out)
+	defer wait()
+	defer cancel()
+
+	b.find("● fs — running > Restart").clicked <- struct{}{}
+	if a := <-out; a != (Action{ActRestart, "fs"}) {
+		t.Errorf("clicked Restart, got %+v", a)
+	}
+	// The slot now shows another server: the click follows the menu.
+	r.Apply(Build(Snapshot{Servers: []api.ServerView{view("git", "stopped")}}, 2))
+	b.find("○ git — stopped > Start").clicked <- struct{}{}
+	if a := <-out; a != (Action{ActStart, "git"}) {
+		t.Errorf("clicked Start, got %+v", a)
+	}
+	b.find("Quit").clicked <- struct{}{}
+	if a := <-out; a.Kind != ActQuit {
+		t.Errorf("clicked Quit, got %+v", a)
+	}
+}
+
+func TestIconsDiffer(t *testing.T) {
+	icons, err := MakeIcons()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Shapes, not colours: compare the alpha masks.
+	masks := map[Health]string{}
+	for _, h := range []Health{Well, Starting, Failing} {
+		img, err := png.Decode(bytes.NewReader(icons.PNG[h]))
+		if err != nil {
+			t.Fatalf("%v icon: %v", h, err)
+		}
+		if b := img.Bounds(); b.Dx() != IconSize || b.Dy() != IconSize {
+			t.Fatalf("%v icon is %v", h, b)
+		}
+		var mask strings.Builder
+		opaque := 0
+		for y := 0; y < IconSize; y++ {
+			for x := 0; x < IconSize; x++ {
+				_, _, _, a := img.At(x, y).RGBA()
+				if a > 0x8000 {
+					mask.WriteByte('#')
+					opaque++
+				} else {
+					mask.WriteByte('.')
+				}
+			}
+		}
+		if opaque < IconSize*IconSize/5 {
+			t.Errorf("%v icon has only %d opaque pixels", h, opaque)
+		}
+		masks[h] = mask.String()
+		ico := icons.ICO[h]
+		if len(ico) != len(icons.PNG[h])+22 || ico[2] != 1 || !bytes.Equal(ico[22:], icons.PNG[h]) {
+			t.Errorf("%v ICO is not a one-image PNG icon", h)
+		}
+	}
+	if masks[Well] == masks[Starting] || masks[Well] == masks[Failing] || masks[Starting] == masks[Failing] {
+		t.Error("two health icons have the same shape")
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KB", 34 << 20: "34.0 MB", 3 << 30: "3.0 GB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

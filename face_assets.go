@@ -1,0 +1,12 @@
+package main
+
+import (
+	"io/fs"
+
+	"github.com/switchboardhq/switchboard/frontend"
+)
+
+// dashboardAssets is the dashboard build embedded in this binary, and
+// whether there is one (a build without `npm run build` first has none:
+// the window then shows its built-in status page).
+func dashboardAssets() (fs.FS, bool) { return frontend.Assets() }

@@ -1,0 +1,7 @@
+//go:build tray
+
+package main
+
+// defaultVerb is what the tray build runs without a command: the app as
+// users start it (from a launcher, or at login).
+const defaultVerb = "tray"
