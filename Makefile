@@ -5,7 +5,7 @@ BIN     := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build run test vet fmt-check node-deps frontend frontend-test clean
+.PHONY: all build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test clean
 
 # The official TypeScript SDK client and server-everything, for the
 # gateway's independent-client tests (pinned in package-lock.json).
@@ -31,8 +31,38 @@ frontend-test: $(FRONTEND)/node_modules/.package-lock.json
 build: frontend
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/switchboard .
 
-run: build
-	./$(BIN)/switchboard serve
+# The desktop builds (see ../shared/ARCHITECTURE.md): the window links Wails
+# and WebKitGTK, the tray links systray; neither links the other.
+GUI_TAGS := desktop,production,webkit2_41
+GUI_PKGS := libgtk-3-dev libwebkit2gtk-4.1-dev libayatana-appindicator3-dev pkg-config
+
+# On Debian/Ubuntu, install the GUI libraries the desktop builds need.
+gui-deps:
+	@if command -v dpkg >/dev/null 2>&1; then \
+	  missing=""; for p in $(GUI_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "installing the GUI libraries the window and tray builds need:$$missing"; \
+	    sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	    $$sudo apt-get update -qq && $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
+	  fi; \
+	fi
+
+window: frontend gui-deps
+	$(GO) build -tags $(GUI_TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/switchboard-window .
+
+tray: frontend gui-deps
+	$(GO) build -tags tray -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/switchboard-tray .
+
+# The app: the tray (the daemon inside it) where there is a display, else
+# the daemon alone, which prints the dashboard's address.
+run: build window tray
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] || [ "$$(uname)" = Darwin ]; then \
+	  echo "starting Switchboard in the tray (Quit from its menu stops every server)"; \
+	  exec ./$(BIN)/switchboard-tray; \
+	else \
+	  echo "no display: starting the daemon without the tray; \`./$(BIN)/switchboard open\` signs a browser in to the dashboard"; \
+	  exec ./$(BIN)/switchboard serve; \
+	fi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -44,6 +74,10 @@ vet:
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...
+	$(GO) vet -tags tray ./app/tray .
+	$(GO) vet -tags $(GUI_TAGS) ./app/window .
+	GOOS=windows $(GO) vet -tags tray ./app/tray
+	GOOS=windows $(GO) vet -tags desktop,production ./app/window
 
 $(NODE_HARNESS)/node_modules/.package-lock.json: $(NODE_HARNESS)/package-lock.json
 	cd $(NODE_HARNESS) && npm ci --no-audit --no-fund

@@ -1,3 +1,5 @@
+// First: a locale Intl accepts, before any module formats with it.
+import './lib/locale';
 import './app.css';
 import { mount } from 'svelte';
 import App from './App.svelte';

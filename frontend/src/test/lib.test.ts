@@ -93,3 +93,12 @@ describe('importAsPlan', () => {
     expect(none.changed).toBe(false);
   });
 });
+
+describe('usableLanguage', () => {
+  it('keeps a language Intl knows and turns the C locale into English', async () => {
+    const { usableLanguage } = await import('../lib/locale');
+    expect(usableLanguage('de-DE')).toBe('de-DE');
+    expect(usableLanguage('C')).toBe('en-US');
+    expect(usableLanguage(undefined)).toBe('en-US');
+  });
+});
