@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/switchboardhq/switchboard/app/autostart"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -160,7 +161,8 @@ func runTray(ctx context.Context, e *env, logger *slog.Logger, exe, listen strin
 	done := make(chan error, 1)
 	go func() {
 		done <- daemon.Run(daemonCtx, daemon.Options{Home: e.home, Listen: listen, Version: version, Logger: logger,
-			Reaper: []string{exe}, Binary: exe, Dashboard: builtDashboard(), Ready: func(i daemon.Info) { ready <- i }})
+			Reaper: []string{exe}, Binary: exe, Dashboard: builtDashboard(),
+			AutostartCommand: []string{exe}, Ready: func(i daemon.Info) { ready <- i }})
 	}()
 	var info daemon.Info
 	select {
@@ -204,9 +206,9 @@ func runTray(ctx context.Context, e *env, logger *slog.Logger, exe, listen strin
 		Windows:  windows,
 		Logger:   logger,
 	}}
-	if env, err := tray.AutostartEnvFromOS(); err != nil {
+	if env, err := autostart.EnvFromOS(); err != nil {
 		logger.Warn("start at login is not available", "err", err)
-	} else if opts.Autostart, err = tray.NewAutostart(env); err != nil {
+	} else if opts.Autostart, err = autostart.New(env); err != nil {
 		logger.Warn("start at login is not available", "err", err)
 	}
 	opts.AutostartCommand = []string{exe}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -46,7 +47,7 @@ func serveVerb() verb {
 			}
 			return daemon.Run(ctx, daemon.Options{
 				Home: e.home, Listen: *listen, Version: version, Logger: logger, Reaper: []string{exe}, Binary: exe,
-				Dashboard: builtDashboard(),
+				Dashboard: builtDashboard(), AutostartCommand: loginCommand(exe),
 				Ready: func(info daemon.Info) {
 					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", version, info.PID)
 					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one)\n", info.Address, info.Address)
@@ -58,6 +59,20 @@ func serveVerb() verb {
 			})
 		},
 	}
+}
+
+// loginCommand is what starts Switchboard at login, for the daemon run by
+// exe: the tray program beside it if there is one (the app as users know
+// it), else this program's daemon.
+func loginCommand(exe string) []string {
+	tray := filepath.Join(filepath.Dir(exe), "switchboard-tray")
+	if runtime.GOOS == "windows" {
+		tray += ".exe"
+	}
+	if st, err := os.Stat(tray); err == nil && !st.IsDir() {
+		return []string{tray}
+	}
+	return []string{exe, "serve"}
 }
 
 // builtDashboard is the dashboard embedded in this binary, or nil when it

@@ -51,6 +51,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/autostart"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/gateway"
@@ -123,6 +124,10 @@ type Options struct {
 	Installer Installer
 	// Tools tells the servers' tools (the gateway); nil lists none.
 	Tools Tools
+	// Autostart is the start-at-login entry /api/v1/settings manages, with
+	// the command it runs; nil leaves it out of the settings.
+	Autostart        autostart.Entry
+	AutostartCommand []string
 }
 
 // Tools is what the API needs to show each server's tools;
@@ -157,6 +162,8 @@ type Server struct {
 	installs      *installs
 	logins        loginCodes
 	tools         Tools
+	autostart     autostart.Entry
+	autostartCmd  []string
 	tokens        *tokens.Store
 	log           *slog.Logger
 	version, home string
@@ -189,6 +196,8 @@ func New(opts Options) (*Server, error) {
 		installer:     opts.Installer,
 		installs:      newInstalls(),
 		tools:         opts.Tools,
+		autostart:     opts.Autostart,
+		autostartCmd:  opts.AutostartCommand,
 		tokens:        opts.Tokens,
 		log:           opts.Logger,
 		version:       opts.Version,

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -11,6 +12,10 @@ import (
 // (GET and PUT /api/v1/settings); they live in config.json.
 type Settings struct {
 	Retention Retention `json:"retention"`
+	// StartAtLogin tells whether Switchboard starts when the user logs in
+	// (an XDG autostart file, a LaunchAgent, a Run value); absent when this
+	// daemon cannot manage that entry.
+	StartAtLogin *bool `json:"startAtLogin,omitempty"`
 }
 
 // Retention is how much call history is kept. GET answers the bounds in
@@ -43,7 +48,21 @@ func settingsOf(c *config.Config) Settings {
 }
 
 func (s *Server) getSettings(*http.Request) (Settings, error) {
-	return settingsOf(s.cfg.Current()), nil
+	st := settingsOf(s.cfg.Current())
+	return st, s.readStartAtLogin(&st)
+}
+
+// readStartAtLogin fills in whether the autostart entry exists.
+func (s *Server) readStartAtLogin(st *Settings) error {
+	if s.autostart == nil {
+		return nil
+	}
+	on, err := s.autostart.Enabled()
+	if err != nil {
+		return fmt.Errorf("reading the start-at-login entry %s: %w", s.autostart.Where(), err)
+	}
+	st.StartAtLogin = &on
+	return nil
 }
 
 // putSettings writes the settings into config.json; the daemon applies
@@ -52,6 +71,20 @@ func (s *Server) putSettings(r *http.Request) (Settings, error) {
 	var in Settings
 	if err := decodeBody(r, &in); err != nil {
 		return Settings{}, err
+	}
+	if in.StartAtLogin != nil {
+		if s.autostart == nil {
+			return Settings{}, errorf(http.StatusConflict, "this Switchboard cannot manage starting at login")
+		}
+		var err error
+		if *in.StartAtLogin {
+			err = s.autostart.Enable(s.autostartCmd)
+		} else {
+			err = s.autostart.Disable()
+		}
+		if err != nil {
+			return Settings{}, fmt.Errorf("changing the start-at-login entry %s: %w", s.autostart.Where(), err)
+		}
 	}
 	cfg, err := s.cfg.Update(r.Context(), func(c *config.Config) error {
 		c.History = config.History{MaxAge: in.Retention.MaxAge, MaxBytes: in.Retention.MaxBytes}
@@ -63,5 +96,6 @@ func (s *Server) putSettings(r *http.Request) (Settings, error) {
 	if err != nil {
 		return Settings{}, updateError(err)
 	}
-	return settingsOf(cfg), nil
+	st := settingsOf(cfg)
+	return st, s.readStartAtLogin(&st)
 }

@@ -3,11 +3,14 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/autostart"
 )
 
 func TestSettings(t *testing.T) {
@@ -39,5 +42,36 @@ func TestSettings(t *testing.T) {
 		if resp.StatusCode != 400 || !strings.Contains(er.Error, want) {
 			t.Errorf("PUT %s: %d %q, want 400 naming %s", body, resp.StatusCode, er.Error, want)
 		}
+	}
+}
+
+func TestSettingsStartAtLogin(t *testing.T) {
+	home := t.TempDir()
+	entry, err := autostart.New(autostart.Env{GOOS: "linux", Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := []string{"/opt/switchboard/switchboard-tray"}
+	e := newEnv(t, func(o *api.Options) { o.Autostart, o.AutostartCommand = entry, cmd })
+	st, err := e.client.Settings(t.Context())
+	if err != nil || st.StartAtLogin == nil || *st.StartAtLogin {
+		t.Fatalf("before: %+v %v", st, err)
+	}
+	resp := e.request(t, http.MethodPut, "/api/v1/settings", `{"startAtLogin":true}`, nil)
+	resp.Body.Close()
+	file := filepath.Join(home, ".config", "autostart", autostart.Name+".desktop")
+	data, err := os.ReadFile(file)
+	if resp.StatusCode != 200 || err != nil || !strings.Contains(string(data), cmd[0]) {
+		t.Fatalf("enable: %d, %v\n%s", resp.StatusCode, err, data)
+	}
+	resp = e.request(t, http.MethodPut, "/api/v1/settings", `{"startAtLogin":false}`, nil)
+	resp.Body.Close()
+	if _, err := os.Stat(file); resp.StatusCode != 200 || !os.IsNotExist(err) {
+		t.Errorf("disable: %d, file %v", resp.StatusCode, err)
+	}
+	// A daemon that cannot manage the entry leaves it out.
+	plain := newEnv(t)
+	if st, _ := plain.client.Settings(t.Context()); st.StartAtLogin != nil {
+		t.Errorf("without an entry: %+v", st)
 	}
 }

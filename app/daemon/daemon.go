@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/autostart"
 	"github.com/switchboardhq/switchboard/app/catalog"
 	"github.com/switchboardhq/switchboard/app/catalog/install"
 	"github.com/switchboardhq/switchboard/app/clients"
@@ -51,6 +52,10 @@ type Options struct {
 	// Dashboard is the browser dashboard's build (rooted at index.html),
 	// served at /; nil serves a note that this binary has none.
 	Dashboard fs.FS
+	// AutostartCommand is what starts Switchboard at login when the user
+	// turns that on (the tray program, or this one with serve); nil leaves
+	// the setting out of the API.
+	AutostartCommand []string
 }
 
 // RegistryEnv names the environment variable that points the catalog at
@@ -209,7 +214,15 @@ func Run(ctx context.Context, opts Options) error {
 		ln.Close()
 		return err
 	}
-	apiServer, err := api.New(api.Options{Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
+	var startAtLogin autostart.Entry
+	if len(opts.AutostartCommand) > 0 {
+		if env, err := autostart.EnvFromOS(); err != nil {
+			log.Warn("start at login is not available", "err", err)
+		} else if startAtLogin, err = autostart.New(env); err != nil {
+			log.Warn("start at login is not available", "err", err)
+		}
+	}
+	apiServer, err := api.New(api.Options{Autostart: startAtLogin, AutostartCommand: opts.AutostartCommand, Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
 		Catalog: cat, Installer: installer, Tools: gw,
 		Logger: log, Version: opts.Version, Home: home, Started: started})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboardhq/switchboard/app/autostart"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -44,7 +45,7 @@ type Options struct {
 	Windows *Windows
 	// Autostart is the start-at-login entry; nil hides nothing but makes
 	// the toggle report an error.
-	Autostart Autostart
+	Autostart autostart.Entry
 	// AutostartCommand is what the entry runs at login.
 	AutostartCommand []string
 	// Clipboard copies text; nil makes "Copy endpoint" report an error.

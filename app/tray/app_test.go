@@ -3,6 +3,7 @@ package tray
 import (
 	"context"
 	"errors"
+	"github.com/switchboardhq/switchboard/app/autostart"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,7 @@ type testApp struct {
 	cancel   context.CancelFunc
 }
 
-func startApp(t *testing.T, f *fakeAPI, windowCmd []string, auto Autostart) *testApp {
+func startApp(t *testing.T, f *fakeAPI, windowCmd []string, auto autostart.Entry) *testApp {
 	t.Helper()
 	wins, err := NewWindows(windowCmd, nil)
 	if err != nil {
@@ -227,13 +228,13 @@ func alive(pid int) bool {
 
 func TestAppAutostartToggle(t *testing.T) {
 	home := t.TempDir()
-	auto, err := NewAutostart(AutostartEnv{GOOS: "linux", Home: home})
+	auto, err := autostart.New(autostart.Env{GOOS: "linux", Home: home})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := newFakeAPI(t)
 	ta := startApp(t, f, []string{"/bin/true"}, auto)
-	path := filepath.Join(home, ".config", "autostart", AutostartName+".desktop")
+	path := filepath.Join(home, ".config", "autostart", autostart.Name+".desktop")
 
 	ta.click(t, "Start at login")
 	eventually(t, "autostart file", func() bool { _, err := os.Stat(path); return err == nil })

@@ -1,4 +1,4 @@
-package tray
+package autostart
 
 import (
 	"errors"
@@ -13,14 +13,14 @@ import (
 	"github.com/switchboardhq/switchboard/app/atomicfile"
 )
 
-// AutostartName names Switchboard's autostart entry: the .desktop file, the
+// Name names Switchboard's autostart entry: the .desktop file, the
 // LaunchAgent label, the Run value.
-const AutostartName = "io.switchboard.tray"
+const Name = "io.switchboard.tray"
 
-// An Autostart is the per-user entry that starts Switchboard at login: an
+// An Entry is the per-user entry that starts Switchboard at login: an
 // XDG autostart .desktop file on Linux and BSDs, a LaunchAgent plist on
 // macOS, a value under HKCU\...\Run on Windows.
-type Autostart interface {
+type Entry interface {
 	Enabled() (bool, error)
 	// Enable writes the entry, which runs command (absolute program path
 	// first) at login.
@@ -31,8 +31,8 @@ type Autostart interface {
 	Where() string
 }
 
-// AutostartEnv is what the entry's location depends on.
-type AutostartEnv struct {
+// Env is what the entry's location depends on.
+type Env struct {
 	GOOS string
 	// Home is the user's home directory.
 	Home string
@@ -40,23 +40,23 @@ type AutostartEnv struct {
 	XDGConfigHome string
 }
 
-// AutostartEnvFromOS reads the environment of this process.
-func AutostartEnvFromOS() (AutostartEnv, error) {
+// EnvFromOS reads the environment of this process.
+func EnvFromOS() (Env, error) {
 	home, err := os.UserHomeDir()
 	if err != nil && runtime.GOOS != "windows" {
-		return AutostartEnv{}, fmt.Errorf("finding the home directory for the autostart entry: %w", err)
+		return Env{}, fmt.Errorf("finding the home directory for the autostart entry: %w", err)
 	}
-	return AutostartEnv{GOOS: runtime.GOOS, Home: home, XDGConfigHome: os.Getenv("XDG_CONFIG_HOME")}, nil
+	return Env{GOOS: runtime.GOOS, Home: home, XDGConfigHome: os.Getenv("XDG_CONFIG_HOME")}, nil
 }
 
-// NewAutostart returns the autostart entry for env.
-func NewAutostart(env AutostartEnv) (Autostart, error) {
+// New returns the autostart entry for env.
+func New(env Env) (Entry, error) {
 	switch env.GOOS {
 	case "darwin":
 		if env.Home == "" {
 			return nil, errors.New("autostart: no home directory")
 		}
-		return fileAutostart{path: filepath.Join(env.Home, "Library", "LaunchAgents", AutostartName+".plist"),
+		return fileAutostart{path: filepath.Join(env.Home, "Library", "LaunchAgents", Name+".plist"),
 			render: launchAgent}, nil
 	case "windows":
 		return newRegistryAutostart()
@@ -68,7 +68,7 @@ func NewAutostart(env AutostartEnv) (Autostart, error) {
 			}
 			dir = filepath.Join(env.Home, ".config")
 		}
-		return fileAutostart{path: filepath.Join(dir, "autostart", AutostartName+".desktop"), render: desktopEntry}, nil
+		return fileAutostart{path: filepath.Join(dir, "autostart", Name+".desktop"), render: desktopEntry}, nil
 	}
 }
 
@@ -131,7 +131,7 @@ func desktopEntry(command []string) ([]byte, error) {
 		"Comment=Runs your local MCP servers for every MCP client\n" +
 		"Exec=" + strings.Join(exec, " ") + "\n" +
 		"Terminal=false\n" +
-		"X-GNOME-Autostart-enabled=true\n"), nil
+		"X-GNOME-Entry-enabled=true\n"), nil
 }
 
 // desktopQuote quotes one Exec argument as the Desktop Entry spec says:
@@ -168,7 +168,7 @@ func launchAgent(command []string) ([]byte, error) {
 <plist version="1.0">
 <dict>
 	<key>Label</key>
-	<string>` + AutostartName + `</string>
+	<string>` + Name + `</string>
 	<key>ProgramArguments</key>
 	<array>
 `)

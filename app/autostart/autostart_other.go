@@ -1,10 +1,10 @@
 //go:build !windows
 
-package tray
+package autostart
 
 import "errors"
 
 // newRegistryAutostart exists only on Windows.
-func newRegistryAutostart() (Autostart, error) {
+func newRegistryAutostart() (Entry, error) {
 	return nil, errors.New("autostart: the Windows Run key is only available on Windows")
 }

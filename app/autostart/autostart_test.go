@@ -1,4 +1,4 @@
-package tray
+package autostart
 
 import (
 	"os"
@@ -13,20 +13,20 @@ func TestAutostartFiles(t *testing.T) {
 	xdg := filepath.Join(t.TempDir(), "xdg")
 	tests := []struct {
 		name     string
-		env      AutostartEnv
+		env      Env
 		path     string
 		contains []string
 	}{
-		{"linux default", AutostartEnv{GOOS: "linux", Home: home},
+		{"linux default", Env{GOOS: "linux", Home: home},
 			filepath.Join(home, ".config", "autostart", "io.switchboard.tray.desktop"),
 			[]string{"[Desktop Entry]\n", "Type=Application\n", `Exec="/opt/switch\\$board/switchboard-tray" --home "/data/my \\"home\\"" 100%%` + "\n"}},
-		{"linux XDG_CONFIG_HOME", AutostartEnv{GOOS: "linux", Home: home, XDGConfigHome: xdg},
+		{"linux XDG_CONFIG_HOME", Env{GOOS: "linux", Home: home, XDGConfigHome: xdg},
 			filepath.Join(xdg, "autostart", "io.switchboard.tray.desktop"), []string{"Name=Switchboard\n"}},
-		{"linux relative XDG_CONFIG_HOME is ignored", AutostartEnv{GOOS: "linux", Home: home, XDGConfigHome: "rel"},
+		{"linux relative XDG_CONFIG_HOME is ignored", Env{GOOS: "linux", Home: home, XDGConfigHome: "rel"},
 			filepath.Join(home, ".config", "autostart", "io.switchboard.tray.desktop"), []string{"Terminal=false\n"}},
-		{"freebsd", AutostartEnv{GOOS: "freebsd", Home: home},
-			filepath.Join(home, ".config", "autostart", "io.switchboard.tray.desktop"), []string{"X-GNOME-Autostart-enabled=true\n"}},
-		{"macOS LaunchAgent", AutostartEnv{GOOS: "darwin", Home: home},
+		{"freebsd", Env{GOOS: "freebsd", Home: home},
+			filepath.Join(home, ".config", "autostart", "io.switchboard.tray.desktop"), []string{"X-GNOME-Entry-enabled=true\n"}},
+		{"macOS LaunchAgent", Env{GOOS: "darwin", Home: home},
 			filepath.Join(home, "Library", "LaunchAgents", "io.switchboard.tray.plist"),
 			[]string{"<key>Label</key>\n\t<string>io.switchboard.tray</string>", "<string>/opt/switch$board/switchboard-tray</string>",
 				"<string>/data/my &#34;home&#34;</string>", "<key>RunAtLoad</key>\n\t<true/>"}},
@@ -34,7 +34,7 @@ func TestAutostartFiles(t *testing.T) {
 	cmd := []string{"/opt/switch$board/switchboard-tray", "--home", `/data/my "home"`, "100%"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, err := NewAutostart(tt.env)
+			a, err := New(tt.env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestAutostartFiles(t *testing.T) {
 }
 
 func TestAutostartBadInput(t *testing.T) {
-	a, err := NewAutostart(AutostartEnv{GOOS: "linux", Home: t.TempDir()})
+	a, err := New(Env{GOOS: "linux", Home: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,38 +90,12 @@ func TestAutostartBadInput(t *testing.T) {
 			t.Errorf("Enable(%q) succeeded", cmd)
 		}
 	}
-	if _, err := NewAutostart(AutostartEnv{GOOS: "linux"}); err == nil {
+	if _, err := New(Env{GOOS: "linux"}); err == nil {
 		t.Error("no home and no XDG_CONFIG_HOME accepted")
 	}
 	if runtime.GOOS != "windows" {
-		if _, err := NewAutostart(AutostartEnv{GOOS: "windows"}); err == nil {
+		if _, err := New(Env{GOOS: "windows"}); err == nil {
 			t.Error("the registry entry exists off Windows")
-		}
-	}
-}
-
-func TestParseEvents(t *testing.T) {
-	stream := ": switchboard events\n\n" +
-		"id: 7\nevent: state\ndata: {\"server\":\"fs\",\n" +
-		"data: \"state\":\"failing\"}\n\n" +
-		"event: reset\ndata: {}\n\n" +
-		": keep-alive\n\n" +
-		"id: 9\ndata: plain\n\n"
-	var got []Event
-	if err := parseEvents(strings.NewReader(stream), func(e Event) { got = append(got, e) }); err != nil {
-		t.Fatal(err)
-	}
-	want := []Event{
-		{ID: "7", Type: "state", Data: []byte("{\"server\":\"fs\",\n\"state\":\"failing\"}")},
-		{Type: "reset", Data: []byte("{}")},
-		{ID: "9", Type: "message", Data: []byte("plain")},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d events: %+v", len(got), got)
-	}
-	for i := range want {
-		if got[i].ID != want[i].ID || got[i].Type != want[i].Type || string(got[i].Data) != string(want[i].Data) {
-			t.Errorf("event %d = %+v %s, want %+v %s", i, got[i], got[i].Data, want[i], want[i].Data)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 //go:build windows
 
-package tray
+package autostart
 
 import (
 	"errors"
@@ -16,9 +16,9 @@ const runKey = `Software\Microsoft\Windows\CurrentVersion\Run`
 // registryAutostart is a value under HKCU\...\Run.
 type registryAutostart struct{}
 
-func newRegistryAutostart() (Autostart, error) { return registryAutostart{}, nil }
+func newRegistryAutostart() (Entry, error) { return registryAutostart{}, nil }
 
-func (registryAutostart) Where() string { return `HKCU\` + runKey + `\` + AutostartName }
+func (registryAutostart) Where() string { return `HKCU\` + runKey + `\` + Name }
 
 func (registryAutostart) Enabled() (bool, error) {
 	k, err := registry.OpenKey(registry.CURRENT_USER, runKey, registry.QUERY_VALUE)
@@ -29,12 +29,12 @@ func (registryAutostart) Enabled() (bool, error) {
 		return false, fmt.Errorf("opening HKCU\\%s: %w", runKey, err)
 	}
 	defer k.Close()
-	_, _, err = k.GetStringValue(AutostartName)
+	_, _, err = k.GetStringValue(Name)
 	if errors.Is(err, registry.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("reading HKCU\\%s\\%s: %w", runKey, AutostartName, err)
+		return false, fmt.Errorf("reading HKCU\\%s\\%s: %w", runKey, Name, err)
 	}
 	return true, nil
 }
@@ -48,8 +48,8 @@ func (registryAutostart) Enable(command []string) error {
 		return fmt.Errorf("opening HKCU\\%s: %w", runKey, err)
 	}
 	defer k.Close()
-	if err := k.SetStringValue(AutostartName, windowsCommandLine(command)); err != nil {
-		return fmt.Errorf("writing HKCU\\%s\\%s: %w", runKey, AutostartName, err)
+	if err := k.SetStringValue(Name, windowsCommandLine(command)); err != nil {
+		return fmt.Errorf("writing HKCU\\%s\\%s: %w", runKey, Name, err)
 	}
 	return nil
 }
@@ -63,8 +63,8 @@ func (registryAutostart) Disable() error {
 		return fmt.Errorf("opening HKCU\\%s: %w", runKey, err)
 	}
 	defer k.Close()
-	if err := k.DeleteValue(AutostartName); err != nil && !errors.Is(err, registry.ErrNotExist) {
-		return fmt.Errorf("removing HKCU\\%s\\%s: %w", runKey, AutostartName, err)
+	if err := k.DeleteValue(Name); err != nil && !errors.Is(err, registry.ErrNotExist) {
+		return fmt.Errorf("removing HKCU\\%s\\%s: %w", runKey, Name, err)
 	}
 	return nil
 }
