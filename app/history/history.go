@@ -129,7 +129,10 @@ type Store struct {
 	r        *sql.DB // read-only pool
 	recovery *Recovery
 
-	queue   chan item
+	mu      sync.Mutex
+	pending []item // records waiting for the writer, oldest first
+	spare   []item // the array the writer last emptied, for the next swap
+	wake    chan struct{}
 	dropped atomic.Uint64
 	// maxAge and maxBytes are Options.MaxAge and MaxBytes, changed by
 	// SetRetention while the store runs.
@@ -244,7 +247,7 @@ func open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	}
 
 	s := &Store{path: path, opts: opts, w: w, r: r,
-		queue:      make(chan item, opts.QueueSize),
+		wake:       make(chan struct{}, 1),
 		stop:       make(chan struct{}),
 		writerDone: make(chan struct{}),
 		retainDone: make(chan struct{}),
@@ -289,15 +292,35 @@ func (s *Store) Observe(ev supervisor.Event) {
 	s.enqueue(item{event: &ev})
 }
 
+// enqueue adds it to the pending records under a mutex: no channel send,
+// so no goroutine is woken per record. The writer is woken only by the
+// first record of a batch (it then waits BatchDelay for more) and by the
+// record that fills a batch.
 func (s *Store) enqueue(it item) {
 	if s.closed.Load() {
 		s.dropped.Add(1)
 		return
 	}
-	select {
-	case s.queue <- it:
-	default:
+	s.mu.Lock()
+	if len(s.pending) >= s.opts.QueueSize {
+		s.mu.Unlock()
 		s.dropped.Add(1)
+		return
+	}
+	s.pending = append(s.pending, it)
+	n := len(s.pending)
+	s.mu.Unlock()
+	if n == 1 || n >= s.opts.BatchSize {
+		s.wakeWriter()
+	}
+}
+
+// wakeWriter tells the writer there is work; a wake already pending is
+// enough.
+func (s *Store) wakeWriter() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -313,13 +336,25 @@ func (s *Store) Flush(ctx context.Context) error {
 		return ErrClosed
 	}
 	done := make(chan error, 1)
-	select {
-	case s.queue <- item{flush: done}:
-	case <-s.writerDone:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	// A flush waits for room rather than being dropped.
+	for {
+		s.mu.Lock()
+		if len(s.pending) < s.opts.QueueSize+1 {
+			s.pending = append(s.pending, item{flush: done})
+			s.mu.Unlock()
+			break
+		}
+		s.mu.Unlock()
+		s.wakeWriter()
+		select {
+		case <-s.writerDone:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
 	}
+	s.wakeWriter()
 	select {
 	case err := <-done:
 		return err
@@ -362,61 +397,85 @@ func (s *Store) Close(ctx context.Context) error {
 	return s.closeErr
 }
 
-// writer is the one goroutine that commits records. It collects a batch
-// from the queue until the batch is full, BatchDelay has passed since its
-// first record, or a Flush asks; then commits it in one transaction.
+// writer is the one goroutine that commits records. Woken by the first
+// record of a batch, it waits until the batch is full, BatchDelay has
+// passed, a Flush asks or the store closes; then it commits what is pending
+// in transactions of at most BatchSize records, answering the flushes among
+// them in order.
 func (s *Store) writer() {
 	defer close(s.writerDone)
-	batch := make([]item, 0, s.opts.BatchSize)
-	var flushes []chan error
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	var timerC <-chan time.Time
-	commit := func() {
-		err := s.commit(batch)
-		for _, f := range flushes {
-			f <- err
+	for {
+		select {
+		case <-s.wake:
+		case <-s.stop:
+			s.commitPending()
+			return
 		}
-		clear(batch)
-		batch, flushes = batch[:0], flushes[:0]
-		timer.Stop()
-		timerC = nil
+		if !s.batchReady() {
+			timer.Reset(s.opts.BatchDelay)
+			select {
+			case <-timer.C:
+			case <-s.wake: // a full batch or a flush
+				timer.Stop()
+			case <-s.stop:
+				timer.Stop()
+				s.commitPending()
+				return
+			}
+		}
+		s.commitPending()
 	}
-	add := func(it item) {
+}
+
+// batchReady reports whether the pending records should be committed
+// without waiting: a full batch, or a flush among them.
+func (s *Store) batchReady() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) >= s.opts.BatchSize {
+		return true
+	}
+	for _, it := range s.pending {
+		if it.flush != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// commitPending takes every pending record and commits them in batches.
+func (s *Store) commitPending() {
+	s.mu.Lock()
+	items := s.pending
+	s.pending = s.spare[:0]
+	s.mu.Unlock()
+	batch := make([]item, 0, min(len(items), s.opts.BatchSize))
+	var flushes []chan error
+	for _, it := range items {
 		if it.flush != nil {
 			flushes = append(flushes, it.flush)
-			commit()
-			return
+			err := s.commit(batch)
+			for _, f := range flushes {
+				f <- err
+			}
+			batch, flushes = batch[:0], flushes[:0]
+			continue
 		}
 		batch = append(batch, it)
 		if len(batch) >= s.opts.BatchSize {
-			commit()
-		} else if timerC == nil {
-			timer.Reset(s.opts.BatchDelay)
-			timerC = timer.C
+			s.commit(batch)
+			batch = batch[:0]
 		}
 	}
-	for {
-		select {
-		case it := <-s.queue:
-			add(it)
-		case <-timerC:
-			timerC = nil
-			commit()
-		case <-s.stop:
-			for {
-				select {
-				case it := <-s.queue:
-					add(it)
-					continue
-				default:
-				}
-				break
-			}
-			commit()
-			return
-		}
+	if len(batch) > 0 {
+		s.commit(batch)
 	}
+	clear(items)
+	s.mu.Lock()
+	s.spare = items[:0] // the next swap reuses this array
+	s.mu.Unlock()
 }
 
 // commit writes one batch in one transaction. A failed batch is lost and
