@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
@@ -40,6 +41,10 @@ func newBenchStack(b *testing.B, record bool) *benchStack {
 	ctx := context.Background()
 	st := &benchStack{}
 	var opts gateway.Options
+	if record && os.Getenv("SWITCHBOARD_BENCH_RECORDER") == "noop" {
+		opts.Recorder = noopRecorder{}
+		record = false
+	}
 	if record {
 		h, err := history.Open(ctx, filepath.Join(b.TempDir(), "history.db"), history.Options{RetentionInterval: -1})
 		if err != nil {
@@ -115,6 +120,8 @@ func (st *benchStack) close(b *testing.B) {
 // concurrency 16 per mode, and the on/off ratios (target: within 5%).
 // SWITCHBOARD_BENCH_AA=1 runs it with history off on both sides: the
 // ratios then show the benchmark's own bias and noise.
+// SWITCHBOARD_BENCH_RECORDER=noop gives the "on" side a recorder that
+// drops every call: what the gateway's recording costs, without the store.
 func BenchmarkHistoryOnOff(b *testing.B) {
 	ctx := context.Background()
 	off, on := newBenchStack(b, false), newBenchStack(b, os.Getenv("SWITCHBOARD_BENCH_AA") == "")
@@ -190,3 +197,8 @@ func BenchmarkHistoryOnOff(b *testing.B) {
 		b.Fatalf("history after the benchmark: %v %+v, dropped %d", err, page, on.hist.Dropped())
 	}
 }
+
+// noopRecorder drops every call.
+type noopRecorder struct{}
+
+func (noopRecorder) RecordCall(record.Call) {}
