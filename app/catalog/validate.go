@@ -24,24 +24,8 @@ func ValidName(name string) bool {
 // so it must pass config's validation.
 const maxShortNameLen = config.MaxServerNameLen
 
-// validShortName reports whether s can be a server name in config.json:
-// ^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$ without "__" (the gateway's tool-prefix
-// separator). It repeats config's rule, which config does not export.
-func validShortName(s string) bool {
-	if s == "" || len(s) > maxShortNameLen || strings.Contains(s, "__") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case i > 0 && (c == '_' || c == '.' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
+// validShortName reports whether s can be a server name in config.json.
+func validShortName(s string) bool { return config.ValidServerName(s) }
 
 // SuggestShortName derives a config server name from a registry name:
 // the part after the slash without the usual "mcp"/"server" decoration,

@@ -98,9 +98,10 @@ func validateListen(listen string) *Error {
 	return nil
 }
 
-// validServerName reports whether name matches
-// ^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$ and has no "__".
-func validServerName(name string) bool {
+// ValidServerName reports whether name can name a server (or be its
+// alias): it matches ^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$ and has no "__", the
+// separator of tool prefixes on the aggregated endpoint.
+func ValidServerName(name string) bool {
 	if name == "" || len(name) > MaxServerNameLen || strings.Contains(name, "__") {
 		return false
 	}
@@ -118,7 +119,7 @@ func validServerName(name string) bool {
 
 func (s Server) validate(name string) *Error {
 	field := "servers." + name
-	if !validServerName(name) {
+	if !ValidServerName(name) {
 		return invalid(field, "invalid server name %q: use 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit, without \"__\"", name, MaxServerNameLen)
 	}
 	if strings.TrimSpace(s.Command) == "" {
@@ -143,7 +144,7 @@ func (s Server) validate(name string) *Error {
 			return &Error{Field: fmt.Sprintf("%s.disabledTools[%d]", field, i), Err: errors.New("invalid value \"\": a tool name cannot be empty")}
 		}
 	}
-	if s.Alias != "" && !validServerName(s.Alias) {
+	if s.Alias != "" && !ValidServerName(s.Alias) {
 		return invalid(field+".alias", "invalid alias %q: use 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit, without \"__\"", s.Alias, MaxServerNameLen)
 	}
 	for i, name := range s.SecretEnv {

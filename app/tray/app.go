@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -365,12 +366,12 @@ func (a *App) toggleAutostart() error {
 // followEvents pokes a redraw on every event of the daemon's stream, and
 // notifies of finished installs. Without a stream it polls.
 func (a *App) followEvents(ctx context.Context, poke func()) {
-	lastID := ""
+	var lastID uint64
 	backoff := time.Second
 	for ctx.Err() == nil {
 		started := time.Now()
 		var err error
-		lastID, err = followEvents(ctx, a.o.Client, lastID, func(ev Event) {
+		lastID, err = followEvents(ctx, a.o.Client, lastID, func(ev events.Event) {
 			if ev.Type == "install" {
 				a.installEvent(ev.Data)
 			}
