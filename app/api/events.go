@@ -45,13 +45,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	sub := s.bus.Subscribe(since, 0)
 	defer sub.Close()
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
+	rc := startEventStream(w)
 	send := func(ev events.Event) error {
 		if want != nil && !want[ev.Type] {
 			return nil

@@ -90,6 +90,18 @@ func (s *Server) storedLogs(r *http.Request, name string, n int) []supervisor.Lo
 	return lines
 }
 
+// startEventStream answers 200 with the headers of a server-sent event
+// stream and returns the controller that flushes it.
+func startEventStream(w http.ResponseWriter) *http.ResponseController {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Accel-Buffering", "no") // no proxy buffering
+	w.WriteHeader(http.StatusOK)
+	return http.NewResponseController(w)
+}
+
 // logKey identifies a line: the event of a line carries the very time value
 // the line has.
 type logKey struct {
@@ -109,13 +121,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all
 		seen[logKey{l.Time, l.PID, l.Stream, l.Text}] = true
 	}
 
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
+	rc := startEventStream(w)
 	send := func(l supervisor.LogLine) error {
 		data, err := json.Marshal(l)
 		if err != nil {
