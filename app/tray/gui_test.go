@@ -57,6 +57,9 @@ func TestTrayUnderXvfb(t *testing.T) {
 	var out guitest.SyncBuffer
 	tr := exec.Command(trayBin)
 	tr.Env = env
+	// The window it starts inherits its output; do not wait on that once
+	// the tray has exited.
+	tr.WaitDelay = 5 * time.Second
 	tr.Stdout, tr.Stderr = &out, &out
 	start := time.Now()
 	if err := tr.Start(); err != nil {
@@ -259,6 +262,7 @@ func TestTrayWithoutDisplay(t *testing.T) {
 
 	var out guitest.SyncBuffer
 	tr := exec.Command(trayBin, "--host-wait", "0s")
+	tr.WaitDelay = 5 * time.Second
 	tr.Env = env
 	tr.Stdout, tr.Stderr = &out, &out
 	if err := tr.Start(); err != nil {

@@ -52,6 +52,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 
 	// The daemon, headless, as `switchboard serve` runs it.
 	serve := exec.Command(daemonBin, "serve", "--log-level", "debug")
+	serve.WaitDelay = 5 * time.Second
 	serve.Env = env
 	var serveOut guitest.SyncBuffer
 	serve.Stdout, serve.Stderr = &serveOut, &serveOut
@@ -105,6 +106,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 		t.Fatal(err)
 	}
 	win := exec.Command(windowBin, "window", "--log-level", "debug", "--assets", pageDir)
+	win.WaitDelay = 5 * time.Second
 	win.Env = env
 	win.Stdout, win.Stderr = &winOut, &winOut
 	start := time.Now()
@@ -193,6 +195,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 func dashboardWindow(t *testing.T, x *guitest.Session, windowBin string, env []string, serveLog *guitest.SyncBuffer) {
 	var out guitest.SyncBuffer
 	win := exec.Command(windowBin, "window")
+	win.WaitDelay = 5 * time.Second
 	win.Env = env
 	win.Stdout, win.Stderr = &out, &out
 	if err := win.Start(); err != nil {

@@ -83,6 +83,7 @@ type Session struct {
 
 func StartX(t *testing.T) *Session {
 	t.Helper()
+	lockGUI(t)
 	envFile := filepath.Join(t.TempDir(), "env")
 	cmd := exec.Command("dbus-run-session", "--", "xvfb-run", "-a", "-s", "-screen 0 1280x800x24",
 		"sh", "-c", `env > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 3600`, envFile)
@@ -123,6 +124,27 @@ func StartX(t *testing.T) *Session {
 		t.Fatalf("the X session has no display or bus: %q\n%s", x.env, stderr.String())
 	}
 	return x
+}
+
+// lockGUI makes the GUI tests of every package take turns: `go test ./...`
+// runs the window's and the tray's tests at once, and two WebKit windows,
+// tray hosts and their timing checks on two cores starve each other. The
+// lock is a file in the system's temp directory (not the tests' own), held
+// until the test ends.
+func lockGUI(t *testing.T) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "switchboard-guitest.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	})
 }
 
 // environ is the environment of a GUI process of the test: the display,
