@@ -350,24 +350,3 @@ func TestNavigateAndArgs(t *testing.T) {
 		t.Errorf("UniqueID: %q, %q", a, b)
 	}
 }
-
-func TestLocaleFix(t *testing.T) {
-	tests := []struct {
-		env        map[string]string
-		key, value string
-	}{
-		{map[string]string{"LANG": "C.UTF-8"}, "LC_MESSAGES", FallbackLocale},
-		{map[string]string{"LANG": "POSIX"}, "LC_MESSAGES", FallbackLocale},
-		{map[string]string{}, "LC_MESSAGES", FallbackLocale},
-		{map[string]string{"LC_ALL": "C"}, "LC_ALL", FallbackLocale},
-		{map[string]string{"LANG": "de_DE.UTF-8"}, "", ""},
-		{map[string]string{"LANG": "C.UTF-8", "LC_MESSAGES": "fr_FR.UTF-8"}, "", ""},
-		{map[string]string{"LC_ALL": "ja_JP.UTF-8", "LANG": "C"}, "", ""},
-	}
-	for _, tt := range tests {
-		k, v := localeFix(func(k string) string { return tt.env[k] })
-		if k != tt.key || v != tt.value {
-			t.Errorf("localeFix(%v) = %q=%q, want %q=%q", tt.env, k, v, tt.key, tt.value)
-		}
-	}
-}

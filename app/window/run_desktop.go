@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 
 	"github.com/wailsapp/wails/v2"
@@ -33,13 +32,6 @@ func Run(ctx context.Context, opts Options) error {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
-	}
-	if k, v := localeFix(os.Getenv); k != "" {
-		// Before GTK and WebKit start: they read the locale once.
-		log.Debug("window: C locale; giving the WebView a language", k, v)
-		if err := os.Setenv(k, v); err != nil {
-			return fmt.Errorf("setting %s for the WebView: %w", k, err)
-		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
