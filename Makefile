@@ -85,8 +85,10 @@ $(NODE_HARNESS)/node_modules/.package-lock.json: $(NODE_HARNESS)/package-lock.js
 node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
 
 # The Go tests build the binary with the dashboard (the browser walk drives it).
+# SWITCHBOARD_REQUIRE_ALL: a missing tool (npm, Xvfb, the GUI libraries)
+# fails the tests that need it instead of skipping them.
 test: fmt-check vet node-deps frontend frontend-test
-	$(GO) test -race -count=1 -timeout 20m ./...
+	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 20m ./...
 
 clean:
 	rm -rf $(BIN)

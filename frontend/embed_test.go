@@ -24,6 +24,9 @@ func TestAssets(t *testing.T) {
 		if _, err := fs.Stat(assets, ".keep"); err != nil {
 			t.Errorf("the placeholder dist/.keep is not embedded: %v", err)
 		}
+		if os.Getenv("SWITCHBOARD_REQUIRE_ALL") != "" {
+			t.Fatal("no frontend build in dist/: make test builds it first (SWITCHBOARD_REQUIRE_ALL is set)")
+		}
 		t.Skip("no frontend build in dist/ (run npm run build): checked the placeholder only")
 	}
 	index, err := fs.ReadFile(assets, "index.html")

@@ -29,7 +29,7 @@ import (
 func TestTrayUnderXvfb(t *testing.T) {
 	guitest.Tools(t, "trayer")
 	if err := exec.Command("pkg-config", "--exists", "ayatana-appindicator3-0.1", "gtk+-3.0").Run(); err != nil {
-		t.Skip("GUI test: libayatana-appindicator3-dev and libgtk-3-dev are not installed")
+		guitest.Missing(t, "GUI test: libayatana-appindicator3-dev and libgtk-3-dev are not installed")
 	}
 	bin := t.TempDir()
 	trayBin := guitest.BuildSwitchboard(t, bin, "switchboard-tray", "tray", true)
@@ -253,7 +253,7 @@ func TestTrayWithoutDisplay(t *testing.T) {
 		t.Skip("GUI build test: skipped with -short")
 	}
 	if err := exec.Command("pkg-config", "--exists", "ayatana-appindicator3-0.1", "gtk+-3.0").Run(); err != nil {
-		t.Skip("GUI test: libayatana-appindicator3-dev and libgtk-3-dev are not installed")
+		guitest.Missing(t, "GUI test: libayatana-appindicator3-dev and libgtk-3-dev are not installed")
 	}
 	trayBin := guitest.BuildSwitchboard(t, t.TempDir(), "switchboard-tray", "tray", true)
 	home, userHome, tmp := t.TempDir(), t.TempDir(), t.TempDir()

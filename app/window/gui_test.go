@@ -39,7 +39,7 @@ var (
 func TestWindowUnderXvfb(t *testing.T) {
 	guitest.Tools(t)
 	if err := exec.Command("pkg-config", "--exists", "webkit2gtk-4.1", "gtk+-3.0").Run(); err != nil {
-		t.Skip("GUI test: libwebkit2gtk-4.1-dev and libgtk-3-dev are not installed")
+		guitest.Missing(t, "GUI test: libwebkit2gtk-4.1-dev and libgtk-3-dev are not installed")
 	}
 	bin := t.TempDir()
 	windowBin := guitest.BuildSwitchboard(t, bin, "switchboard-window", "desktop,production,webkit2_41", true)

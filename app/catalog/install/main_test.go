@@ -59,13 +59,18 @@ func newInstaller(t testing.TB, opts Options) *Installer {
 	return in
 }
 
+// needNPM skips the test without npm and node, or fails it under
+// `make test`, which sets SWITCHBOARD_REQUIRE_ALL: CI has them, and there
+// a skip would hide a broken setup.
 func needNPM(t testing.TB) {
 	t.Helper()
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm is not installed")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
+	for _, tool := range []string{"npm", "node"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("SWITCHBOARD_REQUIRE_ALL") != "" {
+				t.Fatalf("%s is not installed, and make test needs it (SWITCHBOARD_REQUIRE_ALL is set)", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
 	}
 }
 
