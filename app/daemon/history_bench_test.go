@@ -162,8 +162,9 @@ func BenchmarkHistoryOnOff(b *testing.B) {
 			lat[i] = append(lat[i], time.Since(start))
 		}
 		if n%64 == 63 {
-			burst(n % 2)
-			burst((n + 1) % 2)
+			k := n / 64 // n itself is always odd here
+			burst(k % 2)
+			burst((k + 1) % 2)
 		}
 	}
 	b.StopTimer()
