@@ -34,6 +34,35 @@ var secretWords = map[string]bool{
 	"credential": true, "credentials": true,
 }
 
+// secretStems are parts of the secret words: each word contains one.
+var secretStems = [][]byte{[]byte("token"), []byte("key"), []byte("pass"), []byte("secret"),
+	[]byte("auth"), []byte("cookie"), []byte("credential")}
+
+// maybeSecretName is a quick test that settles most field names without
+// splitting them: false means secretName(name) is false. The parts of a
+// name, joined and lowercased, are its letters and digits; a secret name
+// has a secret word among them, so they contain a stem.
+func maybeSecretName(name []byte) bool {
+	var buf [64]byte
+	joined := buf[:0]
+	for _, c := range name {
+		switch {
+		case c >= utf8.RuneSelf:
+			return true // left to secretName's Unicode rules
+		case 'A' <= c && c <= 'Z':
+			joined = append(joined, c+'a'-'A')
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			joined = append(joined, c)
+		}
+	}
+	for _, stem := range secretStems {
+		if bytes.Contains(joined, stem) {
+			return true
+		}
+	}
+	return false
+}
+
 // secretName reports whether a field named name holds a secret.
 func secretName(name string) bool {
 	joined := make([]byte, 0, len(name))
@@ -81,119 +110,187 @@ func eachPart(name string, f func(string)) {
 }
 
 // redactJSON returns data, compacted, with the value of every secret field at
-// any depth replaced by "[redacted]". Object key order is kept. ok is false
-// when data is not valid JSON.
+// any depth replaced by "[redacted]". Object key order is kept, numbers stay
+// as written, and strings are written as appendString writes them. ok is
+// false when data is not valid JSON.
+//
+// It runs in the history writer for every call's arguments and response, so
+// it copies the text through in one pass instead of decoding it: once
+// json.Valid has checked the text, only object keys (to be named) and
+// strings with escapes or non-UTF-8 bytes (to be written out again) are
+// decoded.
 func redactJSON(data []byte) (out []byte, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var buf bytes.Buffer
-	buf.Grow(len(data))
-	if err := redactValue(dec, &buf); err != nil {
+	if !json.Valid(data) {
 		return nil, false
 	}
-	if _, err := dec.Token(); err == nil { // trailing data
-		return nil, false
-	}
-	return buf.Bytes(), true
+	r := redactor{in: data, out: make([]byte, 0, len(data))}
+	r.value()
+	return r.out, true
 }
 
-func redactValue(dec *json.Decoder, buf *bytes.Buffer) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			buf.WriteByte('{')
-			for n := 0; dec.More(); n++ {
-				kt, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := kt.(string)
-				if n > 0 {
-					buf.WriteByte(',')
-				}
-				appendString(buf, key)
-				buf.WriteByte(':')
-				if secretName(key) {
-					var skip json.RawMessage
-					if err := dec.Decode(&skip); err != nil {
-						return err
-					}
-					appendString(buf, Redacted)
-					continue
-				}
-				if err := redactValue(dec, buf); err != nil {
-					return err
-				}
-			}
-			buf.WriteByte('}')
-		case '[':
-			buf.WriteByte('[')
-			for n := 0; dec.More(); n++ {
-				if n > 0 {
-					buf.WriteByte(',')
-				}
-				if err := redactValue(dec, buf); err != nil {
-					return err
-				}
-			}
-			buf.WriteByte(']')
+// redactor copies valid JSON from in to out, redacting secret fields.
+type redactor struct {
+	in  []byte
+	i   int // the next byte of in
+	out []byte
+}
+
+func (r *redactor) space() {
+	for r.i < len(r.in) {
+		switch r.in[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
 		}
-		_, err := dec.Token() // the closing delimiter
-		return err
-	case string:
-		appendString(buf, t)
-	case json.Number:
-		buf.WriteString(string(t))
-	case bool:
-		buf.WriteString(strconv.FormatBool(t))
-	case nil:
-		buf.WriteString("null")
 	}
-	return nil
 }
 
-// appendString writes s as a JSON string, without HTML escaping (the text
+func (r *redactor) value() {
+	r.space()
+	switch r.in[r.i] {
+	case '{':
+		r.i++
+		r.out = append(r.out, '{')
+		r.space()
+		for n := 0; r.in[r.i] != '}'; n++ {
+			if n > 0 {
+				r.i++ // ','
+				r.out = append(r.out, ',')
+				r.space()
+			}
+			key := r.string()
+			r.space()
+			r.i++ // ':'
+			r.out = append(r.out, ':')
+			if maybeSecretName(key) && secretName(string(key)) {
+				r.space()
+				r.skip()
+				r.out = appendString(r.out, Redacted)
+			} else {
+				r.value()
+			}
+			r.space()
+		}
+		r.i++
+		r.out = append(r.out, '}')
+	case '[':
+		r.i++
+		r.out = append(r.out, '[')
+		r.space()
+		for n := 0; r.in[r.i] != ']'; n++ {
+			if n > 0 {
+				r.i++ // ','
+				r.out = append(r.out, ',')
+			}
+			r.value()
+			r.space()
+		}
+		r.i++
+		r.out = append(r.out, ']')
+	case '"':
+		r.string()
+	default: // a number, true, false or null, as written
+		start := r.i
+		r.skip()
+		r.out = append(r.out, r.in[start:r.i]...)
+	}
+}
+
+// string copies the string at r.i and returns its text. A string with
+// neither escapes nor invalid UTF-8 is copied as it is: that is what
+// appendString writes for it.
+func (r *redactor) string() []byte {
+	start := r.i
+	escaped, ascii := false, true
+	for r.i++; r.in[r.i] != '"'; r.i++ {
+		switch c := r.in[r.i]; {
+		case c == '\\':
+			escaped = true
+			r.i++
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	r.i++
+	raw := r.in[start:r.i]
+	if !escaped && (ascii || utf8.Valid(raw)) {
+		r.out = append(r.out, raw...)
+		return raw[1 : len(raw)-1]
+	}
+	var text string
+	_ = json.Unmarshal(raw, &text) // cannot fail: json.Valid passed
+	r.out = appendString(r.out, text)
+	return []byte(text)
+}
+
+// skip passes over the value at r.i.
+func (r *redactor) skip() {
+	depth := 0
+	for {
+		switch r.in[r.i] {
+		case '"':
+			for r.i++; r.in[r.i] != '"'; r.i++ {
+				if r.in[r.i] == '\\' {
+					r.i++
+				}
+			}
+			r.i++
+		case '{', '[':
+			depth++
+			r.i++
+		case '}', ']':
+			depth--
+			r.i++
+		default:
+			if depth == 0 { // a number, true, false or null
+				for r.i < len(r.in) && strings.IndexByte(",}] \t\n\r", r.in[r.i]) < 0 {
+					r.i++
+				}
+				return
+			}
+			r.i++ // inside a container: a literal's byte, a separator or space
+		}
+		if depth == 0 {
+			return
+		}
+	}
+}
+
+// appendString appends s as a JSON string, without HTML escaping (the text
 // stays searchable as written).
-func appendString(buf *bytes.Buffer, s string) {
+func appendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
-	buf.WriteByte('"')
+	dst = append(dst, '"')
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
 			case c == '"' || c == '\\':
-				buf.WriteByte('\\')
-				buf.WriteByte(c)
+				dst = append(dst, '\\', c)
 			case c == '\n':
-				buf.WriteString(`\n`)
+				dst = append(dst, `\n`...)
 			case c == '\r':
-				buf.WriteString(`\r`)
+				dst = append(dst, `\r`...)
 			case c == '\t':
-				buf.WriteString(`\t`)
+				dst = append(dst, `\t`...)
 			case c < 0x20:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hex[c>>4])
-				buf.WriteByte(hex[c&0xf])
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			default:
-				buf.WriteByte(c)
+				dst = append(dst, c)
 			}
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			buf.WriteString(`\ufffd`)
+			dst = append(dst, `\ufffd`...)
 		} else {
-			buf.WriteString(s[i : i+size])
+			dst = append(dst, s[i:i+size]...)
 		}
 		i += size
 	}
-	buf.WriteByte('"')
+	return append(dst, '"')
 }
 
 // prepareArguments redacts and caps a call's arguments for storage. It
@@ -212,9 +309,7 @@ func prepareArguments(raw json.RawMessage, limit int) []byte {
 	}
 	out, ok := redactJSON(raw)
 	if !ok {
-		var buf bytes.Buffer
-		appendString(&buf, string(raw))
-		out = buf.Bytes()
+		out = appendString(nil, string(raw))
 	}
 	if len(out) <= limit {
 		return out
@@ -222,13 +317,11 @@ func prepareArguments(raw json.RawMessage, limit int) []byte {
 	// Leave room for the wrapper and the escaping of the preview.
 	// appendString at most doubles it: out is JSON, without control characters.
 	keep := cutUTF8(string(out), max(limit/2-64, 0))
-	var buf bytes.Buffer
-	buf.WriteString(`{"_truncated":true,"size":`)
-	buf.WriteString(strconv.Itoa(len(out)))
-	buf.WriteString(`,"preview":`)
-	appendString(&buf, keep)
-	buf.WriteByte('}')
-	return buf.Bytes()
+	buf := []byte(`{"_truncated":true,"size":`)
+	buf = strconv.AppendInt(buf, int64(len(out)), 10)
+	buf = append(buf, `,"preview":`...)
+	buf = appendString(buf, keep)
+	return append(buf, '}')
 }
 
 // cutUTF8 returns the longest prefix of s of at most n bytes that does not
