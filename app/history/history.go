@@ -517,7 +517,14 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 		}
 		return *p
 	}
+	// Rows are inserted under a context that cannot end: under one that
+	// can, the driver starts a goroutine for each statement to watch it.
+	// Once ctx ends the batch still stops, at the next row, and rolls back.
+	rowCtx := context.WithoutCancel(ctx)
 	for _, it := range batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		switch {
 		case it.call != nil:
 			c := it.call
@@ -526,7 +533,7 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 				args = string(a)
 			}
 			var res sql.Result
-			res, err = stmt(&insCall, s.insCall).ExecContext(ctx,
+			res, err = stmt(&insCall, s.insCall).ExecContext(rowCtx,
 				c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
 				c.Session, c.Endpoint, c.Server, c.Method, c.Name, args, c.Outcome, c.Error, c.ResponseSize,
 				preparePreview(c.Response, s.opts.PreviewLimit), c.PID)
@@ -551,16 +558,16 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 			}
 			switch ev.Kind {
 			case supervisor.EventLog:
-				_, err = stmt(&insLog, s.insLog).ExecContext(ctx, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, ev.Message)
+				_, err = stmt(&insLog, s.insLog).ExecContext(rowCtx, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, ev.Message)
 			case supervisor.EventUsage:
 				u := ev.Usage
-				_, err = stmt(&insSample, s.insSample).ExecContext(ctx, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
+				_, err = stmt(&insSample, s.insSample).ExecContext(rowCtx, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
 			default:
 				msg := ev.Message
 				if msg == "" && ev.Delay > 0 {
 					msg = "next start in " + ev.Delay.String()
 				}
-				_, err = stmt(&insEvent, s.insEvent).ExecContext(ctx, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, string(ev.State))
+				_, err = stmt(&insEvent, s.insEvent).ExecContext(rowCtx, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, string(ev.State))
 			}
 		}
 		if err != nil {
