@@ -80,11 +80,7 @@ func describeRequest(c *record.Call, req mcp.Request) {
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 		c.Session = ss.ID()
 	}
-	if sr, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok {
-		if info := sr.ClientInfo(); info != nil {
-			c.ClientName, c.ClientVersion = info.Name, info.Version
-		}
-	}
+	c.ClientName, c.ClientVersion = clientInfo(req)
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParamsRaw:
 		c.Name, c.Arguments = p.Name, p.Arguments
@@ -99,6 +95,29 @@ func describeRequest(c *record.Call, req mcp.Request) {
 		}
 		c.Arguments, _ = json.Marshal(p.Argument)
 	}
+}
+
+// clientInfo returns the name and version of the client that sent req:
+// from the request's _meta (stateless calls carry it there), else from the
+// session's initialize. The go-sdk's ClientInfo does the same, but decodes
+// the _meta value by encoding and decoding it again, on every call.
+func clientInfo(req mcp.Request) (name, version string) {
+	if p := req.GetParams(); p != nil {
+		switch info := p.GetMeta()[mcp.MetaKeyClientInfo].(type) {
+		case map[string]any:
+			name, _ = info["name"].(string)
+			version, _ = info["version"].(string)
+			return name, version
+		case *mcp.Implementation:
+			return info.Name, info.Version
+		}
+	}
+	if sr, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok {
+		if info := sr.ClientInfo(); info != nil {
+			return info.Name, info.Version
+		}
+	}
+	return "", ""
 }
 
 // classify maps an error to an outcome.
