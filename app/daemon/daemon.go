@@ -122,12 +122,15 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	retention := store.Current().History
-	hist, err := history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
+	var hist *history.Store // set before any call is recorded
+	dropped := &droppedFeed{log: log, bus: bus, dropped: func() uint64 { return hist.Dropped() }}
+	hist, err = history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
 		MaxAge: retention.MaxAge.Duration, MaxBytes: retention.MaxBytes,
 		OnCommit: func(calls []history.Call) {
 			for _, c := range calls {
 				publish(log, bus, events.TypeCall, c)
 			}
+			dropped.check()
 		}})
 	if err != nil {
 		return err
@@ -162,7 +165,7 @@ func Run(ctx context.Context, opts Options) error {
 	// and to the live feed.
 	supEvents, stopEvents := sup.Subscribe(4096)
 	var recording sync.WaitGroup
-	recording.Go(func() { forward(log, supEvents, hist, bus) })
+	recording.Go(func() { forward(log, supEvents, hist, bus, dropped) })
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()

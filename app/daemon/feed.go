@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/history"
@@ -9,11 +10,8 @@ import (
 )
 
 // forward records the supervisor's events in the history and publishes
-// them on the live feed, until the subscription ends. It also publishes
-// the history's dropped-records count when it changed, so the UI shows
-// lost records without polling for them.
-func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store, bus *events.Bus) {
-	var dropped uint64
+// them on the live feed, until the subscription ends.
+func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store, bus *events.Bus, dropped *droppedFeed) {
 	for ev := range evs {
 		hist.Observe(ev)
 		switch ev.Kind {
@@ -28,10 +26,26 @@ func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store,
 		default:
 			publish(log, bus, events.TypeState, ev)
 		}
-		if n := hist.Dropped(); n != dropped {
-			dropped = n
-			publish(log, bus, events.TypeDropped, events.Dropped{Count: n})
-		}
+		dropped.check()
+	}
+}
+
+// droppedFeed publishes the history's dropped-records count when it has
+// changed, so that the UI shows lost records without polling for them. It
+// is checked after every committed batch of calls (records are dropped
+// when the queue is full, so under load, when batches commit all the time)
+// and after every supervisor event (at least every 2 s while a server
+// runs).
+type droppedFeed struct {
+	log     *slog.Logger
+	bus     *events.Bus
+	dropped func() uint64 // the count so far
+	last    atomic.Uint64 // the count last published
+}
+
+func (f *droppedFeed) check() {
+	if n := f.dropped(); f.last.Swap(n) != n {
+		publish(f.log, f.bus, events.TypeDropped, events.Dropped{Count: n})
 	}
 }
 
