@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -27,7 +28,13 @@ type Handler struct {
 	// base ends every proxied request when the window closes: Wails makes
 	// its requests without a context, and an event stream would otherwise
 	// run until the daemon's next keep-alive finds the pipe closed.
-	base context.Context
+	base    context.Context
+	endBase context.CancelFunc
+
+	mu       sync.Mutex
+	active   int           // proxied requests not yet returned
+	closing  bool          // Shutdown was called: no new ones
+	returned chan struct{} // closed once closing and none is active
 }
 
 type targetKey struct{}
@@ -41,7 +48,8 @@ func NewHandler(ctx context.Context, resolve Resolver, assets fs.FS, log *slog.L
 	if assets == nil {
 		assets = FallbackAssets()
 	}
-	h := &Handler{resolve: resolve, assets: assets, log: log, base: ctx}
+	h := &Handler{resolve: resolve, assets: assets, log: log, returned: make(chan struct{})}
+	h.base, h.endBase = context.WithCancel(ctx)
 	// A transport of its own: no proxy from the environment (the daemon is
 	// on loopback), and idle connections closed with the window.
 	h.tr = &http.Transport{
@@ -66,6 +74,51 @@ func NewHandler(ctx context.Context, resolve Resolver, assets fs.FS, log *slog.L
 // Close drops the idle connections to the daemon.
 func (h *Handler) Close() { h.tr.CloseIdleConnections() }
 
+// Shutdown ends every proxied request (the page's event stream never ends
+// by itself) and waits until their handlers have returned, or ctx ends.
+// Requests that come after it are refused.
+//
+// The window calls it before Wails tears the webview down: Wails releases a
+// request's WebKit object when its handler returns, and one released while
+// the webview is being destroyed aborts the process.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	if !h.closing {
+		h.closing = true
+		if h.active == 0 {
+			close(h.returned)
+		}
+	}
+	h.mu.Unlock()
+	h.endBase()
+	select {
+	case <-h.returned:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("window: proxied requests still running at shutdown: %w", ctx.Err())
+	}
+}
+
+// enter counts a proxied request in; false once Shutdown was called.
+func (h *Handler) enter() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.active++
+	return true
+}
+
+func (h *Handler) leave() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.active--
+	if h.closing && h.active == 0 {
+		close(h.returned)
+	}
+}
+
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
@@ -76,6 +129,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveAPI(w http.ResponseWriter, r *http.Request) {
+	if !h.enter() {
+		writeError(w, http.StatusServiceUnavailable, "the window is closing")
+		return
+	}
+	defer h.leave()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(h.base, cancel)

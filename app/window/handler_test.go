@@ -210,6 +210,45 @@ func TestProxyStreamEndsWithWindow(t *testing.T) {
 	}
 }
 
+// TestShutdownEndsRequestsFirst: Shutdown ends the open event stream,
+// returns once its handler has, and refuses requests that come later.
+func TestShutdownEndsRequestsFirst(t *testing.T) {
+	d := newFakeDaemon(t)
+	h := NewHandler(t.Context(), d.resolver(), nil, nil)
+	defer h.Close()
+	base := serveWindow(t, h)
+
+	resp, err := http.Get(base + "/api/v1/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	streamEnded := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, resp.Body); streamEnded <- err }()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := h.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-streamEnded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event stream outlived Shutdown")
+	}
+	later, err := http.Get(base + "/api/v1/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	later.Body.Close()
+	if later.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a request after Shutdown got %d, want 503", later.StatusCode)
+	}
+	if err := h.Shutdown(ctx); err != nil { // again: nothing left to wait for
+		t.Errorf("second Shutdown: %v", err)
+	}
+}
+
 func TestProxyDaemonUnreachable(t *testing.T) {
 	// A port nothing listens on: bind one and close it.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
@@ -18,9 +19,14 @@ import (
 // InBuild reports whether this binary can open the window.
 const InBuild = true
 
+// shutdownTimeout bounds how long closing the window waits for its
+// requests to the daemon to end.
+const shutdownTimeout = 2 * time.Second
+
 // Run opens the dashboard window and returns when it is closed (SIGINT and
-// SIGTERM close it: Wails handles them). ctx bounds the window's requests
-// to the daemon. It must be called on the main goroutine.
+// SIGTERM close it: Wails handles them). The window's requests to the
+// daemon carry ctx's values; they end when the window closes, not with
+// ctx. It must be called on the main goroutine.
 //
 // When a window is already open for opts.Home, Wails hands this launch's
 // arguments to it (which shows itself and goes to its --path) and ends this
@@ -33,9 +39,9 @@ func Run(ctx context.Context, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	handler := NewHandler(ctx, opts.Daemon, opts.Assets, log)
+	// The proxied requests end in OnBeforeClose, not with ctx: SIGINT and
+	// SIGTERM end ctx at the moment Wails starts tearing the window down.
+	handler := NewHandler(context.WithoutCancel(ctx), opts.Daemon, opts.Assets, log)
 	defer handler.Close()
 
 	var (
@@ -57,10 +63,20 @@ func Run(ctx context.Context, opts Options) error {
 			wailsruntime.WindowExecJS(wc, js)
 		}
 	}
-	// Wails ends the window itself on SIGINT and SIGTERM (which also end
-	// ctx, and with it the proxied streams). Quitting here as well would
-	// call gtk_main_quit twice from two threads, which crashes GTK.
+	// Wails ends the window itself on SIGINT and SIGTERM. Quitting here as
+	// well would call gtk_main_quit twice from two threads, which crashes
+	// GTK.
 	app := AppOptions(opts, handler)
+	app.OnBeforeClose = func(context.Context) (prevent bool) {
+		// Closing by the window manager, by Wails' signal handler or by
+		// the tray all come here before the webview is torn down.
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := handler.Shutdown(ctx); err != nil {
+			log.Warn("window: closing with requests in flight", "err", err)
+		}
+		return false
+	}
 	app.OnStartup = func(wc context.Context) {
 		mu.Lock()
 		wailsCtx = wc
