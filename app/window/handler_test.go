@@ -188,64 +188,55 @@ func TestProxyStreamsEventsUnbuffered(t *testing.T) {
 	}
 }
 
+// TestProxyStreamEndsWithWindow: the open event stream ends when the
+// window's context ends, and when Shutdown is called; Shutdown returns once
+// the stream's handler has, and refuses the requests that come later.
 func TestProxyStreamEndsWithWindow(t *testing.T) {
-	d := newFakeDaemon(t)
-	winCtx, closeWindow := context.WithCancel(t.Context())
-	h := NewHandler(winCtx, d.resolver(), nil, nil)
-	defer h.Close()
-	base := serveWindow(t, h)
+	for _, how := range []string{"context", "Shutdown"} {
+		t.Run(how, func(t *testing.T) {
+			d := newFakeDaemon(t)
+			winCtx, endWindow := context.WithCancel(t.Context())
+			defer endWindow()
+			h := NewHandler(winCtx, d.resolver(), nil, nil)
+			defer h.Close()
+			base := serveWindow(t, h)
 
-	resp, err := http.Get(base + "/api/v1/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	done := make(chan error, 1)
-	go func() { _, err := io.Copy(io.Discard, resp.Body); done <- err }()
-	closeWindow()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the event stream outlived the window")
-	}
-}
-
-// TestShutdownEndsRequestsFirst: Shutdown ends the open event stream,
-// returns once its handler has, and refuses requests that come later.
-func TestShutdownEndsRequestsFirst(t *testing.T) {
-	d := newFakeDaemon(t)
-	h := NewHandler(t.Context(), d.resolver(), nil, nil)
-	defer h.Close()
-	base := serveWindow(t, h)
-
-	resp, err := http.Get(base + "/api/v1/events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	streamEnded := make(chan error, 1)
-	go func() { _, err := io.Copy(io.Discard, resp.Body); streamEnded <- err }()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	if err := h.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-streamEnded:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the event stream outlived Shutdown")
-	}
-	later, err := http.Get(base + "/api/v1/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	later.Body.Close()
-	if later.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("a request after Shutdown got %d, want 503", later.StatusCode)
-	}
-	if err := h.Shutdown(ctx); err != nil { // again: nothing left to wait for
-		t.Errorf("second Shutdown: %v", err)
+			resp, err := http.Get(base + "/api/v1/events")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			done := make(chan error, 1)
+			go func() { _, err := io.Copy(io.Discard, resp.Body); done <- err }()
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			if how == "Shutdown" {
+				if err := h.Shutdown(ctx); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				endWindow()
+			}
+			select {
+			case <-done:
+			case <-ctx.Done():
+				t.Fatal("the event stream outlived the window")
+			}
+			if how != "Shutdown" {
+				return
+			}
+			later, err := http.Get(base + "/api/v1/status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			later.Body.Close()
+			if later.StatusCode != http.StatusServiceUnavailable {
+				t.Errorf("a request after Shutdown got %d, want 503", later.StatusCode)
+			}
+			if err := h.Shutdown(ctx); err != nil { // again: nothing left to wait for
+				t.Errorf("second Shutdown: %v", err)
+			}
+		})
 	}
 }
 
