@@ -2,7 +2,7 @@ package daemon
 
 import (
 	"log/slog"
-	"sync/atomic"
+	"sync"
 
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/history"
@@ -40,11 +40,16 @@ type droppedFeed struct {
 	log     *slog.Logger
 	bus     *events.Bus
 	dropped func() uint64 // the count so far
-	last    atomic.Uint64 // the count last published
+
+	mu   sync.Mutex // the writer and the supervisor's events both check: counts go out in order
+	last uint64     // the count last published
 }
 
 func (f *droppedFeed) check() {
-	if n := f.dropped(); f.last.Swap(n) != n {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := f.dropped(); n != f.last {
+		f.last = n
 		publish(f.log, f.bus, events.TypeDropped, events.Dropped{Count: n})
 	}
 }
