@@ -128,6 +128,31 @@ type Options struct {
 	// the command it runs; nil leaves it out of the settings.
 	Autostart        autostart.Entry
 	AutostartCommand []string
+	// Journal, if set, is told what the API did that belongs in the
+	// history beside the supervisor's lifecycle events: an install, update
+	// or uninstall that ended, a client's config file written.
+	Journal func(JournalEntry)
+}
+
+// A JournalEntry is one thing the API did to a server or to a client's
+// config file.
+type JournalEntry struct {
+	Server  string // "" for a client's config file
+	Kind    string // JournalInstall or JournalClientConfig
+	Message string
+}
+
+// Kinds of JournalEntry.
+const (
+	JournalInstall      = "install"       // an install, update or uninstall ended
+	JournalClientConfig = "client-config" // a client's config file was written
+)
+
+// journal passes e to Options.Journal, if any.
+func (s *Server) journal(server, kind, message string) {
+	if s.journalTo != nil {
+		s.journalTo(JournalEntry{Server: server, Kind: kind, Message: message})
+	}
 }
 
 // Tools is what the API needs to show each server's tools;
@@ -165,6 +190,7 @@ type Server struct {
 	autostart     autostart.Entry
 	autostartCmd  []string
 	tokens        *tokens.Store
+	journalTo     func(JournalEntry)
 	log           *slog.Logger
 	version, home string
 	started       time.Time
@@ -199,6 +225,7 @@ func New(opts Options) (*Server, error) {
 		autostart:     opts.Autostart,
 		autostartCmd:  opts.AutostartCommand,
 		tokens:        opts.Tokens,
+		journalTo:     opts.Journal,
 		log:           opts.Logger,
 		version:       opts.Version,
 		home:          opts.Home,

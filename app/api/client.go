@@ -291,6 +291,14 @@ func (c *Client) History(ctx context.Context, q url.Values) (history.CallPage, e
 	return page, err
 }
 
+// Lifecycle returns the recorded lifecycle events; q takes server, since
+// and limit, as GET /api/v1/lifecycle does.
+func (c *Client) Lifecycle(ctx context.Context, q url.Values) ([]history.Event, error) {
+	var evs []history.Event
+	err := c.do(ctx, http.MethodGet, "/api/v1/lifecycle?"+q.Encode(), nil, &evs)
+	return evs, err
+}
+
 // Call returns one recorded call with its arguments and response preview.
 func (c *Client) Call(ctx context.Context, id int64) (history.Call, error) {
 	var call history.Call

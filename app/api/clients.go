@@ -230,7 +230,7 @@ func (s *Server) applyClient(r *http.Request) (ClientView, error) {
 		return ClientView{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
 	}
 	if p.Changed() {
-		if err := s.clients.Editor.Apply(p); err != nil {
+		if err := s.writeClientFile(p); err != nil {
 			return ClientView{}, errorf(http.StatusConflict, "writing %s: %v", p.Path, err)
 		}
 	}
@@ -561,7 +561,7 @@ func (s *Server) applyImport(r *http.Request) (ImportResult, error) {
 	// Switchboard and still in the client (nothing lost), and a new import
 	// finds them the same and only rewrites the file.
 	if ip.file != nil && ip.file.Changed() {
-		if err := s.clients.Editor.Apply(ip.file); err != nil {
+		if err := s.writeClientFile(ip.file); err != nil {
 			return ImportResult{}, errorf(http.StatusConflict,
 				"the servers were imported, but %s was not rewritten: %v; plan the import again to replace them", ip.file.Path, err)
 		}
@@ -694,9 +694,22 @@ func (s *Server) applyRestore(r *http.Request) (ClientView, error) {
 	if req.Hash != p.Hash {
 		return ClientView{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
 	}
-	if err := s.clients.Editor.Apply(p); err != nil {
+	if err := s.writeClientFile(p); err != nil {
 		return ClientView{}, errorf(http.StatusConflict, "restoring %s: %v", p.Path, err)
 	}
 	s.log.Info("restored a client's config from its backup", "client", p.Client.ID, "backup", req.Backup)
 	return viewOf(s.clients, env, p.Client.ID)
+}
+
+// writeClientFile applies p to the client's file and journals it.
+func (s *Server) writeClientFile(p *clients.Plan) error {
+	if err := s.clients.Editor.Apply(p); err != nil {
+		return err
+	}
+	what := "wrote"
+	if p.Remove {
+		what = "removed"
+	}
+	s.journal("", JournalClientConfig, fmt.Sprintf("%s %s's config %s", what, p.Client.Name, p.Path))
+	return nil
 }

@@ -21,6 +21,7 @@ type History interface {
 	Samples(ctx context.Context, server string, since, until time.Time) ([]history.Sample, error)
 	Export(ctx context.Context, q history.CallQuery, w io.Writer, format string) error
 	Logs(ctx context.Context, server string, since time.Time, limit int) ([]history.LogLine, error)
+	Events(ctx context.Context, server string, since time.Time, limit int) ([]history.Event, error)
 	Dropped() uint64
 }
 
@@ -33,6 +34,7 @@ func (s *Server) historyRoutes() {
 	s.mux.Handle("GET /api/v1/history/{id}", handle(s.getCall, http.StatusOK))
 	s.mux.Handle("GET /api/v1/stats", handle(s.stats, http.StatusOK))
 	s.mux.Handle("GET /api/v1/usage", handle(s.usage, http.StatusOK))
+	s.mux.Handle("GET /api/v1/lifecycle", handle(s.lifecycle, http.StatusOK))
 }
 
 func (s *Server) historyStore() (History, error) {
@@ -175,6 +177,29 @@ func (s *Server) stats(r *http.Request) ([]history.Stat, error) {
 
 // DefaultUsageWindow is the window of /api/v1/usage without "since".
 const DefaultUsageWindow = time.Hour
+
+// lifecycle answers GET /api/v1/lifecycle: the recorded lifecycle events
+// (starts, exits, crashes, config changes, installs, client configs
+// written), oldest first. Parameters: server, since (default: all kept),
+// limit (default 200, at most 10000).
+func (s *Server) lifecycle(r *http.Request) ([]history.Event, error) {
+	h, err := s.historyStore()
+	if err != nil {
+		return nil, err
+	}
+	v := r.URL.Query()
+	since, err := timeParam(v, "since", time.Now())
+	if err != nil {
+		return nil, err
+	}
+	limit := 0
+	if l := v.Get("limit"); l != "" {
+		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > 10000 {
+			return nil, errorf(http.StatusBadRequest, "invalid limit %q: a number from 1 to 10000", l)
+		}
+	}
+	return h.Events(r.Context(), v.Get("server"), since, limit)
+}
 
 func (s *Server) usage(r *http.Request) ([]history.Sample, error) {
 	h, err := s.historyStore()

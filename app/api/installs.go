@@ -375,16 +375,26 @@ func (s *Server) install(ctx context.Context, j *installJob, req install.Request
 			}
 		}
 	}
+	what := "install"
+	if installed != nil {
+		what = "update"
+	}
 	final := install.Progress{Phase: install.PhaseVerify, Percent: 100, Done: true}
 	if err != nil {
 		final.Err = err.Error()
-		final.Line = "install failed: " + err.Error()
-		s.log.Warn("install failed", "server", req.Server, "entry", req.Entry.Name, "err", err)
+		final.Line = what + " failed: " + err.Error()
+		s.log.Warn(what+" failed", "server", req.Server, "entry", req.Entry.Name, "err", err)
+		s.journal(req.Server, JournalInstall, fmt.Sprintf("%s of %s failed: %v", what, req.Entry.Name, err))
 		report(final, nil)
 		return
 	}
 	final.Line = fmt.Sprintf("installed %s %s: %d tools", req.Server, res.Version, len(res.Tools))
 	s.log.Info("installed a server", "server", req.Server, "entry", req.Entry.Name, "version", res.Version, "tools", len(res.Tools))
+	done := fmt.Sprintf("installed %s %s (%d tools)", req.Entry.Name, res.Version, len(res.Tools))
+	if installed != nil && installed.Install != nil {
+		done = fmt.Sprintf("updated %s from %s to %s (%d tools)", req.Entry.Name, installed.Install.Version, res.Version, len(res.Tools))
+	}
+	s.journal(req.Server, JournalInstall, done)
 	report(final, res.Tools)
 }
 
@@ -544,7 +554,9 @@ func (s *Server) uninstall(r *http.Request) (struct{}, error) {
 		return struct{}{}, err
 	}
 	if err := inst.Uninstall(r.Context(), name); err != nil {
+		s.journal(name, JournalInstall, fmt.Sprintf("uninstalled, but not all its files were removed: %v", err))
 		return struct{}{}, fmt.Errorf("server %q is out of the config, but its files were not all removed: %w", name, err)
 	}
+	s.journal(name, JournalInstall, "uninstalled")
 	return struct{}{}, nil
 }
