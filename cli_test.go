@@ -222,3 +222,48 @@ func TestConnectingAClient(t *testing.T) {
 		t.Errorf("after disconnect %s still holds Switchboard's entry:\n%s", cursorFile, data)
 	}
 }
+
+// TestLifecycleInTheHistory: the history keeps a server's story, not only
+// the supervisor's part of it: a server added to config.json by hand, a
+// client's config written, the server removed again, with its process's
+// start and stop between, in /api/v1/lifecycle.
+func TestLifecycleInTheHistory(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha")
+
+	writeConfig(t, home, "alpha", "beta") // a hand edit
+	d.waitRunning(t, "alpha", "beta")
+	if code, out, errOut := cli(t, home, "clients", "connect", "cursor"); code != exitOK {
+		t.Fatalf("connect: %d\n%s%s", code, out, errOut)
+	}
+	writeConfig(t, home, "alpha")
+
+	want := []string{"beta config added to the config", "beta ready", " client-config wrote Cursor's config",
+		"beta config removed from the config", "beta stopped"}
+	var got []string
+	eventually(t, 20*time.Second, "the lifecycle events", func() bool {
+		evs, err := d.client.Lifecycle(t.Context(), url.Values{"limit": {"1000"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for _, e := range evs {
+			if e.Server != "alpha" {
+				got = append(got, e.Server+" "+string(e.Kind)+" "+e.Message)
+			}
+		}
+		// In this order, among the others.
+		i := 0
+		for _, line := range got {
+			if i < len(want) && strings.HasPrefix(line, want[i]) {
+				i++
+			}
+		}
+		return i == len(want)
+	})
+	if t.Failed() {
+		t.Logf("lifecycle events: %q", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,7 +105,7 @@ func TestInstallFailureRollsBack(t *testing.T) {
 	t.Setenv("npm_config_cache", filepath.Join(t.TempDir(), "npm-cache"))
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home)
-	startDaemon(t, home)
+	d := startDaemon(t, home)
 	before, _ := os.ReadFile(filepath.Join(home, daemon.ConfigFile))
 
 	code, out, errOut := cli(t, home, "catalog", "missing")
@@ -121,4 +122,9 @@ func TestInstallFailureRollsBack(t *testing.T) {
 	if after, _ := os.ReadFile(filepath.Join(home, daemon.ConfigFile)); string(after) != string(before) {
 		t.Errorf("config changed by a failed install:\n%s", after)
 	}
+	eventually(t, 10*time.Second, "the failed install in the server's lifecycle", func() bool {
+		evs, err := d.client.Lifecycle(t.Context(), url.Values{"server": {"missing"}})
+		return err == nil && len(evs) == 1 && evs[0].Kind == daemon.EventInstall &&
+			strings.Contains(evs[0].Message, "install of "+name+" failed") && strings.Contains(evs[0].Message, "404")
+	})
 }

@@ -226,7 +226,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	apiServer, err := api.New(api.Options{Autostart: startAtLogin, AutostartCommand: opts.AutostartCommand, Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
-		Catalog: cat, Installer: installer, Tools: gw,
+		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist),
 		Logger: log, Version: opts.Version, Home: home, Started: started})
 	if err != nil {
 		ln.Close()
@@ -292,7 +292,8 @@ type daemon struct {
 	secrets *secrets.Store
 	hist    *history.Store
 
-	applyMu sync.Mutex // one Apply at a time, always of the latest config
+	applyMu sync.Mutex     // one Apply at a time, always of the latest config
+	applied *config.Config // the config last applied; nil before the first
 }
 
 // apply makes the supervisor run the enabled servers of the config in force.
@@ -300,6 +301,12 @@ func (d *daemon) apply(ctx context.Context) {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
 	cfg := d.store.Current()
+	if d.applied != nil { // at start the servers are not news
+		for _, c := range configChanges(d.applied.Servers, cfg.Servers) {
+			d.hist.Observe(supervisor.Event{Time: time.Now(), Server: c.server, Kind: EventConfig, Message: c.message})
+		}
+	}
+	d.applied = cfg
 	if err := d.sup.Apply(ctx, withSecrets(d.log, Specs(cfg), cfg, d.secrets)); err != nil {
 		d.log.Error("applying config", "err", err)
 		return

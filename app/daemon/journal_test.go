@@ -1,0 +1,58 @@
+package daemon
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard/app/config"
+)
+
+func TestConfigChanges(t *testing.T) {
+	off := false
+	base := map[string]config.Server{
+		"fs":   {Command: "node", Args: []string{"fs.js"}},
+		"git":  {Command: "uvx", Args: []string{"mcp-server-git"}},
+		"time": {Command: "uvx", Args: []string{"mcp-server-time"}},
+	}
+	edit := func(f func(m map[string]config.Server)) map[string]config.Server {
+		m := map[string]config.Server{}
+		for k, v := range base {
+			v.Args = append([]string(nil), v.Args...)
+			m[k] = v
+		}
+		f(m)
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		next map[string]config.Server
+		want []configChange
+	}{
+		{"same", edit(func(map[string]config.Server) {}), nil},
+		{"added and removed", edit(func(m map[string]config.Server) {
+			delete(m, "git")
+			m["memory"] = config.Server{Command: "node"}
+		}), []configChange{{"git", "removed from the config"}, {"memory", "added to the config"}}},
+		{"disabled", edit(func(m map[string]config.Server) {
+			s := m["fs"]
+			s.Enabled = &off
+			m["fs"] = s
+		}), []configChange{{"fs", "disabled in the config"}}},
+		{"changed", edit(func(m map[string]config.Server) {
+			s := m["time"]
+			s.Args[0] = "mcp-server-time==2026.8.18"
+			m["time"] = s
+		}), []configChange{{"time", "changed in the config"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := configChanges(base, tc.next)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(configChange{})); diff != "" {
+				t.Errorf("configChanges (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := configChanges(map[string]config.Server{"fs": {Command: "node", Enabled: &off}}, base)[0]; got.message != "enabled in the config" {
+		t.Errorf("enabling fs: %q", got.message)
+	}
+}
