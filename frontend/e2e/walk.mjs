@@ -160,8 +160,11 @@ async function walkPages(scheme, interact) {
     await page.getByRole('tab', { name: 'Tools' }).focus();
     await page.keyboard.press('ArrowRight');
     if ((await page.getByRole('tab', { name: 'Config' }).getAttribute('aria-selected')) !== 'true') throw new Error('ArrowRight did not select the next tab');
-    await page.getByRole('tab', { name: 'Crash history' }).click();
-    await shot('server-crashes');
+    step = 'server lifecycle';
+    await page.getByRole('tab', { name: 'History' }).click();
+    // Events from before the page opened: only the recorded history has them.
+    await page.locator('table.lifecycle .pill', { hasText: 'ready' }).first().waitFor();
+    await shot('server-history');
   }
 
   step = `${scheme}: catalog`;

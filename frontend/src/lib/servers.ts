@@ -28,18 +28,12 @@ export interface ServersDeps {
 export const SPARK_POINTS = 120;
 /** The window the calls-per-minute figure starts from. */
 export const RATE_WINDOW_MS = 15 * 60 * 1000;
-/** How many state events per server the crash history keeps. */
-export const CRASH_HISTORY = 50;
-
-const CRASH_KINDS = new Set(['crashed', 'backoff', 'failing']);
-
 export class ServersStore {
   readonly servers = writable<ServerView[]>([]);
   readonly loaded = writable(false);
   readonly error = writable('');
   readonly sparks = writable<Record<string, Spark>>({});
   readonly counts = writable<Record<string, CallCounts>>({});
-  readonly crashes = writable<Record<string, StateEvent[]>>({});
   private windowStart = 0;
   private readonly now: () => number;
   private refetching = new Map<string, Promise<void>>();
@@ -151,12 +145,6 @@ export class ServersStore {
         return next;
       }),
     );
-    if (CRASH_KINDS.has(ev.kind)) {
-      this.crashes.update((c) => {
-        const list = [ev, ...(c[ev.server] ?? [])].slice(0, CRASH_HISTORY);
-        return { ...c, [ev.server]: list };
-      });
-    }
     // Process-level events change the process list, which only the
     // snapshot has: refetch that one server. A server the list does not
     // have yet (just added; the list is on its way) is fetched too.

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { LIFECYCLE_LIMIT, loadLifecycle, mergeLifecycle, severity } from '../lib/lifecycle';
+import type { StateEvent } from '../lib/types';
+import { fakeApi } from './fakes';
+
+const ev = (time: string, kind: string, pid?: number): StateEvent => ({ server: 'alpha', time, kind, pid });
+
+describe('lifecycle', () => {
+  it('loads the recorded events of one server', async () => {
+    const api = fakeApi({ '/api/v1/lifecycle?server=a%2Fb&limit=200': [ev('2026-11-30T10:00:00Z', 'config')] });
+    expect(await loadLifecycle(api.get, 'a/b')).toHaveLength(1);
+  });
+
+  it('puts live events after the recorded ones, newest first, without the ones recorded already', () => {
+    const recorded = [ev('2026-11-30T10:00:00.000001Z', 'starting', 7), ev('2026-11-30T10:00:01.250001Z', 'ready', 7)];
+    const live = [
+      ev('2026-11-30T10:00:05.000000001Z', 'crashed', 7),
+      ev('2026-11-30T10:00:01.250001999Z', 'ready', 7), // the recorded one, from the feed
+      ev('2026-11-30T09:59:00Z', 'stopped', 3), // before the recording's newest
+    ];
+    const merged = mergeLifecycle(recorded, live);
+    expect(merged.map((e) => e.kind)).toEqual(['crashed', 'ready', 'starting']);
+  });
+
+  it('keeps at most the limit, newest first', () => {
+    const recorded = Array.from({ length: LIFECYCLE_LIMIT + 5 }, (_, i) => ev(new Date(Date.UTC(2026, 10, 30, 10, 0, i)).toISOString(), 'state'));
+    const merged = mergeLifecycle(recorded, []);
+    expect(merged).toHaveLength(LIFECYCLE_LIMIT);
+    expect(merged[0].time).toBe(recorded[recorded.length - 1].time);
+  });
+
+  it('shows crashes as bad, back-off as a warning, the rest plainly', () => {
+    expect(['crashed', 'failing', 'backoff', 'config', 'ready'].map(severity)).toEqual(['bad', 'bad', 'warn', '', '']);
+  });
+});
