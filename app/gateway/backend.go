@@ -49,6 +49,10 @@ type backend struct {
 	kickCh    chan struct{} // asks run to relist
 	done      chan struct{} // closed when the server leaves the gateway
 	once      sync.Once
+	// announcer is the process that last said its lists changed (under
+	// mu): the next relist asks it, since another process of the pool may
+	// not have the change.
+	announcer *mcp.ClientSession
 }
 
 func (g *Gateway) newBackend(c ServerConfig) *backend {
@@ -60,6 +64,15 @@ func (b *backend) config() ServerConfig {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.cfg
+}
+
+// kickFrom asks for a relist from the process of cs, which announced a
+// change of its lists.
+func (b *backend) kickFrom(cs *mcp.ClientSession) {
+	b.mu.Lock()
+	b.announcer = cs
+	b.mu.Unlock()
+	b.kick()
 }
 
 // kick asks for a relist; kicks while one is pending merge into it.
@@ -95,13 +108,8 @@ func (b *backend) relist(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	name := b.config().Name
-	lease, err := b.g.opts.Backends.Acquire(ctx, name)
-	if err != nil {
-		return err
-	}
-	defer lease.Release()
 	var f features
-	err = lease.Do(ctx, func(ctx context.Context, cs *mcp.ClientSession) error {
+	list := func(ctx context.Context, cs *mcp.ClientSession) error {
 		init := cs.InitializeResult()
 		f.instructions = init.Instructions
 		caps := init.Capabilities
@@ -128,9 +136,22 @@ func (b *backend) relist(ctx context.Context) error {
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return err
+	}
+	b.mu.Lock()
+	announcer := b.announcer
+	b.announcer = nil
+	b.mu.Unlock()
+	if announcer == nil || list(ctx, announcer) != nil {
+		// None announced a change, or it has gone: any process of the pool.
+		f = features{}
+		lease, err := b.g.opts.Backends.Acquire(ctx, name)
+		if err != nil {
+			return err
+		}
+		defer lease.Release()
+		if err := lease.Do(ctx, list); err != nil {
+			return err
+		}
 	}
 	b.mu.Lock()
 	b.features = f

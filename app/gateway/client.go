@@ -46,9 +46,9 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 				}
 			}
 		},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { g.relist(server) },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { g.relist(server) },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { g.relist(server) },
+		ToolListChangedHandler:     func(_ context.Context, req *mcp.ToolListChangedRequest) { g.relist(server, req.Session) },
+		PromptListChangedHandler:   func(_ context.Context, req *mcp.PromptListChangedRequest) { g.relist(server, req.Session) },
+		ResourceListChangedHandler: func(_ context.Context, req *mcp.ResourceListChangedRequest) { g.relist(server, req.Session) },
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			for _, s := range g.frontsOf(server) {
 				_ = s.ResourceUpdated(ctx, req.Params)
@@ -145,8 +145,10 @@ func (g *Gateway) frontsOf(server string) []*mcp.Server {
 	return out
 }
 
-func (g *Gateway) relist(server string) {
+// relist lists server's features again, from the process of cs, which
+// announced that they changed.
+func (g *Gateway) relist(server string, cs *mcp.ClientSession) {
 	if b, ok := g.backend(server); ok {
-		b.kick()
+		b.kickFrom(cs)
 	}
 }

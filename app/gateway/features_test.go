@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -136,6 +139,40 @@ func TestListChangesReachClients(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestListChangeFromOneProcessOfAPool: when one process of a pool adds a
+// tool, the gateway lists that process, not whichever the pool offers
+// (the other does not have the tool), so clients hear of the tool.
+func TestListChangeFromOneProcessOfAPool(t *testing.T) {
+	spec := supervisor.Spec{Name: "alpha", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "alpha"}),
+		Pool: supervisor.PoolSpec{Min: 2, Max: 2}}
+	f := newSpecFixture(t, "", []supervisor.Spec{spec}, gateway.ServerConfig{Name: "alpha"})
+	changed := make(chan struct{}, 10)
+	watcher := f.connect(t, "/mcp", "2026-07-28", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	f.waitTools(t, watcher, "alpha__echo")
+	waitFor(t, 30*time.Second, "two processes", func() bool {
+		st, err := f.sup.Status("alpha")
+		return err == nil && len(st.Processes) == 2
+	})
+	for len(changed) > 0 {
+		<-changed
+	}
+	res, err := watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add_tool", Arguments: map[string]any{"name": "only_here"}})
+	if err != nil || res.IsError {
+		t.Fatalf("add_tool: %v %+v", err, res)
+	}
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no tools/list_changed reached the client")
+	}
+	f.waitTools(t, watcher, "alpha__only_here")
 }
 
 // TestServerToClientRequestsReachTheCaller: sampling, elicitation and roots

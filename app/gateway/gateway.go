@@ -326,7 +326,11 @@ func (g *Gateway) followSupervisor() {
 }
 
 // Relist fetches server's lists again (after its backend reconnected).
-func (g *Gateway) Relist(server string) { g.relist(server) }
+func (g *Gateway) Relist(server string) {
+	if b, ok := g.backend(server); ok {
+		b.kick()
+	}
+}
 
 func (g *Gateway) backend(name string) (*backend, bool) {
 	g.mu.Lock()
