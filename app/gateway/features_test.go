@@ -104,36 +104,54 @@ func TestPromptsResourcesAndCompletion(t *testing.T) {
 	}
 }
 
+// listWatcher is a client session that counts the tools/list_changed
+// notifications it hears.
+type listWatcher struct {
+	*mcp.ClientSession
+	changed chan struct{}
+}
+
+func (f *fixture) watchLists(t *testing.T, era string) *listWatcher {
+	w := &listWatcher{changed: make(chan struct{}, 10)}
+	w.ClientSession = f.connect(t, "/mcp", era, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case w.changed <- struct{}{}:
+		default:
+		}
+	}})
+	f.waitTools(t, w.ClientSession, "alpha__echo")
+	return w
+}
+
+// addTool has alpha's process add tool, and waits until the watcher hears
+// of it and lists it.
+func (f *fixture) addTool(t *testing.T, w *listWatcher, tool string) {
+	t.Helper()
+	for len(w.changed) > 0 {
+		<-w.changed
+	}
+	res, err := w.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add_tool", Arguments: map[string]any{"name": tool}})
+	if err != nil || res.IsError {
+		t.Fatalf("add_tool: %v %+v", err, res)
+	}
+	select {
+	case <-w.changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no tools/list_changed reached the client")
+	}
+	f.waitTools(t, w.ClientSession, "alpha__"+tool)
+}
+
 // TestListChangesReachClients: a server that adds a tool makes every
 // connected client hear of it, and the tool is callable.
 func TestListChangesReachClients(t *testing.T) {
 	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
-			changed := make(chan struct{}, 10)
-			opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-			}}
-			watcher := f.connect(t, "/mcp", era, opts)
-			f.waitTools(t, watcher, "alpha__echo")
-			for len(changed) > 0 {
-				<-changed
-			}
+			watcher := f.watchLists(t, era)
 			tool := "fresh" + strings.ReplaceAll(era, "-", "")
-			res, err := watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add_tool", Arguments: map[string]any{"name": tool}})
-			if err != nil || res.IsError {
-				t.Fatalf("add_tool: %v %+v", err, res)
-			}
-			select {
-			case <-changed:
-			case <-time.After(20 * time.Second):
-				t.Fatal("no tools/list_changed reached the client")
-			}
-			f.waitTools(t, watcher, "alpha__"+tool)
-			res, err = watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__" + tool})
+			f.addTool(t, watcher, tool)
+			res, err := watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__" + tool})
 			if err != nil || text(res) != "added "+tool {
 				t.Errorf("calling the new tool: %v %q", err, text(res))
 			}
@@ -148,31 +166,12 @@ func TestListChangeFromOneProcessOfAPool(t *testing.T) {
 	spec := supervisor.Spec{Name: "alpha", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "alpha"}),
 		Pool: supervisor.PoolSpec{Min: 2, Max: 2}}
 	f := newSpecFixture(t, "", []supervisor.Spec{spec}, gateway.ServerConfig{Name: "alpha"})
-	changed := make(chan struct{}, 10)
-	watcher := f.connect(t, "/mcp", "2026-07-28", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}})
-	f.waitTools(t, watcher, "alpha__echo")
+	watcher := f.watchLists(t, "2026-07-28")
 	waitFor(t, 30*time.Second, "two processes", func() bool {
 		st, err := f.sup.Status("alpha")
 		return err == nil && len(st.Processes) == 2
 	})
-	for len(changed) > 0 {
-		<-changed
-	}
-	res, err := watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add_tool", Arguments: map[string]any{"name": "only_here"}})
-	if err != nil || res.IsError {
-		t.Fatalf("add_tool: %v %+v", err, res)
-	}
-	select {
-	case <-changed:
-	case <-time.After(20 * time.Second):
-		t.Fatal("no tools/list_changed reached the client")
-	}
-	f.waitTools(t, watcher, "alpha__only_here")
+	f.addTool(t, watcher, "only_here")
 }
 
 // TestServerToClientRequestsReachTheCaller: sampling, elicitation and roots
