@@ -148,7 +148,7 @@ const (
 	JournalClientConfig = "client-config" // a client's config file was written
 )
 
-// journal passes e to Options.Journal, if any.
+// journal tells Options.Journal, if set, of one thing the API did.
 func (s *Server) journal(server, kind, message string) {
 	if s.journalTo != nil {
 		s.journalTo(JournalEntry{Server: server, Kind: kind, Message: message})
