@@ -161,10 +161,10 @@ async function walkPages(scheme, interact) {
     await page.keyboard.press('ArrowRight');
     if ((await page.getByRole('tab', { name: 'Config' }).getAttribute('aria-selected')) !== 'true') throw new Error('ArrowRight did not select the next tab');
     step = 'server lifecycle';
-    await page.getByRole('tab', { name: 'History' }).click();
+    await page.getByRole('tab', { name: 'Lifecycle' }).click();
     // Events from before the page opened: only the recorded history has them.
     await page.locator('table.lifecycle .pill', { hasText: 'ready' }).first().waitFor();
-    await shot('server-history');
+    await shot('server-lifecycle');
   }
 
   step = `${scheme}: catalog`;

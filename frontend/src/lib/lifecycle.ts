@@ -3,7 +3,7 @@
 // come.
 import type { StateEvent } from './types';
 
-/** How many events the History tab shows. */
+/** How many events the Lifecycle tab shows. */
 export const LIFECYCLE_LIMIT = 200;
 
 type Get = <T>(path: string) => Promise<T>;
