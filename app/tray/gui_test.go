@@ -54,28 +54,10 @@ func TestTrayUnderXvfb(t *testing.T) {
 	t.Cleanup(func() { host.Process.Kill(); <-hostDone })
 
 	// The tray build without a command runs the tray.
-	var out guitest.SyncBuffer
-	tr := exec.Command(trayBin)
-	tr.Env = env
-	// The window it starts inherits its output; do not wait on that once
-	// the tray has exited.
-	tr.WaitDelay = 5 * time.Second
-	tr.Stdout, tr.Stderr = &out, &out
-	start := time.Now()
-	if err := tr.Start(); err != nil {
-		t.Fatal(err)
-	}
-	trDone := make(chan error, 1)
-	go func() { trDone <- tr.Wait() }()
-	t.Cleanup(func() {
-		if guitest.ProcessState(tr.Process.Pid) != "" {
-			tr.Process.Kill()
-			<-trDone
-		}
-		if t.Failed() {
-			t.Logf("tray output:\n%s", out.String())
-		}
-	})
+	cmd := exec.Command(trayBin)
+	cmd.Env = env
+	tr := guitest.Start(t, "tray", cmd)
+	out, start := tr.Out, tr.Started
 
 	var info daemon.Info
 	guitest.WaitFor(t, 30*time.Second, "the daemon in the tray process", func() bool {
@@ -83,8 +65,8 @@ func TestTrayUnderXvfb(t *testing.T) {
 		info, err = daemon.ReadInfo(home)
 		return err == nil
 	})
-	if info.PID != tr.Process.Pid {
-		t.Errorf("daemon.json names pid %d, the tray is %d: the daemon is not in-process", info.PID, tr.Process.Pid)
+	if info.PID != tr.Cmd.Process.Pid {
+		t.Errorf("daemon.json names pid %d, the tray is %d: the daemon is not in-process", info.PID, tr.Cmd.Process.Pid)
 	}
 	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
 	if err != nil {
@@ -189,17 +171,13 @@ func TestTrayUnderXvfb(t *testing.T) {
 	// Quit: Up from an unselected menu selects its last item.
 	openMenu("the menu to open for Quit")
 	keys("Up", "Return")
-	select {
-	case err := <-trDone:
-		trDone <- err
-		if err != nil {
-			t.Errorf("the tray exited with %v", err)
-		}
-	case <-time.After(45 * time.Second):
+	if exited, err := tr.Exit(45 * time.Second); !exited {
 		t.Fatal("Quit did not end the tray")
+	} else if err != nil {
+		t.Errorf("the tray exited with %v", err)
 	}
 	t.Logf("quit after %s", time.Since(start).Round(time.Millisecond))
-	pids := append(serverPIDs, tr.Process.Pid)
+	pids := append(serverPIDs, tr.Cmd.Process.Pid)
 	if windowPID != 0 {
 		pids = append(pids, windowPID)
 	}
@@ -260,22 +238,10 @@ func TestTrayWithoutDisplay(t *testing.T) {
 	guitest.WriteTestConfig(t, home)
 	env := (&guitest.Session{}).Environ(home, userHome, tmp) // no DISPLAY, no bus
 
-	var out guitest.SyncBuffer
-	tr := exec.Command(trayBin, "--host-wait", "0s")
-	tr.WaitDelay = 5 * time.Second
-	tr.Env = env
-	tr.Stdout, tr.Stderr = &out, &out
-	if err := tr.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- tr.Wait() }()
-	t.Cleanup(func() {
-		if guitest.ProcessState(tr.Process.Pid) != "" {
-			tr.Process.Kill()
-			<-done
-		}
-	})
+	cmd := exec.Command(trayBin, "--host-wait", "0s")
+	cmd.Env = env
+	tr := guitest.Start(t, "tray", cmd)
+	out := tr.Out
 	guitest.WaitFor(t, 30*time.Second, "the no-display message", func() bool {
 		return strings.Contains(out.String(), "no display") && strings.Contains(out.String(), "Running without a tray icon")
 	})
@@ -298,15 +264,11 @@ func TestTrayWithoutDisplay(t *testing.T) {
 		}
 		return err == nil && v.State == "running" && len(pids) > 0
 	})
-	tr.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-done:
-		done <- err
-		if err != nil {
-			t.Errorf("exit: %v\n%s", err, out.String())
-		}
-	case <-time.After(45 * time.Second):
+	tr.Cmd.Process.Signal(syscall.SIGTERM)
+	if exited, err := tr.Exit(45 * time.Second); !exited {
 		t.Fatal("SIGTERM did not stop the headless tray")
+	} else if err != nil {
+		t.Errorf("exit: %v\n%s", err, out.String())
 	}
 	for _, pid := range pids {
 		if s := guitest.ProcessState(pid); s != "" {

@@ -51,28 +51,9 @@ func TestWindowUnderXvfb(t *testing.T) {
 	env := x.Environ(home, userHome, tmp)
 
 	// The daemon, headless, as `switchboard serve` runs it.
-	serve := exec.Command(daemonBin, "serve", "--log-level", "debug")
-	serve.WaitDelay = 5 * time.Second
-	serve.Env = env
-	var serveOut guitest.SyncBuffer
-	serve.Stdout, serve.Stderr = &serveOut, &serveOut
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	serveDone := make(chan error, 1)
-	go func() { serveDone <- serve.Wait() }()
-	t.Cleanup(func() {
-		serve.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-serveDone:
-		case <-time.After(30 * time.Second):
-			serve.Process.Kill()
-			<-serveDone
-		}
-		if t.Failed() {
-			t.Logf("daemon output:\n%s", serveOut.String())
-		}
-	})
+	serveCmd := exec.Command(daemonBin, "serve", "--log-level", "debug")
+	serveCmd.Env = env
+	serveOut := guitest.Start(t, "daemon", serveCmd).Out
 	var info daemon.Info
 	guitest.WaitFor(t, 30*time.Second, "the daemon", func() bool {
 		var err error
@@ -94,7 +75,6 @@ func TestWindowUnderXvfb(t *testing.T) {
 	})
 
 	// The window.
-	var winOut guitest.SyncBuffer
 	// First the built-in page (whose colours the test knows), served with
 	// --assets, whatever the binary embeds.
 	pageDir := t.TempDir()
@@ -106,24 +86,9 @@ func TestWindowUnderXvfb(t *testing.T) {
 		t.Fatal(err)
 	}
 	win := exec.Command(windowBin, "window", "--log-level", "debug", "--assets", pageDir)
-	win.WaitDelay = 5 * time.Second
 	win.Env = env
-	win.Stdout, win.Stderr = &winOut, &winOut
-	start := time.Now()
-	if err := win.Start(); err != nil {
-		t.Fatal(err)
-	}
-	winDone := make(chan error, 1)
-	go func() { winDone <- win.Wait() }()
-	t.Cleanup(func() {
-		if guitest.ProcessState(win.Process.Pid) != "" {
-			win.Process.Kill()
-		}
-		<-winDone
-		if t.Failed() {
-			t.Logf("window output:\n%s", winOut.String())
-		}
-	})
+	w := guitest.Start(t, "window", win)
+	winOut, start := w.Out, w.Started
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	id, err := x.Run(ctx, "xdotool", "search", "--sync", "--name", "^Switchboard$")
@@ -173,47 +138,31 @@ func TestWindowUnderXvfb(t *testing.T) {
 
 	// SIGTERM closes the window, status 0; the daemon keeps running.
 	win.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-winDone:
-		winDone <- err
-		if err != nil {
-			t.Errorf("window exited with %v", err)
-		}
-	case <-time.After(20 * time.Second):
+	if exited, err := w.Exit(20 * time.Second); !exited {
 		t.Fatal("the window did not close on SIGTERM")
+	} else if err != nil {
+		t.Errorf("window exited with %v", err)
 	}
 	if _, err := client.Status(t.Context()); err != nil {
 		t.Errorf("the daemon stopped with the window: %v", err)
 	}
 	if builtDashboard(t) {
-		dashboardWindow(t, x, windowBin, env, &serveOut)
+		dashboardWindow(t, x, windowBin, env, serveOut)
 	}
 }
 
 // dashboardWindow opens the window with the embedded dashboard build and
 // saves its screenshot once the page has drawn itself and stopped changing.
 func dashboardWindow(t *testing.T, x *guitest.Session, windowBin string, env []string, serveLog *guitest.SyncBuffer) {
-	var out guitest.SyncBuffer
-	win := exec.Command(windowBin, "window")
-	win.WaitDelay = 5 * time.Second
-	win.Env = env
-	win.Stdout, win.Stderr = &out, &out
-	if err := win.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- win.Wait() }()
+	cmd := exec.Command(windowBin, "window")
+	cmd.Env = env
+	win := guitest.Start(t, "dashboard window", cmd)
 	defer func() {
-		win.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("dashboard window exited with %v\n%s", err, out.String())
-			}
-		case <-time.After(20 * time.Second):
-			win.Process.Kill()
-			<-done
+		cmd.Process.Signal(syscall.SIGTERM)
+		if exited, err := win.Exit(20 * time.Second); !exited {
 			t.Error("the dashboard window did not close on SIGTERM")
+		} else if err != nil {
+			t.Errorf("dashboard window exited with %v", err)
 		}
 	}()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)

@@ -339,3 +339,55 @@ func (s *SyncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *SyncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// A Proc is a program a GUI test started, with its output.
+type Proc struct {
+	Cmd     *exec.Cmd
+	Out     *SyncBuffer
+	Started time.Time
+	exited  chan struct{}
+	err     error // Cmd.Wait's, once exited is closed
+}
+
+// Start starts cmd with its stdout and stderr in p.Out. A window the
+// program starts inherits that output, so waiting gives up on it 5 s after
+// the program exits. When the test ends, a program still running gets
+// SIGTERM, and SIGKILL 30 s later, and is waited for; if the test failed,
+// its output is logged under name.
+func Start(t *testing.T, name string, cmd *exec.Cmd) *Proc {
+	t.Helper()
+	p := &Proc{Cmd: cmd, Out: &SyncBuffer{}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.Out, p.Out
+	cmd.WaitDelay = 5 * time.Second
+	p.Started = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			cmd.Process.Signal(syscall.SIGTERM)
+			if exited, _ := p.Exit(30 * time.Second); !exited {
+				cmd.Process.Kill()
+				<-p.exited
+			}
+		}
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, p.Out.String())
+		}
+	})
+	return p
+}
+
+// Exit waits up to d for the program to exit: exited is false if it still
+// runs, else err is how it ended.
+func (p *Proc) Exit(d time.Duration) (exited bool, err error) {
+	select {
+	case <-p.exited:
+		return true, p.err
+	case <-time.After(d):
+		return false, nil
+	}
+}
