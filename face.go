@@ -36,6 +36,7 @@ func windowVerb() verb {
 	var path, assets, logLevel *string
 	return verb{
 		name:    "window",
+		noArgs:  true,
 		summary: "open the dashboard window (starts the daemon if needed; focuses an open window)",
 		flags: func(fs *flag.FlagSet) {
 			path = fs.String("path", "", "dashboard page to show, e.g. /#/servers/NAME")
@@ -43,9 +44,6 @@ func windowVerb() verb {
 			logLevel = fs.String("log-level", "warn", "debug, info, warn or error (logs go to stderr)")
 		},
 		run: func(ctx context.Context, e *env, _ *flag.FlagSet) error {
-			if err := noArgs(e.args); err != nil {
-				return err
-			}
 			if !window.InBuild {
 				return window.ErrNotInBuild
 			}
@@ -118,6 +116,7 @@ func trayVerb() verb {
 	var hostWait *time.Duration
 	return verb{
 		name:    "tray",
+		noArgs:  true,
 		summary: "run the daemon with the tray icon (the default of the tray build)",
 		flags: func(fs *flag.FlagSet) {
 			listen = fs.String("listen", "", `loopback address to listen on (default: "listen" in config.json, 127.0.0.1:7391)`)
@@ -126,9 +125,6 @@ func trayVerb() verb {
 			hostWait = fs.Duration("host-wait", 10*time.Second, "how long to wait for a tray host before running without an icon")
 		},
 		run: func(ctx context.Context, e *env, _ *flag.FlagSet) error {
-			if err := noArgs(e.args); err != nil {
-				return err
-			}
 			if !tray.InBuild {
 				return tray.ErrNotInBuild
 			}

@@ -58,6 +58,7 @@ type env struct {
 type verb struct {
 	name    string
 	args    string // argument synopsis for usage
+	noArgs  bool   // takes no arguments: any is a usage error, before run
 	summary string
 	flags   func(fs *flag.FlagSet) // declares the verb's own flags
 	run     func(ctx context.Context, e *env, fs *flag.FlagSet) error
@@ -161,7 +162,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{stdout: stdout, stderr: stderr, home: dir, args: positional}
-	if err := v.run(ctx, e, fs); err != nil {
+	err = nil
+	if v.noArgs {
+		err = noArgs(positional)
+	}
+	if err == nil {
+		err = v.run(ctx, e, fs)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "switchboard %s: %v\n", v.name, err)
 		if _, ok := errors.AsType[usageError](err); ok {
 			return exitUsage

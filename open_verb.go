@@ -14,14 +14,12 @@ func openVerb() verb {
 	var printOnly *bool
 	return verb{
 		name:    "open",
+		noArgs:  true,
 		summary: "open the dashboard in a browser (a one-time sign-in link; --print only prints it)",
 		flags: func(fs *flag.FlagSet) {
 			printOnly = fs.Bool("print", false, "print the link instead of opening a browser")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if err := noArgs(e.args); err != nil {
-				return err
-			}
 			c, err := e.client()
 			if err != nil {
 				return err

@@ -28,14 +28,12 @@ func topVerb() verb {
 	var once *bool
 	return verb{
 		name:    "top",
+		noArgs:  true,
 		summary: "a live view of the servers: state, CPU, memory, calls per second and errors",
 		flags: func(fs *flag.FlagSet) {
 			once = fs.Bool("once", false, "print one view and exit (for scripts)")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if err := noArgs(e.args); err != nil {
-				return err
-			}
 			c, err := e.client()
 			if err != nil {
 				return err

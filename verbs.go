@@ -28,15 +28,13 @@ func serveVerb() verb {
 	var listen, logLevel *string
 	return verb{
 		name:    "serve",
+		noArgs:  true,
 		summary: "run the daemon in the foreground (until Ctrl-C)",
 		flags: func(fs *flag.FlagSet) {
 			listen = fs.String("listen", "", `loopback address to listen on (default: "listen" in config.json, 127.0.0.1:7391)`)
 			logLevel = fs.String("log-level", "info", "debug, info, warn or error")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if err := noArgs(e.args); err != nil {
-				return err
-			}
 			logger, err := newLogger(e.stderr, *logLevel)
 			if err != nil {
 				return err
@@ -87,11 +85,9 @@ func builtDashboard() fs.FS {
 func statusVerb() verb {
 	return verb{
 		name:    "status",
+		noArgs:  true,
 		summary: "show whether the daemon runs, where, and its servers at a glance",
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if err := noArgs(e.args); err != nil {
-				return err
-			}
 			c, err := e.client()
 			if err != nil {
 				return err
@@ -116,14 +112,12 @@ func serversVerb() verb {
 	var asJSON *bool
 	return verb{
 		name:    "servers",
+		noArgs:  true,
 		summary: "list the configured servers with their state and processes",
 		flags: func(fs *flag.FlagSet) {
 			asJSON = fs.Bool("json", false, "print JSON instead of a table")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if err := noArgs(e.args); err != nil {
-				return err
-			}
 			c, err := e.client()
 			if err != nil {
 				return err
@@ -321,6 +315,7 @@ func historyVerb() verb {
 	var asJSON *bool
 	return verb{
 		name:    "history",
+		noArgs:  true,
 		summary: "list recorded calls, newest first, with filters",
 		flags: func(fs *flag.FlagSet) {
 			server = fs.String("server", "", "only calls to this server")
@@ -333,9 +328,6 @@ func historyVerb() verb {
 			asJSON = fs.Bool("json", false, "print JSON instead of a table")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			if err := noArgs(e.args); err != nil {
-				return err
-			}
 			c, err := e.client()
 			if err != nil {
 				return err
