@@ -92,11 +92,11 @@ func TestTrayUnderXvfb(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	icon, err := x.Run(ctx, "xdotool", "search", "--sync", "--classname", "systray")
+	icons, err := x.FindWindows(ctx, "--classname", "systray")
 	if err != nil {
 		t.Fatalf("finding the tray icon: %v", err)
 	}
-	iconID := strings.Fields(icon)[0]
+	iconID := icons[0]
 	t.Logf("icon window %s appeared after %s", iconID, time.Since(start).Round(time.Millisecond))
 
 	shots := t.TempDir()
@@ -145,7 +145,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 	if windowBin != "" {
 		openMenu("the menu to open again")
 		keys("Down", "Down", "Down", "Return")
-		if _, err := x.Run(ctx, "xdotool", "search", "--sync", "--name", "^Switchboard$"); err != nil {
+		if _, err := x.FindWindows(ctx, "--name", "^Switchboard$"); err != nil {
 			t.Fatalf("Open Switchboard showed no window: %v", err)
 		}
 		m := regexp.MustCompile(`tray: window started" pid=(\d+)`).FindStringSubmatch(out.String())

@@ -91,11 +91,10 @@ func TestWindowUnderXvfb(t *testing.T) {
 	winOut, start := w.Out, w.Started
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	id, err := x.Run(ctx, "xdotool", "search", "--sync", "--name", "^Switchboard$")
+	ids, err := x.FindWindows(ctx, "--name", "^Switchboard$")
 	if err != nil {
 		t.Fatalf("finding the window: %v", err)
 	}
-	ids := strings.Fields(id)
 	t.Logf("window %v appeared after %s", ids, time.Since(start).Round(time.Millisecond))
 
 	// The page is drawn once the header turns green (the proxy answered)
@@ -167,24 +166,25 @@ func dashboardWindow(t *testing.T, x *guitest.Session, windowBin string, env []s
 	}()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	id, err := x.Run(ctx, "xdotool", "search", "--sync", "--name", "^Switchboard$")
+	ids, err := x.FindWindows(ctx, "--name", "^Switchboard$")
 	if err != nil {
 		t.Fatalf("finding the dashboard window: %v", err)
 	}
+	id := ids[0]
 	shot := filepath.Join(t.TempDir(), "dashboard.png")
 	// A page that failed to start is one flat colour; a drawn one has
 	// text, borders and a sidebar.
 	drawn := func() bool {
-		img := x.Screenshot(t, strings.Fields(id)[0], shot)
+		img := x.Screenshot(t, id, shot)
 		return distinctColours(img) > 50 && guitest.LuminanceStdDev(img) > 2
 	}
 	guitest.WaitFor(t, 60*time.Second, "the dashboard to render", drawn)
 	// Let it finish drawing: two shots a second apart that differ in less
 	// than 1% of the pixels (live charts keep moving a little).
-	prev := x.Screenshot(t, strings.Fields(id)[0], shot)
+	prev := x.Screenshot(t, id, shot)
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(time.Second)
-		img := x.Screenshot(t, strings.Fields(id)[0], shot)
+		img := x.Screenshot(t, id, shot)
 		b := img.Bounds()
 		if guitest.Differing(prev, img) < b.Dx()*b.Dy()/100 {
 			break

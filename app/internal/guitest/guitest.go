@@ -174,6 +174,27 @@ func (x *Session) Run(ctx context.Context, name string, args ...string) (string,
 	return strings.TrimSpace(string(out)), err
 }
 
+// FindWindows runs `xdotool search` with args until it names a window, or
+// ctx ends. xdotool's own --sync fails outright with BadWindow when a
+// window closes while it walks the tree (a menu, a splash): that is tried
+// again, not taken for an answer.
+func (x *Session) FindWindows(ctx context.Context, args ...string) ([]string, error) {
+	var last error
+	for {
+		out, err := x.Run(ctx, "xdotool", append([]string{"search"}, args...)...)
+		if ids := strings.Fields(out); err == nil && len(ids) > 0 {
+			return ids, nil
+		} else if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no window for xdotool search %s: %w (last: %v)", strings.Join(args, " "), ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // screenshot captures the window (or "root") into a PNG file and decodes it.
 func (x *Session) Screenshot(t *testing.T, window, file string) image.Image {
 	t.Helper()
