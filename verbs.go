@@ -291,7 +291,7 @@ func connectVerb() verb {
 					if err != nil {
 						return "", "", nil, err
 					}
-					tok, err := store.Ensure(*client)
+					tok, err := store.EnsureClient(*client)
 					if err != nil {
 						return "", "", nil, err
 					}

@@ -193,7 +193,7 @@ func (s *Server) plan(r *http.Request) (*clients.Plan, ClientChange, error) {
 	var cc clients.Change
 	switch change.Action {
 	case "connect":
-		tok, err := s.tokens.Ensure(c.ID)
+		tok, err := s.tokens.EnsureClient(c.ID)
 		if err != nil {
 			return nil, change, err
 		}
@@ -422,7 +422,7 @@ func (s *Server) importPlan(r *http.Request, req ImportRequest) (*importPlan, er
 		for _, is := range ip.view.Servers {
 			remove = append(remove, is.Entry)
 		}
-		tok, err := s.tokens.Ensure(c.ID)
+		tok, err := s.tokens.EnsureClient(c.ID)
 		if err != nil {
 			return nil, err
 		}

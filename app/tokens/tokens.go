@@ -9,15 +9,24 @@
 //	    "id": "tok_3f9c2a7d1e5b8c04",
 //	    "label": "cli",
 //	    "token": "sb_q8Hn…(43 characters)",
+//	    "scope": "admin",
 //	    "created": "2026-01-02T15:04:05Z"
 //	  }
 //	]
 //
 // Each MCP client whose config Switchboard writes gets a token of its own
 // (labelled with the client's name), so that history can tell which client
-// called and one token can be revoked alone; the CLI and the dashboard use
-// the token labelled "cli". A secret is "sb_" followed by 32 random bytes in
-// unpadded base64url.
+// called and one token can be revoked alone; the CLI uses the token
+// labelled "cli", the tray "tray", the desktop window "window", and the
+// browser dashboard's sessions stand for the token "dashboard". A secret is
+// "sb_" followed by 32 random bytes in unpadded base64url.
+//
+// Each token has a scope (see [Scope]): the four labels above are
+// [ScopeAdmin], every other label is [ScopeClient], which reaches the MCP
+// endpoints and nothing else. A file written before scopes existed (version
+// 1: entries without "scope") is migrated when opened: each entry gets the
+// scope of its label, and the file is rewritten with them. Older builds
+// ignore the field, so the migrated file still works for them.
 //
 // Several processes use the file: the daemon verifies requests against it
 // while a CLI command may issue or revoke a token. Changes are written
@@ -74,6 +83,40 @@ const fileMode fs.FileMode = 0o600
 // ErrNotFound is wrapped by the error of Revoke for an unknown token id.
 var ErrNotFound = errors.New("no such token")
 
+// A Scope says what a token may reach.
+type Scope string
+
+const (
+	// ScopeClient reaches the MCP endpoints (/mcp, /mcp/<server>, /sse)
+	// only: it is what goes into an MCP client's config file.
+	ScopeClient Scope = "client"
+	// ScopeAdmin also reaches the local API, which can run programs and
+	// edit files: the CLI, the tray, the window and the dashboard.
+	ScopeAdmin Scope = "admin"
+)
+
+// Labels of the admin tokens: the programs that are Switchboard itself.
+const (
+	LabelCLI       = "cli"
+	LabelTray      = "tray"
+	LabelWindow    = "window"
+	LabelDashboard = "dashboard"
+)
+
+// ScopeOf returns the scope a token with the given label has: ScopeAdmin
+// for "cli", "tray", "window" and "dashboard", ScopeClient for any other.
+func ScopeOf(label string) Scope {
+	switch label {
+	case LabelCLI, LabelTray, LabelWindow, LabelDashboard:
+		return ScopeAdmin
+	}
+	return ScopeClient
+}
+
+// ErrAdminLabel is wrapped by the error of EnsureClient for a label that
+// belongs to an admin token.
+var ErrAdminLabel = errors.New("label is reserved for Switchboard's own programs")
+
 // A Token is one credential that may call the daemon.
 //
 // Secret is the bearer secret; it is empty in tokens returned by List and
@@ -86,6 +129,9 @@ type Token struct {
 	Label string `json:"label"`
 	// Secret is what a caller sends as "Authorization: Bearer <secret>".
 	Secret string `json:"token,omitempty"`
+	// Scope is what the token may reach; it follows from the label (see
+	// ScopeOf).
+	Scope Scope `json:"scope"`
 	// Created is when the token was issued (UTC, whole seconds).
 	Created time.Time `json:"created"`
 	// LastUsed is when Verify last accepted the token in this process (the
@@ -96,11 +142,11 @@ type Token struct {
 }
 
 // String describes t without its secret.
-func (t Token) String() string { return fmt.Sprintf("%s (%s)", t.ID, t.Label) }
+func (t Token) String() string { return fmt.Sprintf("%s (%s, %s)", t.ID, t.Label, t.Scope) }
 
 // GoString describes t without its secret, for %#v.
 func (t Token) GoString() string {
-	return fmt.Sprintf("tokens.Token{ID:%q, Label:%q, Created:%s}", t.ID, t.Label, t.Created.Format(time.RFC3339))
+	return fmt.Sprintf("tokens.Token{ID:%q, Label:%q, Scope:%q, Created:%s}", t.ID, t.Label, t.Scope, t.Created.Format(time.RFC3339))
 }
 
 // Format makes every fmt verb use String or GoString, so that %+v and %v of
@@ -115,7 +161,7 @@ func (t Token) Format(f fmt.State, verb rune) {
 
 // LogValue logs t without its secret.
 func (t Token) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", t.ID), slog.String("label", t.Label))
+	return slog.GroupValue(slog.String("id", t.ID), slog.String("label", t.Label), slog.String("scope", string(t.Scope)))
 }
 
 // A Store is the set of tokens in one token file. It is safe for concurrent
@@ -140,6 +186,9 @@ type Store struct {
 	problem error
 	// used is when Verify last accepted each token, by id.
 	used map[string]time.Time
+	// unscoped is whether the file as last read had entries without a
+	// scope (a version 1 file), which Open migrates.
+	unscoped bool
 }
 
 // Open returns the store of the token file at path (normally
@@ -159,6 +208,12 @@ func Open(path string) (*Store, error) {
 	s := &Store{path: abs}
 	if err := s.readLocked(); err != nil {
 		return nil, err
+	}
+	if s.unscoped {
+		// Write the scopes the entries were given. If the file cannot be
+		// written now, the scopes are still in force here and the next
+		// change writes them.
+		_ = s.change(func(toks []Token) ([]Token, error) { return toks, nil })
 	}
 	return s, nil
 }
@@ -219,6 +274,22 @@ func (s *Store) Verify(secret string) (Token, bool) {
 	return t, true
 }
 
+// Lookup returns the token with the given id, without its secret. Like
+// Verify, it reads the file again first if it changed, so a token revoked by
+// another process is gone.
+func (s *Store) Lookup(id string) (Token, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshLocked()
+	for _, t := range s.tokens {
+		if t.ID == id {
+			t.Secret = ""
+			return t, true
+		}
+	}
+	return Token{}, false
+}
+
 // List returns every token, oldest first (in the order issued), without
 // secrets. It reads the
 // file again first if it changed, as Verify does.
@@ -247,6 +318,7 @@ func (s *Store) Problem() error {
 // Issue creates a token with the given label, saves it and returns it with
 // its secret. Labels need not be unique (see Ensure). A label is 1 to
 // MaxLabelLen bytes of printable text, without leading or trailing space.
+// The token's scope is ScopeOf(label).
 func (s *Store) Issue(label string) (Token, error) {
 	if err := checkLabel(label); err != nil {
 		return Token{}, err
@@ -262,9 +334,21 @@ func (s *Store) Issue(label string) (Token, error) {
 	return t, nil
 }
 
-// Ensure returns the oldest token with the given label, with its secret,
-// issuing one if there is none. The daemon calls it at start for the "cli"
-// token.
+// EnsureClient is Ensure for a token that goes into an MCP client's config
+// (or a bridge's environment): it refuses a label of an admin token, with
+// an error wrapping ErrAdminLabel, so what it returns is always
+// ScopeClient.
+func (s *Store) EnsureClient(label string) (Token, error) {
+	if ScopeOf(label) != ScopeClient {
+		return Token{}, fmt.Errorf("cannot give an MCP client the token %q: %w (cli, tray, window, dashboard); choose another client name",
+			label, ErrAdminLabel)
+	}
+	return s.Ensure(label)
+}
+
+// Ensure returns the oldest token with the given label (and the scope of
+// that label), with its secret, issuing one if there is none. The daemon
+// calls it at start for the "cli" token.
 func (s *Store) Ensure(label string) (Token, error) {
 	if err := checkLabel(label); err != nil {
 		return Token{}, err
@@ -291,12 +375,13 @@ func (s *Store) Ensure(label string) (Token, error) {
 	return t, nil
 }
 
-// oldest returns the oldest of toks with the given label.
+// oldest returns the oldest of toks with the given label and its scope.
 func oldest(toks []Token, label string) (Token, bool) {
 	var best Token
 	found := false
+	scope := ScopeOf(label)
 	for _, t := range toks {
-		if t.Label == label && (!found || t.Created.Before(best.Created)) {
+		if t.Label == label && t.Scope == scope && (!found || t.Created.Before(best.Created)) {
 			best, found = t, true
 		}
 	}
@@ -435,11 +520,12 @@ func (s *Store) readLocked() error {
 		s.problem = fmt.Errorf("token file: %w", err)
 		return s.problem
 	}
-	toks, err := decode(data)
+	toks, unscoped, err := decode(data)
 	if err != nil {
 		s.problem = fmt.Errorf("token file %s: %w", s.path, err)
 		return s.problem
 	}
+	s.unscoped = unscoped
 	// The stat came before the read: if the file was replaced in between,
 	// the stamp is older than the content and the next check reads again.
 	s.set(toks, fi, nil)
@@ -482,7 +568,7 @@ func newToken(label string, existing []Token) Token {
 	for {
 		var id [8]byte
 		rand.Read(id[:])
-		t := Token{ID: IDPrefix + hex.EncodeToString(id[:]), Label: label, Secret: NewSecret(),
+		t := Token{ID: IDPrefix + hex.EncodeToString(id[:]), Label: label, Secret: NewSecret(), Scope: ScopeOf(label),
 			Created: time.Now().UTC().Truncate(time.Second)}
 		if !slices.ContainsFunc(existing, func(o Token) bool { return o.ID == t.ID }) {
 			return t
@@ -504,28 +590,39 @@ func sortTokens(toks []Token) {
 	slices.SortStableFunc(toks, func(a, b Token) int { return a.Created.Compare(b.Created) })
 }
 
-// decode parses the file. An empty (or blank) file is no tokens.
-func decode(data []byte) ([]Token, error) {
+// decode parses the file. An empty (or blank) file is no tokens. Entries
+// without a scope (version 1 of the file) get the scope of their label;
+// unscoped reports whether there were any.
+func decode(data []byte) (toks []Token, unscoped bool, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
-	var toks []Token
 	if err := json.Unmarshal(data, &toks); err != nil {
-		return nil, fmt.Errorf("not a JSON list of tokens: %w", err)
+		return nil, false, fmt.Errorf("not a JSON list of tokens: %w", err)
 	}
 	seen := make(map[string]bool, len(toks))
-	for i, t := range toks {
+	for i := range toks {
+		t := &toks[i]
 		switch {
 		case t.ID == "":
-			return nil, fmt.Errorf("entry %d has no \"id\"", i+1)
+			return nil, false, fmt.Errorf("entry %d has no \"id\"", i+1)
 		case seen[t.ID]:
-			return nil, fmt.Errorf("entry %d: id %q appears twice", i+1, t.ID)
+			return nil, false, fmt.Errorf("entry %d: id %q appears twice", i+1, t.ID)
 		case t.Secret == "":
-			return nil, fmt.Errorf("entry %d (id %q) has no \"token\"", i+1, t.ID)
+			return nil, false, fmt.Errorf("entry %d (id %q) has no \"token\"", i+1, t.ID)
+		case t.Scope == "":
+			t.Scope, unscoped = ScopeOf(t.Label), true
+		case t.Scope != ScopeClient && t.Scope != ScopeAdmin:
+			return nil, false, fmt.Errorf("entry %d (id %q) has scope %q: want %q or %q", i+1, t.ID, t.Scope, ScopeClient, ScopeAdmin)
+		case t.Scope == ScopeAdmin && ScopeOf(t.Label) != ScopeAdmin:
+			// An admin scope is only ever given to Switchboard's own
+			// programs; a client label claiming one was edited in.
+			return nil, false, fmt.Errorf("entry %d (id %q): label %q cannot have scope %q (only cli, tray, window and dashboard do)",
+				i+1, t.ID, t.Label, ScopeAdmin)
 		}
 		seen[t.ID] = true
 	}
-	return toks, nil
+	return toks, unscoped, nil
 }
 
 // encode writes the tokens in the order given: new tokens are appended.
