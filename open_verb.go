@@ -11,20 +11,25 @@ import (
 )
 
 func openVerb() verb {
-	var printOnly *bool
+	var printOnly, keep *bool
 	return verb{
 		name:    "open",
 		noArgs:  true,
 		summary: "open the dashboard in a browser (a one-time sign-in link; --print only prints it)",
 		flags: func(fs *flag.FlagSet) {
 			printOnly = fs.Bool("print", false, "print the link instead of opening a browser")
+			keep = fs.Bool("keep", false, "keep me signed in: the browser's session lasts 30 days and survives a restart of Switchboard")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			c, err := e.client()
 			if err != nil {
 				return err
 			}
-			lc, err := c.LoginCode(ctx)
+			login := c.LoginCode
+			if *keep {
+				login = c.KeptLoginCode
+			}
+			lc, err := login(ctx)
 			if err != nil {
 				return err
 			}

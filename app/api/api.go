@@ -49,6 +49,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/autostart"
@@ -128,6 +130,10 @@ type Options struct {
 	// the command it runs; nil leaves it out of the settings.
 	Autostart        autostart.Entry
 	AutostartCommand []string
+	// Revoked, if set, is told the id of each token revoked while it had
+	// requests open, or revoked through the API, once those requests
+	// ended: the daemon closes the token's MCP sessions.
+	Revoked func(tokenID string)
 	// Journal, if set, is told what the API did that belongs in the
 	// history beside the supervisor's lifecycle events: an install, update
 	// or uninstall that ended, a client's config file written.
@@ -186,6 +192,8 @@ type Server struct {
 	installer     Installer
 	installs      *installs
 	logins        loginCodes
+	dash          *dashSessions
+	open          *openRequests
 	tools         Tools
 	autostart     autostart.Entry
 	autostartCmd  []string
@@ -197,8 +205,32 @@ type Server struct {
 	actionTimeout time.Duration
 	keepAlive     time.Duration
 
-	mux     *http.ServeMux
+	mux     *routeMux
 	handler http.Handler
+}
+
+// routeMux is an http.ServeMux that remembers its patterns, so that Routes
+// can list them (the security tests try every one).
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
+}
+
+// Routes returns the pattern of every API route ("GET /api/v1/servers/{name}"),
+// in the order registered.
+func Routes() []string {
+	s := &Server{mux: &routeMux{ServeMux: http.NewServeMux()}}
+	s.routes()
+	return slices.Clone(s.mux.patterns)
 }
 
 // New returns the API server for opts.
@@ -232,7 +264,7 @@ func New(opts Options) (*Server, error) {
 		started:       opts.Started,
 		actionTimeout: opts.ActionTimeout,
 		keepAlive:     opts.KeepAlive,
-		mux:           http.NewServeMux(),
+		mux:           &routeMux{ServeMux: http.NewServeMux()},
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -246,8 +278,19 @@ func New(opts Options) (*Server, error) {
 	if s.keepAlive <= 0 {
 		s.keepAlive = DefaultKeepAlive
 	}
+	sessionsFile := ""
+	if opts.Home != "" {
+		sessionsFile = filepath.Join(opts.Home, DashboardSessionsFile)
+	}
+	s.dash = newDashSessions(opts.Tokens, sessionsFile, s.log)
+	s.open = &openRequests{tokens: opts.Tokens, revoked: func(id string) {
+		s.dash.endToken(id)
+		if opts.Revoked != nil {
+			opts.Revoked(id)
+		}
+	}}
 	s.routes()
-	s.handler = s.secure(http.HandlerFunc(s.route))
+	s.handler = s.secure(http.HandlerFunc(s.route), true)
 	return s, nil
 }
 

@@ -116,6 +116,14 @@ func (c *Client) LoginCode(ctx context.Context) (LoginCode, error) {
 	return lc, err
 }
 
+// KeptLoginCode is LoginCode for a "keep me signed in" session: it lasts
+// DashboardKeepMaxAge and survives a restart of the daemon.
+func (c *Client) KeptLoginCode(ctx context.Context) (LoginCode, error) {
+	var lc LoginCode
+	err := c.do(ctx, http.MethodPost, "/api/v1/login-codes", LoginCodeRequest{Keep: true}, &lc)
+	return lc, err
+}
+
 // Settings returns the daemon's settings (history retention).
 func (c *Client) Settings(ctx context.Context) (Settings, error) {
 	var s Settings

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
 // The browser dashboard signs in without ever holding a token in script or
@@ -20,32 +22,57 @@ import (
 //	browser ──GET /login?code=…──▶ Set-Cookie: switchboard_session (HttpOnly,
 //	          SameSite=Strict), 303 to / ──▶ the page calls /api/v1/… with the cookie
 //
-// The cookie holds the secret of the "dashboard" token, so revoking that
-// token signs every browser out. A code works once, for LoginCodeTTL.
+// The cookie holds a random session id, not a token (see dashsession.go):
+// the session stands for the "dashboard" token, so revoking that token
+// signs every browser out. A code works once, for LoginCodeTTL; a token may
+// have MaxLoginCodes codes outstanding at a time.
 
 const (
 	// SessionCookie is the name of the dashboard's session cookie.
 	SessionCookie = "switchboard_session"
-	// DashboardTokenLabel is the label of the token behind the cookie.
-	DashboardTokenLabel = "dashboard"
+	// DashboardTokenLabel is the label of the token behind the sessions.
+	DashboardTokenLabel = tokens.LabelDashboard
 	// LoginCodeTTL is how long a login code may wait to be used.
 	LoginCodeTTL = 2 * time.Minute
+	// MaxLoginCodes is how many unused, unexpired login codes one token
+	// may have; another request gets 429.
+	MaxLoginCodes = 5
 )
+
+// LoginCodeRequest is the optional body of POST /api/v1/login-codes.
+type LoginCodeRequest struct {
+	// Keep makes the session the code opens a "keep me signed in" one:
+	// it lasts DashboardKeepMaxAge and survives a restart of the daemon.
+	Keep bool `json:"keep,omitempty"`
+}
 
 // LoginCode is the answer of POST /api/v1/login-codes.
 type LoginCode struct {
 	Code    string    `json:"code"`
 	URL     string    `json:"url"` // http://HOST/login?code=CODE
 	Expires time.Time `json:"expires"`
+	Keep    bool      `json:"keep,omitempty"`
 }
 
 // loginCodes are the codes handed out and not yet used.
 type loginCodes struct {
 	mu    sync.Mutex
-	codes map[string]time.Time // code → expiry
+	codes map[string]loginCode // code → what it opens
 }
 
-func (lc *loginCodes) issue(now time.Time) (string, time.Time) {
+type loginCode struct {
+	expires time.Time
+	tokenID string // the token that asked for it
+	keep    bool
+}
+
+// errTooManyCodes is the error of issue when the token has MaxLoginCodes
+// codes outstanding.
+var errTooManyCodes = errorf(http.StatusTooManyRequests,
+	"too many dashboard login codes outstanding for this token (the limit is %d): use one, or wait %s for them to expire",
+	MaxLoginCodes, LoginCodeTTL)
+
+func (lc *loginCodes) issue(now time.Time, tokenID string, keep bool) (string, time.Time, error) {
 	b := make([]byte, 24)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	code := hex.EncodeToString(b)
@@ -53,33 +80,50 @@ func (lc *loginCodes) issue(now time.Time) (string, time.Time) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.codes == nil {
-		lc.codes = map[string]time.Time{}
+		lc.codes = map[string]loginCode{}
 	}
+	mine := 0
 	for c, e := range lc.codes {
-		if now.After(e) {
+		switch {
+		case now.After(e.expires):
 			delete(lc.codes, c)
+		case e.tokenID == tokenID:
+			mine++
 		}
 	}
-	lc.codes[code] = exp
-	return code, exp
+	if mine >= MaxLoginCodes {
+		return "", time.Time{}, errTooManyCodes
+	}
+	lc.codes[code] = loginCode{expires: exp, tokenID: tokenID, keep: keep}
+	return code, exp, nil
 }
 
-// use consumes code; it reports whether it was valid.
-func (lc *loginCodes) use(code string, now time.Time) bool {
+// use consumes code; it reports whether it was valid, and whether the
+// session it opens is kept.
+func (lc *loginCodes) use(code string, now time.Time) (ok, keep bool) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
-	for c, exp := range lc.codes {
+	for c, e := range lc.codes {
 		if subtle.ConstantTimeCompare([]byte(c), []byte(code)) == 1 {
 			delete(lc.codes, c)
-			return !now.After(exp)
+			return !now.After(e.expires), e.keep
 		}
 	}
-	return false
+	return false, false
 }
 
 func (s *Server) newLoginCode(r *http.Request) (LoginCode, error) {
-	code, exp := s.logins.issue(time.Now())
-	return LoginCode{Code: code, URL: "http://" + r.Host + "/login?code=" + code, Expires: exp.UTC()}, nil
+	var req LoginCodeRequest
+	if r.ContentLength != 0 {
+		if err := decodeBody(r, &req); err != nil {
+			return LoginCode{}, err
+		}
+	}
+	code, exp, err := s.logins.issue(time.Now(), TokenID(r.Context()), req.Keep)
+	if err != nil {
+		return LoginCode{}, err
+	}
+	return LoginCode{Code: code, URL: "http://" + r.Host + "/login?code=" + code, Expires: exp.UTC(), Keep: req.Keep}, nil
 }
 
 // Dashboard returns the handler of the browser dashboard: GET /login, and
@@ -134,7 +178,11 @@ func (s *Server) Dashboard(assets fs.FS) http.Handler {
 // in the address bar.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	code := r.URL.Query().Get("code")
-	if code == "" || !s.logins.use(code, time.Now()) {
+	ok, keep := false, false
+	if code != "" {
+		ok, keep = s.logins.use(code, time.Now())
+	}
+	if !ok {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusUnauthorized)
@@ -146,8 +194,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "cannot make the dashboard's token: "+err.Error())
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: tok.Secret, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, MaxAge: 400 * 24 * 60 * 60})
+	id, err := s.dash.start(tok.ID, keep)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "cannot keep the dashboard's session: "+err.Error())
+		return
+	}
+	cookie := &http.Cookie{Name: SessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode}
+	if keep {
+		cookie.MaxAge = int(DashboardKeepMaxAge / time.Second)
+	} // else a browser-session cookie; the server ends it anyway
+	http.SetCookie(w, cookie)
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }

@@ -331,7 +331,8 @@ func newEnv(t *testing.T, edit ...func(*api.Options)) *testEnv {
 }
 
 // request sends a raw request with the cli token, unless header sets
-// Authorization ("" removes it).
+// Authorization ("" removes it). A body is sent as application/json
+// unless header sets Content-Type.
 func (e *testEnv) request(t *testing.T, method, path, body string, header map[string]string) *http.Response {
 	t.Helper()
 	var rd *bytes.Reader
@@ -349,6 +350,9 @@ func (e *testEnv) request(t *testing.T, method, path, body string, header map[st
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+e.token.Secret)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range header {
 		switch {
 		case k == "Host":

@@ -2,34 +2,71 @@ package api
 
 import (
 	"context"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
 // secure wraps h with the checks every request passes, outermost first:
 //
-//	logRequests ─ checkHost ─ checkOrigin ─ CrossOriginProtection ─ authenticate ─ h
+//	logRequests ─ checkHost ─ checkOrigin ─ CrossOriginProtection ─
+//	authenticate (and the token's scope) ─ requireJSON ─ h
 //
 // The Host check defeats DNS rebinding (a page on evil.com whose name now
 // resolves to 127.0.0.1 still sends Host: evil.com). The Origin checks
 // defeat cross-site requests from a browser: a page elsewhere may send
 // requests to 127.0.0.1, and the browser adds its Origin. The bearer token
-// keeps out every other local program that has not been given a token.
-func (s *Server) secure(h http.Handler) http.Handler {
+// keeps out every other local program that has not been given a token, and
+// the token's scope keeps MCP clients out of the API. requireJSON makes a
+// form or a text/plain body, which a browser may send cross-site without
+// asking, useless.
+//
+// api says whether h is the API, which takes admin tokens and dashboard
+// sessions only, or the MCP endpoint, which takes any token.
+func (s *Server) secure(h http.Handler, api bool) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "cross-origin request refused")
 	}))
-	return s.logRequests(checkHost(checkOrigin(cop.Handler(s.authenticate(h)))))
+	return s.logRequests(checkHost(checkOrigin(cop.Handler(s.authenticate(requireJSON(h), api)))))
 }
 
 // Protect wraps h (the MCP endpoint) with the same checks as the API:
-// loopback Host, own Origin, a valid bearer token (see TokenLabel).
-func (s *Server) Protect(h http.Handler) http.Handler { return s.secure(h) }
+// loopback Host, own Origin, a valid bearer token of any scope (see
+// TokenLabel and TokenID), a JSON body. Dashboard sessions do not reach it.
+func (s *Server) Protect(h http.Handler) http.Handler { return s.secure(h, false) }
+
+// requireJSON refuses a POST, PUT, PATCH or DELETE whose body is not
+// declared application/json, with 415: a declared other type, or a body
+// with no type at all. A request without a body (Content-Length 0, as the
+// CLI's start and stop send) needs no type.
+func requireJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+			ct := r.Header.Get("Content-Type")
+			if ct == "" && r.ContentLength == 0 {
+				break
+			}
+			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+				what := "no Content-Type"
+				if ct != "" {
+					what = "Content-Type " + quote(ct)
+				}
+				writeError(w, http.StatusUnsupportedMediaType,
+					r.Method+" with "+what+" refused: send the body as JSON with Content-Type: application/json")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // loopbackName reports whether host (without port or brackets) is one of the
 // names of this machine that the daemon answers to.
@@ -84,30 +121,34 @@ func ownOrigin(origin, host string) bool {
 	return loopbackName(u.Hostname()) && u.Port() == port
 }
 
-type labelKey struct{}
-
-// TokenLabel returns the label of the token that authenticated the request
-// whose context ctx is ("cli", or an MCP client's name), or "".
-func TokenLabel(ctx context.Context) string {
-	label, _ := ctx.Value(labelKey{}).(string)
-	return label
-}
-
 // authenticate requires "Authorization: Bearer <secret>" with a secret the
-// token store knows, and records the token's label in the context. The API
-// (not the MCP endpoint) also takes the dashboard's session cookie, which
-// only a same-site page sends (SameSite=Strict, and the Origin checks above).
-func (s *Server) authenticate(next http.Handler) http.Handler {
+// token store knows, and records who the request is for in the context.
+// The API (api true) also takes the dashboard's session cookie, which only
+// a same-site page sends (SameSite=Strict, and the Origin checks above),
+// and refuses client-scoped tokens with 403: they are for the MCP
+// endpoints. A cookie is never taken as a bearer secret, nor a secret as a
+// cookie.
+//
+// The request's context ends when its token is revoked (see openRequests).
+func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := r.Header.Get("Authorization")
 		scheme, secret, _ := strings.Cut(h, " ")
 		secret = strings.TrimSpace(secret)
-		if h == "" && strings.HasPrefix(r.URL.Path, "/api/") {
-			if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" {
-				h, scheme, secret = "cookie", "Bearer", c.Value
-			}
-		}
+		var tok tokens.Token
 		switch {
+		case h == "" && api:
+			c, err := r.Cookie(SessionCookie)
+			if err != nil || c.Value == "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
+				writeError(w, http.StatusUnauthorized, "missing token: send Authorization: Bearer <token>")
+				return
+			}
+			var ok bool
+			if tok, ok = s.dash.verify(c.Value); !ok {
+				writeError(w, http.StatusUnauthorized, "the dashboard's session has ended (it expired, its token was revoked or Switchboard restarted): sign in again with `switchboard open`")
+				return
+			}
 		case h == "":
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			writeError(w, http.StatusUnauthorized, "missing token: send Authorization: Bearer <token>")
@@ -116,17 +157,26 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			writeError(w, http.StatusUnauthorized, "the Authorization header is not a bearer token: send Authorization: Bearer <token>")
 			return
-		}
-		tok, ok := s.tokens.Verify(secret)
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
-			writeError(w, http.StatusUnauthorized, "invalid token")
-			return
+		default:
+			var ok bool
+			if tok, ok = s.tokens.Verify(secret); !ok {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
+				writeError(w, http.StatusUnauthorized, "invalid token")
+				return
+			}
 		}
 		if info, ok := r.Context().Value(infoKey{}).(*requestInfo); ok {
 			info.label = tok.Label
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), labelKey{}, tok.Label)))
+		if api && tok.Scope != tokens.ScopeAdmin {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="insufficient_scope"`)
+			writeError(w, http.StatusForbidden, "the token "+quote(tok.Label)+" is an MCP client's: it reaches /mcp, /mcp/<server> and /sse, not the API")
+			return
+		}
+		ctx, done := s.open.add(r.Context(), tok.ID)
+		defer done()
+		ctx = context.WithValue(ctx, principalKey{}, principal{id: tok.ID, label: tok.Label, scope: tok.Scope})
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -29,7 +29,7 @@ func TestSecurity(t *testing.T) {
 		wantError  string // substring of the error message
 	}{
 		{name: "good token", wantStatus: 200},
-		{name: "another client's token", header: map[string]string{"Authorization": "Bearer " + cursor.Secret}, wantStatus: 200},
+		{name: "a client's token", header: map[string]string{"Authorization": "Bearer " + cursor.Secret}, wantStatus: 403, wantError: "MCP client"},
 		{name: "scheme is case-insensitive", header: map[string]string{"Authorization": "bearer " + e.token.Secret}, wantStatus: 200},
 		{name: "no token", header: map[string]string{"Authorization": ""}, wantStatus: 401, wantError: "missing token"},
 		{name: "wrong token", header: map[string]string{"Authorization": "Bearer sb_wrong"}, wantStatus: 401, wantError: "invalid token"},

@@ -11,13 +11,15 @@ import (
 // CLITokenLabel is the label of the token the CLI, the tray and the
 // dashboard use. The API refuses to revoke it: that would lock every one
 // of them out of the daemon until it restarts.
-const CLITokenLabel = "cli"
+const CLITokenLabel = tokens.LabelCLI
 
 // TokenView is one token that may call the daemon, without its secret.
 type TokenView struct {
 	ID string `json:"id"`
 	// Label is "cli" or the id of the MCP client the token was issued to.
-	Label   string    `json:"label"`
+	Label string `json:"label"`
+	// Scope is "admin" (the API and MCP) or "client" (MCP only).
+	Scope   string    `json:"scope"`
 	Created time.Time `json:"created"`
 	// LastUsed is when the daemon last accepted the token since it started;
 	// absent when it has not.
@@ -32,7 +34,7 @@ func (s *Server) tokenRoutes() {
 func tokenViews(toks []tokens.Token) []TokenView {
 	out := make([]TokenView, 0, len(toks))
 	for _, t := range toks {
-		v := TokenView{ID: t.ID, Label: t.Label, Created: t.Created}
+		v := TokenView{ID: t.ID, Label: t.Label, Scope: string(t.Scope), Created: t.Created}
 		if !t.LastUsed.IsZero() {
 			used := t.LastUsed
 			v.LastUsed = &used
@@ -66,6 +68,10 @@ func (s *Server) revokeTokens(r *http.Request) ([]TokenView, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	// What the tokens have open ends now, not at the next check.
+	for _, t := range gone {
+		s.open.end(t.ID)
 	}
 	s.log.Info("revoked tokens", "label", label, "count", len(gone))
 	return tokenViews(gone), nil

@@ -31,6 +31,7 @@ func TestTokens(t *testing.T) {
 	call := func(secret string) (int, string) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, mcp.URL+"/mcp", strings.NewReader("{}"))
 		req.Header.Set("Authorization", "Bearer "+secret)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := mcp.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)

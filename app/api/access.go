@@ -1,0 +1,133 @@
+package api
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/tokens"
+)
+
+// A principal is who a request speaks for: the token that authenticated
+// it, directly (Authorization: Bearer) or through a dashboard session.
+type principal struct {
+	id    string // the token's id
+	label string
+	scope tokens.Scope
+}
+
+type principalKey struct{}
+
+// TokenLabel returns the label of the token that authenticated the request
+// whose context ctx is ("cli", or an MCP client's name), or "".
+func TokenLabel(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(principal)
+	return p.label
+}
+
+// TokenID returns the id of the token that authenticated the request whose
+// context ctx is, or "". A dashboard session's requests carry the id of the
+// "dashboard" token.
+func TokenID(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(principal)
+	return p.id
+}
+
+// revokeCheckInterval is how often the tokens of open requests are looked
+// up again, to end those of a token revoked by another process (a CLI
+// editing tokens.json) within a second. Revoking through the API ends them
+// at once.
+const revokeCheckInterval = 250 * time.Millisecond
+
+// openRequests knows every request in progress by token, so that revoking
+// a token ends what it has open: event and log streams, MCP streams, calls.
+// Ending a request is cancelling its context; every handler, the go-sdk's
+// included, returns when it ends.
+type openRequests struct {
+	tokens *tokens.Store
+	// revoked is told of each token found revoked while it had requests
+	// open (the gateway closes its MCP sessions).
+	revoked func(tokenID string)
+
+	mu       sync.Mutex
+	open     map[string]map[*openRequest]struct{} // token id → requests
+	watching bool                                 // a watch goroutine runs
+}
+
+type openRequest struct{ cancel context.CancelCauseFunc }
+
+// errRevoked ends the requests of a revoked token.
+var errRevoked = revokedError{}
+
+type revokedError struct{}
+
+func (revokedError) Error() string { return "the token was revoked" }
+
+// add tracks a request of token id and returns its context, which ends when
+// the token is revoked, and the function to call when the request is done.
+func (o *openRequests) add(ctx context.Context, id string) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	req := &openRequest{cancel: cancel}
+	o.mu.Lock()
+	if o.open == nil {
+		o.open = map[string]map[*openRequest]struct{}{}
+	}
+	if o.open[id] == nil {
+		o.open[id] = map[*openRequest]struct{}{}
+	}
+	o.open[id][req] = struct{}{}
+	if !o.watching {
+		o.watching = true
+		go o.watch()
+	}
+	o.mu.Unlock()
+	return ctx, func() {
+		o.mu.Lock()
+		delete(o.open[id], req)
+		if len(o.open[id]) == 0 {
+			delete(o.open, id)
+		}
+		o.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// end cancels every open request of token id and tells revoked.
+func (o *openRequests) end(id string) {
+	o.mu.Lock()
+	reqs := o.open[id]
+	delete(o.open, id)
+	o.mu.Unlock()
+	for r := range reqs {
+		r.cancel(errRevoked)
+	}
+	if o.revoked != nil {
+		o.revoked(id)
+	}
+}
+
+// watch looks up the tokens of open requests every revokeCheckInterval
+// and ends the requests of those gone. It returns once no request is open,
+// so an idle daemon (and a test) has no goroutine left behind.
+func (o *openRequests) watch() {
+	t := time.NewTicker(revokeCheckInterval)
+	defer t.Stop()
+	for range t.C {
+		o.mu.Lock()
+		if len(o.open) == 0 {
+			o.watching = false
+			o.mu.Unlock()
+			return
+		}
+		ids := make([]string, 0, len(o.open))
+		for id := range o.open {
+			ids = append(ids, id)
+		}
+		o.mu.Unlock()
+		for _, id := range ids {
+			if _, ok := o.tokens.Lookup(id); !ok {
+				o.end(id)
+			}
+		}
+	}
+}
