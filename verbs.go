@@ -26,6 +26,8 @@ import (
 
 func serveVerb() verb {
 	var listen, logLevel *string
+	var readTimeout *time.Duration
+	var maxConns *int
 	return verb{
 		name:    "serve",
 		noArgs:  true,
@@ -33,6 +35,9 @@ func serveVerb() verb {
 		flags: func(fs *flag.FlagSet) {
 			listen = fs.String("listen", "", `loopback address to listen on (default: "listen" in config.json, 127.0.0.1:7391)`)
 			logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+			readTimeout = fs.Duration("read-timeout", daemon.DefaultReadTimeout,
+				"close a connection that has not sent a whole request (headers and body) within this time")
+			maxConns = fs.Int("max-conns", daemon.DefaultMaxConns, "connections open at once; more wait until one closes")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			logger, err := newLogger(e.stderr, *logLevel)
@@ -46,6 +51,7 @@ func serveVerb() verb {
 			return daemon.Run(ctx, daemon.Options{
 				Home: e.home, Listen: *listen, Version: version, Logger: logger, Reaper: []string{exe}, Binary: exe,
 				Dashboard: builtDashboard(), AutostartCommand: loginCommand(exe),
+				HTTP: daemon.HTTPLimits{ReadTimeout: *readTimeout, MaxConns: *maxConns},
 				Ready: func(info daemon.Info) {
 					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", version, info.PID)
 					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one)\n", info.Address, info.Address)

@@ -56,6 +56,9 @@ type Options struct {
 	// turns that on (the tray program, or this one with serve); nil leaves
 	// the setting out of the API.
 	AutostartCommand []string
+	// HTTP bounds the connections to the daemon; the zero value means the
+	// defaults (see HTTPLimits).
+	HTTP HTTPLimits
 }
 
 // RegistryEnv names the environment variable that points the catalog at
@@ -160,7 +163,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: hist, Logger: log,
-		Version: opts.Version, ClientLabel: api.TokenLabel})
+		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID})
 	// Server logs, lifecycle events and resource samples go to the history
 	// and to the live feed.
 	supEvents, stopEvents := sup.Subscribe(4096)
@@ -227,6 +230,11 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	apiServer, err := api.New(api.Options{Autostart: startAtLogin, AutostartCommand: opts.AutostartCommand, Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
 		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist),
+		Revoked: func(tokenID string) {
+			if n := gw.CloseSessionsOf(tokenID); n > 0 {
+				log.Info("closed the MCP sessions of a revoked token", "token", tokenID, "sessions", n)
+			}
+		},
 		Logger: log, Version: opts.Version, Home: home, Started: started})
 	if err != nil {
 		ln.Close()
@@ -240,10 +248,11 @@ func Run(ctx context.Context, opts Options) error {
 		mux.Handle(p, mcpHandler)
 	}
 	defer apiServer.Close() // before the supervisor stops: installs roll back
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	limits := opts.HTTP.withDefaults()
+	srv := limits.server(mux)
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- srv.Serve(limitListener(ln, limits.MaxConns)) }()
 
 	info := Info{PID: os.Getpid(), Address: address, Home: home,
 		Version: opts.Version, Started: started}

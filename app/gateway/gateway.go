@@ -101,6 +101,13 @@ type Options struct {
 	// ClientLabel returns the label of the token that authenticated a
 	// request (see api.TokenLabel); nil gives "".
 	ClientLabel func(context.Context) string
+	// ClientToken returns the id of the token that authenticated a
+	// request (see api.TokenID); nil gives "". A session is bound to the
+	// token that opened it (see sessionguard.go).
+	ClientToken func(context.Context) string
+	// MaxSessionsPerToken bounds the open sessions of one token; 0 means
+	// DefaultMaxSessionsPerToken.
+	MaxSessionsPerToken int
 	// KeepAlive is how long a call's response stream may stay silent
 	// before an SSE comment is written on it; 0 means DefaultKeepAlive,
 	// negative disables.
@@ -137,6 +144,7 @@ type Gateway struct {
 	callers   callerIndex
 	leases    sessionLeases
 	pending   pendingCalls
+	guard     sessionGuard
 }
 
 // New makes a gateway with no servers.
@@ -153,6 +161,12 @@ func New(opts Options) *Gateway {
 	if opts.ClientLabel == nil {
 		opts.ClientLabel = func(context.Context) string { return "" }
 	}
+	if opts.ClientToken == nil {
+		opts.ClientToken = func(context.Context) string { return "" }
+	}
+	if opts.MaxSessionsPerToken <= 0 {
+		opts.MaxSessionsPerToken = DefaultMaxSessionsPerToken
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{
 		opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
@@ -163,11 +177,12 @@ func New(opts Options) *Gateway {
 	g.callers.init()
 	g.pending.calls = map[string]*pendingCall{}
 	g.leases.init()
+	g.guard.init()
 	g.aggregate = g.newFront("")
-	g.sessions = keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+	g.sessions = g.guardSessions(keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:         opts.Logger,
 		SessionTimeout: opts.SessionTimeout,
-	}), opts.KeepAlive)
+	}), opts.KeepAlive))
 	g.stateless = keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		Stateless:                    true,

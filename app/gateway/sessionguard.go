@@ -1,0 +1,193 @@
+package gateway
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxSessionsPerToken bounds the open MCP sessions of one token when
+// Options.MaxSessionsPerToken is zero. A client opens one per window or
+// agent; hundreds mean a loop or an attack, each holding memory and maybe
+// a process.
+const DefaultMaxSessionsPerToken = 64
+
+// sessionGuard binds each session of the streamable endpoints to the token
+// that initialized it and to the endpoint (/mcp or /mcp/<server>) that
+// opened it. An Mcp-Session-Id is a bearer of its own: without the binding,
+// any client holding any token (or the same token on another endpoint,
+// reaching another server's tools) could use a session it saw in a log.
+type sessionGuard struct {
+	mu      sync.Mutex
+	owners  map[string]sessionOwner // Mcp-Session-Id → who opened it
+	opening map[string]int          // token → initializations in progress
+}
+
+type sessionOwner struct {
+	token    string // the id of the token (Options.ClientToken)
+	endpoint string // "/mcp" or "/mcp/<server>"
+}
+
+func (sg *sessionGuard) init() {
+	sg.owners = map[string]sessionOwner{}
+	sg.opening = map[string]int{}
+}
+
+// guardSessions wraps the stateful streamable handler: a request in a
+// session must come with the session's token on the session's endpoint,
+// else it gets 404 as for an unknown session (the client then starts a new
+// one, as the spec says); a request that opens a session is refused with
+// 429 when its token has MaxSessionsPerToken open.
+func (g *Gateway) guardSessions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		me := sessionOwner{token: g.opts.ClientToken(r.Context()), endpoint: endpointOf(r.URL.Path)}
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			g.guard.mu.Lock()
+			owner, ok := g.guard.owners[id]
+			g.guard.mu.Unlock()
+			if !ok || owner != me {
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r) // the go-sdk refuses it: no session
+			return
+		}
+
+		limit := g.opts.MaxSessionsPerToken
+		// Under the lock, so that no session opened meanwhile is taken
+		// for a closed one.
+		g.guard.mu.Lock()
+		live := g.liveSessions()
+		n := g.guard.opening[me.token]
+		for id, o := range g.guard.owners {
+			switch {
+			case !live[id]:
+				delete(g.guard.owners, id) // closed: by DELETE, idle timeout or revocation
+			case o.token == me.token:
+				n++
+			}
+		}
+		if n >= limit {
+			g.guard.mu.Unlock()
+			http.Error(w, fmt.Sprintf("too many open MCP sessions for this token (the limit is %d): close some (DELETE with their Mcp-Session-Id), or wait for idle ones to time out", limit),
+				http.StatusTooManyRequests)
+			return
+		}
+		g.guard.opening[me.token]++
+		g.guard.mu.Unlock()
+		defer func() {
+			g.guard.mu.Lock()
+			if g.guard.opening[me.token]--; g.guard.opening[me.token] <= 0 {
+				delete(g.guard.opening, me.token)
+			}
+			g.guard.mu.Unlock()
+		}()
+		next.ServeHTTP(&sessionIDCatcher{ResponseWriter: w, opened: func(id string) {
+			g.guard.mu.Lock()
+			g.guard.owners[id] = me
+			g.guard.mu.Unlock()
+		}}, r)
+	})
+}
+
+// endpointOf names the endpoint of a request path: "/mcp" or "/mcp/<server>".
+func endpointOf(path string) string {
+	if s := serverInPath(path); s != "" {
+		return "/mcp/" + s
+	}
+	return "/mcp"
+}
+
+// fronts returns every front server: the aggregate and one per backend.
+func (g *Gateway) fronts() []*mcp.Server {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := []*mcp.Server{g.aggregate}
+	for _, b := range g.backends {
+		out = append(out, b.front)
+	}
+	return out
+}
+
+// liveSessions returns the ids of the sessions connected to a front.
+func (g *Gateway) liveSessions() map[string]bool {
+	live := map[string]bool{}
+	for _, s := range g.fronts() {
+		for ss := range s.Sessions() {
+			if id := ss.ID(); id != "" {
+				live[id] = true
+			}
+		}
+	}
+	return live
+}
+
+// CloseSessionsOf closes every MCP session opened with the token whose id
+// is tokenID (it was revoked), and returns how many. Their streams end.
+func (g *Gateway) CloseSessionsOf(tokenID string) int {
+	g.guard.mu.Lock()
+	ids := map[string]bool{}
+	for id, o := range g.guard.owners {
+		if o.token == tokenID {
+			ids[id] = true
+			delete(g.guard.owners, id)
+		}
+	}
+	g.guard.mu.Unlock()
+	if len(ids) == 0 {
+		return 0
+	}
+	n := 0
+	for _, s := range g.fronts() {
+		for ss := range s.Sessions() {
+			if ids[ss.ID()] {
+				_ = ss.Close()
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// sessionIDCatcher tells opened the Mcp-Session-Id the go-sdk answers an
+// initialize with, before the answer leaves: the client cannot use the id
+// before its owner is known.
+type sessionIDCatcher struct {
+	http.ResponseWriter
+	opened func(id string)
+	seen   bool
+}
+
+func (c *sessionIDCatcher) catch() {
+	if c.seen {
+		return
+	}
+	c.seen = true
+	if id := c.Header().Get("Mcp-Session-Id"); id != "" {
+		c.opened(id)
+	}
+}
+
+func (c *sessionIDCatcher) WriteHeader(code int) {
+	c.catch()
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *sessionIDCatcher) Write(b []byte) (int, error) {
+	c.catch()
+	return c.ResponseWriter.Write(b)
+}
+
+func (c *sessionIDCatcher) Flush() {
+	c.catch()
+	_ = http.NewResponseController(c.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's other controls.
+func (c *sessionIDCatcher) Unwrap() http.ResponseWriter { return c.ResponseWriter }

@@ -1,0 +1,149 @@
+package gateway_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+type testTokenKey struct{}
+
+// TestSessionsBoundToTokenAndEndpoint: a session answers only the token
+// that opened it, on the endpoint that opened it (404 otherwise, as for an
+// unknown session); a token may have MaxSessionsPerToken open (429 naming
+// the limit); CloseSessionsOf ends a token's sessions.
+func TestSessionsBoundToTokenAndEndpoint(t *testing.T) {
+	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
+		StopGrace: 500 * time.Millisecond, SampleInterval: -1, HealthInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Version: "test", MaxSessionsPerToken: 2,
+		ClientToken: func(ctx context.Context) string { s, _ := ctx.Value(testTokenKey{}).(string); return s }})
+	if err := sup.Apply(t.Context(), []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
+		Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
+	h := gw.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testTokenKey{}, r.Header.Get("X-Token"))))
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		gw.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = sup.Close(ctx)
+	})
+
+	post := func(token, path, session, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Token", token)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(data)
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	const ping = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	open := func(token, path string) string {
+		t.Helper()
+		resp, body := post(token, path, "", initialize)
+		id := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode != 200 || id == "" {
+			t.Fatalf("initialize on %s as %s: %d %s", path, token, resp.StatusCode, body)
+		}
+		if resp, body := post(token, path, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != 202 {
+			t.Fatalf("initialized: %d %s", resp.StatusCode, body)
+		}
+		return id
+	}
+
+	a := open("tok_a", "/mcp")
+	for _, tt := range []struct {
+		name, token, path string
+		want              int
+	}{
+		{"owner on its endpoint", "tok_a", "/mcp", 200},
+		{"another token", "tok_b", "/mcp", 404},
+		{"no token", "", "/mcp", 404},
+		{"owner on another endpoint", "tok_a", "/mcp/alpha", 404},
+		{"owner on the endpoint with a slash", "tok_a", "/mcp/", 200},
+	} {
+		if resp, body := post(tt.token, tt.path, a, ping); resp.StatusCode != tt.want {
+			t.Errorf("%s: %d %s, want %d", tt.name, resp.StatusCode, body, tt.want)
+		}
+	}
+	perServer := open("tok_a", "/mcp/alpha")
+	if resp, _ := post("tok_a", "/mcp", perServer, ping); resp.StatusCode != 404 {
+		t.Errorf("a /mcp/alpha session on /mcp: %d, want 404", resp.StatusCode)
+	}
+
+	// The cap: tok_a has two open; a third is refused, tok_b is not.
+	resp, body := post("tok_a", "/mcp", "", initialize)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "limit is 2") {
+		t.Errorf("third session: %d %s, want 429 naming the limit", resp.StatusCode, body)
+	}
+	b := open("tok_b", "/mcp")
+
+	// Closing a session makes room; revoking closes them all.
+	req, _ := http.NewRequest(http.MethodDelete, srv.URL+"/mcp/alpha", nil)
+	req.Header.Set("Mcp-Session-Id", perServer)
+	req.Header.Set("X-Token", "tok_a")
+	if resp, err := srv.Client().Do(req); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	a2 := open("tok_a", "/mcp")
+	if n := gw.CloseSessionsOf("tok_a"); n != 2 {
+		t.Errorf("CloseSessionsOf closed %d sessions, want 2", n)
+	}
+	for _, id := range []string{a, a2} {
+		if resp, _ := post("tok_a", "/mcp", id, ping); resp.StatusCode != 404 {
+			t.Errorf("a closed session: %d", resp.StatusCode)
+		}
+	}
+	if resp, body := post("tok_b", "/mcp", b, ping); resp.StatusCode != 200 {
+		t.Errorf("another token's session after the revocation: %d %s", resp.StatusCode, body)
+	}
+	if n := gw.CloseSessionsOf("tok_b"); n != 1 {
+		t.Errorf("CloseSessionsOf(tok_b) closed %d", n)
+	}
+}
+
+// The go-sdk client of a session keeps working through the guard (its
+// GET stream, its calls, its DELETE).
+func TestSessionGuardWithSDKClient(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	cs := f.connect(t, "/mcp", "2025-11-25", nil)
+	f.waitTools(t, cs, "alpha__echo")
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "hi"}})
+	if err != nil || res.IsError || !strings.Contains(text(res), "hi") {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+}
