@@ -111,10 +111,12 @@ type daemonProc struct {
 	userHome string // the daemon's $HOME, where client configs live
 }
 
-func startDaemon(t *testing.T, home string) *daemonProc {
+// startDaemon runs `switchboard serve` for home, with serveFlags, and
+// waits until it serves.
+func startDaemon(t *testing.T, home string, serveFlags ...string) *daemonProc {
 	t.Helper()
 	d := &daemonProc{out: &syncBuffer{}, done: make(chan struct{}), userHome: t.TempDir()}
-	d.cmd = exec.Command(binary, "serve", "--log-level", "debug")
+	d.cmd = exec.Command(binary, append([]string{"serve", "--log-level", "debug"}, serveFlags...)...)
 	d.cmd.Env = testEnvWithHome(home, d.userHome)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	if err := d.cmd.Start(); err != nil {
