@@ -188,7 +188,7 @@ func New(opts Options) *Gateway {
 		Stateless:                    true,
 		PropagateRequestCancellation: true, // a closed stream cancels the call, as the spec says
 	}), opts.KeepAlive)
-	g.sse = mcp.NewSSEHandler(g.serverFor, nil)
+	g.sse = g.guardSSE(mcp.NewSSEHandler(g.serverFor, nil))
 	g.wg.Go(g.followSupervisor)
 	return g
 }

@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,9 +22,14 @@ const DefaultMaxSessionsPerToken = 64
 // opened it. An Mcp-Session-Id is a bearer of its own: without the binding,
 // any client holding any token (or the same token on another endpoint,
 // reaching another server's tools) could use a session it saw in a log.
+//
+// The legacy HTTP+SSE transport (/sse) has the same rule: its session id
+// (the sessionid of the endpoint its GET stream announces) answers only the
+// token and endpoint of that stream, and lives as long as it.
 type sessionGuard struct {
 	mu      sync.Mutex
 	owners  map[string]sessionOwner // Mcp-Session-Id → who opened it
+	sse     map[string]sessionOwner // /sse sessionid → who holds its stream
 	opening map[string]int          // token → initializations in progress
 }
 
@@ -32,7 +40,53 @@ type sessionOwner struct {
 
 func (sg *sessionGuard) init() {
 	sg.owners = map[string]sessionOwner{}
+	sg.sse = map[string]sessionOwner{}
 	sg.opening = map[string]int{}
+}
+
+// reserve counts the sessions token has open or opening and, under the
+// limit, reserves one more; release (idempotent) gives the reservation
+// back once the session is counted otherwise or failed to open.
+func (g *Gateway) reserve(token string) (release func(), ok bool) {
+	// Under the lock, so that no session opened meanwhile is taken for a
+	// closed one.
+	g.guard.mu.Lock()
+	defer g.guard.mu.Unlock()
+	live := g.liveSessions()
+	n := g.guard.opening[token]
+	for id, o := range g.guard.owners {
+		switch {
+		case !live[id]:
+			delete(g.guard.owners, id) // closed: by DELETE, idle timeout or revocation
+		case o.token == token:
+			n++
+		}
+	}
+	for _, o := range g.guard.sse {
+		if o.token == token {
+			n++
+		}
+	}
+	if n >= g.opts.MaxSessionsPerToken {
+		return nil, false
+	}
+	g.guard.opening[token]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.guard.mu.Lock()
+			if g.guard.opening[token]--; g.guard.opening[token] <= 0 {
+				delete(g.guard.opening, token)
+			}
+			g.guard.mu.Unlock()
+		})
+	}, true
+}
+
+// tooManySessions answers a request over the limit of sessions.
+func (g *Gateway) tooManySessions(w http.ResponseWriter) {
+	http.Error(w, fmt.Sprintf("too many open MCP sessions for this token (the limit is %d): close some (DELETE with their Mcp-Session-Id), or wait for idle ones to time out",
+		g.opts.MaxSessionsPerToken), http.StatusTooManyRequests)
 }
 
 // guardSessions wraps the stateful streamable handler: a request in a
@@ -59,35 +113,12 @@ func (g *Gateway) guardSessions(next http.Handler) http.Handler {
 			return
 		}
 
-		limit := g.opts.MaxSessionsPerToken
-		// Under the lock, so that no session opened meanwhile is taken
-		// for a closed one.
-		g.guard.mu.Lock()
-		live := g.liveSessions()
-		n := g.guard.opening[me.token]
-		for id, o := range g.guard.owners {
-			switch {
-			case !live[id]:
-				delete(g.guard.owners, id) // closed: by DELETE, idle timeout or revocation
-			case o.token == me.token:
-				n++
-			}
-		}
-		if n >= limit {
-			g.guard.mu.Unlock()
-			http.Error(w, fmt.Sprintf("too many open MCP sessions for this token (the limit is %d): close some (DELETE with their Mcp-Session-Id), or wait for idle ones to time out", limit),
-				http.StatusTooManyRequests)
+		release, ok := g.reserve(me.token)
+		if !ok {
+			g.tooManySessions(w)
 			return
 		}
-		g.guard.opening[me.token]++
-		g.guard.mu.Unlock()
-		defer func() {
-			g.guard.mu.Lock()
-			if g.guard.opening[me.token]--; g.guard.opening[me.token] <= 0 {
-				delete(g.guard.opening, me.token)
-			}
-			g.guard.mu.Unlock()
-		}()
+		defer release()
 		next.ServeHTTP(&sessionIDCatcher{ResponseWriter: w, opened: func(id string) {
 			g.guard.mu.Lock()
 			g.guard.owners[id] = me
@@ -96,12 +127,62 @@ func (g *Gateway) guardSessions(next http.Handler) http.Handler {
 	})
 }
 
-// endpointOf names the endpoint of a request path: "/mcp" or "/mcp/<server>".
+// guardSSE wraps the legacy HTTP+SSE handler: a GET opens a session (under
+// the same limit as the streamable ones) that belongs to its token and
+// endpoint while the stream lasts; a POST to a session of another token or
+// endpoint gets 404, as for an unknown one.
+func (g *Gateway) guardSSE(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		me := sessionOwner{token: g.opts.ClientToken(r.Context()), endpoint: endpointOf(r.URL.Path)}
+		switch r.Method {
+		case http.MethodPost:
+			if id := r.URL.Query().Get("sessionid"); id != "" {
+				g.guard.mu.Lock()
+				owner, ok := g.guard.sse[id]
+				g.guard.mu.Unlock()
+				if !ok || owner != me {
+					http.Error(w, "session not found", http.StatusNotFound)
+					return
+				}
+			}
+		case http.MethodGet:
+			release, ok := g.reserve(me.token)
+			if !ok {
+				g.tooManySessions(w)
+				return
+			}
+			defer release()
+			var opened string // guarded by g.guard.mu
+			defer func() {
+				g.guard.mu.Lock()
+				if opened != "" {
+					delete(g.guard.sse, opened)
+				}
+				g.guard.mu.Unlock()
+			}()
+			w = &sseIDCatcher{ResponseWriter: w, opened: func(id string) {
+				g.guard.mu.Lock()
+				opened = id
+				g.guard.sse[id] = me
+				g.guard.mu.Unlock()
+				release() // the session counts as open now
+			}}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// endpointOf names the endpoint of a request path: "/mcp", "/mcp/<server>",
+// "/sse" or "/sse/<server>".
 func endpointOf(path string) string {
-	if s := serverInPath(path); s != "" {
-		return "/mcp/" + s
+	base := "/mcp"
+	if strings.HasPrefix(path, "/sse") {
+		base = "/sse"
 	}
-	return "/mcp"
+	if s := serverInPath(path); s != "" {
+		return base + "/" + s
+	}
+	return base
 }
 
 // fronts returns every front server: the aggregate and one per backend.
@@ -191,3 +272,32 @@ func (c *sessionIDCatcher) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection's other controls.
 func (c *sessionIDCatcher) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// sseIDCatcher tells opened the session id of the endpoint event a legacy
+// SSE stream starts with ("data: /sse?sessionid=ID"), before it leaves.
+type sseIDCatcher struct {
+	http.ResponseWriter
+	opened func(id string)
+	seen   bool
+}
+
+func (c *sseIDCatcher) Write(b []byte) (int, error) {
+	if !c.seen {
+		if _, after, ok := bytes.Cut(b, []byte("sessionid=")); ok {
+			c.seen = true
+			end := bytes.IndexFunc(after, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			if end < 0 {
+				end = len(after)
+			}
+			if end > 0 {
+				c.opened(string(after[:end]))
+			}
+		}
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+func (c *sseIDCatcher) Flush() { _ = http.NewResponseController(c.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection's other controls.
+func (c *sseIDCatcher) Unwrap() http.ResponseWriter { return c.ResponseWriter }

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -131,6 +132,43 @@ func TestSessionsBoundToTokenAndEndpoint(t *testing.T) {
 	if n := gw.CloseSessionsOf("tok_b"); n != 1 {
 		t.Errorf("CloseSessionsOf(tok_b) closed %d", n)
 	}
+
+	// The legacy SSE transport: the session of a GET stream answers its
+	// token on its endpoint only.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/sse", nil)
+	req.Header.Set("X-Token", "tok_c")
+	stream, err := srv.Client().Do(req)
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("GET /sse: %v %v", stream, err)
+	}
+	defer stream.Body.Close()
+	var endpoint string
+	sc := bufio.NewScanner(stream.Body)
+	for endpoint == "" && sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, "sessionid=") {
+			endpoint = data
+		}
+	}
+	if endpoint == "" {
+		t.Fatalf("no endpoint event on /sse: %v", sc.Err())
+	}
+	_, sid, _ := strings.Cut(endpoint, "sessionid=")
+	for _, tt := range []struct {
+		name, token, path string
+		want              int
+	}{
+		{"another token", "tok_a", "/sse", 404},
+		{"another endpoint", "tok_c", "/sse/alpha", 404},
+		{"the owner", "tok_c", "/sse", 202},
+	} {
+		resp, body := post(tt.token, tt.path+"?sessionid="+sid, "", initialize)
+		if resp.StatusCode != tt.want {
+			t.Errorf("SSE session, %s: %d %s, want %d", tt.name, resp.StatusCode, body, tt.want)
+		}
+	}
+	cancel()
 }
 
 // The go-sdk client of a session keeps working through the guard (its
