@@ -39,9 +39,12 @@
 // Every request passes these checks, in order (see security.go):
 //
 //	Host is a loopback name ─▶ Origin, if any, is this server's ─▶
-//	http.CrossOriginProtection ─▶ bearer token ─▶ route
+//	http.CrossOriginProtection ─▶ bearer token (or dashboard session) ─▶
+//	admin scope ─▶ a body is application/json ─▶ route
 //
-// failing with 403, 403, 403 and 401 (with WWW-Authenticate: Bearer).
+// failing with 403, 403, 403, 401 (with WWW-Authenticate: Bearer), 403 and
+// 415. Client-scoped tokens (those in MCP clients' configs) reach the MCP
+// endpoints only; see docs/threat-model.md.
 package api
 
 import (
