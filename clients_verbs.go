@@ -253,13 +253,13 @@ func tokensVerb() verb {
 				return writeJSON(e.stdout, list)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "LABEL\tID\tCREATED\tLAST USED")
+			fmt.Fprintln(tw, "LABEL\tSCOPE\tID\tCREATED\tLAST USED")
 			for _, t := range list {
 				used := "-"
 				if t.LastUsed != nil {
 					used = t.LastUsed.Local().Format(time.DateTime)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Label, t.ID, t.Created.Local().Format(time.DateTime), used)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Label, t.Scope, t.ID, t.Created.Local().Format(time.DateTime), used)
 			}
 			return tw.Flush()
 		},
