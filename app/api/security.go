@@ -146,6 +146,7 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 			}
 			var ok bool
 			if tok, ok = s.dash.verify(c.Value); !ok {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 				writeError(w, http.StatusUnauthorized, "the dashboard's session has ended (it expired, its token was revoked or Switchboard restarted): sign in again with `switchboard open`")
 				return
 			}

@@ -8,9 +8,9 @@ import (
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
-// CLITokenLabel is the label of the token the CLI, the tray and the
-// dashboard use. The API refuses to revoke it: that would lock every one
-// of them out of the daemon until it restarts.
+// CLITokenLabel is the label of the command line's token, which also signs
+// the dashboard in (switchboard open). The API refuses to revoke it: that
+// would lock the CLI out until it is issued again.
 const CLITokenLabel = tokens.LabelCLI
 
 // TokenView is one token that may call the daemon, without its secret.
