@@ -18,7 +18,11 @@ import (
 // Write replaces the file at path with data. An existing file keeps its
 // mode; a new one gets perm. When path is a symbolic link, the file it
 // points to is replaced and the link is kept. The directory must exist.
-func Write(path string, data []byte, perm fs.FileMode) (err error) {
+func Write(path string, data []byte, perm fs.FileMode) error {
+	return write(path, data, perm, nil)
+}
+
+func write(path string, data []byte, perm fs.FileMode, check func() error) (err error) {
 	target := path
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		target = resolved
@@ -54,6 +58,11 @@ func Write(path string, data []byte, perm fs.FileMode) (err error) {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmp, err)
 	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
 	if err := os.Rename(tmp, target); err != nil {
 		return fmt.Errorf("replacing %s: %w", target, err)
 	}
@@ -74,4 +83,15 @@ func syncDir(dir string) {
 	}
 	_ = d.Sync()
 	_ = d.Close()
+}
+
+// WriteChecked is Write with a last check: the new content is written to
+// the temporary file and synced first, then check runs, and only when it
+// returns nil is the temporary file renamed over path. A caller that
+// compares the target with what it last read in check closes the window
+// in which another program's edit would be overwritten to the time of one
+// read and one rename. The temporary file is removed when check fails, and
+// its error is returned as is.
+func WriteChecked(path string, data []byte, perm fs.FileMode, check func() error) error {
+	return write(path, data, perm, check)
 }

@@ -377,29 +377,16 @@ type Entry struct {
 // Remote reports whether the entry names a URL rather than a command.
 func (e Entry) Remote() bool { return e.URL != "" && e.Command == "" }
 
-// IsSwitchboard reports whether e is one that Switchboard writes: named
-// "switchboard" or "switchboard-<server>", pointing at gatewayURL (or below
-// it), or launching `switchboard connect`. gatewayURL may be empty.
+// IsSwitchboard reports whether e reaches Switchboard: it points at
+// gatewayURL (or below it), or it launches `switchboard connect`.
+// gatewayURL may be empty. The name does not count: a user may well call
+// an entry of their own "switchboard-docs".
 func IsSwitchboard(e Entry, gatewayURL string) bool {
-	if e.Name == EntryName || strings.HasPrefix(e.Name, EntryName+"-") {
-		return true
-	}
 	if gatewayURL != "" && e.URL != "" {
 		u := strings.TrimSuffix(gatewayURL, "/")
 		if e.URL == u || strings.HasPrefix(e.URL, u+"/") {
 			return true
 		}
 	}
-	if e.Command != "" && len(e.Args) > 0 && e.Args[0] == "connect" {
-		base := strings.ToLower(filepath.Base(strings.ReplaceAll(e.Command, `\`, "/")))
-		if base == "switchboard" || base == "switchboard.exe" {
-			return true
-		}
-	}
-	return false
-}
-
-// ownedName reports whether Disconnect removes the entry called name.
-func ownedName(name string) bool {
-	return name == EntryName || strings.HasPrefix(name, EntryName+"-")
+	return isBridgeCommand(e, "")
 }

@@ -2,6 +2,8 @@ package clients
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -47,7 +49,16 @@ func openDocument(c Client, file string, data []byte) (document, error) {
 		data = skeleton(c.Format)
 	}
 	switch c.Format {
-	case JSON, JSONC:
+	case JSON:
+		d, err := newJSONDoc(file, data, c.ServersKey)
+		if err != nil {
+			return nil, err
+		}
+		if err := strictJSON(file, bytes.TrimPrefix(data, bom)); err != nil {
+			return nil, err
+		}
+		return d, nil
+	case JSONC:
 		return newJSONDoc(file, data, c.ServersKey)
 	case TOML:
 		return newTOMLDoc(file, data, c.ServersKey)
@@ -136,4 +147,70 @@ func restOfLineBlank(b []byte, i int) (int, bool) {
 		}
 	}
 	return len(b), true
+}
+
+// strictJSON refuses what hujson reads but strict JSON does not: comments
+// and trailing commas. Clients that read strict JSON (Claude Desktop,
+// Cursor, …) would not read such a file, so Switchboard does not edit it:
+// the error names the line and column of the comment or comma.
+func strictJSON(file string, data []byte) error {
+	var v any
+	err := json.Unmarshal(data, &v)
+	var se *json.SyntaxError
+	if err == nil || !errors.As(err, &se) || se.Offset < 1 {
+		return err
+	}
+	off := int(se.Offset) - 1 // the byte the decoder stopped at
+	msg := "not strict JSON: " + se.Error()
+	switch {
+	case data[off] == '/':
+		msg = "a comment: this client reads strict JSON, which has no comments; remove it"
+	case data[off] == '}' || data[off] == ']':
+		prev := off - 1
+		for prev >= 0 && (data[prev] == ' ' || data[prev] == '\t' || data[prev] == '\r' || data[prev] == '\n') {
+			prev--
+		}
+		if prev >= 0 && data[prev] == ',' {
+			off = prev
+			msg = "a trailing comma: this client reads strict JSON, which does not allow one; remove it"
+		}
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := 1 + off - lineStart(data, off)
+	return &ParseError{File: file, Line: line, Column: col, Msg: msg}
+}
+
+// unclosedString finds a string that a line ends before it is closed
+// (JSON strings cannot hold a newline) and returns the offset of its
+// opening quote, or -1. Comments are skipped.
+func unclosedString(b []byte) int {
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '"':
+			start := i
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				} else if b[i] == '\n' {
+					return start
+				}
+			}
+			if i >= len(b) {
+				return start
+			}
+		case bytes.HasPrefix(b[i:], []byte("//")):
+			j := bytes.IndexByte(b[i:], '\n')
+			if j < 0 {
+				return -1
+			}
+			i += j
+		case bytes.HasPrefix(b[i:], []byte("/*")):
+			j := bytes.Index(b[i+2:], []byte("*/"))
+			if j < 0 {
+				return -1
+			}
+			i += j + 3
+		}
+	}
+	return -1
 }

@@ -14,6 +14,7 @@ func TestEditShapes(t *testing.T) {
 	tests := []struct {
 		name, id, original, connected string
 		disconnected                  string // "" means the original
+		takeOver                      bool   // the original has a "switchboard" entry of its own
 	}{
 		{
 			name: "minified", id: "lm-studio",
@@ -34,7 +35,6 @@ func TestEditShapes(t *testing.T) {
 			name: "no servers key", id: "gemini-cli",
 			original:     "{\n    \"theme\": \"Dracula\"\n}",
 			connected:    "{\n    \"theme\": \"Dracula\",\n    \"mcpServers\": {\n        \"switchboard\": {\n            \"httpUrl\": \"http://127.0.0.1:7391/mcp\"\n        }\n    }\n}",
-			disconnected: "{\n    \"theme\": \"Dracula\",\n    \"mcpServers\": {}\n}",
 		},
 		{
 			name: "comment after the last member", id: "zed",
@@ -60,8 +60,7 @@ func TestEditShapes(t *testing.T) {
 		{
 			name: "toml without final newline", id: "codex",
 			original:     "model = \"o3\"",
-			connected:    "model = \"o3\"\n\n[mcp_servers.switchboard]\nurl = \"http://127.0.0.1:7391/mcp\"\n",
-			disconnected: "model = \"o3\"\n",
+			connected: "model = \"o3\"\n\n[mcp_servers.switchboard]\nurl = \"http://127.0.0.1:7391/mcp\"\n",
 		},
 		{
 			name: "toml CRLF", id: "codex",
@@ -69,23 +68,19 @@ func TestEditShapes(t *testing.T) {
 			connected: "model = \"o3\"\r\n\r\n[mcp_servers.switchboard]\r\nurl = \"http://127.0.0.1:7391/mcp\"\r\n",
 		},
 		{
-			name: "toml entry in the middle keeps its neighbours' comments", id: "codex",
+			name: "toml entry in the middle keeps its neighbours' comments", id: "codex", takeOver: true,
 			original:     "[mcp_servers.switchboard]\nurl = \"http://old\" # old\n\n# next\n[mcp_servers.b]\ncommand = \"y\"\n",
-			connected:    "[mcp_servers.switchboard]\nurl = \"http://127.0.0.1:7391/mcp\"\n\n# next\n[mcp_servers.b]\ncommand = \"y\"\n",
-			disconnected: "\n# next\n[mcp_servers.b]\ncommand = \"y\"\n",
+			connected: "[mcp_servers.switchboard]\nurl = \"http://127.0.0.1:7391/mcp\"\n\n# next\n[mcp_servers.b]\ncommand = \"y\"\n",
 		},
 		{
 			name: "yaml null servers", id: "continue",
 			original:     "name: x\nmcpServers:\nother: 1\n",
-			connected:    "name: x\nmcpServers:\n  - name: switchboard\n    type: streamable-http\n    url: http://127.0.0.1:7391/mcp\nother: 1\n",
-			disconnected: "name: x\nmcpServers: []\nother: 1\n",
+			connected: "name: x\nmcpServers:\n  - name: switchboard\n    type: streamable-http\n    url: http://127.0.0.1:7391/mcp\nother: 1\n",
 		},
 		{
 			name: "yaml no final newline", id: "continue",
 			original:  "mcpServers:\n  - name: a\n    command: x",
 			connected: "mcpServers:\n  - name: a\n    command: x\n  - name: switchboard\n    type: streamable-http\n    url: http://127.0.0.1:7391/mcp\n",
-			// The newline added before the new item stays.
-			disconnected: "mcpServers:\n  - name: a\n    command: x\n",
 		},
 		{
 			name: "yaml item followed by an outer comment", id: "continue",
@@ -97,7 +92,7 @@ func TestEditShapes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, env, ed := mustClient(t, tt.id), testEnv(t), testEditor(t)
 			writeConfig(t, c, env, []byte(tt.original))
-			p := apply(t, ed, c, env, Connect{URL: testURL})
+			p := apply(t, ed, c, env, Connect{URL: testURL, TakeOver: tt.takeOver})
 			if d := cmp.Diff(tt.connected, string(p.New)); d != "" {
 				t.Errorf("connected (-want +got):\n%s", d)
 			}

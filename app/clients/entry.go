@@ -37,11 +37,28 @@ type Connect struct {
 	BinaryPath string
 	// PerServer names servers that get their own entry.
 	PerServer []string
+	// Home is the data directory of the daemon, written into the bridge's
+	// command (`connect --home DIR`) so that the bridge finds this daemon
+	// and not the one of the default data directory. Empty (the default
+	// directory) leaves it out.
+	Home string
+	// TakeOver replaces entries of Switchboard's names that Switchboard
+	// did not write (see Plan.Conflicts).
+	TakeOver bool
+	// Force changes a read-only file or a file in a read-only folder.
+	Force bool
 }
 
-// Disconnect removes every entry Switchboard wrote: "switchboard" and
-// "switchboard-<server>". Removing from a file that has none changes nothing.
-type Disconnect struct{}
+// Disconnect removes every entry Switchboard wrote ("switchboard" and
+// "switchboard-<server>" entries it can prove it wrote; see Plan.Kept), and
+// what connect added with them: when nothing else changed the file since,
+// the file becomes what it was before connect, byte for byte (or is
+// removed, when connect created it). Removing from a file that has none
+// changes nothing.
+type Disconnect struct {
+	// Force changes a read-only file or a file in a read-only folder.
+	Force bool
+}
 
 // Replace removes the named entries (servers imported into Switchboard) and
 // connects the client.
@@ -78,6 +95,9 @@ func entryValue(c Client, cn Connect, server string) obj {
 			o = append(o, member{"type", c.StdioType})
 		}
 		args := []string{"connect"}
+		if cn.Home != "" {
+			args = append(args, "--home", cn.Home)
+		}
 		if server != "" {
 			args = append(args, server)
 		}
@@ -227,25 +247,10 @@ func EntriesToImport(entries []Entry, gatewayURL string) []ImportEntry {
 		}
 		ie := ImportEntry{Name: e.Name, Command: e.Command, Args: slices.Clone(e.Args), Cwd: e.Cwd}
 		for k, v := range e.Env {
-			ie.Env = append(ie.Env, EnvVar{Name: k, Value: v, Secret: LooksSecret(k)})
+			ie.Env = append(ie.Env, EnvVar{Name: k, Value: v, Secret: IsSecret(k, v)})
 		}
 		sort.Slice(ie.Env, func(i, j int) bool { return ie.Env[i].Name < ie.Env[j].Name })
 		out = append(out, ie)
 	}
 	return out
-}
-
-// LooksSecret reports whether an environment variable's name suggests a
-// credential: TOKEN, SECRET, PASSWORD, API_KEY, CREDENTIAL, a name ending
-// in _KEY or _PAT, and the like. It errs on the side of yes.
-func LooksSecret(name string) bool {
-	n := strings.ToUpper(name)
-	for _, w := range []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "APIKEY", "API_KEY",
-		"ACCESS_KEY", "PRIVATE_KEY", "CREDENTIAL", "AUTH", "COOKIE", "SESSION"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return n == "KEY" || n == "PAT" || strings.HasSuffix(n, "_KEY") || strings.HasSuffix(n, "_PAT") ||
-		strings.HasSuffix(n, "_PWD")
 }

@@ -3,6 +3,7 @@ package clients
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -94,25 +95,30 @@ func golden(t *testing.T, file string, got []byte) {
 	}
 }
 
-// roundTrips lists the cases whose after-disconnect must be the original,
-// byte for byte. The others cannot be: "absent" (the file Switchboard
-// created stays, with an empty servers object) and "existing" (the
-// switchboard entry the user had is Switchboard's to remove).
-var roundTrips = map[string]bool{"realistic": true, "perserver": true}
+// ownedBefore reports whether e, in an original file, is Switchboard's
+// own: disconnect removes it, so those files do not come back byte for
+// byte.
+func ownedBefore(e Entry) bool { return isOwnName(e.Name) && IsSwitchboard(e, testURL) }
 
-func withoutSwitchboard(es []Entry) []Entry {
+func without(es []Entry, drop func(Entry) bool) []Entry {
 	var out []Entry
 	for _, e := range es {
-		if !IsSwitchboard(e, testURL) {
+		if !drop(e) {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
+func ownNamed(e Entry) bool { return isOwnName(e.Name) }
+
 // TestGolden runs connect, connect again, disconnect and disconnect again
 // on every testdata/<client>/<case>/original (no original: an absent file)
-// and compares the file after each step with the golden files.
+// and compares the file after each step with the golden files (no
+// after-disconnect: the file is removed). A same-named entry Switchboard
+// did not write is first refused as a conflict, then taken over.
+// Disconnect gives back the original bytes, or no file, unless the
+// original held an entry of Switchboard's own.
 func TestGolden(t *testing.T) {
 	dirs, err := filepath.Glob("testdata/*/*")
 	if err != nil {
@@ -146,6 +152,19 @@ func TestGolden(t *testing.T) {
 				cn.PerServer = []string{"github"}
 			}
 
+			first, err := ed.Plan(c, env, cn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(first.Conflicts) > 0 {
+				if err := ed.Apply(first); !errors.Is(err, ErrConflict) {
+					t.Fatalf("Apply with conflicts %v = %v, want ErrConflict", first.Conflicts, err)
+				}
+				if got, _ := os.ReadFile(path); !bytes.Equal(got, original) {
+					t.Fatal("a refused plan changed the file")
+				}
+				cn.TakeOver = true
+			}
 			p := apply(t, ed, c, env, cn)
 			if p.Exists == absent {
 				t.Errorf("plan.Exists = %v for an absent=%v file", p.Exists, absent)
@@ -155,14 +174,14 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join(dir, "after-connect"), got)
-			if c.Format == JSON && (absent || json.Valid(original)) && !json.Valid(got) {
+			if c.Format == JSON && !json.Valid(got) {
 				t.Errorf("strict JSON client: after connect the file is not strict JSON")
 			}
 			after, err := Read(c, env)
 			if err != nil {
 				t.Fatalf("Read(after connect): %v", err)
 			}
-			if d := cmp.Diff(withoutSwitchboard(before), withoutSwitchboard(after), cmpopts.EquateEmpty()); d != "" {
+			if d := cmp.Diff(without(before, ownNamed), without(after, ownNamed), cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("other servers changed by connect (-before +after):\n%s", d)
 			}
 			checkConnected(t, c, after, cn)
@@ -172,24 +191,37 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again.Changed() || again.Diff != "" {
-				t.Errorf("second connect changes the file:\n%s", again.Diff)
+			if again.Changed() || again.Diff != "" || len(again.Conflicts) > 0 {
+				t.Errorf("second connect changes the file (conflicts %v):\n%s", again.Conflicts, again.Diff)
 			}
 
 			apply(t, ed, c, env, Disconnect{})
 			got, err = os.ReadFile(path)
-			if err != nil {
+			gone := os.IsNotExist(err)
+			if err != nil && !gone {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join(dir, "after-disconnect"), got)
-			if roundTrips[kase] && !bytes.Equal(got, original) {
-				t.Errorf("connect then disconnect does not give back the original:\n%s", Diff(path, original, got))
+			goldenFile := filepath.Join(dir, "after-disconnect")
+			if gone {
+				if *update {
+					os.Remove(goldenFile)
+				} else if _, err := os.Stat(goldenFile); err == nil {
+					t.Errorf("disconnect removed the file; %s expects one", goldenFile)
+				}
+			} else {
+				golden(t, goldenFile, got)
+			}
+			if len(without(before, func(e Entry) bool { return !ownedBefore(e) })) == 0 {
+				if absent != gone || !bytes.Equal(got, original) {
+					t.Errorf("connect then disconnect does not give back the original (absent %v, gone %v):\n%s",
+						absent, gone, Diff(path, original, got))
+				}
 			}
 			left, err := Read(c, env)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(withoutSwitchboard(before), left, cmpopts.EquateEmpty()); d != "" {
+			if d := cmp.Diff(without(before, ownedBefore), left, cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("after disconnect (-want +got):\n%s", d)
 			}
 			again, err = ed.Plan(c, env, Disconnect{})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -52,6 +53,15 @@ func (d *jsonDoc) reparse(b []byte) error {
 					msg = msg[j+2:]
 				}
 				pe.Msg = msg
+			}
+		}
+		// hujson reports a string left open where it gives up, often
+		// lines later (at the end of the file); the string's own line and
+		// column are where the user has to look.
+		if at := unclosedString(b); at >= 0 {
+			line, col := 1+bytes.Count(b[:at], []byte("\n")), 1+at-lineStart(b, at)
+			if pe.Line == 0 || line < pe.Line || line == pe.Line && col <= pe.Column {
+				pe.Line, pe.Column, pe.Msg = line, col, "a string that is not closed on its line"
 			}
 		}
 		return pe
@@ -383,4 +393,115 @@ func jsonString(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// valueAt finds the value at the key path from the top level; nil when a
+// key is missing.
+func (d *jsonDoc) valueAt(path []string) (*hujson.Value, error) {
+	v := &d.root
+	for i, key := range path {
+		obj, ok := v.Value.(*hujson.Object)
+		if !ok {
+			return nil, d.errAt(d.text, v.StartOffset, "%q is not an object", strings.Join(path[:i], "."))
+		}
+		j := d.find(obj, key)
+		if j < 0 {
+			return nil, nil
+		}
+		v = &obj.Members[j].Value
+	}
+	return v, nil
+}
+
+// array finds the list at path; nil when it is absent.
+func (d *jsonDoc) array(path []string) (*hujson.Value, *hujson.Array, error) {
+	v, err := d.valueAt(path)
+	if err != nil || v == nil {
+		return nil, nil, err
+	}
+	arr, ok := v.Value.(*hujson.Array)
+	if !ok {
+		return nil, nil, d.errAt(d.text, v.StartOffset, "%q is not a list", strings.Join(path, "."))
+	}
+	return v, arr, nil
+}
+
+// stringList returns the strings of the list at path, and whether the
+// list exists.
+func (d *jsonDoc) stringList(path []string) ([]string, bool, error) {
+	_, arr, err := d.array(path)
+	if err != nil || arr == nil {
+		return nil, false, err
+	}
+	var out []string
+	for _, el := range arr.Elements {
+		if lit, ok := el.Value.(hujson.Literal); ok && lit.Kind() == '"' {
+			out = append(out, lit.String())
+		}
+	}
+	return out, true, nil
+}
+
+// listAdd appends the string s to the list at path, in the list's layout
+// (one element per line, or all on one).
+func (d *jsonDoc) listAdd(path []string, s string) error {
+	v, arr, err := d.array(path)
+	if err != nil || arr == nil {
+		return err
+	}
+	q := jsonString(s)
+	open, closing := v.StartOffset, v.EndOffset-1
+	if len(arr.Elements) == 0 {
+		return d.reparse(applyEdits(d.text, []edit{{open + 1, open + 1, q}}))
+	}
+	last := arr.Elements[len(arr.Elements)-1]
+	c := nextSignificant(d.text, last.EndOffset)
+	hasComma := c < len(d.text) && d.text[c] == ','
+	sep := d.sep()
+	if bytes.Contains(d.text[open:closing], []byte("\n")) {
+		ind, ok := ownLine(d.text, last.StartOffset)
+		if !ok {
+			ind = lineIndent(d.text, open) + d.unit
+		}
+		sep = d.nl + ind
+	}
+	if hasComma {
+		return d.reparse(applyEdits(d.text, []edit{{c + 1, c + 1, sep + q + ","}}))
+	}
+	return d.reparse(applyEdits(d.text, []edit{{last.EndOffset, last.EndOffset, "," + sep + q}}))
+}
+
+// listRemove removes every element equal to the string s from the list
+// at path.
+func (d *jsonDoc) listRemove(path []string, s string) error {
+	for {
+		_, arr, err := d.array(path)
+		if err != nil || arr == nil {
+			return err
+		}
+		i := slices.IndexFunc(arr.Elements, func(el hujson.Value) bool {
+			lit, ok := el.Value.(hujson.Literal)
+			return ok && lit.Kind() == '"' && lit.String() == s
+		})
+		if i < 0 {
+			return nil
+		}
+		el := arr.Elements[i]
+		var e edit
+		switch {
+		case i < len(arr.Elements)-1:
+			e = edit{el.StartOffset, arr.Elements[i+1].StartOffset, ""}
+		case i > 0:
+			e = edit{arr.Elements[i-1].EndOffset, el.EndOffset, ""}
+		default:
+			end := el.EndOffset
+			if c := nextSignificant(d.text, end); c < len(d.text) && d.text[c] == ',' {
+				end = c + 1
+			}
+			e = edit{el.StartOffset, end, ""}
+		}
+		if err := d.reparse(applyEdits(d.text, []edit{e})); err != nil {
+			return err
+		}
+	}
 }

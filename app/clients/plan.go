@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -23,24 +24,52 @@ import (
 // the plan was made from: someone wrote it between Plan and Apply.
 var ErrChanged = errors.New("the file changed since the plan was made; make a new plan")
 
+// ErrConflict is returned (wrapped, in a *ConflictError) by Apply when the
+// plan would replace entries Switchboard did not write and the change did
+// not ask to take them over.
+var ErrConflict = errors.New("the file has entries of the same name that Switchboard did not write")
+
+// ErrReadOnly is returned (wrapped) by Plan for a file or folder that is
+// read-only, unless the change is forced.
+var ErrReadOnly = errors.New("read-only")
+
 // Options configures an Editor.
 type Options struct {
 	// BackupDir holds backups, one folder per client:
 	// <BackupDir>/<client>/<timestamp>-<basename>, and an index.json
 	// recording which files were backed up. Required.
 	BackupDir string
-	// GatewayURL, when set, makes Detect also recognize entries that point
-	// at the gateway under another name.
+	// StateDir holds what Switchboard wrote into each client's file (the
+	// entries and their fingerprints, the file before the first connect)
+	// and the files' lock files. Empty means BackupDir/../clients.
+	StateDir string
+	// GatewayURL, when set, makes entries that point at the gateway
+	// Switchboard's (whatever their name).
 	GatewayURL string
+	// BinaryPath is this switchboard binary: an entry that runs it with
+	// `connect` is Switchboard's.
+	BinaryPath string
 	// Now is the clock for backup names; nil means time.Now.
 	Now func() time.Time
 }
 
 // An Editor plans and applies changes to client configuration files. It
-// holds no state besides its options; it is safe for concurrent use, and
-// Apply serializes with other Editors and processes through a file lock.
+// is safe for concurrent use: the changes to one file are serialized in
+// the process (see Do), and with other processes through a file lock.
 type Editor struct {
 	opts Options
+
+	mu    sync.Mutex
+	files map[string]*fileState
+}
+
+// fileState is what an Editor keeps about one client file.
+type fileState struct {
+	mu sync.Mutex // held while a change of the file is planned and applied
+	// wrote maps the hash of the file before each of Switchboard's own
+	// writes to the hash after it, so that a plan made before such a write
+	// is known to be outdated by Switchboard alone.
+	wrote map[string]string
 }
 
 // New returns an Editor.
@@ -48,10 +77,40 @@ func New(opts Options) (*Editor, error) {
 	if opts.BackupDir == "" {
 		return nil, errors.New("clients: Options.BackupDir is required")
 	}
+	if opts.StateDir == "" {
+		opts.StateDir = filepath.Join(filepath.Dir(filepath.Clean(opts.BackupDir)), "clients")
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Editor{opts: opts}, nil
+	return &Editor{opts: opts, files: map[string]*fileState{}}, nil
+}
+
+func (ed *Editor) file(path string) *fileState {
+	ed.mu.Lock()
+	defer ed.mu.Unlock()
+	f, ok := ed.files[path]
+	if !ok {
+		f = &fileState{wrote: map[string]string{}}
+		ed.files[path] = f
+	}
+	return f
+}
+
+// reaches reports whether Switchboard's own writes took the file from hash
+// from to hash to.
+func (f *fileState) reaches(from, to string) bool {
+	for range len(f.wrote) + 1 {
+		next, ok := f.wrote[from]
+		if !ok {
+			return false
+		}
+		if next == to {
+			return true
+		}
+		from = next
+	}
+	return false
 }
 
 // Status is what Detect found for one client.
@@ -82,9 +141,15 @@ func (ed *Editor) Detect(env Env) []Status {
 		}
 		if st.Exists {
 			st.Entries, st.Err = Read(c, env)
-			for _, e := range st.Entries {
-				if IsSwitchboard(e, ed.opts.GatewayURL) {
-					st.Connected = true
+			if st.Err == nil {
+				rec, err := ed.loadOwnership(c, st.Path)
+				if err != nil {
+					rec = &ownership{}
+				}
+				for _, e := range st.Entries {
+					if ed.owns(rec, e, ed.opts.BinaryPath) {
+						st.Connected = true
+					}
 				}
 			}
 		}
@@ -95,21 +160,8 @@ func (ed *Editor) Detect(env Env) []Status {
 
 // Read lists the servers in client c's file. An absent file holds none.
 func Read(c Client, env Env) ([]Entry, error) {
-	path, err := c.Path(env)
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	doc, err := openDocument(c, path, data)
-	if err != nil {
-		return nil, err
-	}
-	return doc.entries()
+	entries, _, err := ReadHashed(c, env)
+	return entries, err
 }
 
 // ReadHashed is Read, and also returns the hash of the bytes it read: the
@@ -143,12 +195,101 @@ type Plan struct {
 	Hash     string // hex SHA-256 of Original
 	New      []byte // the bytes Apply writes
 	// Remove makes Apply delete the file instead of writing New: restoring
-	// the backup of a file that did not exist (see PlanRestore).
+	// the backup of a file that did not exist, or disconnecting from a
+	// file connect created.
 	Remove bool
 	// Diff shows the change as a unified diff. The token, and the values of
-	// environment variables and headers whose names look secret (see
-	// LooksSecret), are masked in it (New holds the real ones).
+	// environment variables and headers that look secret (see IsSecret),
+	// are masked in it (New holds the real ones).
 	Diff string
+	// Conflicts are entries of the names Switchboard writes that it did
+	// not write itself: the plan replaces them, and Apply refuses unless
+	// TakeOver is set.
+	Conflicts []Conflict
+	// TakeOver allows Apply to replace the Conflicts.
+	TakeOver bool
+	// Kept are entries with Switchboard's names that disconnect leaves in
+	// place, because Switchboard did not write them.
+	Kept []string
+	// Notes say what the plan does not undo and why.
+	Notes []string
+	// Force writes a read-only file or into a read-only folder.
+	Force bool
+
+	own *ownership // the record after Apply; nil leaves it as it is
+}
+
+// A Conflict is an entry of a name Switchboard writes ("switchboard",
+// "switchboard-<server>") that Switchboard did not write.
+type Conflict struct {
+	Name string `json:"name"`
+	// What the entry runs or points at.
+	Target string `json:"target"`
+}
+
+func (c Conflict) String() string { return fmt.Sprintf("%q (%s)", c.Name, c.Target) }
+
+// A ConflictError is Apply's refusal to replace entries Switchboard did
+// not write.
+type ConflictError struct {
+	Path      string
+	Conflicts []Conflict
+}
+
+func (e *ConflictError) Error() string {
+	var names []string
+	for _, c := range e.Conflicts {
+		names = append(names, c.String())
+	}
+	return fmt.Sprintf("%s already has %s, which Switchboard did not write; "+
+		"it was left as it is (rename it, or replace it: --replace on the command line)", e.Path, strings.Join(names, " and "))
+}
+
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// A ReadOnlyError is a client file, or its folder, that is read-only.
+type ReadOnlyError struct {
+	Path   string // the file or folder
+	Folder bool
+	Mode   fs.FileMode
+}
+
+func (e *ReadOnlyError) Error() string {
+	what := "the file"
+	if e.Folder {
+		what = "its folder"
+	}
+	return fmt.Sprintf("%s is read-only (%s has mode %04o): Switchboard does not change a file someone made read-only; "+
+		"make it writable, or pass --force to change it anyway", e.Path, what, e.Mode.Perm())
+}
+
+func (e *ReadOnlyError) Unwrap() error { return ErrReadOnly }
+
+// checkWritable refuses a read-only file, or a file in a read-only folder
+// (the atomic replace renames into the folder, which would otherwise
+// replace a read-only file regardless of its mode).
+func checkWritable(path string, exists bool) error {
+	target := path
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		target = resolved
+	}
+	if exists {
+		if fi, err := os.Stat(target); err == nil && fi.Mode().Perm()&0o222 == 0 {
+			return &ReadOnlyError{Path: path, Mode: fi.Mode()}
+		}
+	}
+	for dir := filepath.Dir(target); ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if fi.Mode().Perm()&0o222 == 0 {
+				return &ReadOnlyError{Path: path, Folder: true, Mode: fi.Mode()}
+			}
+			return nil
+		}
+		if filepath.Dir(dir) == dir {
+			return nil
+		}
+	}
 }
 
 // Masked replaces secrets in diffs.
@@ -170,6 +311,19 @@ func hashOf(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
+// changeFlags are the options every change has.
+func changeFlags(ch Change) (binary string, force, takeOver bool) {
+	switch ch := ch.(type) {
+	case Connect:
+		return ch.BinaryPath, ch.Force, ch.TakeOver
+	case Replace:
+		return ch.Connect.BinaryPath, ch.Connect.Force, ch.Connect.TakeOver
+	case Disconnect:
+		return "", ch.Force, false
+	}
+	return "", false, false
+}
+
 // Plan computes change for client c's file in env. Nothing is written.
 // An absent file is planned as created with the shape the client expects.
 func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
@@ -182,7 +336,16 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	p := &Plan{Client: c, Path: path, Exists: exists, Original: data, Hash: hashOf(data)}
+	binary, force, takeOver := changeFlags(change)
+	if binary == "" {
+		binary = ed.opts.BinaryPath
+	}
+	p := &Plan{Client: c, Path: path, Exists: exists, Original: data, Hash: hashOf(data), Force: force, TakeOver: takeOver}
+	if !force {
+		if err := checkWritable(path, exists); err != nil {
+			return nil, err
+		}
+	}
 	doc, err := openDocument(c, path, data)
 	if err != nil {
 		return nil, err
@@ -193,15 +356,25 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec, err := ed.loadOwnership(c, path)
+	if err != nil {
+		return nil, err
+	}
+	owns := func(e Entry) bool { return ed.owns(rec, e, binary) }
+	// base is what the result is compared with to tell "nothing left":
+	// the bytes the edit started from.
+	base, baseExists := data, exists
 	var token string
+	var written []string
+	var lists listChanges
 	switch ch := change.(type) {
 	case Connect:
 		token = ch.Token
-		err = connect(c, doc, ch)
+		written, lists, err = connect(c, doc, ch, owns, rec, p)
 	case Replace:
 		token = ch.Connect.Token
 		for _, name := range ch.Remove {
-			if ownedName(name) {
+			if isOwnName(name) {
 				continue
 			}
 			if _, err = doc.remove(name); err != nil {
@@ -209,10 +382,32 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 			}
 		}
 		if err == nil {
-			err = connect(c, doc, ch.Connect)
+			written, lists, err = connect(c, doc, ch.Connect, owns, rec, p)
 		}
 	case Disconnect:
-		err = disconnect(doc)
+		if len(rec.Entries) > 0 && rec.HaveBefore && rec.After == p.Hash {
+			// Nothing but Switchboard changed the file since it first
+			// connected the client: start again from the file as it was
+			// then, taking out only what was Switchboard's already.
+			base, baseExists = rec.Before, !rec.BeforeAbsent
+			if !baseExists {
+				base = nil
+			}
+			if doc, err = openDocument(c, path, base); err == nil {
+				shownBefore, _ := doc.entries()
+				shown = append(shown, shownBefore...)
+				err = disconnect(doc, owns, p)
+			}
+		} else {
+			err = disconnect(doc, owns, p)
+			if err == nil {
+				err = undoLists(c, doc, rec)
+			}
+			if err == nil && len(rec.Entries) > 0 && rec.After != p.Hash {
+				p.Notes = append(p.Notes, "the file changed since Switchboard wrote it: only Switchboard's entries are "+
+					"taken out; what else connect added (an empty servers object, the file itself) stays")
+			}
+		}
 	default:
 		err = fmt.Errorf("clients: unknown change %T", change)
 	}
@@ -220,19 +415,78 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 		return nil, err
 	}
 	p.New = doc.bytes()
-	if !exists && bytes.Equal(p.New, skeleton(c.Format)) {
-		// Nothing to do to an absent file (a Disconnect): leave it absent.
-		p.New = nil
+	if len(bytes.TrimSpace(bytes.TrimPrefix(base, bom))) == 0 && bytes.Equal(p.New, skeleton(c.Format)) {
+		// Nothing was added to an empty or absent file: leave it as it was.
+		p.New = base
+		if !baseExists {
+			p.New = nil
+			p.Remove = exists
+		} else if p.New == nil {
+			p.New = []byte{}
+		}
 	}
-	if err := verify(c, path, data, p.New); err != nil {
+	if err := verify(c, path, p.New); err != nil {
 		return nil, err
 	}
+	if written != nil {
+		p.own = nextOwnership(c, path, rec, p, written, lists)
+		if p.own == nil {
+			return nil, fmt.Errorf("clients: internal error: the edited %s lost Switchboard's entry", path)
+		}
+	} else if _, ok := change.(Disconnect); ok {
+		p.own = &ownership{Client: c.ID, Path: path, Entries: map[string]string{}}
+	}
 	p.Diff = Diff(path, data, p.New)
+	if p.Remove {
+		p.Diff = Diff(path, data, nil)
+	}
 	if token != "" {
 		p.Diff = strings.ReplaceAll(p.Diff, token, Masked)
 	}
 	p.Diff = maskDiff(p.Diff, shown)
 	return p, nil
+}
+
+// nextOwnership is the record after applying p, a connect that wrote the
+// entries named written; nil when one of them cannot be read back.
+func nextOwnership(c Client, path string, rec *ownership, p *Plan, written []string, lists listChanges) *ownership {
+	doc, err := openDocument(c, path, p.New)
+	if err != nil {
+		return nil
+	}
+	entries, err := doc.entries()
+	if err != nil {
+		return nil
+	}
+	next := &ownership{Client: c.ID, Path: path, Entries: map[string]string{}, After: hashOf(p.New)}
+	for _, name := range written {
+		i := slices.IndexFunc(entries, func(e Entry) bool { return e.Name == name })
+		if i < 0 {
+			return nil
+		}
+		next.Entries[name] = fingerprint(entries[i])
+	}
+	switch {
+	case len(rec.Entries) == 0:
+		// The first connect: what was there before is what disconnect
+		// gives back.
+		next.HaveBefore, next.Before, next.BeforeAbsent = true, p.Original, !p.Exists
+	case rec.HaveBefore && rec.After == p.Hash:
+		next.HaveBefore, next.Before, next.BeforeAbsent = true, rec.Before, rec.BeforeAbsent
+	}
+	next.AllowedAdded = union(rec.AllowedAdded, lists.allowedAdded)
+	next.ExcludedRemoved = union(rec.ExcludedRemoved, lists.excludedRemoved)
+	return next
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // maskDiff hides the values of the entries' environment variables and
@@ -246,7 +500,7 @@ func maskDiff(diff string, entries []Entry) string {
 	for _, e := range entries {
 		for _, m := range []map[string]string{e.Env, e.Headers} {
 			for k, v := range m {
-				if v == "" || v == Masked || !LooksSecret(k) {
+				if v == "" || v == Masked || !IsSecret(k, v) {
 					continue
 				}
 				secrets = append(secrets, secret{k, v})
@@ -306,27 +560,104 @@ func maskAfterName(line, name, value string) string {
 	return out.String() + line
 }
 
-func connect(c Client, doc document, cn Connect) error {
+// listChanges are the edits connect made to Gemini CLI's mcp.allowed and
+// mcp.excluded lists.
+type listChanges struct {
+	allowedAdded, excludedRemoved []string
+}
+
+// Gemini CLI's lists of the servers it starts: when mcp.allowed exists,
+// only those; never those in mcp.excluded.
+var (
+	geminiAllowed  = []string{"mcp", "allowed"}
+	geminiExcluded = []string{"mcp", "excluded"}
+)
+
+// connect writes Switchboard's entries and returns their names. An entry
+// of one of those names that Switchboard did not write is replaced too,
+// and listed in p.Conflicts for Apply to refuse unless taken over. Stale
+// per-server entries are removed only when Switchboard wrote them.
+func connect(c Client, doc document, cn Connect, owns func(Entry) bool, rec *ownership, p *Plan) ([]string, listChanges, error) {
+	var lists listChanges
 	if err := validateConnect(c, cn); err != nil {
-		return err
-	}
-	want := map[string]bool{EntryName: true}
-	if err := doc.upsert(EntryName, entryValue(c, cn, "")); err != nil {
-		return err
-	}
-	for _, s := range cn.PerServer {
-		want[EntryName+"-"+s] = true
-		if err := doc.upsert(EntryName+"-"+s, entryValue(c, cn, s)); err != nil {
-			return err
-		}
+		return nil, lists, err
 	}
 	entries, err := doc.entries()
 	if err != nil {
-		return err
+		return nil, lists, err
+	}
+	names := []string{EntryName}
+	for _, s := range cn.PerServer {
+		names = append(names, EntryName+"-"+s)
+	}
+	for _, name := range names {
+		if i := slices.IndexFunc(entries, func(e Entry) bool { return e.Name == name }); i >= 0 && !owns(entries[i]) {
+			p.Conflicts = append(p.Conflicts, Conflict{Name: name, Target: targetOf(entries[i])})
+		}
+		server := strings.TrimPrefix(strings.TrimPrefix(name, EntryName), "-")
+		if err := doc.upsert(name, entryValue(c, cn, server)); err != nil {
+			return nil, lists, err
+		}
 	}
 	for _, e := range entries {
-		if ownedName(e.Name) && !want[e.Name] {
-			if _, err := doc.remove(e.Name); err != nil {
+		if !isOwnName(e.Name) || slices.Contains(names, e.Name) {
+			continue
+		}
+		if !owns(e) {
+			p.Kept = append(p.Kept, e.Name)
+			continue
+		}
+		if _, err := doc.remove(e.Name); err != nil {
+			return nil, lists, err
+		}
+	}
+	if c.ID == "gemini-cli" {
+		jd := doc.(*jsonDoc)
+		allowed, hasAllowed, err := jd.stringList(geminiAllowed)
+		if err != nil {
+			return nil, lists, err
+		}
+		excluded, _, err := jd.stringList(geminiExcluded)
+		if err != nil {
+			return nil, lists, err
+		}
+		for _, name := range names {
+			if hasAllowed && !slices.Contains(allowed, name) {
+				if err := jd.listAdd(geminiAllowed, name); err != nil {
+					return nil, lists, err
+				}
+				lists.allowedAdded = append(lists.allowedAdded, name)
+			}
+			if slices.Contains(excluded, name) {
+				if err := jd.listRemove(geminiExcluded, name); err != nil {
+					return nil, lists, err
+				}
+				lists.excludedRemoved = append(lists.excludedRemoved, name)
+			}
+		}
+	}
+	return names, lists, nil
+}
+
+// undoLists takes the names connect added to Gemini CLI's mcp.allowed out
+// again, and puts those it took out of mcp.excluded back.
+func undoLists(c Client, doc document, rec *ownership) error {
+	if c.ID != "gemini-cli" {
+		return nil
+	}
+	jd := doc.(*jsonDoc)
+	for _, name := range rec.AllowedAdded {
+		if err := jd.listRemove(geminiAllowed, name); err != nil {
+			return err
+		}
+	}
+	excluded, has, err := jd.stringList(geminiExcluded)
+	if err != nil || !has {
+		return err
+	}
+	for _, name := range rec.ExcludedRemoved {
+		if !slices.Contains(excluded, name) {
+			if err := jd.listAdd(geminiExcluded, name); err != nil {
 				return err
 			}
 		}
@@ -334,30 +665,55 @@ func connect(c Client, doc document, cn Connect) error {
 	return nil
 }
 
-func disconnect(doc document) error {
-	for {
-		entries, err := doc.entries()
-		if err != nil {
-			return err
+// targetOf says what an entry runs or points at, for a conflict message.
+// Only the command or the URL's scheme, host and path: never arguments,
+// queries or headers, which may hold secrets.
+func targetOf(e Entry) string {
+	if e.URL != "" {
+		u := e.URL
+		if i := strings.IndexAny(u, "?#"); i >= 0 {
+			u = u[:i]
 		}
-		i := slices.IndexFunc(entries, func(e Entry) bool { return ownedName(e.Name) })
-		if i < 0 {
-			return nil
+		return u
+	}
+	if e.Command != "" {
+		return "runs " + e.Command
+	}
+	return "no command or URL"
+}
+
+// disconnect removes Switchboard's entries; entries of its names that it
+// did not write are left and listed in p.Kept.
+func disconnect(doc document, owns func(Entry) bool, p *Plan) error {
+	entries, err := doc.entries()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !isOwnName(e.Name) {
+			continue
 		}
-		removed, err := doc.remove(entries[i].Name)
+		if !owns(e) {
+			if !slices.Contains(p.Kept, e.Name) {
+				p.Kept = append(p.Kept, e.Name)
+			}
+			continue
+		}
+		removed, err := doc.remove(e.Name)
 		if err != nil {
 			return err
 		}
 		if !removed {
-			return fmt.Errorf("clients: could not remove %q", entries[i].Name)
+			return fmt.Errorf("clients: could not remove %q", e.Name)
 		}
 	}
+	return nil
 }
 
 // verify parses the planned bytes again, as a last check that Switchboard
 // never writes a file the client cannot read, and that strict JSON stays
 // strict.
-func verify(c Client, path string, orig, b []byte) error {
+func verify(c Client, path string, b []byte) error {
 	if b == nil {
 		return nil
 	}
@@ -368,60 +724,151 @@ func verify(c Client, path string, orig, b []byte) error {
 	if err != nil {
 		return fmt.Errorf("clients: internal error: the edited %s would not parse: %w", path, err)
 	}
-	if c.Format == JSON && !json.Valid(bytes.TrimPrefix(b, bom)) {
-		// Tolerated only when the original was not strict JSON either.
-		if len(bytes.TrimSpace(orig)) == 0 || json.Valid(bytes.TrimPrefix(orig, bom)) {
-			return fmt.Errorf("clients: internal error: the edited %s would not be strict JSON", path)
-		}
-	}
 	return nil
 }
 
-// lockPath is the lock file beside path.
-func lockPath(path string) string { return path + ".switchboard.lock" }
+// lockPath is the lock file of path: in the state folder, so that nothing
+// of Switchboard's is left beside the client's file.
+func (ed *Editor) lockPath(path string) string {
+	h := sha256.Sum256([]byte(path))
+	return filepath.Join(ed.opts.StateDir, "locks", hex.EncodeToString(h[:12])+".lock")
+}
+
+// Do plans change and applies it at once, serialized with every other
+// change of the same file in this Editor: two changes of one file never
+// race, and the second is planned from what the first wrote. seen, when
+// not empty, is the Hash of the plan the user was shown: the change is
+// refused (ErrChanged) when the file changed since, unless only
+// Switchboard's own writes changed it, in which case the fresh plan is
+// applied. The plan is returned also when Apply refuses it.
+func (ed *Editor) Do(c Client, env Env, change Change, seen string) (*Plan, error) {
+	path, err := c.Path(env)
+	if err != nil {
+		return nil, err
+	}
+	f := ed.file(path)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, err := ed.Plan(c, env, change)
+	if err != nil {
+		return nil, err
+	}
+	if seen != "" && seen != p.Hash && !f.reaches(seen, p.Hash) {
+		return p, fmt.Errorf("%s: %w", path, ErrChanged)
+	}
+	return p, ed.apply(f, p)
+}
 
 // Apply writes the plan: it locks the file, checks that the file is still
 // what the plan was made from (else an error wrapping ErrChanged, and
 // nothing is written), backs it up when Switchboard has not changed it
 // before (see Backups), and replaces it atomically. An absent file is
 // created with mode 0600, its missing folders with 0700. A plan that
-// changes nothing writes nothing.
+// changes nothing writes nothing. A plan with Conflicts is refused (a
+// *ConflictError) unless TakeOver is set.
 //
-// The lock file "<file>.switchboard.lock" stays beside the file: removing
-// it would let two writers lock different files of the same name.
+// The new content is written to a temporary file first; the target is
+// read and compared once more just before the temporary file is renamed
+// over it, so that an edit another program made meanwhile is reported
+// (ErrChanged) instead of overwritten.
 func (ed *Editor) Apply(p *Plan) error {
+	f := ed.file(p.Path)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return ed.apply(f, p)
+}
+
+func (ed *Editor) apply(f *fileState, p *Plan) error {
+	if len(p.Conflicts) > 0 && !p.TakeOver {
+		return &ConflictError{Path: p.Path, Conflicts: p.Conflicts}
+	}
 	if !p.Changed() {
-		return nil
+		return ed.record(p)
 	}
 	if !p.Remove {
 		if err := os.MkdirAll(filepath.Dir(p.Path), 0o700); err != nil {
 			return fmt.Errorf("creating the folder of %s: %w", p.Path, err)
 		}
 	}
-	lock := flock.New(lockPath(p.Path))
+	if err := os.MkdirAll(filepath.Dir(ed.lockPath(p.Path)), 0o700); err != nil {
+		return fmt.Errorf("creating the lock folder: %w", err)
+	}
+	lock := flock.New(ed.lockPath(p.Path))
 	if err := lock.Lock(); err != nil {
 		return fmt.Errorf("locking %s: %w", p.Path, err)
 	}
 	defer lock.Unlock()
 
-	cur, err := os.ReadFile(p.Path)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("reading %s: %w", p.Path, err)
-	}
-	if exists != p.Exists || hashOf(cur) != p.Hash {
-		return fmt.Errorf("%s: %w", p.Path, ErrChanged)
-	}
-	if err := ed.backupOnce(p.Client, p.Path, cur, exists); err != nil {
-		return err
-	}
-	if p.Remove {
-		if err := os.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("removing %s: %w", p.Path, err)
+	unchanged := func() error {
+		cur, err := os.ReadFile(p.Path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("reading %s: %w", p.Path, err)
+		}
+		if exists != p.Exists || hashOf(cur) != p.Hash {
+			return fmt.Errorf("%s: %w", p.Path, ErrChanged)
 		}
 		return nil
 	}
-	return atomicfile.Write(p.Path, p.New, 0o600)
+	if err := unchanged(); err != nil {
+		return err
+	}
+	if err := ed.backupOnce(p.Client, p.Path, p.Original, p.Exists); err != nil {
+		return err
+	}
+	if p.Force {
+		restore, err := makeWritable(p.Path)
+		if err != nil {
+			return err
+		}
+		defer restore()
+	}
+	if p.Remove {
+		if err := unchanged(); err != nil {
+			return err
+		}
+		if err := os.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing %s: %w", p.Path, err)
+		}
+	} else if err := atomicfile.WriteChecked(p.Path, p.New, 0o600, unchanged); err != nil {
+		return err
+	}
+	after := hashOf(p.New)
+	if len(f.wrote) > 64 {
+		clear(f.wrote)
+	}
+	f.wrote[p.Hash] = after
+	return ed.record(p)
+}
+
+// record saves the ownership record a plan leads to.
+func (ed *Editor) record(p *Plan) error {
+	if p.own == nil {
+		return nil
+	}
+	if err := ed.saveOwnership(p.Client, p.own); err != nil {
+		return fmt.Errorf("%s was written, but: %w", p.Path, err)
+	}
+	return nil
+}
+
+// makeWritable gives the folder of path (a forced change) the owner's
+// write permission, and returns what puts its mode back. The file's own
+// mode is kept by the atomic replace.
+func makeWritable(path string) (func(), error) {
+	target := path
+	if resolved, err := filepath.EvalSymlinks(path); err == nil {
+		target = resolved
+	}
+	dir := filepath.Dir(target)
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm()&0o200 != 0 {
+		return func() {}, nil
+	}
+	if err := os.Chmod(dir, fi.Mode().Perm()|0o200); err != nil {
+		return nil, fmt.Errorf("making %s writable (--force): %w", dir, err)
+	}
+	return func() { _ = os.Chmod(dir, fi.Mode().Perm()) }, nil
 }
 
 // A Backup is the content a file had before Switchboard first changed it.

@@ -35,6 +35,24 @@ func newYAMLDoc(file string, data []byte, path []string) (*yamlDoc, error) {
 
 func (d *yamlDoc) bytes() []byte { return bytes.Clone(d.text) }
 
+// yamlParserProblems are the messages of yaml.v3's parser (as opposed to
+// its scanner) errors. yaml.v3 numbers their line from 0 (it adds 1 only to
+// scanner errors), so the line it gives is one before the real one: an
+// unclosed flow list on line 4 is reported on "line 3".
+var yamlParserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
+}
+
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 func (d *yamlDoc) reparse(b []byte) error {
@@ -44,6 +62,11 @@ func (d *yamlDoc) reparse(b []byte) error {
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			pe.Line, _ = strconv.Atoi(m[1])
 			pe.Msg = m[2]
+			if yamlParserProblems[pe.Msg] {
+				pe.Line++
+			}
+		} else if msg := strings.TrimPrefix(err.Error(), "yaml: "); yamlParserProblems[msg] {
+			pe.Line, pe.Msg = 1, msg
 		}
 		return pe
 	}
