@@ -19,7 +19,7 @@ const clientsUsage = "expected: clients, or clients connect|disconnect CLIENT, "
 
 func clientsVerb() verb {
 	var servers stringList
-	var dryRun, replace *bool
+	var dryRun, replace, force, revoke *bool
 	var workspace *string
 	return verb{
 		name: "clients",
@@ -30,7 +30,10 @@ func clientsVerb() verb {
 			fs.Var(&servers, "server", "with connect: also give this server an entry of its own; "+
 				"with import: import this entry only (repeatable)")
 			dryRun = fs.Bool("dry-run", false, "show the change without making it")
-			replace = fs.Bool("replace", false, "with import: also replace the imported entries in the client's file by Switchboard's")
+			replace = fs.Bool("replace", false, "with connect: replace entries named switchboard or switchboard-<server> that Switchboard did not write; "+
+				"with import: also replace the imported entries in the client's file by Switchboard's")
+			force = fs.Bool("force", false, "with connect or disconnect: change the client's file even when it, or its folder, is read-only")
+			revoke = fs.Bool("revoke", false, "with disconnect: also revoke the client's token, so that nothing holding it can call Switchboard")
 			workspace = fs.String("workspace", "", "the folder whose .vscode/mcp.json is the client vscode-workspace")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
@@ -66,33 +69,78 @@ func clientsVerb() verb {
 			case "restore":
 				return restoreClient(ctx, e.stdout, c, id, ws, e.args[2], *dryRun)
 			}
-			change := api.ClientChange{Action: action, Servers: servers}
-			plan, err := c.PlanClientIn(ctx, id, ws, change)
-			if err != nil {
-				return err
+			if *revoke && action != "disconnect" {
+				return usageError{"--revoke goes with disconnect"}
 			}
-			if !plan.Changed {
-				fmt.Fprintf(e.stdout, "%s: nothing to change in %s\n", id, plan.Path)
-				return nil
-			}
-			fmt.Fprint(e.stdout, plan.Diff)
-			if *dryRun {
-				fmt.Fprintf(e.stdout, "(dry run: %s was not changed)\n", plan.Path)
-				return nil
-			}
-			change.Hash = plan.Hash
-			v, err := c.ApplyClientIn(ctx, id, ws, change)
-			if err != nil {
-				return err
-			}
-			state := "disconnected"
-			if v.Connected {
-				state = "connected"
-			}
-			fmt.Fprintf(e.stdout, "%s: %s (wrote %s)\n", v.ID, state, plan.Path)
-			return nil
+			change := api.ClientChange{Action: action, Servers: servers, Replace: *replace, Force: *force, Revoke: *revoke}
+			return changeClient(ctx, e.stdout, c, id, ws, change, *dryRun)
 		},
 	}
+}
+
+// changeClient shows the plan of a connect or disconnect, then applies it
+// (unless dryRun) and says what became of the client's token.
+func changeClient(ctx context.Context, w io.Writer, c *api.Client, id, ws string, change api.ClientChange, dryRun bool) error {
+	plan, err := c.PlanClientIn(ctx, id, ws, change)
+	if err != nil {
+		return err
+	}
+	for _, k := range plan.Kept {
+		fmt.Fprintf(w, "%s: entry %q was not written by Switchboard; it is left as it is\n", id, k)
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintf(w, "%s: note: %s\n", id, n)
+	}
+	if plan.Changed {
+		fmt.Fprint(w, plan.Diff)
+	}
+	if len(plan.Conflicts) > 0 {
+		var names []string
+		for _, cf := range plan.Conflicts {
+			names = append(names, cf.String())
+		}
+		if !change.Replace {
+			return fmt.Errorf("%s already has %s, which Switchboard did not write; nothing was changed "+
+				"(rename that entry, or pass --replace to replace it with Switchboard's)", plan.Path, strings.Join(names, " and "))
+		}
+		fmt.Fprintf(w, "%s: replacing %s, which Switchboard did not write (--replace)\n", id, strings.Join(names, " and "))
+	}
+	switch {
+	case dryRun && plan.Changed:
+		fmt.Fprintf(w, "(dry run: %s was not changed)\n", plan.Path)
+		return nil
+	case dryRun:
+		fmt.Fprintf(w, "%s: nothing to change in %s\n", id, plan.Path)
+		return nil
+	case !plan.Changed && !change.Revoke && change.Action == "connect":
+		fmt.Fprintf(w, "%s: nothing to change in %s\n", id, plan.Path)
+		return nil
+	}
+	change.Hash = plan.Hash
+	v, err := c.ApplyClientIn(ctx, id, ws, change)
+	if err != nil {
+		return err
+	}
+	state := "disconnected"
+	if v.Connected {
+		state = "connected"
+	}
+	switch {
+	case !plan.Changed:
+		fmt.Fprintf(w, "%s: nothing to change in %s\n", id, plan.Path)
+	case plan.Remove:
+		fmt.Fprintf(w, "%s: %s (removed %s, which Switchboard had created)\n", v.ID, state, plan.Path)
+	default:
+		fmt.Fprintf(w, "%s: %s (wrote %s)\n", v.ID, state, plan.Path)
+	}
+	switch {
+	case v.Revoked > 0:
+		fmt.Fprintf(w, "%s: revoked its token; connecting it again issues a new one\n", id)
+	case v.TokenValid:
+		fmt.Fprintf(w, "%s: its token is still valid: anything that holds it can still call Switchboard's servers; "+
+			"revoke it with `switchboard tokens revoke %s` (or disconnect with --revoke)\n", id, v.TokenLabel)
+	}
+	return nil
 }
 
 func listClients(ctx context.Context, w io.Writer, c *api.Client, workspace string) error {

@@ -336,8 +336,8 @@ func (c *Client) PlanClient(ctx context.Context, id string, change ClientChange)
 }
 
 // ApplyClient makes the change of a plan (change.Hash is the plan's Hash).
-func (c *Client) ApplyClient(ctx context.Context, id string, change ClientChange) (ClientView, error) {
-	var v ClientView
+func (c *Client) ApplyClient(ctx context.Context, id string, change ClientChange) (ClientApplied, error) {
+	var v ClientApplied
 	err := c.do(ctx, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/apply", change, &v)
 	return v, err
 }
@@ -372,8 +372,8 @@ func (c *Client) PlanClientIn(ctx context.Context, id, workspace string, change 
 }
 
 // ApplyClientIn is ApplyClient for the clients of a workspace folder.
-func (c *Client) ApplyClientIn(ctx context.Context, id, workspace string, change ClientChange) (ClientView, error) {
-	var v ClientView
+func (c *Client) ApplyClientIn(ctx context.Context, id, workspace string, change ClientChange) (ClientApplied, error) {
+	var v ClientApplied
 	err := c.do(ctx, http.MethodPost, clientPath(id, "/apply", workspace), change, &v)
 	return v, err
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/clients"
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
 // ClientsOptions connect the API to the MCP clients' config files.
@@ -28,6 +29,10 @@ type ClientsOptions struct {
 	GatewayURL string
 	// BinaryPath is the switchboard binary, for the stdio bridge entry.
 	BinaryPath string
+	// Home is the daemon's data directory when it is not the default one:
+	// the bridge entry names it (`connect --home DIR`) so that the bridge
+	// reaches this daemon. Empty for the default directory.
+	Home string
 }
 
 // ClientView is one MCP client as the API shows it.
@@ -50,8 +55,17 @@ type ClientChange struct {
 	// Servers, on connect, get an entry of their own (/mcp/<server>).
 	Servers []string `json:"servers,omitempty"`
 	// Hash, on apply, is the Hash of the plan the user saw: the file must
-	// still be what it was then.
+	// still be what it was then, or changed only by Switchboard itself (then
+	// the change is planned again and applied).
 	Hash string `json:"hash,omitempty"`
+	// Replace, on connect, replaces entries named "switchboard" or
+	// "switchboard-<server>" that Switchboard did not write (the plan's
+	// Conflicts); without it apply refuses to touch them.
+	Replace bool `json:"replace,omitempty"`
+	// Force changes a read-only file, or a file in a read-only folder.
+	Force bool `json:"force,omitempty"`
+	// Revoke, on disconnect, also revokes the client's token.
+	Revoke bool `json:"revoke,omitempty"`
 }
 
 // ClientPlan is a change to a client's file, shown before it is made.
@@ -61,6 +75,29 @@ type ClientPlan struct {
 	Hash    string `json:"hash"`    // of the file as it is now; send it back to apply
 	Diff    string `json:"diff"`    // unified diff, with the token masked
 	Changed bool   `json:"changed"` // false: applying changes nothing
+	// Remove: applying deletes the file (connect created it).
+	Remove bool `json:"remove,omitempty"`
+	// Conflicts are entries of Switchboard's names that Switchboard did
+	// not write: apply refuses to replace them unless Replace is set.
+	Conflicts []clients.Conflict `json:"conflicts,omitempty"`
+	// Kept are entries of Switchboard's names that Switchboard did not
+	// write: they stay as they are.
+	Kept []string `json:"kept,omitempty"`
+	// Notes say what the change leaves as it is, and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ClientApplied is the answer of POST /api/v1/clients/{id}/apply: the
+// client as it is now, and what became of its token on disconnect.
+type ClientApplied struct {
+	ClientView
+	// Revoked counts the client's tokens revoked (disconnect with Revoke).
+	Revoked int `json:"revoked,omitempty"`
+	// TokenValid: after a disconnect without Revoke, the client's token
+	// still works (anything that holds it can still call the servers).
+	TokenValid bool `json:"tokenValid,omitempty"`
+	// TokenLabel is the label to revoke it with (DELETE /api/v1/tokens/{label}).
+	TokenLabel string `json:"tokenLabel,omitempty"`
 }
 
 const maskedSecret = "••••••"
@@ -161,23 +198,16 @@ func clientView(st clients.Status) ClientView {
 	return v
 }
 
+// maskSecrets hides the values of variables and headers that look secret
+// by name (X-Api-Key, GITHUB_TOKEN, …) or by shape (sk-…, a JWT, …); see
+// clients.IsSecret.
 func maskSecrets(m map[string]string) map[string]string {
-	if len(m) == 0 {
-		return m
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if clients.LooksSecret(k) {
-			v = maskedSecret
-		}
-		out[k] = v
-	}
-	return out
+	return clients.MaskSecrets(m, maskedSecret)
 }
 
 // plan computes the change for client id; connecting issues (or reuses)
 // the client's own token, so history knows it and it can be revoked alone.
-func (s *Server) plan(r *http.Request) (*clients.Plan, ClientChange, error) {
+func (s *Server) plan(r *http.Request, plan bool) (*clients.Plan, ClientChange, error) {
 	co, env, err := s.clientEnv(r)
 	if err != nil {
 		return nil, ClientChange{}, err
@@ -190,55 +220,120 @@ func (s *Server) plan(r *http.Request) (*clients.Plan, ClientChange, error) {
 	if err := decodeBody(r, &change); err != nil {
 		return nil, change, err
 	}
+	if change.Revoke && change.Action != "disconnect" {
+		return nil, change, errorf(http.StatusBadRequest, "revoke goes with disconnect, not %q", change.Action)
+	}
 	var cc clients.Change
 	switch change.Action {
 	case "connect":
+		if !plan {
+			return nil, change, nil
+		}
 		tok, err := s.tokens.EnsureClient(c.ID)
 		if err != nil {
 			return nil, change, err
 		}
-		cc = clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, PerServer: change.Servers}
+		cc = clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, PerServer: change.Servers,
+			Home: co.Home, TakeOver: change.Replace, Force: change.Force}
 	case "disconnect":
-		cc = clients.Disconnect{}
+		cc = clients.Disconnect{Force: change.Force}
 	default:
 		return nil, change, errorf(http.StatusBadRequest, "invalid action %q: connect or disconnect", change.Action)
 	}
+	if !plan {
+		return nil, change, nil
+	}
 	p, err := co.Editor.Plan(c, env, cc)
 	if err != nil {
-		return nil, change, errorf(http.StatusUnprocessableEntity, "%v", err)
+		return nil, change, planError(err)
 	}
 	return p, change, nil
 }
 
+// planError is the answer to a change that cannot be planned.
+func planError(err error) error {
+	if errors.Is(err, clients.ErrReadOnly) {
+		return errorf(http.StatusConflict, "%v", err)
+	}
+	return errorf(http.StatusUnprocessableEntity, "%v", err)
+}
+
+func planView(p *clients.Plan) ClientPlan {
+	return ClientPlan{Client: p.Client.ID, Path: p.Path, Hash: p.Hash, Diff: p.Diff, Changed: p.Changed(),
+		Remove: p.Remove && p.Changed(), Conflicts: p.Conflicts, Kept: p.Kept, Notes: p.Notes}
+}
+
 func (s *Server) planClient(r *http.Request) (ClientPlan, error) {
-	p, _, err := s.plan(r)
+	p, _, err := s.plan(r, true)
 	if err != nil {
 		return ClientPlan{}, err
 	}
-	return ClientPlan{Client: p.Client.ID, Path: p.Path, Hash: p.Hash, Diff: p.Diff, Changed: p.Changed()}, nil
+	return planView(p), nil
 }
 
-func (s *Server) applyClient(r *http.Request) (ClientView, error) {
-	p, change, err := s.plan(r)
+// applyClient plans the change again and applies it, serialized with every
+// other change of the same file: a plan the user saw that only
+// Switchboard's own writes made outdated (two connects at once) is planned
+// again and applied, not refused.
+func (s *Server) applyClient(r *http.Request) (ClientApplied, error) {
+	co, env, err := s.clientEnv(r)
 	if err != nil {
-		return ClientView{}, err
+		return ClientApplied{}, err
+	}
+	c, err := lookupClient(r)
+	if err != nil {
+		return ClientApplied{}, err
+	}
+	_, change, err := s.plan(r, false)
+	if err != nil {
+		return ClientApplied{}, err
 	}
 	if change.Hash == "" {
-		return ClientView{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../plan first)")
+		return ClientApplied{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../plan first)")
 	}
-	if change.Hash != p.Hash {
-		return ClientView{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
+	var cc clients.Change = clients.Disconnect{Force: change.Force}
+	if change.Action == "connect" {
+		tok, err := s.tokens.Ensure(c.ID)
+		if err != nil {
+			return ClientApplied{}, err
+		}
+		cc = clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, PerServer: change.Servers,
+			Home: co.Home, TakeOver: change.Replace, Force: change.Force}
+	}
+	p, err := co.Editor.Do(c, env, cc, change.Hash)
+	switch {
+	case p == nil && err != nil:
+		return ClientApplied{}, planError(err)
+	case errors.Is(err, clients.ErrChanged):
+		return ClientApplied{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
+	case errors.Is(err, clients.ErrConflict):
+		return ClientApplied{}, errorf(http.StatusConflict, "%v", err)
+	case err != nil:
+		return ClientApplied{}, errorf(http.StatusConflict, "writing %s: %v", p.Path, err)
 	}
 	if p.Changed() {
-		if err := s.writeClientFile(p); err != nil {
-			return ClientView{}, errorf(http.StatusConflict, "writing %s: %v", p.Path, err)
+		s.journalClientFile(p)
+	}
+	out := ClientApplied{}
+	if out.ClientView, err = viewOf(s.clients, env, c.ID); err != nil {
+		return out, err
+	}
+	if change.Action == "disconnect" {
+		out.TokenLabel = c.ID
+		if change.Revoke {
+			gone, err := s.tokens.RevokeLabel(c.ID)
+			if err != nil && !errors.Is(err, tokens.ErrNotFound) {
+				return out, fmt.Errorf("%s is disconnected, but its token was not revoked: %w", c.Name, err)
+			}
+			out.Revoked = len(gone)
+			if len(gone) > 0 {
+				s.log.Info("revoked tokens", "label", c.ID, "count", len(gone))
+			}
+		} else {
+			out.TokenValid = slices.ContainsFunc(s.tokens.List(), func(t tokens.Token) bool { return t.Label == c.ID })
 		}
 	}
-	_, env, err := s.clientEnv(r)
-	if err != nil {
-		return ClientView{}, err
-	}
-	return viewOf(s.clients, env, p.Client.ID)
+	return out, nil
 }
 
 // ImportRequest is the body of POST /api/v1/clients/{id}/import/plan and
@@ -427,7 +522,7 @@ func (s *Server) importPlan(r *http.Request, req ImportRequest) (*importPlan, er
 			return nil, err
 		}
 		p, err := co.Editor.Plan(c, env, clients.Replace{Remove: remove,
-			Connect: clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath}})
+			Connect: clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, Home: co.Home}})
 		if err != nil {
 			return nil, errorf(http.StatusUnprocessableEntity, "%v", err)
 		}
@@ -680,7 +775,7 @@ func (s *Server) planRestore(r *http.Request) (ClientPlan, error) {
 	if err != nil {
 		return ClientPlan{}, err
 	}
-	return ClientPlan{Client: p.Client.ID, Path: p.Path, Hash: p.Hash, Diff: p.Diff, Changed: p.Changed()}, nil
+	return planView(p), nil
 }
 
 func (s *Server) applyRestore(r *http.Request) (ClientView, error) {
@@ -706,10 +801,15 @@ func (s *Server) writeClientFile(p *clients.Plan) error {
 	if err := s.clients.Editor.Apply(p); err != nil {
 		return err
 	}
+	s.journalClientFile(p)
+	return nil
+}
+
+// journalClientFile records in the journal that p was written.
+func (s *Server) journalClientFile(p *clients.Plan) {
 	what := "wrote"
 	if p.Remove {
 		what = "removed"
 	}
 	s.journal("", JournalClientConfig, fmt.Sprintf("%s %s's config %s", what, p.Client.Name, p.Path))
-	return nil
 }

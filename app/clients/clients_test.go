@@ -103,11 +103,11 @@ func TestParseErrors(t *testing.T) {
 		{"zed", "// settings\n{\n  \"context_servers\": [1,, 2]\n}\n", 3, 25},
 		{"cursor", "{\"mcpServers\": [\"not an object\"]}\n", 1, 16},
 		{"codex", "model = \"o3\"\n[mcp_servers.a]\ncommand = \n", 3, 11},
-		{"continue", "name: x\nmcpServers:\n  - name: a\n    command: [x\n", 4, 0}, // the line where the flow list starts (yaml.v3 says 3), no column
-		{"vscode", "{\n  \"servers\": {\n    \"a\": {\"command\": \"x\n  }\n}\n", 3, 22},         // the unclosed string's own line (hujson says 6)
+		{"continue", "name: x\nmcpServers:\n  - name: a\n    command: [x\n", 4, 0},       // the line where the flow list starts (yaml.v3 says 3), no column
+		{"vscode", "{\n  \"servers\": {\n    \"a\": {\"command\": \"x\n  }\n}\n", 3, 22}, // the unclosed string's own line (hujson says 6)
 		{"zed", "// c\n{\n  \"context_servers\": {\"a\": {\"url\": \"http://x}}\n}\n", 3, 36},
 		{"cursor", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  }\n}\n", 3, 26}, // trailing comma: strict JSON
-		{"gemini-cli", "{\n  // mine\n  \"mcpServers\": {}\n}\n", 2, 3},                        // comment: strict JSON
+		{"gemini-cli", "{\n  // mine\n  \"mcpServers\": {}\n}\n", 2, 3},                         // comment: strict JSON
 		{"continue", "name: x\nmcpServers: 3\n", 2, 13},
 	}
 	for _, tt := range tests {

@@ -33,8 +33,8 @@ func TestEditShapes(t *testing.T) {
 		},
 		{
 			name: "no servers key", id: "gemini-cli",
-			original:     "{\n    \"theme\": \"Dracula\"\n}",
-			connected:    "{\n    \"theme\": \"Dracula\",\n    \"mcpServers\": {\n        \"switchboard\": {\n            \"httpUrl\": \"http://127.0.0.1:7391/mcp\"\n        }\n    }\n}",
+			original:  "{\n    \"theme\": \"Dracula\"\n}",
+			connected: "{\n    \"theme\": \"Dracula\",\n    \"mcpServers\": {\n        \"switchboard\": {\n            \"httpUrl\": \"http://127.0.0.1:7391/mcp\"\n        }\n    }\n}",
 		},
 		{
 			name: "comment after the last member", id: "zed",
@@ -59,7 +59,7 @@ func TestEditShapes(t *testing.T) {
 		},
 		{
 			name: "toml without final newline", id: "codex",
-			original:     "model = \"o3\"",
+			original:  "model = \"o3\"",
 			connected: "model = \"o3\"\n\n[mcp_servers.switchboard]\nurl = \"http://127.0.0.1:7391/mcp\"\n",
 		},
 		{
@@ -69,12 +69,12 @@ func TestEditShapes(t *testing.T) {
 		},
 		{
 			name: "toml entry in the middle keeps its neighbours' comments", id: "codex", takeOver: true,
-			original:     "[mcp_servers.switchboard]\nurl = \"http://old\" # old\n\n# next\n[mcp_servers.b]\ncommand = \"y\"\n",
+			original:  "[mcp_servers.switchboard]\nurl = \"http://old\" # old\n\n# next\n[mcp_servers.b]\ncommand = \"y\"\n",
 			connected: "[mcp_servers.switchboard]\nurl = \"http://127.0.0.1:7391/mcp\"\n\n# next\n[mcp_servers.b]\ncommand = \"y\"\n",
 		},
 		{
 			name: "yaml null servers", id: "continue",
-			original:     "name: x\nmcpServers:\nother: 1\n",
+			original:  "name: x\nmcpServers:\nother: 1\n",
 			connected: "name: x\nmcpServers:\n  - name: switchboard\n    type: streamable-http\n    url: http://127.0.0.1:7391/mcp\nother: 1\n",
 		},
 		{

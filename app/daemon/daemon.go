@@ -203,10 +203,16 @@ func Run(ctx context.Context, opts Options) error {
 	started := time.Now()
 	address := "http://" + ln.Addr().String()
 	clientOpts := api.ClientsOptions{GatewayURL: address + "/mcp", BinaryPath: opts.Binary}
+	// A bridge started by a client (Claude Desktop) does not have this
+	// daemon's environment: it is told the data directory unless it is the
+	// default one.
+	if def, err := DefaultHome(); err != nil || filepath.Clean(def) != filepath.Clean(home) {
+		clientOpts.Home = home
+	}
 	if env, err := clients.EnvFromOS(""); err != nil {
 		log.Warn("client configs are not available", "err", err)
 	} else if clientOpts.Editor, err = clients.New(clients.Options{BackupDir: filepath.Join(home, "backups"),
-		GatewayURL: clientOpts.GatewayURL}); err == nil {
+		StateDir: filepath.Join(home, "clients"), GatewayURL: clientOpts.GatewayURL, BinaryPath: opts.Binary}); err == nil {
 		clientOpts.Env = env
 	}
 	cat, err := catalog.New(catalog.Options{RegistryURL: os.Getenv(RegistryEnv), CacheDir: filepath.Join(home, "catalog"), Logger: log})
