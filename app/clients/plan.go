@@ -61,6 +61,10 @@ type Editor struct {
 
 	mu    sync.Mutex
 	files map[string]*fileState
+
+	// beforeCheck, when set (tests), runs just before Apply's last
+	// comparison of the target: where another program's write would land.
+	beforeCheck func(path string)
 }
 
 // fileState is what an Editor keeps about one client file.
@@ -800,6 +804,9 @@ func (ed *Editor) apply(f *fileState, p *Plan) error {
 	defer lock.Unlock()
 
 	unchanged := func() error {
+		if ed.beforeCheck != nil {
+			ed.beforeCheck(p.Path)
+		}
 		cur, err := os.ReadFile(p.Path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
