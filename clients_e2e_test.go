@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -89,13 +90,19 @@ func TestClientsEndToEnd(t *testing.T) {
 	desktopFile := filepath.Join(d.userHome, ".config", "Claude", "claude_desktop_config.json")
 	f, _ := readClientFile(t, desktopFile)
 	entry, ok := f.MCPServers["switchboard"]
-	if !ok || entry.Command != binary || !slices.Equal(entry.Args, []string{"connect"}) || !strings.HasPrefix(entry.Env["SWITCHBOARD_TOKEN"], "sb_") {
+	// The data directory is not the default one: the entry names it, so
+	// that the bridge finds this daemon rather than starting another.
+	if !ok || entry.Command != binary || !slices.Equal(entry.Args, []string{"connect", "--home", home}) ||
+		!strings.HasPrefix(entry.Env["SWITCHBOARD_TOKEN"], "sb_") {
 		t.Fatalf("Claude Desktop's entry: %+v", f.MCPServers)
 	}
 	// Claude Desktop starts the command with the user's environment plus
-	// the entry's env.
+	// the entry's env; the user's environment does not name Switchboard's
+	// data directory.
 	cmd := exec.Command(entry.Command, entry.Args...)
-	cmd.Env = testEnvWithHome(home, d.userHome)
+	cmd.Env = slices.DeleteFunc(testEnvWithHome(home, d.userHome), func(kv string) bool {
+		return strings.HasPrefix(kv, daemon.HomeEnv+"=")
+	})
 	for k, v := range entry.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -118,6 +125,9 @@ func TestClientsEndToEnd(t *testing.T) {
 	}
 	if cmd.ProcessState == nil {
 		t.Error("the bridge process was not waited for")
+	}
+	if info, err := daemon.ReadInfo(filepath.Join(d.userHome, ".local", "share", "switchboard")); err == nil {
+		t.Errorf("the bridge started a second daemon in the default data directory: %+v", info)
 	}
 
 	// Cursor: through the API (plan, then apply with its hash).

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/redact"
 )
 
 // nameRE is server.json's pattern for a server name: reverse-DNS, one slash.
@@ -72,27 +73,17 @@ func SuggestShortName(name string) string {
 	return out
 }
 
-// secretWords are parts of an input name that mean its value is a
-// credential.
-var secretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"}
-
 // LooksSecret reports whether an input name (an environment variable or a
 // flag) suggests that its value is a credential, such as GITHUB_TOKEN or
-// --api-key. Non-secret names that contain such a word are listed as
-// exceptions here.
+// --api-key: the rule of app/redact. Names that mention a secret without
+// holding one (a key file's path, an auth server's URL) are exceptions.
 func LooksSecret(name string) bool {
 	n := strings.ToUpper(strings.TrimLeft(name, "-"))
-	n = strings.ReplaceAll(n, "-", "_")
-	switch n {
+	switch strings.ReplaceAll(n, "-", "_") {
 	case "KEY_FILE", "AUTH_URL", "AUTH_SERVER_URL":
 		return false
 	}
-	for _, w := range secretWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
+	return redact.SecretName(n)
 }
 
 // inputFormats are the formats an Input may have; "" means "string".

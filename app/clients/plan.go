@@ -18,6 +18,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/switchboardhq/switchboard/app/atomicfile"
+	"github.com/switchboardhq/switchboard/app/redact"
 )
 
 // ErrChanged is returned (wrapped) by Apply when the file is no longer what
@@ -516,8 +517,11 @@ func maskDiff(diff string, entries []Entry) string {
 			}
 		}
 	}
-	if diff == "" || len(secrets) == 0 {
+	if diff == "" {
 		return diff
+	}
+	if len(secrets) == 0 {
+		return redact.Values(diff)
 	}
 	// Longest first, so that a value containing another is masked whole.
 	slices.SortFunc(secrets, func(a, b secret) int { return len(b.value) - len(a.value) })
@@ -533,7 +537,8 @@ func maskDiff(diff string, entries []Entry) string {
 				l = maskAfterName(l, s.name, s.value)
 			}
 		}
-		lines[i] = l
+		// Credential shapes anywhere (a key given as an argument).
+		lines[i] = redact.Values(l)
 	}
 	return strings.Join(lines, "")
 }
