@@ -253,10 +253,14 @@ func updateVerb() verb {
 }
 
 func uninstallVerb() verb {
+	var purge *bool
 	return verb{
 		name:    "uninstall",
 		args:    " NAME",
-		summary: "stop a server and remove it: its config entry, files and secrets",
+		summary: "stop a server and remove it: its config entry, files and secrets (its data stays unless --purge)",
+		flags: func(fs *flag.FlagSet) {
+			purge = fs.Bool("purge", false, "also delete the server's data folder (servers/NAME/data: a memory graph, a database)")
+		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			server, err := oneServer(e.args)
 			if err != nil {
@@ -266,10 +270,19 @@ func uninstallVerb() verb {
 			if err != nil {
 				return err
 			}
-			if err := c.Uninstall(ctx, server); err != nil {
+			res, err := c.UninstallServer(ctx, server, api.UninstallRequest{Purge: *purge})
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%s: uninstalled\n", server)
+			switch {
+			case res.Data != "":
+				fmt.Fprintf(e.stdout, "%s: uninstalled; its data stays in %s "+
+					"(installing it again uses it; `switchboard uninstall --purge %s` deletes it)\n", server, res.Data, server)
+			case res.Purged:
+				fmt.Fprintf(e.stdout, "%s: uninstalled, and its data deleted\n", server)
+			default:
+				fmt.Fprintf(e.stdout, "%s: uninstalled\n", server)
+			}
 			return nil
 		},
 	}

@@ -70,8 +70,18 @@ func (c *Client) CheckUpdate(ctx context.Context, server string) (UpdateCheck, e
 }
 
 // Uninstall removes an installed server: config, processes, files, secrets.
+// Its data folder stays (see UninstallResult.Data).
 func (c *Client) Uninstall(ctx context.Context, server string) error {
-	return c.do(ctx, http.MethodPost, serverPath(server, "/uninstall"), nil, nil)
+	_, err := c.UninstallServer(ctx, server, UninstallRequest{})
+	return err
+}
+
+// UninstallServer is Uninstall with options (Purge deletes the server's
+// data too), and says where the kept data is.
+func (c *Client) UninstallServer(ctx context.Context, server string, req UninstallRequest) (UninstallResult, error) {
+	var out UninstallResult
+	err := c.do(ctx, http.MethodPost, serverPath(server, "/uninstall"), req, &out)
+	return out, err
 }
 
 // errInstallDone ends FollowInstall's event stream.

@@ -26,8 +26,26 @@ type Catalog interface {
 // Installer is what the API needs of the installer (*install.Installer).
 type Installer interface {
 	Install(ctx context.Context, req install.Request, progress func(install.Progress)) (install.Result, error)
-	Uninstall(ctx context.Context, server string) error
+	Uninstall(ctx context.Context, server string, purge bool) (install.Uninstalled, error)
 	Remove(server, version string) error
+}
+
+// UninstallRequest is the (optional) body of POST
+// /api/v1/servers/{name}/uninstall.
+type UninstallRequest struct {
+	// Purge also deletes the server's data folder (servers/<name>/data:
+	// a memory graph, a database). Without it the data stays, for a
+	// reinstall to find.
+	Purge bool `json:"purge,omitempty"`
+}
+
+// UninstallResult is the answer of POST /api/v1/servers/{name}/uninstall.
+type UninstallResult struct {
+	Server string `json:"server"`
+	// Data is the data folder that was kept ("" when there was none).
+	Data string `json:"data,omitempty"`
+	// Purged: the data folder was deleted.
+	Purged bool `json:"purged,omitempty"`
 }
 
 // InstallRequest is the body of POST /api/v1/installs.
@@ -441,7 +459,8 @@ func (s *Server) adopt(ctx context.Context, req install.Request, res install.Res
 // not be written: a fresh install entirely, an update only its new version.
 func (s *Server) undoInstall(req install.Request, res install.Result, installed *config.Server) error {
 	if installed == nil {
-		return s.installer.Uninstall(context.Background(), req.Server)
+		_, err := s.installer.Uninstall(context.Background(), req.Server, false)
+		return err
 	}
 	if res.Version != "" && (installed.Install == nil || installed.Install.Version != res.Version) {
 		return s.installer.Remove(req.Server, res.Version)
@@ -527,20 +546,28 @@ func (s *Server) updateInstalled(r *http.Request) (InstallView, error) {
 
 // uninstall serves POST /api/v1/servers/{name}/uninstall: the server
 // leaves config.json (its processes stop), then its files and secrets go.
-func (s *Server) uninstall(r *http.Request) (struct{}, error) {
+// Its data folder stays unless the body asks to purge it.
+func (s *Server) uninstall(r *http.Request) (UninstallResult, error) {
 	name := r.PathValue("name")
+	out := UninstallResult{Server: name}
+	var req UninstallRequest
+	if r.ContentLength != 0 {
+		if err := decodeBody(r, &req); err != nil {
+			return out, err
+		}
+	}
 	inst, err := s.installerOrErr()
 	if err != nil {
-		return struct{}{}, err
+		return out, err
 	}
 	if _, ok := s.cfg.Current().Servers[name]; !ok {
-		return struct{}{}, unknownServer(name)
+		return out, unknownServer(name)
 	}
 	s.installs.mu.Lock()
 	for _, j := range s.installs.jobs {
 		if j.view.Server == name && !j.view.Done {
 			s.installs.mu.Unlock()
-			return struct{}{}, errorf(http.StatusConflict, "server %q is being installed or updated (install %s): cancel that first", name, j.view.ID)
+			return out, errorf(http.StatusConflict, "server %q is being installed or updated (install %s): cancel that first", name, j.view.ID)
 		}
 	}
 	s.installs.mu.Unlock()
@@ -551,12 +578,21 @@ func (s *Server) uninstall(r *http.Request) (struct{}, error) {
 		delete(c.Servers, name)
 		return nil
 	}); err != nil {
-		return struct{}{}, err
+		return out, err
 	}
-	if err := inst.Uninstall(r.Context(), name); err != nil {
+	u, err := inst.Uninstall(r.Context(), name, req.Purge)
+	out.Data, out.Purged = u.Data, u.Purged
+	if err != nil {
 		s.journal(name, JournalInstall, fmt.Sprintf("uninstalled, but not all its files were removed: %v", err))
-		return struct{}{}, fmt.Errorf("server %q is out of the config, but its files were not all removed: %w", name, err)
+		return out, fmt.Errorf("server %q is out of the config, but its files were not all removed: %w", name, err)
 	}
-	s.journal(name, JournalInstall, "uninstalled")
-	return struct{}{}, nil
+	switch {
+	case u.Data != "":
+		s.journal(name, JournalInstall, "uninstalled; its data stays in "+u.Data)
+	case u.Purged:
+		s.journal(name, JournalInstall, "uninstalled, its data deleted (purge)")
+	default:
+		s.journal(name, JournalInstall, "uninstalled")
+	}
+	return out, nil
 }

@@ -50,12 +50,12 @@ func (f *fakeInstaller) Install(ctx context.Context, req install.Request, progre
 		SecretEnv: []string{"API_KEY"}, Tools: []install.Tool{{Name: "echo"}, {Name: "add"}}, Previous: prev}, nil
 }
 
-func (f *fakeInstaller) Uninstall(ctx context.Context, server string) error {
+func (f *fakeInstaller) Uninstall(ctx context.Context, server string, purge bool) (install.Uninstalled, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.uninstalled = append(f.uninstalled, server)
 	delete(f.installed, server)
-	return nil
+	return install.Uninstalled{}, nil
 }
 
 func (f *fakeInstaller) Remove(server, version string) error {

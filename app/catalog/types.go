@@ -103,6 +103,12 @@ type Input struct {
 	Default     string   `json:"default,omitempty"`
 	Placeholder string   `json:"placeholder,omitempty"`
 	Choices     []string `json:"choices,omitempty"`
+	// DataPath is Switchboard's: the name of a file (or folder) in the
+	// server's data folder, servers/<name>/data, that is the input's
+	// default. An input for a file the server keeps its data in (memory's
+	// graph, sqlite's database) declares it, so that the data outlives
+	// updates and uninstalls instead of living in the package's folder.
+	DataPath string `json:"dataPath,omitempty"`
 }
 
 // An Argument is a command-line argument: "positional" (ValueHint names

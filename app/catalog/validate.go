@@ -175,6 +175,16 @@ func checkInput(bad func(string, ...any), field, name string, in Input) {
 	if in.IsSecret && in.Default != "" {
 		bad("%s: a secret has a default value", field)
 	}
+	if in.DataPath != "" {
+		switch {
+		case in.Format != "filepath" && in.Format != "directory":
+			bad("%s: dataPath on an input of format %q: it needs filepath or directory", field, in.Format)
+		case in.IsSecret || in.Default != "":
+			bad("%s: dataPath with a default or on a secret", field)
+		case strings.ContainsAny(in.DataPath, "/\\") || in.DataPath == "." || in.DataPath == "..":
+			bad("%s: dataPath %q is not the name of a file in the data folder", field, in.DataPath)
+		}
+	}
 	if in.Default != "" {
 		if err := in.Check(in.Default); err != nil {
 			bad("%s: default: %v", field, err)

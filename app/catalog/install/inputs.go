@@ -3,6 +3,7 @@ package install
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -31,11 +32,14 @@ func inputErr(name, format string, args ...any) error {
 // resolveValue decides an input's value: a fixed value wins, then what the
 // user gave, then the default. It checks the value against the input's
 // format and choices. ok is false for an optional input left empty.
-func resolveValue(name string, in catalog.Input, given string, hasGiven bool) (value string, ok bool, err error) {
+func resolveValue(name string, in catalog.Input, given string, hasGiven bool, dataDir string) (value string, ok bool, err error) {
 	if in.Value != "" {
 		return in.Value, true, nil
 	}
 	v := in.Default
+	if v == "" && in.DataPath != "" && dataDir != "" {
+		v = filepath.Join(dataDir, filepath.FromSlash(in.DataPath))
+	}
 	if hasGiven {
 		v = given
 	}
@@ -79,6 +83,15 @@ func checkFormat(name string, in catalog.Input, v string) (string, error) {
 			return "", inputErr(name, "%q is not an absolute path", v)
 		}
 		fi, err := os.Stat(v)
+		if errors.Is(err, fs.ErrNotExist) && in.Format != "directory" {
+			// A file the server creates (a database, a memory graph):
+			// its folder has to exist.
+			dir := filepath.Dir(v)
+			if di, derr := os.Stat(dir); derr != nil || !di.IsDir() {
+				return "", inputErr(name, "path %q does not exist, and neither does its folder %s", v, dir)
+			}
+			break
+		}
 		if err != nil {
 			return "", inputErr(name, "path %q does not exist: %v", v, errors.Unwrap(err))
 		}
@@ -107,6 +120,7 @@ type plan struct {
 	SecretEnv   map[string]string // env var name → value, for the store
 	SecretArgs  map[string]string // placeholder key → value, for the store
 	used        map[string]bool   // which Values keys were consumed
+	dataDir     string            // the server's data folder, for DataPath defaults
 }
 
 func newPlan() *plan {
@@ -129,8 +143,12 @@ func (p *plan) lookup(values map[string]string, keys ...string) (string, bool) {
 
 // buildPlan validates every input of pkg against values and builds the
 // arguments and environment. Nothing is run or stored.
-func buildPlan(pkg catalog.Package, values map[string]string) (*plan, error) {
+//
+// dataDir is the server's data folder: inputs with a DataPath default to a
+// file in it.
+func buildPlan(pkg catalog.Package, values map[string]string, dataDir string) (*plan, error) {
 	p := newPlan()
+	p.dataDir = dataDir
 	var err error
 	if p.RuntimeArgs, err = p.args("runtime", pkg.RuntimeArguments, values); err != nil {
 		return nil, err
@@ -143,7 +161,7 @@ func buildPlan(pkg catalog.Package, values map[string]string) (*plan, error) {
 			return nil, inputErr(kv.Name, "invalid environment variable name")
 		}
 		given, has := p.lookup(values, kv.Name)
-		v, ok, err := resolveValue(kv.Name, kv.Input, given, has)
+		v, ok, err := resolveValue(kv.Name, kv.Input, given, has, p.dataDir)
 		if err != nil {
 			return nil, err
 		}
@@ -202,7 +220,7 @@ func (p *plan) args(kind string, list []catalog.Argument, values map[string]stri
 			raw = []string{given}
 		}
 		for _, g := range raw {
-			v, ok, err := resolveValue(label, a.Input, g, has)
+			v, ok, err := resolveValue(label, a.Input, g, has, p.dataDir)
 			if err != nil {
 				return nil, err
 			}
@@ -248,6 +266,22 @@ func (p *plan) checkUnused(values map[string]string, known []string) error {
 		}
 	}
 	return nil
+}
+
+// usesDataDir reports whether an input of pkg defaults to a file in the
+// server's data folder.
+func usesDataDir(pkg catalog.Package) bool {
+	for _, a := range slices.Concat(pkg.RuntimeArguments, pkg.PackageArguments) {
+		if a.DataPath != "" {
+			return true
+		}
+	}
+	for _, kv := range pkg.EnvironmentVars {
+		if kv.DataPath != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // inputNames lists the names a user can set for pkg.

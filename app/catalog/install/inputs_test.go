@@ -40,7 +40,13 @@ func TestInputValidation(t *testing.T) {
 		{"boolean ok", env(catalog.Input{Format: "boolean"}), map[string]string{"V": "TRUE"}, "true", ""},
 		{"boolean bad", env(catalog.Input{Format: "boolean"}), map[string]string{"V": "yes"}, "", `"yes" is not a boolean`},
 		{"filepath ok", env(catalog.Input{Format: "filepath"}), map[string]string{"V": file}, file, ""},
-		{"filepath missing", env(catalog.Input{Format: "filepath"}), map[string]string{"V": file + ".nope"}, "", "does not exist"},
+		// A file the server creates: its folder is enough.
+		{"filepath not yet created", env(catalog.Input{Format: "filepath"}), map[string]string{"V": file + ".new"}, file + ".new", ""},
+		{"filepath in a missing folder", env(catalog.Input{Format: "filepath"}), map[string]string{"V": filepath.Join(dir, "no", "f")}, "",
+			"does not exist, and neither does its folder"},
+		{"directory missing", env(catalog.Input{Format: "directory"}), map[string]string{"V": filepath.Join(dir, "no")}, "", "does not exist"},
+		{"data path default", env(catalog.Input{Format: "filepath", DataPath: "graph.jsonl"}), nil, filepath.Join(dir, "graph.jsonl"), ""},
+		{"data path given", env(catalog.Input{Format: "filepath", DataPath: "graph.jsonl"}), map[string]string{"V": file}, file, ""},
 		{"filepath relative", env(catalog.Input{Format: "filepath"}), map[string]string{"V": "f.txt"}, "", "not an absolute path"},
 		{"directory ok", env(catalog.Input{Format: "directory"}), map[string]string{"V": dir}, dir, ""},
 		{"directory is a file", env(catalog.Input{Format: "directory"}), map[string]string{"V": file}, "", "is not a directory"},
@@ -55,7 +61,7 @@ func TestInputValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := buildPlan(tt.pkg, tt.values)
+			p, err := buildPlan(tt.pkg, tt.values, dir)
 			if tt.wantErr != "" {
 				var ie *InputError
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &ie) {
@@ -76,7 +82,7 @@ func TestInputValidation(t *testing.T) {
 func TestUnknownInput(t *testing.T) {
 	pkg := catalog.Package{EnvironmentVars: []catalog.KeyValue{{Name: "TOKEN"}}}
 	values := map[string]string{"TOKEN": "x", "TOKNE": "typo"}
-	p, err := buildPlan(pkg, values)
+	p, err := buildPlan(pkg, values, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +136,7 @@ func TestArgv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := buildPlan(catalog.Package{PackageArguments: tt.args}, tt.values)
+			p, err := buildPlan(catalog.Package{PackageArguments: tt.args}, tt.values, "")
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)

@@ -13,6 +13,12 @@
 //	    .staging-1234/       npm install / unzip in progress
 //	    1.2.3/               an installed version (node_modules, or an unpacked bundle)
 //	    1.3.0/               an update beside it, until the daemon switches
+//	    data/                the server's own data (a memory graph, a database)
+//
+// The data folder is outside every version folder, so an update or an
+// uninstall (without purge) keeps it. Inputs that the catalog marks with a
+// dataPath (memory's MEMORY_FILE_PATH, sqlite's --db-path) default to a
+// file in it, instead of a place inside the package that would go with it.
 //
 // How each registry type runs:
 //
@@ -288,8 +294,15 @@ func checkServerName(server string) error {
 
 var versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$`)
 
+// DataFolder is the name of a server's data folder in its server folder.
+const DataFolder = "data"
+
+// DataDir is where server keeps its data: outside its version folders, so
+// that updates and uninstalls (without purge) keep it.
+func (in *Installer) DataDir(server string) string { return filepath.Join(in.serverDir(server), DataFolder) }
+
 func checkVersion(v string) error {
-	if !versionRE.MatchString(v) || strings.Contains(v, "..") {
+	if !versionRE.MatchString(v) || strings.Contains(v, "..") || v == DataFolder {
 		return fmt.Errorf("invalid version %q", v)
 	}
 	return nil
@@ -348,7 +361,12 @@ func (in *Installer) Install(ctx context.Context, req Request, progress func(Pro
 	}
 	defer in.release(req.Server)
 
-	p, err := buildPlan(req.Package, req.Values)
+	if usesDataDir(req.Package) {
+		if err := j.makeDataDir(); err != nil {
+			return Result{}, err
+		}
+	}
+	p, err := buildPlan(req.Package, req.Values, in.DataDir(req.Server))
 	if err != nil {
 		return Result{}, err
 	}
@@ -477,6 +495,9 @@ func (j *job) checkExisting() error {
 	}
 	var found []string
 	for _, e := range entries {
+		if e.Name() == DataFolder {
+			continue // kept from an earlier install: this one uses it again
+		}
 		if strings.HasPrefix(e.Name(), ".staging-") {
 			_ = os.RemoveAll(filepath.Join(j.sdir, e.Name()))
 			continue
@@ -486,6 +507,31 @@ func (j *job) checkExisting() error {
 	if len(found) > 0 && !j.req.Update {
 		return fmt.Errorf("server %q is %w (%s holds %s): uninstall it first, or update it", j.req.Server, ErrAlreadyInstalled, j.sdir, strings.Join(found, ", "))
 	}
+	return nil
+}
+
+// makeDataDir creates the server's data folder (0700: it is the user's
+// data) when it does not exist; a failed install removes it again if it
+// created it and left it empty.
+func (j *job) makeDataDir() error {
+	dir := j.in.DataDir(j.req.Server)
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	_, serr := os.Stat(j.sdir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the data folder %s: %w", dir, err)
+	}
+	sdir := j.sdir
+	j.onRollback(func() error {
+		if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil // not empty: the server wrote data; keep it
+		}
+		if serr != nil {
+			_ = os.Remove(sdir) // the server folder, when this install made it and it is empty
+		}
+		return nil
+	})
 	return nil
 }
 
@@ -549,29 +595,66 @@ func (j *job) storeSecrets() error {
 	return nil
 }
 
+// Uninstalled says what Uninstall did with a server's data folder.
+type Uninstalled struct {
+	// Data is the data folder Uninstall kept ("" when there was none, it
+	// was empty, or it was purged).
+	Data string `json:"data,omitempty"`
+	// Purged: the data folder was deleted (purge).
+	Purged bool `json:"purged,omitempty"`
+}
+
 // Uninstall removes server's files (every version) and its secrets. The
-// daemon removes it from config.json and stops it first. Uninstalling a
-// server with nothing installed is not an error.
-func (in *Installer) Uninstall(ctx context.Context, server string) error {
+// server's data folder stays, unless purge is set or it is empty: a user's
+// knowledge graph or database is not deleted as a side effect. The daemon
+// removes it from config.json and stops it first. Uninstalling a server
+// with nothing installed is not an error.
+func (in *Installer) Uninstall(ctx context.Context, server string, purge bool) (Uninstalled, error) {
+	var out Uninstalled
 	if err := checkServerName(server); err != nil {
-		return err
+		return out, err
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return out, err
 	}
 	if !in.claim(server) {
-		return fmt.Errorf("uninstalling %q: an install of it is running", server)
+		return out, fmt.Errorf("uninstalling %q: an install of it is running", server)
 	}
 	defer in.release(server)
 	var errs []error
-	if err := os.RemoveAll(in.serverDir(server)); err != nil {
-		errs = append(errs, fmt.Errorf("removing the files of %q: %w", server, err))
+	sdir, data := in.serverDir(server), in.DataDir(server)
+	entries, err := os.ReadDir(sdir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("reading the files of %q: %w", server, err))
+	}
+	for _, e := range entries {
+		if e.Name() == DataFolder && !purge {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(sdir, e.Name())); err != nil {
+			errs = append(errs, fmt.Errorf("removing the files of %q: %w", server, err))
+		}
+		if e.Name() == DataFolder {
+			out.Purged = true
+		}
+	}
+	if !purge {
+		if err := os.Remove(data); err == nil || errors.Is(err, fs.ErrNotExist) {
+			// Empty, or none: nothing to keep.
+		} else if _, serr := os.Stat(data); serr == nil {
+			out.Data = data
+		}
+	}
+	if out.Data == "" {
+		if err := os.Remove(sdir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing the folder of %q: %w", server, err))
+		}
 	}
 	if err := in.opts.Secrets.DeleteAll(server); err != nil {
 		errs = append(errs, fmt.Errorf("removing the secrets of %q: %w", server, err))
 	}
-	in.logger.Info("uninstalled", "server", server)
-	return errors.Join(errs...)
+	in.logger.Info("uninstalled", "server", server, "kept", out.Data, "purged", out.Purged)
+	return out, errors.Join(errs...)
 }
 
 // Remove deletes one installed version of server: the old version after an
@@ -606,7 +689,7 @@ func (in *Installer) versions(server string) []string {
 	entries, _ := os.ReadDir(in.serverDir(server))
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != DataFolder {
 			out = append(out, e.Name())
 		}
 	}

@@ -273,7 +273,7 @@ func (j *job) userConfig(m mcpbManifest) (map[string]userValue, error) {
 		}
 		uv := userValue{secret: c.Sensitive}
 		for _, g := range raw {
-			v, ok, err := resolveValue(key, in, g, has && g != "")
+			v, ok, err := resolveValue(key, in, g, has && g != "", "")
 			if err != nil {
 				return nil, err
 			}

@@ -155,7 +155,7 @@ func TestInstallNPMTarball(t *testing.T) {
 	}
 
 	// Uninstall removes files and secrets.
-	if err := in.Uninstall(context.Background(), "fixture"); err != nil {
+	if _, err := in.Uninstall(context.Background(), "fixture", false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(in.ServersDir(), "fixture")); !errors.Is(err, fs.ErrNotExist) {
@@ -371,5 +371,72 @@ func TestInstallServerEverything(t *testing.T) {
 	}
 	if got := callTool(t, in, "everything", res, "echo", map[string]any{"message": "hi"}); !strings.Contains(got, "hi") {
 		t.Errorf("echo answered %q", got)
+	}
+}
+
+// A server's data folder (where inputs with a dataPath point by default)
+// outlives an old version's removal and an uninstall without purge; a
+// reinstall finds it; purge deletes it.
+func TestDataFolderKept(t *testing.T) {
+	tgz := packFixture(t)
+	in := newInstaller(t, Options{})
+	pkg := fixturePackage(tgz)
+	pkg.EnvironmentVars = append(slices.Clone(pkg.EnvironmentVars), catalog.KeyValue{Name: "STATE_FILE",
+		Input: catalog.Input{Format: "filepath", DataPath: "graph.jsonl", Description: "the state"}})
+	req := Request{Server: "fx", Package: pkg, Values: map[string]string{"API_KEY": fixtureSecret, "root": t.TempDir()}}
+	res, err := in.Install(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := in.DataDir("fx")
+	want := filepath.Join(data, "graph.jsonl")
+	if got := res.Config.Env["STATE_FILE"]; got != want {
+		t.Fatalf("STATE_FILE = %q, want %q (in the data folder, outside %s)", got, want, res.Dir)
+	}
+	if strings.HasPrefix(want, res.Dir) {
+		t.Fatalf("the data folder is inside the version folder %s", res.Dir)
+	}
+	if fi, err := os.Stat(data); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data folder: %v %v", fi, err)
+	}
+	if err := os.WriteFile(want, []byte("the user's graph\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if vs, _ := in.Versions("fx"); !slices.Equal(vs, []string{res.Version}) {
+		t.Errorf("versions %v, want only %s (not the data folder)", vs, res.Version)
+	}
+
+	u, err := in.Uninstall(context.Background(), "fx", false)
+	if err != nil || u.Data != data || u.Purged {
+		t.Fatalf("Uninstall = %+v, %v; want the data kept in %s", u, err, data)
+	}
+	if _, err := os.Stat(res.Dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the version folder stays after uninstall: %v", err)
+	}
+	if got, _ := os.ReadFile(want); string(got) != "the user's graph\n" {
+		t.Fatalf("data after uninstall: %q", got)
+	}
+
+	// Installed again, it points at the same file, which is still there.
+	res, err = in.Install(context.Background(), req, nil)
+	if err != nil {
+		t.Fatalf("reinstall over kept data: %v", err)
+	}
+	if res.Config.Env["STATE_FILE"] != want {
+		t.Errorf("STATE_FILE after reinstall = %q", res.Config.Env["STATE_FILE"])
+	}
+	// Removing a version (what an update does to the old one) keeps it.
+	if err := in.Remove("fx", res.Version); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(want); string(got) != "the user's graph\n" {
+		t.Fatalf("data after removing a version: %q", got)
+	}
+	u, err = in.Uninstall(context.Background(), "fx", true)
+	if err != nil || u.Data != "" || !u.Purged {
+		t.Fatalf("Uninstall --purge = %+v, %v", u, err)
+	}
+	if _, err := os.Stat(filepath.Join(in.ServersDir(), "fx")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("server folder after purge: %v", err)
 	}
 }
