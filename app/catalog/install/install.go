@@ -299,7 +299,9 @@ const DataFolder = "data"
 
 // DataDir is where server keeps its data: outside its version folders, so
 // that updates and uninstalls (without purge) keep it.
-func (in *Installer) DataDir(server string) string { return filepath.Join(in.serverDir(server), DataFolder) }
+func (in *Installer) DataDir(server string) string {
+	return filepath.Join(in.serverDir(server), DataFolder)
+}
 
 func checkVersion(v string) error {
 	if !versionRE.MatchString(v) || strings.Contains(v, "..") || v == DataFolder {
