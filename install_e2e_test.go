@@ -128,3 +128,83 @@ func TestInstallFailureRollsBack(t *testing.T) {
 			strings.Contains(evs[0].Message, "install of "+name+" failed") && strings.Contains(evs[0].Message, "404")
 	})
 }
+
+// TestMemoryDataSurvivesUninstall installs the memory server from npm
+// (`switchboard install memory`), stores an entity in its knowledge graph,
+// uninstalls it without --purge, installs it again and reads the entity
+// back: the graph lives in servers/memory/data, outside the versioned
+// install folder, and uninstall keeps it and says where.
+func TestMemoryDataSurvivesUninstall(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatalf("npm not found: install Node.js 20 with npm (the CI installs it): %v", err)
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home) // no servers
+	t.Setenv("npm_config_cache", filepath.Join(t.TempDir(), "npm-cache"))
+	d := startDaemon(t, home)
+	graph := filepath.Join(home, "servers", "memory", "data", "memory.jsonl")
+
+	install := func() {
+		t.Helper()
+		code, out, errOut := cli(t, home, "install", "memory")
+		if code != exitOK || !strings.Contains(out, "memory is installed and running") {
+			t.Fatalf("install memory: %d\n%s\n%s", code, out, errOut)
+		}
+		cfg, err := config.Load(filepath.Join(home, daemon.ConfigFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Servers["memory"].Env["MEMORY_FILE_PATH"]; got != graph {
+			t.Fatalf("MEMORY_FILE_PATH = %q, want %q", got, graph)
+		}
+	}
+	// call calls a memory tool in a new session, once the gateway lists it.
+	call := func(tool string, args map[string]any) string {
+		t.Helper()
+		transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp",
+			HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "memory-test", Version: "1"}, nil).Connect(t.Context(), transport, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		var text string
+		eventually(t, 60*time.Second, "memory__"+tool+" to answer", func() bool {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "memory__" + tool, Arguments: args})
+			if err != nil || res.IsError || len(res.Content) == 0 {
+				return false
+			}
+			tc, ok := res.Content[0].(*mcp.TextContent)
+			text = tc.Text
+			return ok
+		})
+		return text
+	}
+
+	install()
+	call("create_entities", map[string]any{"entities": []map[string]any{
+		{"name": "Ada Lovelace", "entityType": "person", "observations": []string{"wrote the first program"}}}})
+	if data, err := os.ReadFile(graph); err != nil || !strings.Contains(string(data), "wrote the first program") {
+		t.Fatalf("the graph file %s: %v\n%s", graph, err, data)
+	}
+
+	code, out, errOut := cli(t, home, "uninstall", "memory")
+	if code != exitOK || !strings.Contains(out, "its data stays in "+filepath.Dir(graph)) {
+		t.Fatalf("uninstall: %d\n%s%s", code, out, errOut)
+	}
+	if vs, _ := os.ReadDir(filepath.Join(home, "servers", "memory")); len(vs) != 1 || vs[0].Name() != "data" {
+		t.Errorf("after uninstall servers/memory holds %v, want only data", vs)
+	}
+
+	install()
+	if got := call("search_nodes", map[string]any{"query": "Ada"}); !strings.Contains(got, "wrote the first program") {
+		t.Errorf("after reinstalling, the graph lost the entity: %s", got)
+	}
+
+	if code, out, errOut := cli(t, home, "uninstall", "--purge", "memory"); code != exitOK || !strings.Contains(out, "data deleted") {
+		t.Fatalf("uninstall --purge: %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, "servers", "memory")); !os.IsNotExist(err) {
+		t.Errorf("files left after uninstall --purge: %v", err)
+	}
+}

@@ -145,7 +145,7 @@ func (s *Server) installRoutes() {
 	s.mux.Handle("POST /api/v1/installs/{id}/cancel", handle(s.cancelInstall, http.StatusOK))
 	s.mux.Handle("POST /api/v1/servers/{name}/update", handle(s.updateInstalled, http.StatusAccepted))
 	s.mux.Handle("GET /api/v1/servers/{name}/update", handle(s.checkUpdate, http.StatusOK))
-	s.mux.Handle("POST /api/v1/servers/{name}/uninstall", handle(s.uninstall, http.StatusNoContent))
+	s.mux.Handle("POST /api/v1/servers/{name}/uninstall", handle(s.uninstall, http.StatusOK))
 }
 
 func (s *Server) catalogOrErr() (Catalog, error) {

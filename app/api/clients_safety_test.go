@@ -1,0 +1,154 @@
+package api_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/tokens"
+)
+
+// A Cursor file with a user's own "switchboard" entry (pointing elsewhere)
+// and a server whose hyphenated headers hold keys.
+const cursorWithConflict = `{
+  "mcpServers": {
+    "switchboard": {"url": "https://elsewhere.example.com/mcp"},
+    "remote": {
+      "url": "https://api.example.com/mcp",
+      "headers": {"X-Api-Key": "xak-1234567890", "x-goog-api-key": "goog-1234567890",
+        "Ocp-Apim-Subscription-Key": "ocp-1234567890", "Accept": "text/event-stream"}
+    }
+  }
+}
+`
+
+var headerSecrets = []string{"xak-1234567890", "goog-1234567890", "ocp-1234567890"}
+
+// The API masks hyphenated secret headers, refuses to replace an entry
+// Switchboard did not write unless asked, and on disconnect says the
+// client's token still works, or revokes it.
+func TestClientConflictsSecretsAndRevoke(t *testing.T) {
+	e := newClientsEnv(t)
+	ctx := t.Context()
+	path := e.write(t, "cursor", cursorWithConflict)
+
+	list, err := e.client.Clients(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(list, func(v api.ClientView) bool { return v.ID == "cursor" })
+	if i < 0 || list[i].Connected {
+		t.Fatalf("cursor: %+v (a user's switchboard entry pointing elsewhere is not Switchboard's)", list)
+	}
+	for _, s := range list[i].Servers {
+		for k, v := range s.Headers {
+			if slices.Contains(headerSecrets, v) {
+				t.Errorf("GET /api/v1/clients shows header %s of %s in clear", k, s.Name)
+			}
+		}
+		if s.Name == "remote" && s.Headers["Accept"] != "text/event-stream" {
+			t.Errorf("a plain header was masked: %v", s.Headers)
+		}
+	}
+
+	change := api.ClientChange{Action: "connect"}
+	plan, err := e.client.PlanClient(ctx, "cursor", change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Conflicts) != 1 || plan.Conflicts[0].Name != "switchboard" {
+		t.Errorf("conflicts %+v", plan.Conflicts)
+	}
+	for _, s := range headerSecrets {
+		if strings.Contains(plan.Diff, s) {
+			t.Errorf("the diff shows %q", s)
+		}
+	}
+	change.Hash = plan.Hash
+	_, err = e.client.ApplyClient(ctx, "cursor", change)
+	if statusOf(err) != 409 || !strings.Contains(err.Error(), "did not write") {
+		t.Fatalf("apply over a conflict = %v, want 409", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != cursorWithConflict {
+		t.Fatal("a refused apply changed the file")
+	}
+	change.Replace = true
+	v, err := e.client.ApplyClient(ctx, "cursor", change)
+	if err != nil || !v.Connected {
+		t.Fatalf("apply with replace: %+v %v", v, err)
+	}
+
+	disconnect := func(revoke bool) api.ClientApplied {
+		t.Helper()
+		ch := api.ClientChange{Action: "disconnect", Revoke: revoke}
+		p, err := e.client.PlanClient(ctx, "cursor", ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch.Hash = p.Hash
+		v, err := e.client.ApplyClient(ctx, "cursor", ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	hasToken := func() bool {
+		return slices.ContainsFunc(e.tokens.List(), func(t tokens.Token) bool { return t.Label == "cursor" })
+	}
+	v = disconnect(false)
+	if v.Connected || !v.TokenValid || v.TokenLabel != "cursor" || v.Revoked != 0 || !hasToken() {
+		t.Errorf("disconnect without revoke: %+v (token kept: %v)", v, hasToken())
+	}
+	if got, _ := os.ReadFile(path); string(got) != cursorWithConflict {
+		t.Errorf("connect then disconnect is not the exact inverse:\n%s", got)
+	}
+	if _, err := e.client.ApplyClient(ctx, "cursor", api.ClientChange{Action: "disconnect", Revoke: true, Hash: "x"}); err == nil {
+		t.Error("disconnect with a made-up hash: no error")
+	}
+	if _, err := e.client.PlanClient(ctx, "cursor", api.ClientChange{Action: "connect", Revoke: true}); statusOf(err) != 400 {
+		t.Errorf("connect with revoke = %v, want 400", err)
+	}
+	v = disconnect(true)
+	if v.Revoked != 1 || v.TokenValid || hasToken() {
+		t.Errorf("disconnect with revoke: %+v (token kept: %v)", v, hasToken())
+	}
+}
+
+// Two connects of one client at once through the API, both from the plan
+// the user saw: both succeed (the second is planned again), 20 times.
+func TestConcurrentConnectsThroughAPI(t *testing.T) {
+	e := newClientsEnv(t)
+	ctx := t.Context()
+	e.write(t, "claude-code", `{"numStartups": 1, "mcpServers": {}}`)
+	for round := range 20 {
+		change := api.ClientChange{Action: "connect"}
+		plan, err := e.client.PlanClient(ctx, "claude-code", change)
+		if err != nil {
+			t.Fatal(err)
+		}
+		change.Hash = plan.Hash
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Go(func() { _, errs[i] = e.client.ApplyClient(ctx, "claude-code", change) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, connect %d: %v", round, i, err)
+			}
+		}
+		ch := api.ClientChange{Action: "disconnect"}
+		p, err := e.client.PlanClient(ctx, "claude-code", ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch.Hash = p.Hash
+		if _, err := e.client.ApplyClient(ctx, "claude-code", ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
