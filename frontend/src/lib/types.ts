@@ -152,6 +152,13 @@ export interface ClientPlan {
   hash: string;
   diff: string;
   changed: boolean;
+  /** Applying deletes the file (connect created it). */
+  remove?: boolean;
+  /** Entries of Switchboard's names it did not write: apply refuses to replace them without `replace`. */
+  conflicts?: { name: string; target: string }[];
+  /** Entries of Switchboard's names it did not write, left as they are. */
+  kept?: string[];
+  notes?: string[];
 }
 
 export interface Backup {
