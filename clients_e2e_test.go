@@ -203,6 +203,55 @@ func TestClientsEndToEnd(t *testing.T) {
 			t.Errorf("%s after revoking cursor: %d, want %d", name, resp.StatusCode, want)
 		}
 	}
+
+	// Disconnect removes the file connect created, and says the token
+	// still works; --revoke revokes it.
+	code, out, errOut = cli(t, home, "clients", "disconnect", "claude-desktop")
+	if code != exitOK || !strings.Contains(out, "removed "+desktopFile) || !strings.Contains(out, "token is still valid") ||
+		!strings.Contains(out, "switchboard tokens revoke claude-desktop") {
+		t.Errorf("disconnect claude-desktop: %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(desktopFile); !os.IsNotExist(err) {
+		t.Errorf("the file connect created is still there after disconnect: %v", err)
+	}
+	code, out, errOut = cli(t, home, "clients", "disconnect", "--revoke", "claude-desktop")
+	if code != exitOK || !strings.Contains(out, "revoked its token") {
+		t.Errorf("disconnect --revoke claude-desktop: %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := cli(t, home, "tokens"); code != exitOK || strings.Contains(out, "claude-desktop") {
+		t.Errorf("claude-desktop's token is still listed:\n%s", out)
+	}
+
+	// A user's own "switchboard" entry is a conflict until --replace; a
+	// read-only file is refused until --force.
+	windsurf := filepath.Join(d.userHome, ".codeium", "windsurf", "mcp_config.json")
+	os.MkdirAll(filepath.Dir(windsurf), 0o700)
+	mine := "{\n  \"mcpServers\": {\n    \"switchboard\": {\"serverUrl\": \"https://mine.example.com/mcp\"}\n  }\n}\n"
+	if err := os.WriteFile(windsurf, []byte(mine), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = cli(t, home, "clients", "connect", "windsurf")
+	if code != exitError || !strings.Contains(errOut, "read-only") || !strings.Contains(errOut, "--force") {
+		t.Errorf("connect to a read-only file: %d %s", code, errOut)
+	}
+	code, out, errOut = cli(t, home, "clients", "connect", "--force", "windsurf")
+	if code != exitError || !strings.Contains(errOut, "did not write") || !strings.Contains(errOut, "--replace") {
+		t.Errorf("connect over a user's switchboard entry: %d\n%s%s", code, out, errOut)
+	}
+	if got, _ := os.ReadFile(windsurf); string(got) != mine {
+		t.Errorf("a refused connect changed the file:\n%s", got)
+	}
+	code, out, errOut = cli(t, home, "clients", "connect", "--force", "--replace", "windsurf")
+	if code != exitOK || !strings.Contains(out, "windsurf: connected") {
+		t.Errorf("connect --force --replace: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, home, "clients", "disconnect", "--force", "--revoke", "windsurf")
+	if got, _ := os.ReadFile(windsurf); code != exitOK || string(got) != mine {
+		t.Errorf("disconnect did not give back the user's file: %d\n%s%s\n%s", code, out, errOut, got)
+	}
+	if fi, _ := os.Stat(windsurf); fi.Mode().Perm() != 0o444 {
+		t.Errorf("mode after forced writes: %v", fi.Mode().Perm())
+	}
 }
 
 // headerTransport adds a client entry's headers to every request.
