@@ -34,6 +34,10 @@ type ownership struct {
 	HaveBefore   bool   `json:"haveBefore,omitempty"`
 	Before       []byte `json:"before,omitempty"`
 	BeforeAbsent bool   `json:"beforeAbsent,omitempty"`
+	// CreatedDirs are the folders connect created for a file that did not
+	// exist, deepest first: disconnect removes them again when it removes
+	// the file and they are empty.
+	CreatedDirs []string `json:"createdDirs,omitempty"`
 	// AllowedAdded and ExcludedRemoved are the names connect added to
 	// Gemini CLI's mcp.allowed and took out of its mcp.excluded, which
 	// disconnect undoes.

@@ -221,7 +221,8 @@ type Plan struct {
 	// Force writes a read-only file or into a read-only folder.
 	Force bool
 
-	own *ownership // the record after Apply; nil leaves it as it is
+	own        *ownership // the record after Apply; nil leaves it as it is
+	removeDirs []string   // folders to remove (when empty) after Remove
 }
 
 // A Conflict is an entry of a name Switchboard writes ("switchboard",
@@ -397,6 +398,7 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 			base, baseExists = rec.Before, !rec.BeforeAbsent
 			if !baseExists {
 				base = nil
+				p.removeDirs = rec.CreatedDirs
 			}
 			if doc, err = openDocument(c, path, base); err == nil {
 				shownBefore, _ := doc.entries()
@@ -434,7 +436,8 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 		return nil, err
 	}
 	if written != nil {
-		p.own = nextOwnership(c, path, rec, p, written, lists)
+		fresh := len(rec.Entries) == 0 || !slices.ContainsFunc(shown, func(e Entry) bool { return isOwnName(e.Name) && owns(e) })
+		p.own = nextOwnership(c, path, rec, p, written, lists, fresh)
 		if p.own == nil {
 			return nil, fmt.Errorf("clients: internal error: the edited %s lost Switchboard's entry", path)
 		}
@@ -454,7 +457,10 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 
 // nextOwnership is the record after applying p, a connect that wrote the
 // entries named written; nil when one of them cannot be read back.
-func nextOwnership(c Client, path string, rec *ownership, p *Plan, written []string, lists listChanges) *ownership {
+//
+// fresh says that the file holds no entry of Switchboard's now: what it
+// holds is what disconnect is to give back.
+func nextOwnership(c Client, path string, rec *ownership, p *Plan, written []string, lists listChanges, fresh bool) *ownership {
 	doc, err := openDocument(c, path, p.New)
 	if err != nil {
 		return nil
@@ -472,16 +478,32 @@ func nextOwnership(c Client, path string, rec *ownership, p *Plan, written []str
 		next.Entries[name] = fingerprint(entries[i])
 	}
 	switch {
-	case len(rec.Entries) == 0:
+	case fresh:
 		// The first connect: what was there before is what disconnect
 		// gives back.
 		next.HaveBefore, next.Before, next.BeforeAbsent = true, p.Original, !p.Exists
+		if !p.Exists {
+			next.CreatedDirs = missingDirs(path)
+		}
 	case rec.HaveBefore && rec.After == p.Hash:
 		next.HaveBefore, next.Before, next.BeforeAbsent = true, rec.Before, rec.BeforeAbsent
+		next.CreatedDirs = rec.CreatedDirs
 	}
 	next.AllowedAdded = union(rec.AllowedAdded, lists.allowedAdded)
 	next.ExcludedRemoved = union(rec.ExcludedRemoved, lists.excludedRemoved)
 	return next
+}
+
+// missingDirs lists the folders above path that do not exist, deepest
+// first: the ones creating path creates.
+func missingDirs(path string) []string {
+	var out []string
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(dir); err == nil || filepath.Dir(dir) == dir {
+			return out
+		}
+		out = append(out, dir)
+	}
 }
 
 func union(a, b []string) []string {
@@ -841,6 +863,11 @@ func (ed *Editor) apply(f *fileState, p *Plan) error {
 		}
 		if err := os.Remove(p.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("removing %s: %w", p.Path, err)
+		}
+		for _, dir := range p.removeDirs {
+			if os.Remove(dir) != nil {
+				break // not empty: something else lives there now
+			}
 		}
 	} else if err := atomicfile.WriteChecked(p.Path, p.New, 0o600, unchanged); err != nil {
 		return err

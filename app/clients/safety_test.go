@@ -432,12 +432,20 @@ func TestExactInverse(t *testing.T) {
 				if original != nil {
 					writeConfig(t, c, env, original)
 				}
+				_, err := os.Stat(filepath.Dir(path))
+				dirExisted := err == nil
 				apply(t, ed, c, env, Connect{URL: testURL, Token: testToken, BinaryPath: testBinary, PerServer: []string{"git"}})
 				apply(t, ed, c, env, Connect{URL: testURL, Token: testToken, BinaryPath: testBinary})
 				p := apply(t, ed, c, env, Disconnect{})
 				got, exists := readFile(t, path)
 				if exists != (original != nil) || !bytes.Equal(got, original) {
 					t.Errorf("connect, connect, disconnect: exists %v, bytes %q; want %q (remove %v)", exists, got, original, p.Remove)
+				}
+				if !dirExisted {
+					// The folders connect made for the file go with it.
+					if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+						t.Errorf("the folder connect created stays: %v", err)
+					}
 				}
 			})
 		}
