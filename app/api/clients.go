@@ -529,6 +529,10 @@ func (s *Server) importPlan(r *http.Request, req ImportRequest) (*importPlan, er
 		if p.Hash != fileHash {
 			return nil, errorf(http.StatusConflict, "%s changed while the import was planned; plan again", path)
 		}
+		if len(p.Conflicts) > 0 {
+			return nil, errorf(http.StatusConflict, "%s already has %s, which Switchboard did not write: rename it before "+
+				"replacing the imported servers with Switchboard's entry", path, p.Conflicts[0])
+		}
 		ip.file = p
 		ip.view.Diff, ip.view.Changed = p.Diff, p.Changed()
 		// The token is part of what is written: a new token (the old one

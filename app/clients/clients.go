@@ -5,21 +5,30 @@
 // It is one table of clients (Table) plus one careful writer. Every change is
 // first computed as a Plan — the file's path, its bytes, a hash of them, the
 // new bytes and a line diff — and nothing is written until Apply is called
-// with that plan. Apply locks the file ("<file>.switchboard.lock" beside it),
-// re-reads it and refuses when it changed since the plan, backs the file up
-// before the first change Switchboard makes to it, and replaces it atomically
-// (app/atomicfile: same-directory temporary file, fsync, rename; the mode is
-// kept and symbolic links are followed).
+// with that plan. Apply locks the file (a lock file in the state folder, and
+// a mutex per file in the process: see Editor.Do), re-reads it and refuses
+// when it changed since the plan, backs the file up before the first change
+// Switchboard makes to it, and replaces it atomically (app/atomicfile:
+// same-directory temporary file, fsync, one more comparison of the target,
+// rename; the mode is kept and symbolic links are followed).
+//
+// Switchboard touches only entries it can prove it wrote: each client
+// file's ownership record (in the state folder) holds the name and a
+// fingerprint of every entry it wrote, and entries pointing at the gateway
+// or running `switchboard connect` are its own too. A same-named entry it
+// did not write is a conflict (Plan.Conflicts) that Apply refuses unless the
+// change takes it over. The record also keeps the file as it was before the
+// first connect, so that disconnect gives those bytes back while nothing
+// else has changed the file.
 //
 // Edits are surgical: the file is parsed (hujson for JSON and JSONC, the
 // go-toml/v2 parser for TOML, the yaml.v3 node tree for YAML) only to find
 // where the servers object and Switchboard's entries are, and then just those
 // bytes are inserted, replaced or removed. Every other key, its order,
-// comments, whitespace and line endings stay as they were, and for the usual
-// cases removing what was added gives back the original bytes exactly (see
-// testdata/README.md for the cases where it cannot). A file that does
-// not parse is never written; the error (*ParseError) names the file, the
-// line and the column.
+// comments, whitespace and line endings stay as they were. A file that does
+// not parse, or a strict-JSON client's file with comments or trailing
+// commas, is never written; the error (*ParseError) names the file, the
+// line and the column. A read-only file or folder is refused unless forced.
 package clients
 
 import (
