@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -52,5 +53,37 @@ func TestWrite(t *testing.T) {
 	}
 	if err := Write(filepath.Join(dir, "missing", "f"), []byte("x"), 0o600); err == nil {
 		t.Error("writing into a missing directory succeeded")
+	}
+}
+
+// WriteChecked renames only when the check passes: a failing check leaves
+// the target as it is and no temporary file behind.
+func TestWriteChecked(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.json")
+	if err := os.WriteFile(path, []byte("theirs"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("changed meanwhile")
+	var sawTemp bool
+	err := WriteChecked(path, []byte("ours"), 0o600, func() error {
+		entries, _ := os.ReadDir(dir)
+		sawTemp = len(entries) == 2 // the target and the synced temporary file
+		return stop
+	})
+	if !errors.Is(err, stop) || !sawTemp {
+		t.Fatalf("WriteChecked = %v (temporary file written before the check: %v)", err, sawTemp)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "theirs" {
+		t.Errorf("content %q, want theirs kept", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+	if err := WriteChecked(path, []byte("ours"), 0o600, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "ours" {
+		t.Errorf("content %q, want ours", got)
 	}
 }
