@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -302,6 +303,9 @@ func (s *Server) runInstall(entry catalog.Entry, req install.Request, installed 
 	}
 	req.Package = pkg
 	req.Update = installed != nil
+	if installed != nil {
+		req.Values = keptPathValues(pkg, installed, req.Values)
+	}
 
 	in := s.installs
 	in.mu.Lock()
@@ -329,6 +333,29 @@ func (s *Server) runInstall(entry catalog.Entry, req install.Request, installed 
 		s.install(ctx, j, req, installed)
 	})
 	return view, nil
+}
+
+// keptPathValues adds to values, for an update, the paths the server runs
+// with now (its data file, its database) where the update does not set
+// them: an update keeps pointing at the user's data instead of going back
+// to the default.
+func keptPathValues(pkg catalog.Package, installed *config.Server, values map[string]string) map[string]string {
+	out := maps.Clone(values)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, kv := range pkg.EnvironmentVars {
+		if kv.Value != "" || kv.IsSecret || (kv.Format != "filepath" && kv.Format != "directory") {
+			continue
+		}
+		if _, given := out[kv.Name]; given {
+			continue
+		}
+		if v, ok := installed.Env[kv.Name]; ok && v != "" {
+			out[kv.Name] = v
+		}
+	}
+	return out
 }
 
 // forgetOld drops the oldest finished installs beyond finishedInstallsKept;
