@@ -376,7 +376,7 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 	switch ch := change.(type) {
 	case Connect:
 		token = ch.Token
-		written, lists, err = connect(c, doc, ch, owns, rec, p)
+		written, lists, err = connect(c, doc, ch, owns, p)
 	case Replace:
 		token = ch.Connect.Token
 		for _, name := range ch.Remove {
@@ -388,7 +388,7 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 			}
 		}
 		if err == nil {
-			written, lists, err = connect(c, doc, ch.Connect, owns, rec, p)
+			written, lists, err = connect(c, doc, ch.Connect, owns, p)
 		}
 	case Disconnect:
 		if len(rec.Entries) > 0 && rec.HaveBefore && rec.After == p.Hash {
@@ -608,7 +608,7 @@ var (
 // of one of those names that Switchboard did not write is replaced too,
 // and listed in p.Conflicts for Apply to refuse unless taken over. Stale
 // per-server entries are removed only when Switchboard wrote them.
-func connect(c Client, doc document, cn Connect, owns func(Entry) bool, rec *ownership, p *Plan) ([]string, listChanges, error) {
+func connect(c Client, doc document, cn Connect, owns func(Entry) bool, p *Plan) ([]string, listChanges, error) {
 	var lists listChanges
 	if err := validateConnect(c, cn); err != nil {
 		return nil, lists, err
