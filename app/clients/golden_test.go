@@ -7,6 +7,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,8 +112,6 @@ func without(es []Entry, drop func(Entry) bool) []Entry {
 	return out
 }
 
-func ownNamed(e Entry) bool { return isOwnName(e.Name) }
-
 // TestGolden runs connect, connect again, disconnect and disconnect again
 // on every testdata/<client>/<case>/original (no original: an absent file)
 // and compares the file after each step with the golden files (no
@@ -156,6 +156,11 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if kase == "conflict" && (len(first.Conflicts) != 1 || first.Conflicts[0].Name != EntryName ||
+				!slices.Equal(first.Kept, []string{"switchboard-docs"})) {
+				t.Errorf("conflict case: conflicts %v, kept %v; want the user's switchboard entry in conflict and switchboard-docs kept",
+					first.Conflicts, first.Kept)
+			}
 			if len(first.Conflicts) > 0 {
 				if err := ed.Apply(first); !errors.Is(err, ErrConflict) {
 					t.Fatalf("Apply with conflicts %v = %v, want ErrConflict", first.Conflicts, err)
@@ -181,7 +186,11 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Read(after connect): %v", err)
 			}
-			if d := cmp.Diff(without(before, ownNamed), without(after, ownNamed), cmpopts.EquateEmpty()); d != "" {
+			written := func(e Entry) bool {
+				return e.Name == EntryName || slices.Contains(cn.PerServer, strings.TrimPrefix(e.Name, EntryName+"-"))
+			}
+			if d := cmp.Diff(without(before, func(e Entry) bool { return written(e) || ownedBefore(e) }), without(after, written),
+				cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("other servers changed by connect (-before +after):\n%s", d)
 			}
 			checkConnected(t, c, after, cn)
