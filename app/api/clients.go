@@ -205,49 +205,43 @@ func maskSecrets(m map[string]string) map[string]string {
 	return clients.MaskSecrets(m, maskedSecret)
 }
 
-// plan computes the change for client id; connecting issues (or reuses)
-// the client's own token, so history knows it and it can be revoked alone.
-func (s *Server) plan(r *http.Request, plan bool) (*clients.Plan, ClientChange, error) {
+// clientRequest reads a plan or apply request: the client, its
+// environment and the change asked for.
+func (s *Server) clientRequest(r *http.Request) (ClientsOptions, clients.Env, clients.Client, ClientChange, error) {
+	var change ClientChange
 	co, env, err := s.clientEnv(r)
 	if err != nil {
-		return nil, ClientChange{}, err
+		return co, env, clients.Client{}, change, err
 	}
 	c, err := lookupClient(r)
 	if err != nil {
-		return nil, ClientChange{}, err
+		return co, env, c, change, err
 	}
-	var change ClientChange
 	if err := decodeBody(r, &change); err != nil {
-		return nil, change, err
+		return co, env, c, change, err
 	}
-	if change.Revoke && change.Action != "disconnect" {
-		return nil, change, errorf(http.StatusBadRequest, "revoke goes with disconnect, not %q", change.Action)
+	switch {
+	case change.Action != "connect" && change.Action != "disconnect":
+		return co, env, c, change, errorf(http.StatusBadRequest, "invalid action %q: connect or disconnect", change.Action)
+	case change.Revoke && change.Action != "disconnect":
+		return co, env, c, change, errorf(http.StatusBadRequest, "revoke goes with disconnect, not %q", change.Action)
 	}
-	var cc clients.Change
-	switch change.Action {
-	case "connect":
-		if !plan {
-			return nil, change, nil
-		}
-		tok, err := s.tokens.EnsureClient(c.ID)
-		if err != nil {
-			return nil, change, err
-		}
-		cc = clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, PerServer: change.Servers,
-			Home: co.Home, TakeOver: change.Replace, Force: change.Force}
-	case "disconnect":
-		cc = clients.Disconnect{Force: change.Force}
-	default:
-		return nil, change, errorf(http.StatusBadRequest, "invalid action %q: connect or disconnect", change.Action)
+	return co, env, c, change, nil
+}
+
+// clientChange is what change does to client c's file. Connecting issues
+// (or reuses) the client's own token, so that history knows it and it can
+// be revoked alone.
+func (s *Server) clientChange(co ClientsOptions, c clients.Client, change ClientChange) (clients.Change, error) {
+	if change.Action == "disconnect" {
+		return clients.Disconnect{Force: change.Force}, nil
 	}
-	if !plan {
-		return nil, change, nil
-	}
-	p, err := co.Editor.Plan(c, env, cc)
+	tok, err := s.tokens.EnsureClient(c.ID)
 	if err != nil {
-		return nil, change, planError(err)
+		return nil, err
 	}
-	return p, change, nil
+	return clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, PerServer: change.Servers,
+		Home: co.Home, TakeOver: change.Replace, Force: change.Force}, nil
 }
 
 // planError is the answer to a change that cannot be planned.
@@ -264,9 +258,17 @@ func planView(p *clients.Plan) ClientPlan {
 }
 
 func (s *Server) planClient(r *http.Request) (ClientPlan, error) {
-	p, _, err := s.plan(r, true)
+	co, env, c, change, err := s.clientRequest(r)
 	if err != nil {
 		return ClientPlan{}, err
+	}
+	cc, err := s.clientChange(co, c, change)
+	if err != nil {
+		return ClientPlan{}, err
+	}
+	p, err := co.Editor.Plan(c, env, cc)
+	if err != nil {
+		return ClientPlan{}, planError(err)
 	}
 	return planView(p), nil
 }
@@ -276,29 +278,16 @@ func (s *Server) planClient(r *http.Request) (ClientPlan, error) {
 // Switchboard's own writes made outdated (two connects at once) is planned
 // again and applied, not refused.
 func (s *Server) applyClient(r *http.Request) (ClientApplied, error) {
-	co, env, err := s.clientEnv(r)
-	if err != nil {
-		return ClientApplied{}, err
-	}
-	c, err := lookupClient(r)
-	if err != nil {
-		return ClientApplied{}, err
-	}
-	_, change, err := s.plan(r, false)
+	co, env, c, change, err := s.clientRequest(r)
 	if err != nil {
 		return ClientApplied{}, err
 	}
 	if change.Hash == "" {
 		return ClientApplied{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../plan first)")
 	}
-	var cc clients.Change = clients.Disconnect{Force: change.Force}
-	if change.Action == "connect" {
-		tok, err := s.tokens.Ensure(c.ID)
-		if err != nil {
-			return ClientApplied{}, err
-		}
-		cc = clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, PerServer: change.Servers,
-			Home: co.Home, TakeOver: change.Replace, Force: change.Force}
+	cc, err := s.clientChange(co, c, change)
+	if err != nil {
+		return ClientApplied{}, err
 	}
 	p, err := co.Editor.Do(c, env, cc, change.Hash)
 	switch {
