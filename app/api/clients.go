@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/clients"
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/redact"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -193,9 +194,35 @@ func clientView(st clients.Status) ClientView {
 	for _, e := range st.Entries {
 		e.Env = maskSecrets(e.Env)
 		e.Headers = maskSecrets(e.Headers)
+		e.Args = maskArgs(e.Args)
+		e.URL = redact.Values(e.URL)
 		v.Servers = append(v.Servers, e)
 	}
 	return v
+}
+
+// maskArgs hides credentials given as arguments: a value with the shape of
+// one (sk-…, ghp_…), and the value after a flag whose name looks secret
+// (--api-key KEY, --token=T).
+func maskArgs(args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		flag, _, inline := strings.Cut(a, "=")
+		switch {
+		case inline && strings.HasPrefix(flag, "-") && clients.LooksSecret(flag):
+			a = flag + "=" + maskedSecret
+		case i > 0 && strings.HasPrefix(args[i-1], "-") && !strings.Contains(args[i-1], "=") && clients.LooksSecret(args[i-1]) &&
+			!strings.HasPrefix(a, "-"):
+			a = maskedSecret
+		default:
+			a = redact.Values(a)
+		}
+		out[i] = a
+	}
+	return out
 }
 
 // maskSecrets hides the values of variables and headers that look secret

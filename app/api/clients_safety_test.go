@@ -16,6 +16,7 @@ import (
 const cursorWithConflict = `{
   "mcpServers": {
     "switchboard": {"url": "https://elsewhere.example.com/mcp"},
+    "tool": {"command": "npx", "args": ["-y", "tool", "--api-key", "plain-key-value-1", "--token=plain-token-2", "sk-proj-abcdefghijklmnop1234"]},
     "remote": {
       "url": "https://api.example.com/mcp",
       "headers": {"X-Api-Key": "xak-1234567890", "x-goog-api-key": "goog-1234567890",
@@ -26,6 +27,8 @@ const cursorWithConflict = `{
 `
 
 var headerSecrets = []string{"xak-1234567890", "goog-1234567890", "ocp-1234567890"}
+
+var argSecrets = []string{"plain-key-value-1", "plain-token-2", "sk-proj-abcdefghijklmnop1234"}
 
 // The API masks hyphenated secret headers, refuses to replace an entry
 // Switchboard did not write unless asked, and on disconnect says the
@@ -52,6 +55,16 @@ func TestClientConflictsSecretsAndRevoke(t *testing.T) {
 		if s.Name == "remote" && s.Headers["Accept"] != "text/event-stream" {
 			t.Errorf("a plain header was masked: %v", s.Headers)
 		}
+		for _, a := range s.Args {
+			for _, secret := range argSecrets {
+				if strings.Contains(a, secret) {
+					t.Errorf("GET /api/v1/clients shows argument %q of %s", a, s.Name)
+				}
+			}
+		}
+		if s.Name == "tool" && (len(s.Args) != 6 || s.Args[2] != "--api-key" || s.Args[1] != "tool") {
+			t.Errorf("arguments of tool: %q", s.Args)
+		}
 	}
 
 	change := api.ClientChange{Action: "connect"}
@@ -62,7 +75,7 @@ func TestClientConflictsSecretsAndRevoke(t *testing.T) {
 	if len(plan.Conflicts) != 1 || plan.Conflicts[0].Name != "switchboard" {
 		t.Errorf("conflicts %+v", plan.Conflicts)
 	}
-	for _, s := range headerSecrets {
+	for _, s := range append(headerSecrets, argSecrets...) {
 		if strings.Contains(plan.Diff, s) {
 			t.Errorf("the diff shows %q", s)
 		}

@@ -525,6 +525,15 @@ func maskDiff(diff string, entries []Entry) string {
 	type secret struct{ name, value string }
 	var secrets []secret
 	for _, e := range entries {
+		// A value given after a flag whose name looks secret
+		// (--api-key KEY, --token=T).
+		for i, a := range e.Args {
+			if flag, v, ok := strings.Cut(a, "="); ok && v != "" && strings.HasPrefix(flag, "-") && LooksSecret(flag) {
+				secrets = append(secrets, secret{flag, v})
+			} else if i > 0 && strings.HasPrefix(e.Args[i-1], "-") && LooksSecret(e.Args[i-1]) && !strings.HasPrefix(a, "-") {
+				secrets = append(secrets, secret{e.Args[i-1], a})
+			}
+		}
 		for _, m := range []map[string]string{e.Env, e.Headers} {
 			for k, v := range m {
 				if v == "" || v == Masked || !IsSecret(k, v) {
