@@ -121,6 +121,9 @@ type plan struct {
 	SecretArgs  map[string]string // placeholder key → value, for the store
 	used        map[string]bool   // which Values keys were consumed
 	dataDir     string            // the server's data folder, for DataPath defaults
+	// dataFiles are the values that are a DataPath default: files in the
+	// data folder the server is pointed at.
+	dataFiles []string
 }
 
 func newPlan() *plan {
@@ -165,6 +168,7 @@ func buildPlan(pkg catalog.Package, values map[string]string, dataDir string) (*
 		if err != nil {
 			return nil, err
 		}
+		p.noteDataFile(kv.Input, v)
 		if !ok {
 			continue
 		}
@@ -224,6 +228,7 @@ func (p *plan) args(kind string, list []catalog.Argument, values map[string]stri
 			if err != nil {
 				return nil, err
 			}
+			p.noteDataFile(a.Input, v)
 			if !ok {
 				continue
 			}
@@ -266,6 +271,13 @@ func (p *plan) checkUnused(values map[string]string, known []string) error {
 		}
 	}
 	return nil
+}
+
+// noteDataFile records v when it is in's default in the data folder.
+func (p *plan) noteDataFile(in catalog.Input, v string) {
+	if in.DataPath != "" && p.dataDir != "" && v == filepath.Join(p.dataDir, filepath.FromSlash(in.DataPath)) {
+		p.dataFiles = append(p.dataFiles, v)
+	}
 }
 
 // usesDataDir reports whether an input of pkg defaults to a file in the

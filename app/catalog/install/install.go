@@ -45,6 +45,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/atomicfile"
 	"github.com/switchboardhq/switchboard/app/catalog"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/secrets"
@@ -413,6 +414,11 @@ func (in *Installer) Install(ctx context.Context, req Request, progress func(Pro
 		return Result{}, fmt.Errorf("install was stopped: %w", err)
 	}
 
+	if req.Update {
+		if err := j.carryData(inst.dir); err != nil {
+			return Result{}, err
+		}
+	}
 	rep.begin(PhaseInstall, "storing secrets")
 	if err := j.storeSecrets(); err != nil {
 		return Result{}, err
@@ -534,6 +540,52 @@ func (j *job) makeDataDir() error {
 		}
 		return nil
 	})
+	return nil
+}
+
+// carryData moves data an earlier version kept inside its own folder
+// (memory's graph, when installs did not point it at the data folder) to
+// the data folder the update points the server at: an update removes the
+// old version's folder, and the data must not go with it. A data file
+// already in the data folder wins; nothing is done then. The newest file
+// of that name in an old version's folder is copied; the old folder stays
+// as it is until the daemon removes it after switching.
+func (j *job) carryData(newDir string) error {
+	for _, target := range j.plan.dataFiles {
+		if _, err := os.Lstat(target); err == nil {
+			continue
+		}
+		name := filepath.Base(target)
+		var found string
+		var newest time.Time
+		for _, v := range j.in.versions(j.req.Server) {
+			dir := filepath.Join(j.sdir, v)
+			if dir == newDir {
+				continue
+			}
+			_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() || d.Name() != name || !d.Type().IsRegular() {
+					return nil
+				}
+				if fi, err := d.Info(); err == nil && fi.ModTime().After(newest) {
+					found, newest = p, fi.ModTime()
+				}
+				return nil
+			})
+		}
+		if found == "" {
+			continue
+		}
+		data, err := os.ReadFile(found)
+		if err != nil {
+			return fmt.Errorf("reading the data %s kept in %s: %w", name, found, err)
+		}
+		if err := atomicfile.Write(target, data, 0o600); err != nil {
+			return fmt.Errorf("moving the data %s to the data folder: %w", found, err)
+		}
+		j.onRollback(func() error { return os.Remove(target) })
+		j.rep.status(fmt.Sprintf("moved the data the old version kept in %s to %s", found, target))
+	}
 	return nil
 }
 

@@ -440,3 +440,49 @@ func TestDataFolderKept(t *testing.T) {
 		t.Errorf("server folder after purge: %v", err)
 	}
 }
+
+// An update of a server installed before its data input defaulted to the
+// data folder carries the data it kept inside its old version folder over
+// to the data folder, before the old folder goes.
+func TestUpdateCarriesDataOut(t *testing.T) {
+	tgz := packFixture(t)
+	in := newInstaller(t, Options{})
+	req := Request{Server: "fx", Package: fixturePackage(tgz), Values: map[string]string{"API_KEY": fixtureSecret, "root": t.TempDir()}}
+	first, err := in.Install(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(in.ServersDir(), "fx", "1.0.0")
+	if err := os.Rename(first.Dir, old); err != nil {
+		t.Fatal(err)
+	}
+	// Where a server without the input keeps its file: beside its code.
+	kept := filepath.Join(old, "node_modules", "switchboard-fixture-server", "graph.jsonl")
+	if err := os.WriteFile(kept, []byte("the user's graph\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	up := req
+	up.Update = true
+	up.Package.EnvironmentVars = append(slices.Clone(up.Package.EnvironmentVars), catalog.KeyValue{Name: "STATE_FILE",
+		Input: catalog.Input{Format: "filepath", DataPath: "graph.jsonl", Description: "the state"}})
+	res, err := in.Install(context.Background(), up, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(in.DataDir("fx"), "graph.jsonl")
+	if res.Config.Env["STATE_FILE"] != moved {
+		t.Fatalf("STATE_FILE = %q, want %q", res.Config.Env["STATE_FILE"], moved)
+	}
+	if got, _ := os.ReadFile(moved); string(got) != "the user's graph\n" {
+		t.Fatalf("data in the data folder after the update: %q", got)
+	}
+	for _, v := range res.Previous {
+		if err := in.Remove("fx", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := os.ReadFile(moved); string(got) != "the user's graph\n" {
+		t.Errorf("data after the old version was removed: %q", got)
+	}
+}
