@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -43,7 +44,7 @@ func (g *Gateway) newFront(server string) *mcp.Server {
 				return g.subscribe(ctx, req, server, req.Params.URI, false)
 			},
 		})
-	s.AddReceivingMiddleware(g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server), g.rawResults())
+	s.AddReceivingMiddleware(g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server), g.rawResults())
 	return s
 }
 
@@ -252,25 +253,80 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front 
 func (g *Gateway) subscribe(ctx context.Context, req mcp.Request, front, uri string, on bool) error {
 	server := front
 	if front == "" {
-		g.mu.Lock()
-		server = g.agg.resources[uri]
-		g.mu.Unlock()
-		if server == "" {
+		if server = g.resourceOwner(uri); server == "" {
 			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no server offers resource %q", uri)}
 		}
 	}
 	key := server + "\x00" + uri
-	g.subsMu.Lock()
-	defer g.subsMu.Unlock()
-	n := g.subs[key]
+	for {
+		g.subsMu.Lock()
+		st := g.subs[key]
+		if st == nil {
+			st = &subscriptionState{}
+			g.subs[key] = st
+		}
+		g.subsMu.Unlock()
+		// st.mu orders the subscribe and unsubscribe of this URI on this
+		// server only: a server slow to answer holds up no other.
+		st.mu.Lock()
+		g.subsMu.Lock()
+		current := g.subs[key] == st
+		g.subsMu.Unlock()
+		if !current { // emptied and forgotten while this call waited
+			st.mu.Unlock()
+			continue
+		}
+		err := g.subscribeLocked(ctx, req, st, key, server, uri, on)
+		st.mu.Unlock()
+		return err
+	}
+}
+
+// resourceOwner returns the server that offers uri on /mcp: the one that
+// lists it, else the first in name order with a resource template that
+// matches it, else the only server when one is enabled; "" when none.
+func (g *Gateway) resourceOwner(uri string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if server := g.agg.resources[uri]; server != "" {
+		return server
+	}
+	var owner string
+	for tmpl, server := range g.agg.templates {
+		if owner != "" && server >= owner {
+			continue
+		}
+		if t, err := uritemplate.New(tmpl); err == nil && t.Regexp().MatchString(uri) {
+			owner = server
+		}
+	}
+	if owner == "" && len(g.backends) == 1 {
+		for name := range g.backends {
+			owner = name
+		}
+	}
+	return owner
+}
+
+// subscriptionState counts the client sessions subscribed to one URI of
+// one server.
+type subscriptionState struct {
+	mu sync.Mutex
+	n  int
+}
+
+// subscribeLocked counts a subscribe or unsubscribe, asking the server when
+// the count leaves or reaches zero; the caller holds st.mu.
+func (g *Gateway) subscribeLocked(ctx context.Context, req mcp.Request, st *subscriptionState, key, server, uri string, on bool) error {
 	switch {
-	case on && n > 0:
-		g.subs[key] = n + 1
+	case on && st.n > 0:
+		st.n++
 		return nil
-	case !on && n > 1:
-		g.subs[key] = n - 1
+	case !on && st.n > 1:
+		st.n--
 		return nil
-	case !on && n == 0:
+	case !on && st.n == 0:
+		g.forgetSubscription(key, st)
 		return nil
 	}
 	err := g.forward(ctx, req, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
@@ -280,14 +336,27 @@ func (g *Gateway) subscribe(ctx context.Context, req mcp.Request, front, uri str
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
 	if err != nil {
+		if st.n == 0 {
+			g.forgetSubscription(key, st)
+		}
 		return err
 	}
 	if on {
-		g.subs[key] = 1
+		st.n = 1
 	} else {
-		delete(g.subs, key)
+		st.n = 0
+		g.forgetSubscription(key, st)
 	}
 	return nil
+}
+
+// forgetSubscription drops st, which counts nobody, from the map.
+func (g *Gateway) forgetSubscription(key string, st *subscriptionState) {
+	g.subsMu.Lock()
+	if g.subs[key] == st {
+		delete(g.subs, key)
+	}
+	g.subsMu.Unlock()
 }
 
 // progressParams are the params whose progress token the gateway rewrites.
@@ -330,7 +399,7 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, t
 		params.SetProgressToken(gt)
 	}
 
-	lease, release, err := g.acquire(ctx, ss, server, cfg.Mode)
+	lease, release, err := g.acquire(ctx, ss, server, cfg.Mode, cfg.leaseIdle())
 	if err != nil {
 		return g.failure(ctx, err)
 	}
@@ -363,7 +432,7 @@ func (g *Gateway) failure(ctx context.Context, err error) error {
 // acquire leases a process for a call: per call in shared mode, per client
 // session in session mode (kept until the session ends). A stateless
 // request has no session to keep a process for, so it leases per call.
-func (g *Gateway) acquire(ctx context.Context, ss *mcp.ServerSession, server string, mode supervisor.Mode) (Lease, func(), error) {
+func (g *Gateway) acquire(ctx context.Context, ss *mcp.ServerSession, server string, mode supervisor.Mode, idle time.Duration) (Lease, func(), error) {
 	if mode != supervisor.ModeSession || ss == nil || ss.ID() == "" {
 		l, err := g.opts.Backends.Acquire(ctx, server)
 		if err != nil {
@@ -371,8 +440,7 @@ func (g *Gateway) acquire(ctx context.Context, ss *mcp.ServerSession, server str
 		}
 		return l, l.Release, nil
 	}
-	l, err := g.leases.get(ctx, g.opts.Backends, ss, server)
-	return l, func() {}, err
+	return g.leases.get(ctx, g.opts.Backends, ss, server, idle)
 }
 
 // A progressRoute leads a gateway progress token back to the client.
@@ -514,62 +582,187 @@ func (c *callerIndex) latest(cs *mcp.ClientSession) (caller, bool) {
 }
 
 // sessionLeases holds the processes leased to client sessions of
-// session-mode servers, and releases them when the session ends.
+// session-mode servers. A session's first call to a server leases a process
+// (one acquisition per session and server, however many calls arrive at
+// once: in session mode releasing a process stops it, so a second lease
+// would cost a process and its state); the session keeps it until the
+// session ends or it stays idle for the server's idle timeout.
 type sessionLeases struct {
-	mu     sync.Mutex
-	leases map[*mcp.ServerSession]map[string]Lease
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]map[string]*sessionLease
+	closed   bool // the gateway is closing: no new leases are kept
+	// track runs a session's releaser as part of the gateway's lifetime
+	// (Close waits for it).
+	track func(func())
 }
 
-func (s *sessionLeases) init() { s.leases = map[*mcp.ServerSession]map[string]Lease{} }
+// A sessionLease is the process of one server leased to one client session.
+type sessionLease struct {
+	ready chan struct{} // closed once the acquisition ended
+	lease Lease         // set before ready closes; nil when it failed
+	err   error         // why it failed
+	inUse int           // calls running on it
+	idle  *time.Timer   // releases it once idle for the server's idle timeout
+}
 
-func (s *sessionLeases) get(ctx context.Context, backends Backends, ss *mcp.ServerSession, server string) (Lease, error) {
-	s.mu.Lock()
-	if l := s.leases[ss][server]; l != nil && l.Err() == nil {
+func (s *sessionLeases) init(track func(func())) {
+	s.sessions = map[*mcp.ServerSession]map[string]*sessionLease{}
+	s.track = track
+}
+
+// get returns the process of server leased to ss, leasing one if it has
+// none (or its process ended), and a function to call when the call is done.
+func (s *sessionLeases) get(ctx context.Context, backends Backends, ss *mcp.ServerSession, server string, idle time.Duration) (Lease, func(), error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, nil, supervisor.ErrClosed
+		}
+		leases := s.sessions[ss]
+		if leases == nil {
+			leases = map[string]*sessionLease{}
+			s.sessions[ss] = leases
+			// Tracked under mu: Close sets closed first, so no releaser
+			// starts after Close began waiting for them.
+			s.track(func() {
+				ss.Wait()
+				s.release(ss)
+			})
+		}
+		sl := leases[server]
+		var dead Lease
+		if sl != nil {
+			select {
+			case <-sl.ready:
+				if sl.lease.Err() == nil {
+					sl.inUse++
+					if sl.idle != nil {
+						sl.idle.Stop()
+					}
+					s.mu.Unlock()
+					return sl.lease, s.doneFunc(ss, server, sl, idle), nil
+				}
+				// Its process ended: lease another.
+				delete(leases, server)
+				dead = sl.lease
+			default:
+				// Another call of this session is acquiring: wait for it.
+				s.mu.Unlock()
+				select {
+				case <-sl.ready:
+					if sl.err != nil {
+						return nil, nil, sl.err
+					}
+					continue
+				case <-ctx.Done():
+					return nil, nil, context.Cause(ctx)
+				}
+			}
+		}
+		sl = &sessionLease{ready: make(chan struct{}), inUse: 1}
+		leases[server] = sl
 		s.mu.Unlock()
-		return l, nil
+		if dead != nil {
+			dead.Release()
+		}
+
+		l, err := backends.Acquire(ctx, server)
+		s.mu.Lock()
+		kept := s.sessions[ss][server] == sl
+		if err != nil {
+			if kept {
+				delete(s.sessions[ss], server)
+			}
+			sl.err = err
+			close(sl.ready)
+			s.mu.Unlock()
+			return nil, nil, err
+		}
+		sl.lease = l
+		close(sl.ready)
+		s.mu.Unlock()
+		if !kept {
+			// The session ended (or the gateway closed) meanwhile: the
+			// process serves this call only.
+			return l, l.Release, nil
+		}
+		return l, s.doneFunc(ss, server, sl, idle), nil
 	}
-	s.mu.Unlock()
-	l, err := backends.Acquire(ctx, server)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	first := s.leases[ss] == nil
-	if first {
-		s.leases[ss] = map[string]Lease{}
-	}
-	if old := s.leases[ss][server]; old != nil {
-		old.Release()
-	}
-	s.leases[ss][server] = l
-	if first {
-		go func() {
-			ss.Wait()
-			s.release(ss)
-		}()
-	}
-	return l, nil
 }
 
+// doneFunc returns what ends one call on sl: when no call of the session
+// uses the process any more, its idle timer starts.
+func (s *sessionLeases) doneFunc(ss *mcp.ServerSession, server string, sl *sessionLease, idle time.Duration) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			sl.inUse--
+			if sl.inUse > 0 || idle <= 0 || s.sessions[ss][server] != sl {
+				return
+			}
+			if sl.idle == nil {
+				sl.idle = time.AfterFunc(idle, func() { s.expire(ss, server, sl) })
+			} else {
+				sl.idle.Reset(idle)
+			}
+		})
+	}
+}
+
+// expire releases sl, idle for the server's idle timeout: a session that
+// went quiet (or was abandoned without DELETE) gives its process back. Its
+// next call leases a process again.
+func (s *sessionLeases) expire(ss *mcp.ServerSession, server string, sl *sessionLease) {
+	s.mu.Lock()
+	if s.sessions[ss][server] != sl || sl.inUse > 0 {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.sessions[ss], server)
+	s.mu.Unlock()
+	sl.lease.Release()
+}
+
+// release gives back every process leased to ss (its session ended).
 func (s *sessionLeases) release(ss *mcp.ServerSession) {
 	s.mu.Lock()
-	leases := s.leases[ss]
-	delete(s.leases, ss)
+	leases := s.sessions[ss]
+	delete(s.sessions, ss)
 	s.mu.Unlock()
-	for _, l := range leases {
-		l.Release()
+	releaseLeases(leases)
+}
+
+// releaseAll gives back every session's processes and ends the sessions
+// holding them, so their releasers return (the gateway is closing).
+func (s *sessionLeases) releaseAll() {
+	s.mu.Lock()
+	s.closed = true
+	all := s.sessions
+	s.sessions = map[*mcp.ServerSession]map[string]*sessionLease{}
+	s.mu.Unlock()
+	for ss, leases := range all {
+		releaseLeases(leases)
+		_ = ss.Close()
 	}
 }
 
-func (s *sessionLeases) releaseAll() {
-	s.mu.Lock()
-	all := s.leases
-	s.leases = map[*mcp.ServerSession]map[string]Lease{}
-	s.mu.Unlock()
-	for _, m := range all {
-		for _, l := range m {
-			l.Release()
+// releaseLeases releases the acquired leases of m; one still being
+// acquired is released by its acquirer (it is no longer kept).
+func releaseLeases(m map[string]*sessionLease) {
+	for _, sl := range m {
+		select {
+		case <-sl.ready:
+		default:
+			continue
+		}
+		if sl.idle != nil {
+			sl.idle.Stop()
+		}
+		if sl.lease != nil {
+			sl.lease.Release()
 		}
 	}
 }

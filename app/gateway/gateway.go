@@ -20,6 +20,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"maps"
@@ -77,6 +78,21 @@ type ServerConfig struct {
 	// Every progress notification from the server starts it again.
 	Timeout       time.Duration
 	DisabledTools []string
+	// IdleTimeout is the pool's: in session mode, a process leased to a
+	// client session that made no call for this long is given back (the
+	// session's next call leases one again); 0 means DefaultLeaseIdle.
+	IdleTimeout time.Duration
+}
+
+// DefaultLeaseIdle is how long a session-mode client session keeps its
+// process without making a call, when the pool sets no idle timeout.
+const DefaultLeaseIdle = 10 * time.Minute
+
+func (c ServerConfig) leaseIdle() time.Duration {
+	if c.IdleTimeout > 0 {
+		return c.IdleTimeout
+	}
+	return DefaultLeaseIdle
 }
 
 func (c ServerConfig) prefix() string {
@@ -136,8 +152,8 @@ type Gateway struct {
 	aggregate *mcp.Server
 	agg       aggregateState
 
-	subsMu sync.Mutex
-	subs   map[string]int // server + "\x00" + URI → subscribed client sessions
+	subsMu sync.Mutex                    // guards subs, never held across a server's answer
+	subs   map[string]*subscriptionState // server + "\x00" + URI
 
 	progress  sync.Map // gateway progress token → *progressRoute
 	nextToken atomic.Uint64
@@ -172,11 +188,11 @@ func New(opts Options) *Gateway {
 		opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
 		backends: make(map[string]*backend),
 		agg:      newAggregateState(),
-		subs:     make(map[string]int),
+		subs:     make(map[string]*subscriptionState),
 	}
 	g.callers.init()
 	g.pending.calls = map[string]*pendingCall{}
-	g.leases.init()
+	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
 	g.aggregate = g.newFront("")
 	g.sessions = g.guardSessions(keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
@@ -210,8 +226,12 @@ func (g *Gateway) Handler() http.Handler {
 			http.Error(w, "unknown server "+serverInPath(r.URL.Path)+": it is not configured or not enabled", http.StatusNotFound)
 			return
 		}
+		body, ok := checkRequest(w, r)
+		if !ok {
+			return
+		}
 		w.Header().Set("X-Accel-Buffering", "no")
-		if isStateless(r) {
+		if isStateless(r, body) {
 			g.stateless.ServeHTTP(w, r)
 			return
 		}
@@ -220,12 +240,20 @@ func (g *Gateway) Handler() http.Handler {
 }
 
 // isStateless reports whether r belongs to the stateless 2026-07-28 era: a
-// POST without a session whose MCP-Protocol-Version says so. Everything
+// POST whose MCP-Protocol-Version says so (a session id it carries is
+// ignored, as the spec asks), or one without a session whose body carries
+// the era's per-request protocol version in _meta (the stateless handler
+// then answers a missing or different header as the spec says). Everything
 // else (initialize, requests in a session, the GET stream, DELETE) is the
 // session era.
-func isStateless(r *http.Request) bool {
-	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" &&
-		r.Header.Get("MCP-Protocol-Version") >= statelessVersion
+func isStateless(r *http.Request, body []byte) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	if r.Header.Get("MCP-Protocol-Version") >= statelessVersion {
+		return true
+	}
+	return r.Header.Get("Mcp-Session-Id") == "" && bytes.Contains(body, []byte(`"`+mcp.MetaKeyProtocolVersion+`"`))
 }
 
 // statelessVersion is the first protocol version without sessions.
@@ -277,8 +305,11 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 			added = append(added, b)
 			continue
 		}
+		// b.mu guards cfg: calls read it (config) while Sync runs.
+		b.mu.Lock()
 		relist := !slices.Equal(b.cfg.DisabledTools, c.DisabledTools) || b.cfg.Alias != c.Alias
 		b.cfg = c
+		b.mu.Unlock()
 		if relist {
 			b.kick()
 		}
@@ -287,7 +318,7 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 
 	for _, b := range removed {
 		b.close()
-		g.log.Info("server left the gateway", "server", b.cfg.Name)
+		g.log.Info("server left the gateway", "server", b.config().Name)
 	}
 	g.rebuildAggregate()
 	for _, b := range added {

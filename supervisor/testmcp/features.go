@@ -29,6 +29,10 @@ const (
 	maxToolNameSize = 128
 )
 
+// URIHangSubscribe is a URI whose resources/subscribe the server never
+// answers (until the request is cancelled).
+const URIHangSubscribe = "test://subscribe/hang"
+
 // Completion candidates.
 var (
 	greetNames = []string{"alice", "albert", "bob"}
@@ -63,7 +67,11 @@ func newState(name string) *state {
 func (st *state) serverOptions() *mcp.ServerOptions {
 	return &mcp.ServerOptions{
 		Instructions: fmt.Sprintf("Test server %s: echo, sleep, crash, hang, freeze, junk, spawn and more tools, prompts and resources for supervisor and gateway tests.", st.name),
-		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			if req.Params.URI == URIHangSubscribe {
+				<-ctx.Done() // a server slow to answer a subscription
+				return ctx.Err()
+			}
 			st.mu.Lock()
 			defer st.mu.Unlock()
 			st.subs[req.Params.URI] = true

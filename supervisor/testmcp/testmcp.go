@@ -36,7 +36,8 @@
 //     tool touch {uri} calls Server.ResourceUpdated, so a subscribed client
 //     gets notifications/resources/updated. It replies "touched <uri>" with
 //     structured content {uri, subscribed}, subscribed telling whether a
-//     subscription to uri was recorded.
+//     subscription to uri was recorded. A subscribe to URIHangSubscribe
+//     is never answered (until cancelled).
 //   - Completion: the greet prompt's name argument completes from alice,
 //     albert, bob and the template's id variable from 1, 2, 10, by prefix;
 //     anything else completes to nothing.

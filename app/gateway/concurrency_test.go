@@ -1,0 +1,201 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+// leased counts the leased processes of server.
+func (f *fixture) leased(t *testing.T, server string) int {
+	t.Helper()
+	st, err := f.sup.Status(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range st.Processes {
+		if p.Leased {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSessionModeConcurrentFirstCalls: the first calls of one client
+// session, sent at once, share one leased process; none is killed by a
+// lease taken in parallel and released.
+func TestSessionModeConcurrentFirstCalls(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "sess", Mode: supervisor.ModeSession})
+	cs := f.connect(t, "/mcp/sess", "2025-11-25", nil)
+	f.waitTools(t, cs, "pid")
+	const calls = 20
+	pids := make([]string, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pid"})
+			switch {
+			case err != nil:
+				t.Errorf("call %d: %v", i, err)
+			case res.IsError:
+				t.Errorf("call %d: %s", i, text(res))
+			default:
+				pids[i] = text(res)
+			}
+		})
+	}
+	wg.Wait()
+	for i, pid := range pids {
+		if pid != pids[0] {
+			t.Errorf("call %d ran on process %s, call 0 on %s: one session, one process", i, pid, pids[0])
+		}
+	}
+	if n := f.leased(t, "sess"); n != 1 {
+		t.Errorf("%d processes are leased to one session, want 1", n)
+	}
+}
+
+// TestSessionModeIdleLeaseIsReleased: a session that makes no call for the
+// pool's idle timeout gives its process back, so an abandoned session does
+// not hold it until the session times out; its next call leases again.
+func TestSessionModeIdleLeaseIsReleased(t *testing.T) {
+	spec := supervisor.Spec{Name: "sess", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "sess"}),
+		Pool: supervisor.PoolSpec{Mode: supervisor.ModeSession, Max: 2}}
+	f := newSpecFixture(t, "", []supervisor.Spec{spec},
+		gateway.ServerConfig{Name: "sess", Mode: supervisor.ModeSession, IdleTimeout: 300 * time.Millisecond})
+	call := func(cs *mcp.ClientSession) {
+		t.Helper()
+		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pid"}); err != nil || res.IsError {
+			t.Fatalf("pid: %v %+v", err, res)
+		}
+	}
+	a := f.connect(t, "/mcp/sess", "2025-11-25", nil)
+	b := f.connect(t, "/mcp/sess", "2025-11-25", nil)
+	f.waitTools(t, a, "pid")
+	call(a)
+	call(b)
+	if n := f.leased(t, "sess"); n != 2 {
+		t.Fatalf("%d processes leased after two sessions called, want 2", n)
+	}
+	// Both sessions go quiet (abandoned): a third client gets a process.
+	waitFor(t, 10*time.Second, "idle leases to be released", func() bool { return f.leased(t, "sess") == 0 })
+	c := f.connect(t, "/mcp/sess", "2025-11-25", nil)
+	call(c)
+	call(a) // a quiet session leases again when it comes back
+}
+
+// TestSyncWhileCalling edits the servers' settings while calls run; -race
+// checks that the settings are not read and written at once.
+func TestSyncWhileCalling(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	cs := f.connect(t, "/mcp/alpha", "2025-11-25", nil)
+	f.waitTools(t, cs, "echo")
+	ctx, stop := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+				if err != nil && ctx.Err() == nil {
+					t.Errorf("echo: %v", err)
+					return
+				}
+				if err == nil && text(res) != "x" {
+					t.Errorf("echo = %q", text(res))
+				}
+			}
+		})
+	}
+	for i := range 50 {
+		f.gw.Sync([]gateway.ServerConfig{{Name: "alpha", Timeout: time.Duration(i+1) * time.Minute, IdleTimeout: time.Duration(i+1) * time.Second}})
+		time.Sleep(2 * time.Millisecond) // let calls interleave with the edits
+	}
+	stop()
+	wg.Wait()
+}
+
+// TestSubscribeDoesNotWaitForAnotherServer: a server slow to answer a
+// subscription holds up no subscription to another server.
+func TestSubscribeDoesNotWaitForAnotherServer(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha", Timeout: time.Minute}, gateway.ServerConfig{Name: "beta"})
+	slow := f.connect(t, "/mcp/alpha", "2025-11-25", nil)
+	f.waitTools(t, slow, "echo")
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Go(func() { _ = slow.Subscribe(ctx, &mcp.SubscribeParams{URI: testmcp.URIHangSubscribe}) })
+	waitFor(t, 10*time.Second, "alpha to be answering the subscription", func() bool {
+		st, _ := f.sup.Status("alpha")
+		for _, p := range st.Processes {
+			if p.InFlight > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	for _, path := range []string{"/mcp/beta", "/mcp"} {
+		cs := f.connect(t, path, "2025-11-25", nil)
+		sctx, scancel := context.WithTimeout(t.Context(), 5*time.Second)
+		start := time.Now()
+		err := cs.Subscribe(sctx, &mcp.SubscribeParams{URI: "test://items/3"})
+		scancel()
+		if err != nil {
+			t.Errorf("subscribe on %s while alpha hangs: %v (after %s)", path, err, time.Since(start))
+		}
+	}
+}
+
+// TestCloseEndsSessionLeaseReleasers: the goroutine that gives a session's
+// process back when the session ends belongs to the gateway: Close ends it
+// even though the client never closed its session.
+func TestCloseEndsSessionLeaseReleasers(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
+		StopGrace: 500 * time.Millisecond, SampleInterval: -1, HealthInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup)})
+	spec := supervisor.Spec{Name: "sess", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "sess"}),
+		Pool: supervisor.PoolSpec{Mode: supervisor.ModeSession, Max: 2}}
+	if err := sup.Apply(t.Context(), []supervisor.Spec{spec}); err != nil {
+		t.Fatal(err)
+	}
+	gw.Sync([]gateway.ServerConfig{{Name: "sess", Mode: supervisor.ModeSession}})
+	srv := httptest.NewServer(gw.Handler())
+	f := &fixture{sup: sup, gw: gw, url: srv.URL}
+	c := mcp.NewClient(&mcp.Implementation{Name: "leaky", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/sess"},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.waitTools(t, cs, "pid")
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pid"}); err != nil || res.IsError {
+		t.Fatalf("pid: %v %+v", err, res)
+	}
+	// The daemon stops: the gateway closes before the client does.
+	srv.CloseClientConnections()
+	srv.Close()
+	gw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := sup.Close(ctx); err != nil {
+		t.Error(err)
+	}
+	cs.Close()
+	goleak.VerifyNone(t, ignore,
+		goleak.IgnoreAnyFunction("github.com/modelcontextprotocol/go-sdk/mcp.(*StreamableHTTPHandler).ServeHTTP.func1"))
+}

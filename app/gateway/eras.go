@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The go-sdk front serves both protocol eras with the same result types,
+// and a few fields leak across: list results and resources/read always
+// carry the 2026-07-28 era's ttlMs and cacheScope (their JSON tags have no
+// omitempty), a backend's resultType passes through, and an input-required
+// result marshals "content": null. eraResults shapes each result for the
+// era of the request that asked for it.
+
+// sessionEraDrop are the top-level keys a session-era client never gets.
+var sessionEraDrop = []string{"ttlMs", "cacheScope", "resultType"}
+
+// shapedMethods are the methods whose results eraResults looks at.
+var shapedMethods = map[string]bool{
+	"tools/list": true, "prompts/list": true, "resources/list": true, "resources/templates/list": true,
+	"resources/read": true, "tools/call": true, "prompts/get": true, "completion/complete": true,
+}
+
+// eraResults is the outermost receiving middleware of every front.
+func (g *Gateway) eraResults() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil || res == nil || !shapedMethods[method] {
+				return res, err
+			}
+			if statelessRequest(req) {
+				// An input-required result has no content: drop the nulls
+				// the result types would write.
+				if r, ok := res.(interface{ NeedsInput() bool }); ok && r.NeedsInput() {
+					return newShapedResult(res, nil, true), nil
+				}
+				return res, nil
+			}
+			if raw, ok := res.(*rawToolResult); ok && !bytes.Contains(raw.data, []byte(`"resultType"`)) {
+				return res, nil // the common case: the server's bytes, as they are
+			}
+			return newShapedResult(res, sessionEraDrop, false), nil
+		}
+	}
+}
+
+// statelessRequest reports whether req is of the 2026-07-28 era.
+func statelessRequest(req mcp.Request) bool {
+	r, ok := req.(interface{ ProtocolVersion() string })
+	return ok && r.ProtocolVersion() >= statelessVersion
+}
+
+// A shapedResult marshals inner without some of its top-level keys. Its
+// own _meta is inner's, so that what the go-sdk adds after the handlers
+// (the server's info, in the 2026-07-28 era) is kept.
+type shapedResult struct {
+	mcp.ResultBase
+	inner     mcp.Result
+	drop      []string
+	dropNulls bool // also drop keys whose value is null
+}
+
+func newShapedResult(inner mcp.Result, drop []string, dropNulls bool) *shapedResult {
+	r := &shapedResult{inner: inner, drop: drop, dropNulls: dropNulls}
+	r.Meta = inner.GetMeta()
+	return r
+}
+
+func (r *shapedResult) MarshalJSON() ([]byte, error) {
+	if len(r.Meta) > 0 {
+		r.inner.SetMeta(r.Meta)
+	}
+	data, err := json.Marshal(r.inner)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return data, nil
+	}
+	n := len(obj)
+	for _, k := range r.drop {
+		delete(obj, k)
+	}
+	if r.dropNulls {
+		for k, v := range obj {
+			if string(v) == "null" {
+				delete(obj, k)
+			}
+		}
+	}
+	if len(obj) == n {
+		return data, nil
+	}
+	return json.Marshal(obj)
+}

@@ -1,0 +1,171 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The go-sdk's streamable handler answers some malformed requests
+// differently from the spec's transport rules and the official TypeScript
+// SDK (400 text/plain where clients and test suites expect 406, 415 or a
+// JSON-RPC error body). checkRequest answers those before the go-sdk sees
+// the request:
+//
+//	POST whose Accept lacks application/json or text/event-stream   406
+//	POST whose Content-Type is not application/json                  415
+//	body that is not JSON                                             400, -32700
+//	JSON that is not a JSON-RPC 2.0 message (or batch of them)        400, -32600
+//	GET or DELETE in the stateless era (MCP-Protocol-Version ≥ 2026-07-28)
+//	                                                                  405, Allow: POST
+//
+// It returns the body it read (nil for other methods), or ok false when it
+// has answered.
+func checkRequest(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	if r.Method != http.MethodPost {
+		if r.Header.Get("MCP-Protocol-Version") >= statelessVersion {
+			// The stateless era has no GET stream and no session to DELETE.
+			w.Header().Set("Allow", http.MethodPost)
+			writeJSONRPCError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest,
+				"Method Not Allowed: protocol version "+r.Header.Get("MCP-Protocol-Version")+" serves POST only")
+			return nil, false
+		}
+		return nil, true
+	}
+	if jsonOK, sseOK := accepts(r.Header.Values("Accept")); !jsonOK || !sseOK {
+		writeJSONRPCError(w, http.StatusNotAcceptable, codeServerError,
+			"Not Acceptable: the Accept header must list both application/json and text/event-stream")
+		return nil, false
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeJSONRPCError(w, http.StatusUnsupportedMediaType, codeServerError,
+			"Unsupported Media Type: the Content-Type must be application/json")
+		return nil, false
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		if _, tooBig := err.(*http.MaxBytesError); tooBig {
+			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, codeServerError, "request body too large: "+err.Error())
+		} else {
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body: "+err.Error())
+		}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if !json.Valid(body) {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: the body is not valid JSON")
+		return nil, false
+	}
+	if why := notJSONRPC(body); why != "" {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Invalid Request: "+why)
+		return nil, false
+	}
+	return body, true
+}
+
+// codeServerError is the JSON-RPC code the TypeScript SDK uses for its
+// HTTP-level refusals (406, 415, 405).
+const codeServerError = -32000
+
+// writeJSONRPCError answers with a JSON-RPC error without an id.
+func writeJSONRPCError(w http.ResponseWriter, status int, code int64, message string) {
+	data, _ := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", Error: struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{code, message}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// accepts reports whether Accept values list JSON and an event stream
+// (wildcards count), as the go-sdk reads them.
+func accepts(values []string) (jsonOK, sseOK bool) {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				sseOK = true
+			case "*/*":
+				jsonOK, sseOK = true, true
+			}
+		}
+	}
+	return jsonOK, sseOK
+}
+
+// present records that a key is there without keeping its value.
+type present bool
+
+func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
+
+// messageShape is what tells a JSON-RPC 2.0 message: its version, and a
+// method (request, notification) or an id with a result or error (response).
+type messageShape struct {
+	JSONRPC *string `json:"jsonrpc"`
+	Method  *string `json:"method"`
+	ID      present `json:"id"`
+	Result  present `json:"result"`
+	Error   present `json:"error"`
+}
+
+func (m messageShape) problem() string {
+	switch {
+	case m.JSONRPC == nil || *m.JSONRPC != "2.0":
+		return `the message lacks "jsonrpc": "2.0"`
+	case m.Method != nil && *m.Method == "":
+		return "the method is empty"
+	case m.Method == nil && !(bool(m.ID) && (bool(m.Result) || bool(m.Error))):
+		return "the message is neither a request, a notification nor a response"
+	}
+	return ""
+}
+
+// notJSONRPC says why valid JSON body is not a JSON-RPC 2.0 message or a
+// batch of them, or "" when it is one.
+func notJSONRPC(body []byte) string {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '{':
+		var m messageShape
+		if err := json.Unmarshal(trimmed, &m); err != nil {
+			return "the message has a field of the wrong type: " + err.Error()
+		}
+		return m.problem()
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		var batch []json.RawMessage
+		if err := json.Unmarshal(trimmed, &batch); err != nil {
+			return "the batch is not an array of messages"
+		}
+		if len(batch) == 0 {
+			return "the batch is empty"
+		}
+		for _, raw := range batch {
+			if len(raw) == 0 || raw[0] != '{' {
+				return "a batch element is not a JSON object"
+			}
+			if why := notJSONRPC(raw); why != "" {
+				return "a batch element: " + why
+			}
+		}
+		return ""
+	}
+	return "the body is not a JSON object"
+}
