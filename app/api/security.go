@@ -15,7 +15,7 @@ import (
 
 // secure wraps h with the checks every request passes, outermost first:
 //
-//	logRequests ─ checkHost ─ checkOrigin ─ CrossOriginProtection ─
+//	logRequests ─ checkHost ─ checkOrigin ─ fetchSite (CrossOriginProtection) ─
 //	authenticate (and the token's scope) ─ requireJSON ─ h
 //
 // The Host check defeats DNS rebinding (a page on evil.com whose name now
@@ -34,7 +34,24 @@ func (s *Server) secure(h http.Handler, api bool) http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "cross-origin request refused")
 	}))
-	return s.logRequests(checkHost(checkOrigin(cop.Handler(s.authenticate(requireJSON(h), api)))))
+	return s.logRequests(checkHost(checkOrigin(fetchSite(cop, s.authenticate(requireJSON(h), api)))))
+}
+
+// fetchSite applies cop to requests that carry Sec-Fetch-Site, which every
+// current browser sends: "cross-site" is refused even from a loopback
+// Origin. A request without it has had its Origin checked by checkOrigin,
+// which accepts the loopback spellings of this server (Origin localhost
+// with Host 127.0.0.1); cop alone would require Origin and Host to match
+// exactly and refuse them.
+func fetchSite(cop *http.CrossOriginProtection, next http.Handler) http.Handler {
+	guarded := cop.Handler(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Sec-Fetch-Site") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
 }
 
 // Protect wraps h (the MCP endpoint) with the same checks as the API:

@@ -1,0 +1,97 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+)
+
+// noBackends is a gateway's Backends without any process.
+type noBackends struct{}
+
+func (noBackends) Acquire(context.Context, string) (gateway.Lease, error) {
+	return nil, errors.New("no process in this test")
+}
+
+func (noBackends) Subscribe(int) (<-chan supervisor.Event, func()) {
+	ch := make(chan supervisor.Event)
+	return ch, func() {}
+}
+
+// TestMCPOriginSpellings: the MCP endpoints behind Protect accept an Origin
+// that names this server by another loopback spelling than the Host (the
+// "localhost" page talking to 127.0.0.1), while a browser's cross-site
+// request is still refused.
+func TestMCPOriginSpellings(t *testing.T) {
+	e := newEnv(t)
+	gw := gateway.New(gateway.Options{Backends: noBackends{}})
+	t.Cleanup(gw.Close)
+	gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
+	mux := http.NewServeMux()
+	h := e.api.Protect(gw.Handler())
+	mux.Handle("/mcp", h)
+	mux.Handle("/mcp/", h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	port := u.Port()
+
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`
+	tests := []struct {
+		name, host, origin, site string
+		want                     int
+	}{
+		{"Origin localhost, Host 127.0.0.1", "127.0.0.1:" + port, "http://localhost:" + port, "", 200},
+		{"Origin [::1], Host 127.0.0.1", "127.0.0.1:" + port, "http://[::1]:" + port, "", 200},
+		{"Origin 127.0.0.1, Host localhost", "localhost:" + port, "http://127.0.0.1:" + port, "", 200},
+		{"Origin localhost, Host [::1]", "[::1]:" + port, "http://localhost:" + port, "", 200},
+		{"same origin", "127.0.0.1:" + port, "http://127.0.0.1:" + port, "same-origin", 200},
+		{"cross-site from localhost", "127.0.0.1:" + port, "http://localhost:" + port, "cross-site", 403},
+		{"cross-site without Origin", "127.0.0.1:" + port, "", "cross-site", 403},
+		{"same-site from another port", "127.0.0.1:" + port, "http://127.0.0.1:1", "same-site", 403},
+		{"evil Origin", "127.0.0.1:" + port, "https://evil.example", "", 403},
+	}
+	for _, path := range []string{"/mcp", "/mcp/alpha"} {
+		for _, tt := range tests {
+			t.Run(path+"/"+tt.name, func(t *testing.T) {
+				req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+path, strings.NewReader(initialize))
+				req.Host = tt.host
+				req.Header.Set("Authorization", "Bearer "+e.token.Secret)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				if tt.origin != "" {
+					req.Header.Set("Origin", tt.origin)
+				}
+				if tt.site != "" {
+					req.Header.Set("Sec-Fetch-Site", tt.site)
+				}
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != tt.want {
+					t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
+				}
+				if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+					// End the session (the test checks for leaked goroutines).
+					del, _ := http.NewRequestWithContext(t.Context(), "DELETE", srv.URL+path, nil)
+					del.Header.Set("Authorization", "Bearer "+e.token.Secret)
+					del.Header.Set("Mcp-Session-Id", id)
+					if resp, err := srv.Client().Do(del); err == nil {
+						resp.Body.Close()
+					}
+				} else if tt.want == 200 {
+					t.Error("initialize answered without a session")
+				}
+			})
+		}
+	}
+}
