@@ -16,9 +16,11 @@
 //	      "enabled": true,
 //	      "pool": {"mode": "shared", "min": 0, "max": 2, "idleTimeout": "10m"},
 //	      "timeout": "2m",
-//	      "disabledTools": ["write_file"]
+//	      "disabledTools": ["write_file"],
+//	      "roots": ["/home/me/projects"]
 //	    }
-//	  }
+//	  },
+//	  "sessionTimeout": "30m"
 //	}
 //
 // A server entry has the same command/args/env/cwd shape as an entry of
@@ -78,6 +80,11 @@ type Config struct {
 	// (30 days, 1 GiB).
 	History History `json:"history,omitzero"`
 
+	// SessionTimeout closes an MCP client session that sent no request for
+	// this long (and gives back the processes leased to it); zero means the
+	// default (30 minutes).
+	SessionTimeout Duration `json:"sessionTimeout,omitzero"`
+
 	// extra holds top-level keys this package does not know, verbatim
 	// (compacted), so that they survive a save.
 	extra map[string]json.RawMessage
@@ -128,6 +135,12 @@ type Server struct {
 	// store (the OS keychain or a 0600 file) under this server's name, not
 	// in this file. The daemon adds them to the environment at start.
 	SecretEnv []string `json:"secretEnv,omitempty"`
+
+	// Roots are the directories (absolute paths or file:// URIs) the
+	// server is told about when it asks for roots outside of a client's
+	// call (server-filesystem does at start); without them it gets an
+	// empty list.
+	Roots []string `json:"roots,omitempty"`
 
 	// Install says where the server came from when Switchboard installed
 	// it from the catalog; nil for a server configured by hand.
@@ -216,6 +229,8 @@ func (c *Config) Clone() *Config {
 		Listen:  c.Listen,
 		History: c.History,
 		extra:   cloneExtra(c.extra),
+
+		SessionTimeout: c.SessionTimeout,
 	}
 	if c.Servers != nil {
 		out.Servers = make(map[string]Server, len(c.Servers))
@@ -237,6 +252,7 @@ func (s Server) clone() Server {
 	out.Pool.extra = cloneExtra(s.Pool.extra)
 	out.DisabledTools = slices.Clone(s.DisabledTools)
 	out.SecretEnv = slices.Clone(s.SecretEnv)
+	out.Roots = slices.Clone(s.Roots)
 	if s.Install != nil {
 		in := *s.Install
 		out.Install = &in

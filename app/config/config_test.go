@@ -253,8 +253,10 @@ func validConfig() *Config {
 				Pool:          Pool{Mode: PoolShared, Min: 1, Max: 2, IdleTimeout: Duration{10 * time.Minute}},
 				Timeout:       Duration{2 * time.Minute},
 				DisabledTools: []string{"write_file"},
+				Roots:         []string{"/home/me/src"},
 			},
 		},
+		SessionTimeout: Duration{45 * time.Minute},
 	}
 }
 
@@ -320,6 +322,16 @@ func TestValidate(t *testing.T) {
 		{"install record without version", func(c *Config) {
 			c.Servers["b"] = Server{Command: "x", Install: &Install{Entry: "io.github.x/y"}}
 		}, "servers.b.install"},
+		{"roots", func(c *Config) {
+			c.Servers["b"] = Server{Command: "x", Roots: []string{"/home/me/src", "file:///tmp/x"}}
+		}, ""},
+		{"root relative", func(c *Config) { c.Servers["b"] = Server{Command: "x", Roots: []string{"/a", "src"}} }, "servers.b.roots[1]"},
+		{"root empty", func(c *Config) { c.Servers["b"] = Server{Command: "x", Roots: []string{""}} }, "servers.b.roots[0]"},
+		{"root http URI", func(c *Config) { c.Servers["b"] = Server{Command: "x", Roots: []string{"http://x/y"}} }, "servers.b.roots[0]"},
+		{"root file URI without path", func(c *Config) { c.Servers["b"] = Server{Command: "x", Roots: []string{"file://"}} }, "servers.b.roots[0]"},
+		{"session timeout", func(c *Config) { c.SessionTimeout = Duration{5 * time.Minute} }, ""},
+		{"session timeout too short", func(c *Config) { c.SessionTimeout = Duration{time.Second} }, "sessionTimeout"},
+		{"session timeout negative", func(c *Config) { c.SessionTimeout = Duration{-time.Minute} }, "sessionTimeout"},
 		{"first problem in name order", func(c *Config) {
 			c.Servers["z"] = Server{}
 			c.Servers["a"] = Server{Pool: Pool{Max: -1}}

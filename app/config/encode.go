@@ -101,6 +101,10 @@ func (c Config) appendJSON(b []byte) []byte {
 		data, _ := json.Marshal(c.History) // a duration and a number: cannot fail
 		w.b = append(w.b, data...)
 	}
+	if c.SessionTimeout.Duration != 0 {
+		w.key("sessionTimeout")
+		w.b = appendString(w.b, c.SessionTimeout.String())
+	}
 	w.extra(c.extra)
 	return append(w.b, '}')
 }
@@ -153,6 +157,10 @@ func (s Server) appendJSON(b []byte) []byte {
 	if len(s.SecretEnv) > 0 {
 		w.key("secretEnv")
 		w.b = appendStrings(w.b, s.SecretEnv)
+	}
+	if len(s.Roots) > 0 {
+		w.key("roots")
+		w.b = appendStrings(w.b, s.Roots)
 	}
 	if in := s.Install; in != nil {
 		w.key("install")

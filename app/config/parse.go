@@ -311,6 +311,8 @@ func (p *parser) config(top []member) (*Config, error) {
 			c.Servers, err = p.servers(m.key, m.valOff, m.val)
 		case "history":
 			err = p.scalar(m.key, m.valOff, m.val, &c.History, `an object like {"maxAge": "720h", "maxBytes": 1073741824}`)
+		case "sessionTimeout":
+			err = p.scalar(m.key, m.valOff, m.val, &c.SessionTimeout, durationWant)
 		default:
 			c.extra, err = addExtra(c.extra, m)
 		}
@@ -379,6 +381,8 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 			err = p.scalar(f, m.valOff, m.val, &s.Alias, "a string")
 		case "secretEnv":
 			s.SecretEnv, err = p.strings(f, m.valOff, m.val)
+		case "roots":
+			s.Roots, err = p.strings(f, m.valOff, m.val)
 		case "install":
 			if !isNull(m.val) {
 				var in Install

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/url"
+	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Limits enforced by Validate.
@@ -35,7 +39,9 @@ const (
 //   - pool mode is "", "shared" or "session"; 0 <= min <= 64;
 //     0 <= max <= 64; when max is set, min <= max;
 //   - timeout and pool idleTimeout are not negative;
-//   - disabledTools entries are not empty.
+//   - disabledTools entries are not empty;
+//   - sessionTimeout is 0 (the default) or at least a minute;
+//   - roots are absolute paths or file:// URIs.
 func (c *Config) Validate() error {
 	if e := c.validate(); e != nil {
 		return e
@@ -58,6 +64,9 @@ func (c *Config) validate() *Error {
 	}
 	if b := c.History.MaxBytes; b > 0 && b < 1<<20 {
 		return invalid("history.maxBytes", "invalid value %d: at least 1 MiB (1048576)", b)
+	}
+	if d := c.SessionTimeout; d.Duration != 0 && d.Duration < MinSessionTimeout {
+		return invalid("sessionTimeout", "invalid value %s: at least %s (or 0 for the default, 30m)", d, MinSessionTimeout)
 	}
 	prefixes := map[string]string{} // prefix on the aggregated endpoint → server
 	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
@@ -156,6 +165,11 @@ func (s Server) validate(name string) *Error {
 			return invalid(f, "%s is both in env and in secretEnv: keep the secret only in the secret store", name)
 		}
 	}
+	for i, root := range s.Roots {
+		if !validRoot(root) {
+			return invalid(fmt.Sprintf("%s.roots[%d]", field, i), "invalid root %q: use an absolute path or a file:// URI", root)
+		}
+	}
 	if in := s.Install; in != nil && (in.Entry == "" || in.Version == "") {
 		return invalid(field+".install", "an install record needs its catalog entry and version")
 	}
@@ -188,4 +202,17 @@ func validateDuration(field string, d Duration) *Error {
 		return invalid(field, "invalid value %q: must not be negative", d.String())
 	}
 	return nil
+}
+
+// MinSessionTimeout is the shortest session timeout the config accepts.
+const MinSessionTimeout = time.Minute
+
+// validRoot reports whether root is an absolute path or a file:// URI with
+// an absolute path.
+func validRoot(root string) bool {
+	if rest, ok := strings.CutPrefix(root, "file://"); ok {
+		u, err := url.Parse(root)
+		return err == nil && rest != "" && strings.HasPrefix(u.Path, "/") && u.RawQuery == "" && u.Fragment == ""
+	}
+	return root != "" && !strings.ContainsRune(root, 0) && (filepath.IsAbs(root) || path.IsAbs(root))
 }

@@ -53,16 +53,33 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 	if opts.Reconnect == 0 {
 		opts.Reconnect = 30 * time.Second
 	}
-	up := &upstream{opts: opts}
+	upCtx, stop := context.WithCancel(ctx)
+	up := &upstream{opts: opts, ctx: upCtx}
 	g := New(Options{Backends: up, Logger: opts.Logger, Version: opts.Version})
 	up.gw = g
 	defer func() {
+		stop() // first: a reconnect in progress holds the upstream's lock
 		g.Close()
 		up.close()
+		up.wg.Wait()
 	}()
 	// The daemon applies its own timeouts; the bridge only relays.
 	g.Sync([]ServerConfig{{Name: bridgeServer, Timeout: 24 * time.Hour}})
 	b, _ := g.backend(bridgeServer)
+	// The daemon records calls under the client that opened the upstream
+	// session: once the real client introduces itself (at initialize, or
+	// in each request's _meta in the stateless era), the upstream session
+	// is opened again in its name (see upstream.introduce).
+	b.front.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.ServerRequest[*mcp.InitializeParams]); ok && r.Params != nil && r.Params.ClientInfo != nil {
+				up.introduce(r.Params.ClientInfo.Name, r.Params.ClientInfo.Version)
+			} else if name, version := clientInfo(req); name != "" {
+				up.introduce(name, version)
+			}
+			return next(ctx, method, req)
+		}
+	})
 	// List before serving, so the client's first tools/list is complete.
 	if err := b.relist(ctx); err != nil {
 		opts.Logger.Warn("cannot reach Switchboard yet; serving an empty list until it answers", "err", err)
@@ -79,8 +96,12 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 type upstream struct {
 	opts BridgeOptions
 	gw   *Gateway
+	// ctx ends when the bridge does; the background reconnects (wg) use it.
+	ctx context.Context
+	wg  sync.WaitGroup
 
 	mu     sync.Mutex
+	client *mcp.Implementation // the bridge's client, once it introduced itself
 	cs     *mcp.ClientSession
 	alive  func() bool // whether the daemon behind cs still runs
 	dialed bool        // a session was opened before: a new one means relisting
@@ -115,11 +136,11 @@ func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
 		return nil, err
 	}
 	u.cs, u.alive = cs, alive
-	go u.watch(cs)
+	u.wg.Go(func() { u.watch(cs) })
 	// After a reconnect the daemon's tools may differ: list them again.
 	// (The first session is opened by the bridge's own first listing.)
 	if u.dialed {
-		go u.gw.Relist(bridgeServer)
+		u.gw.Relist(bridgeServer) // asks for a relist; does not wait for it
 	}
 	u.dialed = true
 	return &upstreamLease{u: u, cs: cs}, nil
@@ -154,8 +175,28 @@ func (u *upstream) dialOnce(ctx context.Context) (*mcp.ClientSession, func() boo
 		HTTPClient: &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}}
 	// The session era keeps one upstream session per bridge, so a
 	// session-mode server gives this client one process of its own.
-	cs, err := u.gw.NewClient(bridgeServer).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	impl := &mcp.Implementation{Name: bridgeServer, Version: u.opts.Version}
+	if u.client != nil {
+		impl = u.client
+	}
+	cs, err := u.gw.newClient(bridgeServer, impl).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	return cs, alive, err
+}
+
+// introduce notes the bridge's client, which the daemon should see as the
+// caller: an upstream session opened in another name (the bridge's own
+// first listing) is closed, and the next call opens one in the client's.
+func (u *upstream) introduce(name, version string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if c := u.client; c != nil && c.Name == name && c.Version == version {
+		return
+	}
+	u.client = &mcp.Implementation{Name: name, Version: version}
+	if u.cs != nil {
+		u.cs.Close() // watch sees it is no longer current and returns
+		u.cs = nil
+	}
 }
 
 // watch notices an upstream session that ended (the daemon stopped) and
@@ -166,7 +207,7 @@ func (u *upstream) watch(cs *mcp.ClientSession) {
 		return
 	}
 	u.opts.Logger.Info("lost the connection to Switchboard; reconnecting")
-	if _, err := u.Acquire(context.Background(), bridgeServer); err != nil {
+	if _, err := u.Acquire(u.ctx, bridgeServer); err != nil {
 		u.opts.Logger.Warn("cannot reconnect to Switchboard yet", "err", err)
 	}
 }
@@ -182,6 +223,21 @@ func (u *upstream) drop(cs *mcp.ClientSession) bool {
 	u.cs = nil
 	cs.Close()
 	return true
+}
+
+// reconnect opens a new upstream session in the background, within the
+// bridge's lifetime.
+func (u *upstream) reconnect() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return
+	}
+	u.wg.Go(func() {
+		if _, err := u.Acquire(u.ctx, bridgeServer); err != nil {
+			u.opts.Logger.Warn("cannot reconnect to Switchboard yet", "err", err)
+		}
+	})
 }
 
 func (u *upstream) close() {
@@ -227,7 +283,7 @@ func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.Cl
 		}
 		return fn(ctx, fresh.Session())
 	}
-	go l.u.Acquire(context.Background(), bridgeServer) // reconnect now; the next call reports a failure
+	l.u.reconnect() // now; the next call reports a failure
 	return fmt.Errorf("the connection to Switchboard broke during the call (it is being re-established): %w", err)
 }
 

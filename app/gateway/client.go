@@ -3,6 +3,10 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,7 +21,12 @@ import (
 // and roots requests to the client whose call is in flight (see
 // callerIndex for the rule).
 func (g *Gateway) NewClient(server string) *mcp.Client {
-	c := mcp.NewClient(&mcp.Implementation{Name: "switchboard", Version: g.opts.Version}, &mcp.ClientOptions{
+	return g.newClient(server, &mcp.Implementation{Name: "switchboard", Version: g.opts.Version})
+}
+
+// newClient is NewClient introducing itself as impl.
+func (g *Gateway) newClient(server string, impl *mcp.Implementation) *mcp.Client {
+	c := mcp.NewClient(impl, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
 		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return askCaller(g, ctx, req.Session, server, "sampling", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil },
@@ -63,11 +72,39 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 				return next(ctx, method, req)
 			}
 			cs, _ := req.GetSession().(*mcp.ClientSession)
-			return askCaller(g, ctx, cs, server, "roots", func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged },
+			hasRoots := func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged }
+			if c, ok := g.callers.latest(cs); !ok || c.caps == nil || !hasRoots(c.caps) {
+				// Outside of a call (server-filesystem asks at start), or
+				// for a client without roots: the roots configured for the
+				// server, or none; an error would be logged as a failure.
+				return g.configuredRoots(server), nil
+			}
+			return askCaller(g, ctx, cs, server, "roots", hasRoots,
 				&mcp.ListRootsParams{}, answerAs[*mcp.ListRootsResult]("roots/list"), (*mcp.ServerSession).ListRoots)
 		}
 	})
 	return c
+}
+
+// configuredRoots are the roots of server's config as a roots/list result.
+func (g *Gateway) configuredRoots(server string) *mcp.ListRootsResult {
+	res := &mcp.ListRootsResult{Roots: []*mcp.Root{}}
+	b, ok := g.backend(server)
+	if !ok {
+		return res
+	}
+	for _, r := range b.config().Roots {
+		uri := r
+		if !strings.HasPrefix(r, "file://") {
+			uri = (&url.URL{Scheme: "file", Path: filepath.ToSlash(r)}).String()
+			if !strings.HasPrefix(filepath.ToSlash(r), "/") { // C:/x on Windows
+				uri = (&url.URL{Scheme: "file", Path: "/" + filepath.ToSlash(r)}).String()
+			}
+		}
+		name := path.Base(strings.TrimSuffix(strings.TrimPrefix(uri, "file://"), "/"))
+		res.Roots = append(res.Roots, &mcp.Root{URI: uri, Name: name})
+	}
+	return res
 }
 
 // Prepare readies a new backend session (supervisor.Options.Prepare): a

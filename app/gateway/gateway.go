@@ -82,6 +82,10 @@ type ServerConfig struct {
 	// client session that made no call for this long is given back (the
 	// session's next call leases one again); 0 means DefaultLeaseIdle.
 	IdleTimeout time.Duration
+	// Roots answer the server's roots/list when no client can (it asks
+	// outside of a call, or the calling client has no roots): absolute
+	// paths or file:// URIs.
+	Roots []string
 }
 
 // DefaultLeaseIdle is how long a session-mode client session keeps its
@@ -112,7 +116,8 @@ type Options struct {
 	Logger   *slog.Logger
 	Version  string
 	// SessionTimeout closes client sessions idle this long (and releases
-	// their session-mode processes); 0 means 30 minutes.
+	// their session-mode processes); 0 means DefaultSessionTimeout. See
+	// SetSessionTimeout.
 	SessionTimeout time.Duration
 	// ClientLabel returns the label of the token that authenticated a
 	// request (see api.TokenLabel); nil gives "".
@@ -159,6 +164,7 @@ type Gateway struct {
 	nextToken atomic.Uint64
 	callers   callerIndex
 	leases    sessionLeases
+	idle      idleSessions
 	pending   pendingCalls
 	guard     sessionGuard
 }
@@ -167,9 +173,6 @@ type Gateway struct {
 func New(opts Options) *Gateway {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.SessionTimeout == 0 {
-		opts.SessionTimeout = 30 * time.Minute
 	}
 	if opts.KeepAlive == 0 {
 		opts.KeepAlive = DefaultKeepAlive
@@ -195,9 +198,11 @@ func New(opts Options) *Gateway {
 	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
 	g.aggregate = g.newFront("")
+	// The session timeout is the gateway's own (idleSessions), so that a
+	// change of the setting applies to the sessions already open.
+	g.idle.init(opts.SessionTimeout, g.closeSession)
 	g.sessions = g.guardSessions(keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
-		Logger:         opts.Logger,
-		SessionTimeout: opts.SessionTimeout,
+		Logger: opts.Logger,
 	}), opts.KeepAlive))
 	g.stateless = keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
@@ -235,7 +240,7 @@ func (g *Gateway) Handler() http.Handler {
 			g.stateless.ServeHTTP(w, r)
 			return
 		}
-		g.sessions.ServeHTTP(w, r)
+		g.idle.serve(g.sessions, w, r)
 	})
 }
 
@@ -330,6 +335,7 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 // Close stops background work. Client sessions end with the HTTP server.
 func (g *Gateway) Close() {
 	g.cancel()
+	g.idle.stop()
 	g.mu.Lock()
 	for _, b := range g.backends {
 		b.close()

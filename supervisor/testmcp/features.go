@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,7 +86,33 @@ func (st *state) serverOptions() *mcp.ServerOptions {
 			return nil
 		},
 		CompletionHandler: complete,
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			if os.Getenv(EnvRootsAtStart) == "1" {
+				go rootsAtStart(req.Session)
+			}
+		},
 	}
+}
+
+// EnvRootsAtStart, set to "1", makes the server ask its client for roots
+// (roots/list) once initialized, outside of any call, as
+// server-filesystem does, and write the answer to stderr: "testmcp: roots
+// at start: <uri>,<uri>" or "testmcp: roots at start failed: <error>".
+const EnvRootsAtStart = "SWITCHBOARD_TESTMCP_ROOTS_AT_START"
+
+func rootsAtStart(ss *mcp.ServerSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testmcp: roots at start failed: %v\n", err)
+		return
+	}
+	uris := make([]string, 0, len(res.Roots))
+	for _, r := range res.Roots {
+		uris = append(uris, r.URI)
+	}
+	fmt.Fprintf(os.Stderr, "testmcp: roots at start: %s\n", strings.Join(uris, ","))
 }
 
 // addTool registers a tool and remembers its name (for add_tool and remove_tool).

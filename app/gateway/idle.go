@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultSessionTimeout closes a client session that sent no request for
+// this long, when the settings say nothing.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// idleSessions closes session-era client sessions that sent no request for
+// the session timeout (the go-sdk's own timeout is fixed when its handler is
+// made; this one follows SetSessionTimeout). As with the go-sdk's, only
+// POSTs count: a session whose client only holds its GET stream open is idle.
+type idleSessions struct {
+	timeout atomic.Int64 // nanoseconds
+	// close ends the session with this id, wherever it is served.
+	close func(id string)
+
+	mu       sync.Mutex
+	sessions map[string]*idleSession
+	closed   bool
+}
+
+type idleSession struct {
+	refs  int // requests in progress
+	timer *time.Timer
+}
+
+func (s *idleSessions) init(timeout time.Duration, close func(string)) {
+	s.sessions = map[string]*idleSession{}
+	s.close = close
+	s.set(timeout)
+}
+
+func (s *idleSessions) set(d time.Duration) {
+	if d <= 0 {
+		d = DefaultSessionTimeout
+	}
+	s.timeout.Store(int64(d))
+}
+
+// serve runs next for r, counting it as activity of its session, and starts
+// the clock of a session that r opened.
+func (s *idleSessions) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	if r.Method != http.MethodPost {
+		next.ServeHTTP(w, r)
+		if r.Method == http.MethodDelete && id != "" {
+			s.forget(id)
+		}
+		return
+	}
+	if id != "" {
+		s.begin(id)
+		defer s.end(id)
+		next.ServeHTTP(w, r)
+		return
+	}
+	next.ServeHTTP(w, r)
+	if opened := w.Header().Get("Mcp-Session-Id"); opened != "" {
+		s.begin(opened)
+		s.end(opened)
+	}
+}
+
+func (s *idleSessions) begin(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	is := s.sessions[id]
+	if is == nil {
+		is = &idleSession{}
+		s.sessions[id] = is
+	}
+	if is.refs == 0 && is.timer != nil {
+		is.timer.Stop()
+	}
+	is.refs++
+}
+
+func (s *idleSessions) end(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is := s.sessions[id]
+	if is == nil || s.closed {
+		return
+	}
+	if is.refs--; is.refs > 0 {
+		return
+	}
+	timeout := time.Duration(s.timeout.Load())
+	if is.timer == nil {
+		is.timer = time.AfterFunc(timeout, func() { s.expire(id, is) })
+	} else {
+		is.timer.Reset(timeout)
+	}
+}
+
+// expire closes the session id if it is still idle.
+func (s *idleSessions) expire(id string, is *idleSession) {
+	s.mu.Lock()
+	if s.sessions[id] != is || is.refs > 0 {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.sessions, id)
+	s.mu.Unlock()
+	s.close(id)
+}
+
+func (s *idleSessions) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if is := s.sessions[id]; is != nil {
+		if is.timer != nil {
+			is.timer.Stop()
+		}
+		delete(s.sessions, id)
+	}
+}
+
+// stop stops every clock (the gateway is closing).
+func (s *idleSessions) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for id, is := range s.sessions {
+		if is.timer != nil {
+			is.timer.Stop()
+		}
+		delete(s.sessions, id)
+	}
+}
+
+// closeSession ends the client session id on whichever endpoint serves it.
+func (g *Gateway) closeSession(id string) {
+	for _, s := range g.fronts() {
+		for ss := range s.Sessions() {
+			if ss.ID() == id {
+				g.log.Debug("closing an idle client session", "session", id)
+				_ = ss.Close()
+				return
+			}
+		}
+	}
+}
+
+// SetSessionTimeout changes how long a client session may send no request
+// before it is closed (and its session-mode processes released); 0 means
+// DefaultSessionTimeout. It applies from each session's next request.
+func (g *Gateway) SetSessionTimeout(d time.Duration) { g.idle.set(d) }
