@@ -12,6 +12,10 @@ import (
 // (GET and PUT /api/v1/settings); they live in config.json.
 type Settings struct {
 	Retention Retention `json:"retention"`
+	// SessionTimeout closes an MCP client session that sent no request for
+	// this long. GET answers the timeout in force; a PUT with 0 restores
+	// the default (30 minutes), and one without it leaves it as it is.
+	SessionTimeout *config.Duration `json:"sessionTimeout,omitempty"`
 	// StartAtLogin tells whether Switchboard starts when the user logs in
 	// (an XDG autostart file, a LaunchAgent, a Run value); absent when this
 	// daemon cannot manage that entry.
@@ -44,8 +48,15 @@ func settingsOf(c *config.Config) Settings {
 	if r.MaxBytes == 0 {
 		r.MaxBytes = DefaultRetentionBytes
 	}
-	return Settings{Retention: r}
+	timeout := c.SessionTimeout
+	if timeout.Duration == 0 {
+		timeout.Duration = DefaultSessionTimeout
+	}
+	return Settings{Retention: r, SessionTimeout: &timeout}
 }
+
+// DefaultSessionTimeout is config.SessionTimeout's zero value's meaning.
+const DefaultSessionTimeout = 30 * time.Minute
 
 func (s *Server) getSettings(*http.Request) (Settings, error) {
 	st := settingsOf(s.cfg.Current())
@@ -88,6 +99,9 @@ func (s *Server) putSettings(r *http.Request) (Settings, error) {
 	}
 	cfg, err := s.cfg.Update(r.Context(), func(c *config.Config) error {
 		c.History = config.History{MaxAge: in.Retention.MaxAge, MaxBytes: in.Retention.MaxBytes}
+		if in.SessionTimeout != nil {
+			c.SessionTimeout = *in.SessionTimeout
+		}
 		if err := c.Validate(); err != nil {
 			return errorf(http.StatusBadRequest, "invalid settings: %v", err)
 		}

@@ -75,3 +75,41 @@ func TestSettingsStartAtLogin(t *testing.T) {
 		t.Errorf("without an entry: %+v", st)
 	}
 }
+
+// TestSettingsSessionTimeout: the MCP session timeout is a setting in
+// config.json: 30 minutes by default, validated, kept by a PUT that omits it.
+func TestSettingsSessionTimeout(t *testing.T) {
+	e := newEnv(t)
+	got, err := e.client.Settings(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.SessionTimeout == nil || got.SessionTimeout.Duration != api.DefaultSessionTimeout {
+		t.Errorf("default session timeout: %+v", got.SessionTimeout)
+	}
+	put := func(body string) (int, string) {
+		resp := e.request(t, http.MethodPut, "/api/v1/settings", body, nil)
+		defer resp.Body.Close()
+		var er api.ErrorResponse
+		_ = json.NewDecoder(resp.Body).Decode(&er)
+		return resp.StatusCode, er.Error
+	}
+	if code, msg := put(`{"retention":{},"sessionTimeout":"5m"}`); code != 200 {
+		t.Fatalf("PUT 5m: %d %s", code, msg)
+	}
+	if d := e.cfg.Current().SessionTimeout.Duration; d != 5*time.Minute {
+		t.Errorf("config after PUT: %s", d)
+	}
+	if code, msg := put(`{"retention":{}}`); code != 200 || e.cfg.Current().SessionTimeout.Duration != 5*time.Minute {
+		t.Errorf("a PUT without sessionTimeout changed it: %d %s %s", code, msg, e.cfg.Current().SessionTimeout)
+	}
+	if code, msg := put(`{"retention":{},"sessionTimeout":"10s"}`); code != 400 || !strings.Contains(msg, "sessionTimeout") {
+		t.Errorf("PUT 10s: %d %q, want 400 naming sessionTimeout", code, msg)
+	}
+	if code, _ := put(`{"retention":{},"sessionTimeout":"0s"}`); code != 200 || e.cfg.Current().SessionTimeout.Duration != 0 {
+		t.Errorf("PUT 0 (default): %d %s", code, e.cfg.Current().SessionTimeout)
+	}
+	if st, _ := e.client.Settings(t.Context()); st.SessionTimeout == nil || st.SessionTimeout.Duration != api.DefaultSessionTimeout {
+		t.Errorf("after restoring the default: %+v", st.SessionTimeout)
+	}
+}

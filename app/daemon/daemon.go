@@ -163,7 +163,8 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: hist, Logger: log,
-		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID})
+		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
+		SessionTimeout: store.Current().SessionTimeout.Duration})
 	// Server logs, lifecycle events and resource samples go to the history
 	// and to the live feed.
 	supEvents, stopEvents := sup.Subscribe(4096)
@@ -327,6 +328,7 @@ func (d *daemon) apply(ctx context.Context) {
 		return
 	}
 	d.gw.Sync(GatewayConfigs(cfg))
+	d.gw.SetSessionTimeout(cfg.SessionTimeout.Duration)
 	d.hist.SetRetention(cfg.History.MaxAge.Duration, cfg.History.MaxBytes)
 	publish(d.log, d.bus, events.TypeConfig, struct{}{})
 }
@@ -337,7 +339,8 @@ func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
 	for name, s := range cfg.Servers {
 		if s.IsEnabled() {
 			out = append(out, gateway.ServerConfig{Name: name, Alias: s.Alias, Mode: supervisor.Mode(s.Pool.Mode),
-				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools})
+				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools,
+				IdleTimeout: s.Pool.IdleTimeout.Duration, Roots: s.Roots})
 		}
 	}
 	return out

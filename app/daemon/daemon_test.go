@@ -22,7 +22,7 @@ func TestSpecsAndGatewayConfigs(t *testing.T) {
 	cfg.Servers = map[string]config.Server{
 		"fs": {Command: "npx", Args: []string{"-y", "fs"}, Env: map[string]string{"A": "1"}, Cwd: "/tmp",
 			Pool:    config.Pool{Mode: "session", Min: 1, Max: 3, IdleTimeout: config.Duration{Duration: time.Minute}},
-			Timeout: config.Duration{Duration: 30 * time.Second}, DisabledTools: []string{"rm"}, Alias: "f"},
+			Timeout: config.Duration{Duration: 30 * time.Second}, DisabledTools: []string{"rm"}, Alias: "f", Roots: []string{"/srv"}},
 		"off": {Command: "x", Enabled: &off},
 	}
 	wantSpecs := []supervisor.Spec{{Name: "fs", Command: "npx", Args: []string{"-y", "fs"}, Env: map[string]string{"A": "1"},
@@ -30,7 +30,8 @@ func TestSpecsAndGatewayConfigs(t *testing.T) {
 	if diff := cmp.Diff(wantSpecs, Specs(cfg)); diff != "" {
 		t.Errorf("Specs (-want +got):\n%s", diff)
 	}
-	wantGW := []gateway.ServerConfig{{Name: "fs", Alias: "f", Mode: supervisor.ModeSession, Timeout: 30 * time.Second, DisabledTools: []string{"rm"}}}
+	wantGW := []gateway.ServerConfig{{Name: "fs", Alias: "f", Mode: supervisor.ModeSession, Timeout: 30 * time.Second, DisabledTools: []string{"rm"},
+		IdleTimeout: time.Minute, Roots: []string{"/srv"}}}
 	if diff := cmp.Diff(wantGW, GatewayConfigs(cfg), cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("GatewayConfigs (-want +got):\n%s", diff)
 	}

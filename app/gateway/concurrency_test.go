@@ -199,3 +199,33 @@ func TestCloseEndsSessionLeaseReleasers(t *testing.T) {
 	goleak.VerifyNone(t, ignore,
 		goleak.IgnoreAnyFunction("github.com/modelcontextprotocol/go-sdk/mcp.(*StreamableHTTPHandler).ServeHTTP.func1"))
 }
+
+// TestSessionTimeoutSetting: a client session idle for the session timeout
+// is closed (its next request gets 404), and a changed timeout applies to
+// sessions already open.
+func TestSessionTimeoutSetting(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	f.waitTools(t, f.connect(t, "/mcp", "2025-11-25", nil), "alpha__echo")
+	h := mcpHeaders("2025-11-25")
+	h["Mcp-Session-Id"] = f.rawSession(t, "/mcp/alpha")
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+	if r := f.send(t, "POST", "/mcp/alpha", h, list); r.status != 200 {
+		t.Fatalf("tools/list: %d %s", r.status, r.body)
+	}
+	f.gw.SetSessionTimeout(200 * time.Millisecond)
+	if r := f.send(t, "POST", "/mcp/alpha", h, list); r.status != 200 {
+		t.Fatalf("tools/list right after the change: %d %s", r.status, r.body)
+	}
+	// Requests closer together than the timeout keep the session open.
+	for range 6 {
+		time.Sleep(100 * time.Millisecond) // the client's pace, not a wait for something
+		if r := f.send(t, "POST", "/mcp/alpha", h, list); r.status != 200 {
+			t.Fatalf("a session in use was closed: %d %s", r.status, r.body)
+		}
+	}
+	// Idle for longer than the timeout, it is closed.
+	waitFor(t, 10*time.Second, "the idle session to be closed", func() bool {
+		time.Sleep(400 * time.Millisecond) // idle: longer than the timeout between requests
+		return f.send(t, "POST", "/mcp/alpha", h, list).status == 404
+	})
+}
