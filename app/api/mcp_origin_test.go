@@ -58,40 +58,51 @@ func TestMCPOriginSpellings(t *testing.T) {
 		{"same-site from another port", "127.0.0.1:" + port, "http://127.0.0.1:1", "same-site", 403},
 		{"evil Origin", "127.0.0.1:" + port, "https://evil.example", "", 403},
 	}
+	// A request of each era: initialize, and a stateless server/discover.
+	discover := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"page","version":"1"}}}}`
 	for _, path := range []string{"/mcp", "/mcp/alpha"} {
 		for _, tt := range tests {
-			t.Run(path+"/"+tt.name, func(t *testing.T) {
-				req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+path, strings.NewReader(initialize))
-				req.Host = tt.host
-				req.Header.Set("Authorization", "Bearer "+e.token.Secret)
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				if tt.origin != "" {
-					req.Header.Set("Origin", tt.origin)
-				}
-				if tt.site != "" {
-					req.Header.Set("Sec-Fetch-Site", tt.site)
-				}
-				resp, err := srv.Client().Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode != tt.want {
-					t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
-				}
-				if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
-					// End the session (the test checks for leaked goroutines).
-					del, _ := http.NewRequestWithContext(t.Context(), "DELETE", srv.URL+path, nil)
-					del.Header.Set("Authorization", "Bearer "+e.token.Secret)
-					del.Header.Set("Mcp-Session-Id", id)
-					if resp, err := srv.Client().Do(del); err == nil {
-						resp.Body.Close()
+			for _, body := range []string{initialize, discover} {
+				stateless := body == discover
+				t.Run(path+"/"+tt.name+map[bool]string{true: "/stateless"}[stateless], func(t *testing.T) {
+					req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+path, strings.NewReader(body))
+					if stateless {
+						req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+						req.Header.Set("Mcp-Method", "server/discover")
 					}
-				} else if tt.want == 200 {
-					t.Error("initialize answered without a session")
-				}
-			})
+					req.Host = tt.host
+					req.Header.Set("Authorization", "Bearer "+e.token.Secret)
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					if tt.origin != "" {
+						req.Header.Set("Origin", tt.origin)
+					}
+					if tt.site != "" {
+						req.Header.Set("Sec-Fetch-Site", tt.site)
+					}
+					resp, err := srv.Client().Do(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					if resp.StatusCode != tt.want {
+						t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
+					}
+					if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+						// End the session (the test checks for leaked goroutines).
+						del, _ := http.NewRequestWithContext(t.Context(), "DELETE", srv.URL+path, nil)
+						del.Header.Set("Authorization", "Bearer "+e.token.Secret)
+						del.Header.Set("Mcp-Session-Id", id)
+						if resp, err := srv.Client().Do(del); err == nil {
+							resp.Body.Close()
+						}
+					} else if tt.want == 200 && !stateless {
+						t.Error("initialize answered without a session")
+					}
+				})
+			}
 		}
 	}
 }

@@ -220,7 +220,7 @@ func newSpecFixture(t *testing.T, token string, specs []supervisor.Spec, servers
 func newEverythingFixture(t *testing.T, env nodeEnv, token string) *fixture {
 	t.Helper()
 	f := newSpecFixture(t, token, []supervisor.Spec{everythingSpec(env), alphaSpec()},
-		gateway.ServerConfig{Name: "everything"}, gateway.ServerConfig{Name: "alpha"})
+		gateway.ServerConfig{Name: "everything", Roots: []string{everythingRoot}}, gateway.ServerConfig{Name: "alpha"})
 	transport := &http.Transport{}
 	defer transport.CloseIdleConnections()
 	var rt http.RoundTripper = transport
@@ -481,6 +481,21 @@ func (r *tsReport) wantContains(t *testing.T, what, got string, want ...string) 
 	}
 }
 
+// everythingRoot is the root configured for server-everything.
+const everythingRoot = "/srv/configured-root"
+
+// wantRoots checks server-everything's get-roots-list. It asks for roots
+// once per process, 350 ms after it starts, outside of any call, and keeps
+// the answer: the roots configured for it (not an error, which it logs as a
+// failure, as it did before). Only a call reaching a process in its first
+// 350 ms asks the calling client (whose root is file:///tmp/root).
+func (r *tsReport) wantRoots(t *testing.T, got string) {
+	t.Helper()
+	if !strings.Contains(got, "file://"+everythingRoot) && !strings.Contains(got, "file:///tmp/root") {
+		t.Errorf("TS client, %s: get-roots-list = %q, want the configured root file://%s (or the client's)", r.label, got, everythingRoot)
+	}
+}
+
 func (r *tsReport) wantListed(t *testing.T, what string, got []string, want ...string) {
 	t.Helper()
 	for _, w := range want {
@@ -658,9 +673,7 @@ func checkEverything(t *testing.T, r *tsReport, prefix string, env nodeEnv) {
 
 	r.wantContains(t, "trigger-sampling-request", r.callText(t, "sampling"), "sampled: Resource trigger-sampling-request context: hello")
 	r.wantContains(t, "trigger-elicitation-request", r.callText(t, "elicitation"), "User provided the requested information", "- Name: Ada", `"answer": "42"`)
-	// server-everything keeps the roots it got per process: the client is
-	// asked only by the first call on a process, so only the text is checked.
-	r.wantContains(t, "get-roots-list", r.callText(t, "roots"), "file:///tmp/root")
+	r.wantRoots(t, r.callText(t, "roots"))
 	var asked []string
 	for _, q := range r.ServerRequests {
 		asked = append(asked, q.Method)
@@ -866,7 +879,7 @@ func TestTSClientLegacySSE(t *testing.T) {
 			}
 		}
 		r.wantContains(t, "echo", r.callText(t, "echo"), "Echo: one server over SSE")
-		r.wantContains(t, "get-roots-list", r.callText(t, "roots"), "file:///tmp/root")
+		r.wantRoots(t, r.callText(t, "roots"))
 	})
 
 	t.Run("no-token", func(t *testing.T) {
