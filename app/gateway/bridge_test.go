@@ -47,6 +47,7 @@ func TestBridge(t *testing.T) {
 		var bridgeOut *io.PipeWriter
 		fromBridge, bridgeOut = io.Pipe()
 		toBridge, toBridgeW = io.Pipe()
+		t.Cleanup(func() { toBridgeW.Close(); fromBridge.Close() }) // ends the bridge if the test fails
 		go func() {
 			ended <- gateway.RunBridge(context.Background(), gateway.BridgeOptions{
 				Locate: func(context.Context) (string, string, func() bool, error) {

@@ -40,7 +40,17 @@ func (s *idleSessions) set(d time.Duration) {
 	if d <= 0 {
 		d = DefaultSessionTimeout
 	}
-	s.timeout.Store(int64(d))
+	if time.Duration(s.timeout.Swap(int64(d))) == d {
+		return
+	}
+	// Sessions idle now get the new timeout, counted from the change.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, is := range s.sessions {
+		if is.refs == 0 && is.timer != nil {
+			is.timer.Reset(d)
+		}
+	}
 }
 
 // serve runs next for r, counting it as activity of its session, and starts
@@ -153,5 +163,6 @@ func (g *Gateway) closeSession(id string) {
 
 // SetSessionTimeout changes how long a client session may send no request
 // before it is closed (and its session-mode processes released); 0 means
-// DefaultSessionTimeout. It applies from each session's next request.
+// DefaultSessionTimeout. Sessions idle at the change get the new timeout
+// counted from the change.
 func (g *Gateway) SetSessionTimeout(d time.Duration) { g.idle.set(d) }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
 // rawResponse is an HTTP answer of the MCP endpoint, with the JSON-RPC
@@ -99,6 +102,13 @@ func (f *fixture) rawSession(t *testing.T, path string) string {
 	if r := f.send(t, "POST", path, h, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); r.status != 202 {
 		t.Fatalf("initialized: %d %s", r.status, r.body)
 	}
+	t.Cleanup(func() { // end the session, as a client's Close does
+		req, _ := http.NewRequest(http.MethodDelete, f.url+path, nil)
+		req.Header.Set("Mcp-Session-Id", id)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	})
 	return id
 }
 
@@ -287,7 +297,11 @@ func TestEraFields(t *testing.T) {
 // matches can be subscribed to on /mcp, and its updates arrive; with one
 // server enabled, any URI goes to it.
 func TestSubscribeToTemplatedResource(t *testing.T) {
-	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	// One process: the subscription and the touch that fires its update
+	// must reach the same one.
+	spec := supervisor.Spec{Name: "alpha", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "alpha"}),
+		Pool: supervisor.PoolSpec{Max: 1}}
+	f := newSpecFixture(t, "", []supervisor.Spec{spec}, gateway.ServerConfig{Name: "alpha"})
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
 			updates := make(chan string, 10)
