@@ -74,19 +74,19 @@ func TestSessionModeIdleLeaseIsReleased(t *testing.T) {
 		Pool: supervisor.PoolSpec{Mode: supervisor.ModeSession, Max: 2}}
 	f := newSpecFixture(t, "", []supervisor.Spec{spec},
 		gateway.ServerConfig{Name: "sess", Mode: supervisor.ModeSession, IdleTimeout: 300 * time.Millisecond})
-	call := func(cs *mcp.ClientSession) {
+	call := func(cs *mcp.ClientSession) string {
 		t.Helper()
-		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pid"}); err != nil || res.IsError {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pid"})
+		if err != nil || res.IsError {
 			t.Fatalf("pid: %v %+v", err, res)
 		}
+		return text(res)
 	}
 	a := f.connect(t, "/mcp/sess", "2025-11-25", nil)
 	b := f.connect(t, "/mcp/sess", "2025-11-25", nil)
 	f.waitTools(t, a, "pid")
-	call(a)
-	call(b)
-	if n := f.leased(t, "sess"); n != 2 {
-		t.Fatalf("%d processes leased after two sessions called, want 2", n)
+	if pa, pb := call(a), call(b); pa == pb {
+		t.Fatalf("two sessions share process %s in session mode", pa)
 	}
 	// Both sessions go quiet (abandoned): a third client gets a process.
 	waitFor(t, 10*time.Second, "idle leases to be released", func() bool { return f.leased(t, "sess") == 0 })
