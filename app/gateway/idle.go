@@ -65,19 +65,21 @@ func (s *idleSessions) serve(next http.Handler, w http.ResponseWriter, r *http.R
 		return
 	}
 	if id != "" {
-		s.begin(id)
+		s.begin(id, false)
 		defer s.end(id)
 		next.ServeHTTP(w, r)
 		return
 	}
 	next.ServeHTTP(w, r)
 	if opened := w.Header().Get("Mcp-Session-Id"); opened != "" {
-		s.begin(opened)
+		s.begin(opened, true)
 		s.end(opened)
 	}
 }
 
-func (s *idleSessions) begin(id string) {
+// begin counts a request of session id; only a session this gateway opened
+// is tracked (open), so ids made up by a client cost nothing.
+func (s *idleSessions) begin(id string, open bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -85,6 +87,9 @@ func (s *idleSessions) begin(id string) {
 	}
 	is := s.sessions[id]
 	if is == nil {
+		if !open {
+			return
+		}
 		is = &idleSession{}
 		s.sessions[id] = is
 	}
