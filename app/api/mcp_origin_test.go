@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -102,6 +103,58 @@ func TestMCPOriginSpellings(t *testing.T) {
 						t.Error("initialize answered without a session")
 					}
 				})
+			}
+		}
+	}
+}
+
+// TestMCPRefusalsThroughProtect: behind the daemon's checks, the MCP
+// endpoints still answer malformed requests as the spec's transport rules
+// say (the gateway's own tests cover every row).
+func TestMCPRefusalsThroughProtect(t *testing.T) {
+	e := newEnv(t)
+	gw := gateway.New(gateway.Options{Backends: noBackends{}})
+	t.Cleanup(gw.Close)
+	gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
+	mux := http.NewServeMux()
+	h := e.api.Protect(gw.Handler())
+	mux.Handle("/mcp", h)
+	mux.Handle("/mcp/", h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	for _, path := range []string{"/mcp", "/mcp/alpha"} {
+		for _, tt := range []struct {
+			name, method, accept, version, body string
+			status                              int
+			code                                int
+			allow                               string
+		}{
+			{"Accept without SSE", "POST", "application/json", "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 406, -32000, ""},
+			{"unparsable body", "POST", "application/json, text/event-stream", "2026-07-28", `{"jsonrpc":`, 400, -32700, ""},
+			{"not JSON-RPC", "POST", "application/json, text/event-stream", "2025-11-25", `{"hello":"world"}`, 400, -32600, ""},
+			{"stateless GET", "GET", "text/event-stream", "2026-07-28", "", 405, -32600, "POST"},
+		} {
+			req, _ := http.NewRequestWithContext(t.Context(), tt.method, srv.URL+path, strings.NewReader(tt.body))
+			req.Header.Set("Authorization", "Bearer "+e.token.Secret)
+			req.Header.Set("Accept", tt.accept)
+			req.Header.Set("MCP-Protocol-Version", tt.version)
+			if tt.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msg struct {
+				Error struct {
+					Code int `json:"code"`
+				} `json:"error"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&msg)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || err != nil || msg.Error.Code != tt.code || resp.Header.Get("Allow") != tt.allow {
+				t.Errorf("%s %s: %d (JSON-RPC code %d, %v, Allow %q), want %d with code %d", path, tt.name,
+					resp.StatusCode, msg.Error.Code, err, resp.Header.Get("Allow"), tt.status, tt.code)
 			}
 		}
 	}
