@@ -60,6 +60,12 @@ type Options struct {
 	ArgumentsLimit int
 	// PreviewLimit caps a call's stored response preview (default 2 KiB).
 	PreviewLimit int
+	// KeepSecretValues turns value redaction off: credentials found inside
+	// arguments, response previews, errors and log lines (sk-…, ghp_…,
+	// JWTs, PEM keys: see package redact) are stored as they are. Fields
+	// named like secrets are redacted either way. SetKeepSecretValues
+	// changes it while the store runs.
+	KeepSecretValues bool
 	// Now is the clock used by retention and downsampling and for the name
 	// of a corrupt file moved aside (default time.Now).
 	Now func() time.Time
@@ -137,7 +143,9 @@ type Store struct {
 	// maxAge and maxBytes are Options.MaxAge and MaxBytes, changed by
 	// SetRetention while the store runs.
 	maxAge, maxBytes atomic.Int64
-	closed           atomic.Bool
+	// keepValues is Options.KeepSecretValues, changed by SetKeepSecretValues.
+	keepValues atomic.Bool
+	closed     atomic.Bool
 
 	stop       chan struct{} // closed by Close: writer drains and exits, retention exits
 	writeCtx   context.Context
@@ -269,6 +277,7 @@ func open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	}
 	s.maxAge.Store(int64(opts.MaxAge))
 	s.maxBytes.Store(opts.MaxBytes)
+	s.keepValues.Store(opts.KeepSecretValues)
 	s.writeCtx, s.cancelW = context.WithCancel(context.Background())
 	go s.writer()
 	go s.retainLoop()
@@ -323,6 +332,10 @@ func (s *Store) wakeWriter() {
 	default:
 	}
 }
+
+// SetKeepSecretValues turns value redaction off (keep true) or on for the
+// records committed from now on; see Options.KeepSecretValues.
+func (s *Store) SetKeepSecretValues(keep bool) { s.keepValues.Store(keep) }
 
 // Dropped counts the records lost since Open: dropped because the queue was
 // full or the store closed, or lost in a batch that failed to commit.
@@ -521,6 +534,7 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 	// can, the driver starts a goroutine for each statement to watch it.
 	// Once ctx ends the batch still stops, at the next row, and rolls back.
 	rowCtx := context.WithoutCancel(ctx)
+	values := !s.keepValues.Load() // redact credentials in values
 	for _, it := range batch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -529,14 +543,14 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 		case it.call != nil:
 			c := it.call
 			var args any
-			if a := prepareArguments(c.Arguments, s.opts.ArgumentsLimit); a != nil {
+			if a := prepareArguments(c.Arguments, s.opts.ArgumentsLimit, values); a != nil {
 				args = string(a)
 			}
 			var res sql.Result
 			res, err = stmt(&insCall, s.insCall).ExecContext(rowCtx,
 				c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
-				c.Session, c.Endpoint, c.Server, c.Method, c.Name, args, c.Outcome, c.Error, c.ResponseSize,
-				preparePreview(c.Response, s.opts.PreviewLimit), c.PID)
+				c.Session, c.Endpoint, c.Server, c.Method, c.Name, args, c.Outcome, redactText(c.Error, values), c.ResponseSize,
+				preparePreview(c.Response, s.opts.PreviewLimit, values), c.PID)
 			var id int64
 			if err == nil {
 				id, err = res.LastInsertId()
@@ -548,7 +562,7 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 				stored = append(stored, Call{ID: id, Start: time.UnixMicro(c.Start.UnixMicro()).UTC(), Duration: c.Duration.Truncate(time.Microsecond),
 					ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
 					Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
-					Outcome: c.Outcome, Error: c.Error, ResponseSize: c.ResponseSize, PID: c.PID})
+					Outcome: c.Outcome, Error: redactText(c.Error, values), ResponseSize: c.ResponseSize, PID: c.PID})
 			}
 		case it.event != nil:
 			ev := it.event
@@ -558,12 +572,12 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 			}
 			switch ev.Kind {
 			case supervisor.EventLog:
-				_, err = stmt(&insLog, s.insLog).ExecContext(rowCtx, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, ev.Message)
+				_, err = stmt(&insLog, s.insLog).ExecContext(rowCtx, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, redactText(ev.Message, values))
 			case supervisor.EventUsage:
 				u := ev.Usage
 				_, err = stmt(&insSample, s.insSample).ExecContext(rowCtx, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
 			default:
-				msg := ev.Message
+				msg := redactText(ev.Message, values)
 				if msg == "" && ev.Delay > 0 {
 					msg = "next start in " + ev.Delay.String()
 				}

@@ -5,134 +5,41 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard/app/redact"
 )
 
-// Redacted replaces the value of a field whose name looks secret.
-const Redacted = "[redacted]"
-
-// secretWords are the name parts that make a field secret.
-//
-// The rule: a field name is split into parts at every character that is not a
-// letter or digit and at camelCase boundaries ("githubToken" → github, token;
-// "x-api-key" → x, api, key; "APIKey" → api, key). The field is secret when
-// one part, lowercased, is one of these words, or when the whole name with
-// separators removed is ("API_KEY" → apikey). Trailing digits of a part are
-// ignored ("token2"). Parts must match whole, so
-// look-alikes are kept: "keyboard", "monkey", "author", "tokenizer". Plurals
-// are secret only where a plural still names a secret ("credentials",
-// "secrets", "passwords", "cookies"): "max_tokens" and "keys" (a list of
-// names) are common, harmless arguments and are kept.
-//
-// A secret field's value is replaced whatever its type: an object under
-// "auth" is replaced whole.
-var secretWords = map[string]bool{
-	"token": true, "key": true, "apikey": true, "password": true, "passwords": true,
-	"passwd": true, "passphrase": true, "secret": true, "secrets": true,
-	"authorization": true, "auth": true, "cookie": true, "cookies": true,
-	"credential": true, "credentials": true,
-}
-
-// secretStems are parts of the secret words: each word contains one.
-var secretStems = [][]byte{[]byte("token"), []byte("key"), []byte("pass"), []byte("secret"),
-	[]byte("auth"), []byte("cookie"), []byte("credential")}
-
-// maybeSecretName is a quick test that settles most field names without
-// splitting them: false means secretName(name) is false. The parts of a
-// name, joined and lowercased, are its letters and digits; a secret name
-// has a secret word among them, so they contain a stem.
-func maybeSecretName(name []byte) bool {
-	var buf [64]byte
-	joined := buf[:0]
-	for _, c := range name {
-		switch {
-		case c >= utf8.RuneSelf:
-			return true // left to secretName's Unicode rules
-		case 'A' <= c && c <= 'Z':
-			joined = append(joined, c+'a'-'A')
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-			joined = append(joined, c)
-		}
-	}
-	for _, stem := range secretStems {
-		if bytes.Contains(joined, stem) {
-			return true
-		}
-	}
-	return false
-}
-
-// secretName reports whether a field named name holds a secret.
-func secretName(name string) bool {
-	joined := make([]byte, 0, len(name))
-	secret := false
-	eachPart(name, func(part string) {
-		p := strings.ToLower(part)
-		joined = append(joined, p...)
-		if secretWords[p] || secretWords[strings.TrimRight(p, "0123456789")] {
-			secret = true
-		}
-	})
-	return secret || secretWords[string(joined)]
-}
-
-// eachPart calls f with each part of name: runs of letters and digits, split
-// further at lower→Upper and at the last capital of an acronym ("APIKey").
-func eachPart(name string, f func(string)) {
-	rs := []rune(name)
-	start := -1
-	for i, r := range rs {
-		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
-		if !alnum {
-			if start >= 0 {
-				f(string(rs[start:i]))
-				start = -1
-			}
-			continue
-		}
-		if start < 0 {
-			start = i
-			continue
-		}
-		if unicode.IsUpper(r) {
-			prev := rs[i-1]
-			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-				f(string(rs[start:i]))
-				start = i
-			}
-		}
-	}
-	if start >= 0 {
-		f(string(rs[start:]))
-	}
-}
+// Redacted replaces the value of a field whose name looks secret, and a
+// credential found in a string (see package redact for both rules).
+const Redacted = redact.Redacted
 
 // redactJSON returns data, compacted, with the value of every secret field at
-// any depth replaced by "[redacted]". Object key order is kept, numbers stay
-// as written, and strings are written as appendString writes them. ok is
-// false when data is not valid JSON.
+// any depth replaced by "[redacted]" (redact.SecretName) and, when values is
+// set, every credential inside a string value replaced too (redact.Values).
+// Object key order is kept, numbers stay as written, and strings are written
+// as appendString writes them. ok is false when data is not valid JSON.
 //
 // It runs in the history writer for every call's arguments and response, so
 // it copies the text through in one pass instead of decoding it: once
 // json.Valid has checked the text, only object keys (to be named) and
 // strings with escapes or non-UTF-8 bytes (to be written out again) are
 // decoded.
-func redactJSON(data []byte) (out []byte, ok bool) {
+func redactJSON(data []byte, values bool) (out []byte, ok bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
-	r := redactor{in: data, out: make([]byte, 0, len(data))}
+	r := redactor{in: data, out: make([]byte, 0, len(data)), values: values}
 	r.value()
 	return r.out, true
 }
 
 // redactor copies valid JSON from in to out, redacting secret fields.
 type redactor struct {
-	in  []byte
-	i   int // the next byte of in
-	out []byte
+	in     []byte
+	i      int // the next byte of in
+	out    []byte
+	values bool // redact credentials inside string values
 }
 
 func (r *redactor) space() {
@@ -159,11 +66,11 @@ func (r *redactor) value() {
 				r.out = append(r.out, ',')
 				r.space()
 			}
-			key := r.string()
+			key := r.string(false)
 			r.space()
 			r.i++ // ':'
 			r.out = append(r.out, ':')
-			if maybeSecretName(key) && secretName(string(key)) {
+			if redact.MaybeSecretName(key) && redact.SecretName(string(key)) {
 				r.space()
 				r.skip()
 				r.out = appendString(r.out, Redacted)
@@ -189,7 +96,7 @@ func (r *redactor) value() {
 		r.i++
 		r.out = append(r.out, ']')
 	case '"':
-		r.string()
+		r.string(r.values)
 	default: // a number, true, false or null, as written
 		start := r.i
 		r.skip()
@@ -199,8 +106,9 @@ func (r *redactor) value() {
 
 // string copies the string at r.i and returns its text. A string with
 // neither escapes nor invalid UTF-8 is copied as it is: that is what
-// appendString writes for it.
-func (r *redactor) string() []byte {
+// appendString writes for it. With values set, credentials in the text are
+// replaced in the copy (the returned text is the original).
+func (r *redactor) string(values bool) []byte {
 	start := r.i
 	escaped, ascii := false, true
 	for r.i++; r.in[r.i] != '"'; r.i++ {
@@ -215,12 +123,21 @@ func (r *redactor) string() []byte {
 	r.i++
 	raw := r.in[start:r.i]
 	if !escaped && (ascii || utf8.Valid(raw)) {
-		r.out = append(r.out, raw...)
-		return raw[1 : len(raw)-1]
+		text := raw[1 : len(raw)-1]
+		if values && redact.HasSecretValue(string(text)) {
+			r.out = appendString(r.out, redact.Values(string(text)))
+		} else {
+			r.out = append(r.out, raw...)
+		}
+		return text
 	}
 	var text string
 	_ = json.Unmarshal(raw, &text) // cannot fail: json.Valid passed
-	r.out = appendString(r.out, text)
+	if values {
+		r.out = appendString(r.out, redact.Values(text))
+	} else {
+		r.out = appendString(r.out, text)
+	}
 	return []byte(text)
 }
 
@@ -300,16 +217,20 @@ func appendString(dst []byte, s string) []byte {
 //
 //	{"_truncated":true,"size":123456,"preview":"{\"query\":..."}
 //
-// Text that is not JSON is stored as a JSON
-// string (it has no field names to redact).
-func prepareArguments(raw json.RawMessage, limit int) []byte {
+// Text that is not JSON is stored as a JSON string (it has no field names
+// to redact; with values set, credentials in it are still replaced).
+func prepareArguments(raw json.RawMessage, limit int, values bool) []byte {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	out, ok := redactJSON(raw)
+	out, ok := redactJSON(raw, values)
 	if !ok {
-		out = appendString(nil, string(raw))
+		text := string(raw)
+		if values {
+			text = redact.Values(text)
+		}
+		out = appendString(nil, text)
 	}
 	if len(out) <= limit {
 		return out
@@ -342,16 +263,37 @@ func cutUTF8(s string, n int) string {
 const previewLimitForRedaction = 64 << 10
 
 // preparePreview returns the start of a response, at most limit bytes,
-// redacted like arguments when the response is small enough to parse.
-func preparePreview(resp json.RawMessage, limit int) string {
+// redacted like arguments when the response is small enough to parse. With
+// values set, credentials are replaced in any preview: in a response too
+// large to parse, they are looked for in its raw text, a little past limit so
+// that the cut cannot leave the start of one that is too short to be known.
+func preparePreview(resp json.RawMessage, limit int, values bool) string {
 	if len(resp) == 0 {
 		return ""
 	}
-	text := resp
 	if len(resp) <= previewLimitForRedaction {
-		if out, ok := redactJSON(resp); ok {
-			text = out
+		if out, ok := redactJSON(resp, values); ok {
+			return cutUTF8(string(out), limit)
 		}
 	}
-	return cutUTF8(string(text), limit)
+	text := cutUTF8(string(resp), limit+previewRedactionMargin)
+	if values {
+		text = redact.Values(text)
+	}
+	return cutUTF8(text, limit)
+}
+
+// previewRedactionMargin is how far past a preview's end credentials are
+// looked for, so that one cut by the preview is still recognised: longer
+// than any credential shape but a PEM block, which is matched from its
+// first line.
+const previewRedactionMargin = 4 << 10
+
+// redactText returns a line of text for storage: credentials in it
+// replaced when values is set.
+func redactText(s string, values bool) string {
+	if !values {
+		return s
+	}
+	return redact.Values(s)
 }
