@@ -25,7 +25,7 @@ import (
 )
 
 func serveVerb() verb {
-	var listen, logLevel *string
+	var listen, logLevel, registry *string
 	var readTimeout *time.Duration
 	var maxConns *int
 	return verb{
@@ -38,6 +38,7 @@ func serveVerb() verb {
 			readTimeout = fs.Duration("read-timeout", daemon.DefaultReadTimeout,
 				"close a connection that has not sent a whole request (headers and body) within this time")
 			maxConns = fs.Int("max-conns", daemon.DefaultMaxConns, "connections open at once; more wait until one closes")
+			registry = fs.String("registry", "", "URL of the MCP registry the catalog reads (default: $"+daemon.RegistryEnv+", else the official one)")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			logger, err := newLogger(e.stderr, *logLevel)
@@ -49,7 +50,7 @@ func serveVerb() verb {
 				return fmt.Errorf("finding this program for the reaper: %w", err)
 			}
 			return daemon.Run(ctx, daemon.Options{
-				Home: e.home, Listen: *listen, Version: version, Logger: logger, Reaper: []string{exe}, Binary: exe,
+				Home: e.home, Listen: *listen, RegistryURL: *registry, Version: version, Logger: logger, Reaper: []string{exe}, Binary: exe,
 				Dashboard: builtDashboard(), AutostartCommand: loginCommand(exe),
 				HTTP: daemon.HTTPLimits{ReadTimeout: *readTimeout, MaxConns: *maxConns},
 				Ready: func(info daemon.Info) {

@@ -62,6 +62,25 @@ func MergePATH(first, second string) string {
 	return strings.Join(dirs, string(filepath.ListSeparator))
 }
 
+// switchboardEnvPrefix starts the names of Switchboard's own variables.
+const switchboardEnvPrefix = "SWITCHBOARD_"
+
+// WithoutSwitchboardEnv returns env without Switchboard's own variables
+// (SWITCHBOARD_TOKEN, SWITCHBOARD_HOME, ...): a server process, or a daemon
+// started by a bridge, must not see the token a client gave the bridge,
+// nor be pointed at a data directory by inheritance. The result is a new
+// slice; env is not changed.
+func WithoutSwitchboardEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(envKey(k), switchboardEnvPrefix) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // buildEnv returns base with the entries of extra set (extra wins).
 func buildEnv(base []string, extra map[string]string) []string {
 	env := make([]string, 0, len(base)+len(extra))

@@ -73,7 +73,7 @@ type reaper struct {
 // a Ctrl-C meant for the daemon does not take it down first.
 func startReaper(argv []string) (*reaper, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), ReaperEnv+"=1")
+	cmd.Env = append(WithoutSwitchboardEnv(os.Environ()), ReaperEnv+"=1")
 	prepareGroup(cmd)
 	clearDeathSignal(cmd)
 	w, err := cmd.StdinPipe()

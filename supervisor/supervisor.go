@@ -24,6 +24,7 @@ type Options struct {
 	// so no sweep of survivors after a crash of the daemon.
 	StateDir string
 	// Env is the base environment of every server; nil means os.Environ()
+	// without Switchboard's own variables (see WithoutSwitchboardEnv),
 	// with PATH merged with the login shell's (see LoginShellPATH).
 	Env []string
 	// Reaper is the command line of the watchdog that kills every server when
@@ -131,7 +132,7 @@ func New(ctx context.Context, opts Options) (*Supervisor, error) {
 		pools:   make(map[string]*Pool),
 	}
 	if s.env == nil {
-		s.env = os.Environ()
+		s.env = WithoutSwitchboardEnv(os.Environ())
 		if login := LoginShellPATH(ctx); login != "" {
 			s.env = buildEnv(s.env, map[string]string{"PATH": MergePATH(login, os.Getenv("PATH"))})
 		}

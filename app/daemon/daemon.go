@@ -4,6 +4,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -59,12 +61,38 @@ type Options struct {
 	// HTTP bounds the connections to the daemon; the zero value means the
 	// defaults (see HTTPLimits).
 	HTTP HTTPLimits
+	// RegistryURL points the catalog at another MCP registry than the
+	// official one; empty means the value of RegistryEnv, if any.
+	RegistryURL string
 }
 
 // RegistryEnv names the environment variable that points the catalog at
 // another MCP registry than the official one (a company's subregistry, or a
 // test's fake).
 const RegistryEnv = "SWITCHBOARD_REGISTRY_URL"
+
+// tightenHome makes the data directory 0700 when it is open to others (made
+// by an older version, or by hand): it holds tokens, secrets and the call
+// history. Windows has no such mode bits; its ACLs are left alone.
+func tightenHome(home string, log *slog.Logger) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	info, err := os.Stat(home)
+	if err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	was := info.Mode().Perm()
+	if was&0o077 == 0 {
+		return nil
+	}
+	if err := os.Chmod(home, 0o700); err != nil {
+		return fmt.Errorf("making the data directory %s private: %w", home, err)
+	}
+	log.Warn("the data directory was readable by other users; it is now private (0700)",
+		"dir", home, "was", fmt.Sprintf("%#o", was))
+	return nil
+}
 
 // ErrAlreadyRunning is wrapped by Run's error when another daemon holds the
 // data directory.
@@ -83,6 +111,9 @@ func Run(ctx context.Context, opts Options) error {
 	home := opts.Home
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return fmt.Errorf("creating data directory: %w", err)
+	}
+	if err := tightenHome(home, log); err != nil {
+		return err
 	}
 
 	lock := flock.New(filepath.Join(home, lockFile))
@@ -216,7 +247,7 @@ func Run(ctx context.Context, opts Options) error {
 		StateDir: filepath.Join(home, "clients"), GatewayURL: clientOpts.GatewayURL, BinaryPath: opts.Binary}); err == nil {
 		clientOpts.Env = env
 	}
-	cat, err := catalog.New(catalog.Options{RegistryURL: os.Getenv(RegistryEnv), CacheDir: filepath.Join(home, "catalog"), Logger: log})
+	cat, err := catalog.New(catalog.Options{RegistryURL: cmp.Or(opts.RegistryURL, os.Getenv(RegistryEnv)), CacheDir: filepath.Join(home, "catalog"), Logger: log})
 	if err != nil {
 		ln.Close()
 		return err

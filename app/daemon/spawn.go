@@ -7,10 +7,23 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // LogFile receives the output of a daemon started in the background.
 const LogFile = "daemon.log"
+
+// serveArgs is the command line, after the program, of a daemon for home:
+// the settings that reach the daemon through the environment when it is run
+// by hand (the data directory, the registry) become flags.
+func serveArgs(home string) []string {
+	args := []string{"serve", "--home", home}
+	if u := os.Getenv(RegistryEnv); u != "" {
+		args = append(args, "--registry", u)
+	}
+	return args
+}
 
 // Ensure returns the daemon running for home, starting `exe serve` in the
 // background when none is, and waiting (within ctx) until it serves.
@@ -27,7 +40,11 @@ func Ensure(ctx context.Context, home, exe string) (Info, error) {
 		return Info{}, fmt.Errorf("opening %s: %w", logPath, err)
 	}
 	defer log.Close()
-	cmd := exec.Command(exe, "serve", "--home", home)
+	cmd := exec.Command(exe, serveArgs(home)...)
+	// The caller may be a bridge that a client started with its token in
+	// SWITCHBOARD_TOKEN: the daemon gets none of Switchboard's variables.
+	// What it needs of them is passed as flags.
+	cmd.Env = supervisor.WithoutSwitchboardEnv(os.Environ())
 	cmd.Stdout, cmd.Stderr = log, log
 	detach(cmd)
 	if err := cmd.Start(); err != nil {

@@ -26,7 +26,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -209,6 +211,12 @@ func dsn(path string, params ...string) string {
 }
 
 func open(ctx context.Context, path string, opts Options) (_ *Store, err error) {
+	// The database holds what the user's tools were asked and answered:
+	// only the user may read it. SQLite creates -wal and -shm with the
+	// mode of the database file, so creating that 0600 first covers them.
+	if err := makePrivate(path, true); err != nil {
+		return nil, err
+	}
 	// auto_vacuum=INCREMENTAL takes effect only on a new database: it lets
 	// retention hand freed pages back to the file system.
 	w, err := sql.Open("sqlite", dsn(path, "_auto_vacuum=INCREMENTAL", "_journal_mode=WAL", "_txlock=immediate"))
@@ -243,6 +251,12 @@ func open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	}
 	if err := migrate(ctx, w, path, SchemaVersion); err != nil {
 		return nil, err
+	}
+	// Files left by an older Switchboard, or made under another umask.
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := makePrivate(path+suffix, false); err != nil {
+			return nil, err
+		}
 	}
 	r, err = sql.Open("sqlite", dsn(path, "_query_only=1"))
 	if err != nil {
@@ -282,6 +296,35 @@ func open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	go s.writer()
 	go s.retainLoop()
 	return s, nil
+}
+
+// FileMode is the mode of history.db and its -wal and -shm files.
+const FileMode = 0o600
+
+// makePrivate sets the file at path to FileMode, whatever the umask,
+// creating it empty first if create is set (SQLite takes an empty file for
+// a new database). A missing file is left missing when create is not set.
+func makePrivate(path string, create bool) error {
+	if create {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
+		if err != nil {
+			return fmt.Errorf("history: creating %s: %w", path, err)
+		}
+		f.Close()
+	}
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) && !create {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	if info.Mode().Perm() != FileMode {
+		if err := os.Chmod(path, FileMode); err != nil {
+			return fmt.Errorf("history: making %s private: %w", path, err)
+		}
+	}
+	return nil
 }
 
 // RecordCall queues a call for the writer. It never blocks: when the queue is
