@@ -122,6 +122,23 @@ func newView(name string, sc config.Server, ps supervisor.PoolStatus, known bool
 	return v
 }
 
+// checkUnknown refuses a server entry from a request whose keys unknown to
+// config exceed its limits: 413 for their size, 400 for their nesting.
+// field prefixes the key in the message ("server." in a POST body).
+func checkUnknown(field string, sc config.Server) error {
+	err := sc.CheckUnknown()
+	if err == nil {
+		return nil
+	}
+	if ce, ok := errors.AsType[*config.Error](err); ok {
+		ce.Field = field + ce.Field
+	}
+	if errors.Is(err, config.ErrUnknownTooLarge) {
+		return errorf(http.StatusRequestEntityTooLarge, "invalid server: %v", err)
+	}
+	return errorf(http.StatusBadRequest, "invalid server: %v", err)
+}
+
 func unknownServer(name string) *httpError {
 	return errorf(http.StatusNotFound, "unknown server %q: it is not in config.json", name)
 }
@@ -148,6 +165,9 @@ func (s *Server) addServer(r *http.Request) (ServerView, error) {
 	if req.Name == "" {
 		return ServerView{}, errorf(http.StatusBadRequest, `invalid request body: "name" is missing`)
 	}
+	if err := checkUnknown("server.", req.Server); err != nil {
+		return ServerView{}, err
+	}
 	return s.update(r.Context(), req.Name, func(c *config.Config) error {
 		if _, ok := c.Servers[req.Name]; ok {
 			return errorf(http.StatusConflict, "server %q already exists; change it with PUT /api/v1/servers/%s", req.Name, req.Name)
@@ -164,6 +184,9 @@ func (s *Server) updateServer(r *http.Request) (ServerView, error) {
 	name := r.PathValue("name")
 	var sc config.Server
 	if err := decodeBody(r, &sc); err != nil {
+		return ServerView{}, err
+	}
+	if err := checkUnknown("", sc); err != nil {
 		return ServerView{}, err
 	}
 	return s.update(r.Context(), name, func(c *config.Config) error {

@@ -201,6 +201,7 @@ func TestUpdateRefusedByDaemon(t *testing.T) {
 func TestBadBodies(t *testing.T) {
 	e := newEnv(t)
 	big := `{"name": "big", "server": {"command": "x", "args": ["` + strings.Repeat("a", api.MaxBodyBytes) + `"]}}`
+	deep := strings.Repeat("[", 4999) + "[]" + strings.Repeat("]", 4999) // about 10 KB
 	tests := []struct {
 		name, method, path, body string
 		wantStatus               int
@@ -214,6 +215,12 @@ func TestBadBodies(t *testing.T) {
 		{"wrong type in PUT", "PUT", "/api/v1/servers/fs", `{"command": "x", "args": "not a list"}`, 400, "args"},
 		{"too large", "POST", "/api/v1/servers", big, 413, "larger than"},
 		{"too large PUT", "PUT", "/api/v1/servers/fs", big, 413, "larger than"},
+		// Unknown keys are kept in config.json, within limits.
+		{"unknown keys too deep", "POST", "/api/v1/servers", `{"name": "x", "server": {"command": "x", "note": ` + deep + `}}`, 400,
+			fmt.Sprintf("server.note: an unknown key's value is nested too deeply: 5001 levels, more than the limit of %d", config.MaxUnknownDepth)},
+		{"unknown keys too deep PUT", "PUT", "/api/v1/servers/fs", `{"command": "x", "pool": {"x": ` + deep + `}}`, 400, "pool.x: an unknown key's value is nested too deeply"},
+		{"unknown keys too large", "PUT", "/api/v1/servers/fs", `{"command": "x", "note": "` + strings.Repeat("n", config.MaxUnknownBytes) + `"}`, 413,
+			fmt.Sprintf("note: unknown keys are too large: more than %d bytes", config.MaxUnknownBytes)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,6 +20,11 @@ type Settings struct {
 	// (an XDG autostart file, a LaunchAgent, a Run value); absent when this
 	// daemon cannot manage that entry.
 	StartAtLogin *bool `json:"startAtLogin,omitempty"`
+	// RedactValues tells whether credentials found inside call arguments,
+	// responses and server logs (sk-…, ghp_…, JWTs, PEM keys) are replaced
+	// before they are stored in the history. GET always answers it; a PUT
+	// without it leaves it as it is.
+	RedactValues *bool `json:"redactValues,omitempty"`
 }
 
 // Retention is how much call history is kept. GET answers the bounds in
@@ -52,7 +57,8 @@ func settingsOf(c *config.Config) Settings {
 	if timeout.Duration == 0 {
 		timeout.Duration = DefaultSessionTimeout
 	}
-	return Settings{Retention: r, SessionTimeout: &timeout}
+	redact := !c.History.KeepSecretValues
+	return Settings{Retention: r, SessionTimeout: &timeout, RedactValues: &redact}
 }
 
 // DefaultSessionTimeout is config.SessionTimeout's zero value's meaning.
@@ -98,7 +104,11 @@ func (s *Server) putSettings(r *http.Request) (Settings, error) {
 		}
 	}
 	cfg, err := s.cfg.Update(r.Context(), func(c *config.Config) error {
-		c.History = config.History{MaxAge: in.Retention.MaxAge, MaxBytes: in.Retention.MaxBytes}
+		keep := c.History.KeepSecretValues
+		if in.RedactValues != nil {
+			keep = !*in.RedactValues
+		}
+		c.History = config.History{MaxAge: in.Retention.MaxAge, MaxBytes: in.Retention.MaxBytes, KeepSecretValues: keep}
 		if in.SessionTimeout != nil {
 			c.SessionTimeout = *in.SessionTimeout
 		}

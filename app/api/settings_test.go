@@ -113,3 +113,31 @@ func TestSettingsSessionTimeout(t *testing.T) {
 		t.Errorf("after restoring the default: %+v", st.SessionTimeout)
 	}
 }
+
+func TestSettingsRedactValues(t *testing.T) {
+	e := newEnv(t)
+	st, err := e.client.Settings(t.Context())
+	if err != nil || st.RedactValues == nil || !*st.RedactValues {
+		t.Fatalf("default: %+v %v (want redactValues true)", st, err)
+	}
+	put := func(body string) api.Settings {
+		t.Helper()
+		resp := e.request(t, http.MethodPut, "/api/v1/settings", body, nil)
+		defer resp.Body.Close()
+		var got api.Settings
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("PUT %s: %d %v", body, resp.StatusCode, err)
+		}
+		return got
+	}
+	if got := put(`{"redactValues":false}`); *got.RedactValues || !e.cfg.Current().History.KeepSecretValues {
+		t.Errorf("after turning it off: %+v, config %+v", got, e.cfg.Current().History)
+	}
+	// A PUT without it (retention only) leaves it off.
+	if got := put(`{"retention":{"maxAge":"48h"}}`); *got.RedactValues || !e.cfg.Current().History.KeepSecretValues {
+		t.Errorf("a retention PUT changed it: %+v, config %+v", got, e.cfg.Current().History)
+	}
+	if got := put(`{"redactValues":true}`); !*got.RedactValues || e.cfg.Current().History.KeepSecretValues {
+		t.Errorf("after turning it on: %+v, config %+v", got, e.cfg.Current().History)
+	}
+}

@@ -156,6 +156,11 @@ type History struct {
 	MaxAge Duration `json:"maxAge,omitzero"`
 	// MaxBytes bounds the database's size; 0 means the default (1 GiB).
 	MaxBytes int64 `json:"maxBytes,omitempty"`
+	// KeepSecretValues turns value redaction off: credentials found inside
+	// arguments, responses and log lines (sk-…, ghp_…, JWTs, PEM keys) are
+	// stored as they are. False, the default, replaces them. Fields named
+	// like secrets (token, apiKey, ...) are redacted either way.
+	KeepSecretValues bool `json:"keepSecretValues,omitempty"`
 }
 
 // Install records the catalog entry a server was installed from, for

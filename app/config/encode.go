@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -12,13 +13,79 @@ import (
 // trailing newline. Known keys come first in a fixed order, then unknown
 // keys sorted; servers and env entries are sorted by name, so the same
 // Config always gives the same bytes.
+//
+// Values nested deeper than indentDepth are written compactly: indenting
+// every level makes the file grow with the square of the nesting (a 10 KB
+// unknown value of nested arrays became tens of megabytes).
 func (c *Config) encode() ([]byte, error) {
-	var out bytes.Buffer
-	if err := json.Indent(&out, c.appendJSON(nil), "", "  "); err != nil {
-		return nil, err
+	src := c.appendJSON(nil)
+	if !json.Valid(src) {
+		return nil, errors.New("config: encoding produced invalid JSON")
 	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
+	return append(indent(make([]byte, 0, len(src)*2), src, indentDepth), '\n'), nil
+}
+
+// indentDepth is the deepest level that encode indents: the known layout is
+// at most 4 deep (servers.NAME.pool.KEY); deeper levels are unknown keys'.
+const indentDepth = 8
+
+// indent appends compact, valid JSON src to dst indented by two spaces per
+// level, as json.Indent does, for the first maxDepth levels; deeper values
+// are copied compactly. The output size is linear in len(src).
+func indent(dst, src []byte, maxDepth int) []byte {
+	newline := func(depth int) {
+		dst = append(dst, '\n')
+		for range depth {
+			dst = append(dst, ' ', ' ')
+		}
+	}
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '"':
+			j := i + 1
+			for ; src[j] != '"'; j++ {
+				if src[j] == '\\' {
+					j++
+				}
+			}
+			dst = append(dst, src[i:j+1]...)
+			i = j
+		case '{', '[':
+			depth++
+			dst = append(dst, c)
+			if depth > maxDepth {
+				continue
+			}
+			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
+				dst = append(dst, src[i+1]) // empty: {} or []
+				i++
+				depth--
+				continue
+			}
+			newline(depth)
+		case '}', ']':
+			if depth <= maxDepth {
+				newline(depth - 1)
+			}
+			dst = append(dst, c)
+			depth--
+		case ',':
+			dst = append(dst, c)
+			if depth <= maxDepth {
+				newline(depth)
+			}
+		case ':':
+			dst = append(dst, c)
+			if depth <= maxDepth {
+				dst = append(dst, ' ')
+			}
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // MarshalJSON writes c compactly, with the key order and unknown keys of
@@ -98,7 +165,7 @@ func (c Config) appendJSON(b []byte) []byte {
 	w.b = append(w.b, '}')
 	if c.History != (History{}) {
 		w.key("history")
-		data, _ := json.Marshal(c.History) // a duration and a number: cannot fail
+		data, _ := json.Marshal(c.History) // a duration, a number and a bool: cannot fail
 		w.b = append(w.b, data...)
 	}
 	if c.SessionTimeout.Duration != 0 {

@@ -310,7 +310,7 @@ func (p *parser) config(top []member) (*Config, error) {
 		case "servers":
 			c.Servers, err = p.servers(m.key, m.valOff, m.val)
 		case "history":
-			err = p.scalar(m.key, m.valOff, m.val, &c.History, `an object like {"maxAge": "720h", "maxBytes": 1073741824}`)
+			err = p.scalar(m.key, m.valOff, m.val, &c.History, `an object like {"maxAge": "720h", "maxBytes": 1073741824, "keepSecretValues": false}`)
 		case "sessionTimeout":
 			err = p.scalar(m.key, m.valOff, m.val, &c.SessionTimeout, durationWant)
 		default:

@@ -159,7 +159,7 @@ func Run(ctx context.Context, opts Options) error {
 	var hist *history.Store // set before any call is recorded
 	dropped := &droppedFeed{log: log, bus: bus, dropped: func() uint64 { return hist.Dropped() }}
 	hist, err = history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
-		MaxAge: retention.MaxAge.Duration, MaxBytes: retention.MaxBytes,
+		MaxAge: retention.MaxAge.Duration, MaxBytes: retention.MaxBytes, KeepSecretValues: retention.KeepSecretValues,
 		OnCommit: func(calls []history.Call) {
 			for _, c := range calls {
 				publish(log, bus, events.TypeCall, c)
@@ -361,6 +361,7 @@ func (d *daemon) apply(ctx context.Context) {
 	d.gw.Sync(GatewayConfigs(cfg))
 	d.gw.SetSessionTimeout(cfg.SessionTimeout.Duration)
 	d.hist.SetRetention(cfg.History.MaxAge.Duration, cfg.History.MaxBytes)
+	d.hist.SetKeepSecretValues(cfg.History.KeepSecretValues)
 	publish(d.log, d.bus, events.TypeConfig, struct{}{})
 }
 

@@ -245,6 +245,8 @@ export interface TokenInfo {
 /** Not in the API yet: GET/PUT /api/v1/settings. */
 export interface Settings {
   retention?: { maxAge?: string; maxBytes?: number };
+  startAtLogin?: boolean;
+  redactValues?: boolean;
   [k: string]: unknown;
 }
 
