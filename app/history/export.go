@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,7 +19,9 @@ var CSVHeader = []string{"id", "start", "duration_us", "client_label", "client_n
 
 // Export writes every call q selects (its Cursor and Limit ignored), newest
 // first, with arguments and response preview, to w as "jsonl" (one Call
-// object a line) or "csv" (CSVHeader, then a row a call; times RFC 3339 UTC).
+// object a line) or "csv" (CSVHeader, then a row a call; times RFC 3339 UTC;
+// text cells that a spreadsheet would run as a formula are escaped, see
+// csvText).
 // It streams: memory use does not grow with the number of calls.
 func (s *Store) Export(ctx context.Context, q CallQuery, w io.Writer, format string) error {
 	if format != "jsonl" && format != "csv" {
@@ -50,9 +53,10 @@ func (s *Store) Export(ctx context.Context, q CallQuery, w io.Writer, format str
 		}
 		emit = func(c Call) error {
 			cw.Write([]string{strconv.FormatInt(c.ID, 10), c.Start.Format(time.RFC3339Nano),
-				strconv.FormatInt(c.Duration.Microseconds(), 10), c.ClientLabel, c.ClientName, c.ClientVersion,
-				c.Session, c.Endpoint, c.Server, c.Method, c.Name, string(c.Arguments), c.Outcome, c.Error,
-				strconv.Itoa(c.ResponseSize), c.ResponsePreview, strconv.Itoa(c.PID)})
+				strconv.FormatInt(c.Duration.Microseconds(), 10), csvText(c.ClientLabel), csvText(c.ClientName),
+				csvText(c.ClientVersion), csvText(c.Session), csvText(c.Endpoint), csvText(c.Server),
+				csvText(c.Method), csvText(c.Name), csvText(string(c.Arguments)), csvText(c.Outcome),
+				csvText(c.Error), strconv.Itoa(c.ResponseSize), csvText(c.ResponsePreview), strconv.Itoa(c.PID)})
 			cw.Flush()
 			return cw.Error()
 		}
@@ -70,4 +74,17 @@ func (s *Store) Export(ctx context.Context, q CallQuery, w io.Writer, format str
 		return err
 	}
 	return bw.Flush()
+}
+
+// csvText escapes a text cell of a CSV export against formula injection
+// (OWASP "CSV Injection"): a cell that begins with =, +, -, @, a tab or a
+// carriage return is run as a formula by spreadsheets, and its text comes
+// from clients and servers (a tool name, an error, a response). Such a cell
+// gets a leading single quote, which spreadsheets show as text. Cells of
+// numbers Switchboard writes itself (ids, durations, sizes) are left alone.
+func csvText(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
 }

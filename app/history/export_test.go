@@ -108,3 +108,28 @@ func TestExportCSV(t *testing.T) {
 		t.Error("unknown format accepted")
 	}
 }
+
+func TestExportCSVEscapesFormulas(t *testing.T) {
+	s := openTest(t, testOptions())
+	c := call(1, "sheet", "=HYPERLINK(\"http://evil\",\"x\")", `{"a":1}`)
+	c.Error = "@SUM(1+1)"
+	c.ClientLabel, c.ClientName, c.ClientVersion, c.Session = "+cmd", "-2+3", "\tTAB", "\rCR"
+	c.Response = json.RawMessage(`-1`)
+	s.RecordCall(c)
+	flush(t, s)
+	var buf bytes.Buffer
+	if err := s.Export(context.Background(), CallQuery{}, &buf, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := recs[1]
+	for col, want := range map[int]string{3: "'+cmd", 4: "'-2+3", 5: "'\tTAB", 6: "'\rCR", 10: `'=HYPERLINK("http://evil","x")`,
+		13: "'@SUM(1+1)", 15: "'-1", 11: `{"a":1}`, 8: "sheet", 0: "1"} {
+		if row[col] != want {
+			t.Errorf("column %s = %q, want %q", CSVHeader[col], row[col], want)
+		}
+	}
+}
