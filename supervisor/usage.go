@@ -5,8 +5,6 @@ import (
 	"maps"
 	"sync"
 	"time"
-
-	"github.com/shirou/gopsutil/v3/process"
 )
 
 // sampler measures the CPU and memory of every server's process trees.
@@ -33,7 +31,8 @@ func (sm *sampler) perProcess(server string) map[int]*Usage {
 
 // sample measures the trees rooted at each server's ready processes and
 // returns each server's total. One pass over the system's processes finds
-// every tree.
+// every tree (childrenByParent); the figures of the processes in the trees
+// come from gopsutil (processOf).
 func (sm *sampler) sample(ctx context.Context, roots map[string][]int) map[string]*Usage {
 	children := childrenByParent(ctx)
 	now := time.Now()
@@ -72,21 +71,6 @@ func (sm *sampler) sample(ctx context.Context, roots map[string][]int) map[strin
 	return totals
 }
 
-// childrenByParent maps each pid to its children's pids.
-func childrenByParent(ctx context.Context) map[int32][]int32 {
-	procs, err := process.ProcessesWithContext(ctx)
-	if err != nil {
-		return nil
-	}
-	children := make(map[int32][]int32)
-	for _, p := range procs {
-		if ppid, err := p.PpidWithContext(ctx); err == nil {
-			children[ppid] = append(children[ppid], p.Pid)
-		}
-	}
-	return children
-}
-
 // treeUsage sums RSS, process count and CPU seconds over root and its
 // descendants.
 func treeUsage(ctx context.Context, root int, children map[int32][]int32) (*Usage, float64) {
@@ -96,7 +80,7 @@ func treeUsage(ctx context.Context, root int, children map[int32][]int32) (*Usag
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = append(queue[1:], children[pid]...)
-		p, err := process.NewProcessWithContext(ctx, pid)
+		p, err := processOf(ctx, pid)
 		if err != nil {
 			continue
 		}
