@@ -1,0 +1,238 @@
+package clients
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/tailscale/hujson"
+	"go.yaml.in/yaml/v3"
+)
+
+// The fuzz targets feed arbitrary file contents to the editors of each
+// format. Whatever a file holds, an edit that succeeds must leave a file
+// that parses again, holds the entry as written, and is unchanged in
+// everything else (compared as decoded data); removing the entry must do
+// the same. Seeds are in testdata/fuzz/<target>/ (the golden originals and
+// odd shapes); `make fuzz` runs each target for a bounded time.
+
+func FuzzEditJSON(f *testing.F) {
+	f.Add([]byte(`{"mcpServers":{"a":{"command":"x"}}}`), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		// strict JSON and JSONC clients, each with its own entry shape
+		ids := []string{"cursor", "claude-desktop", "gemini-cli", "vscode", "zed"}
+		checkEdit(t, mustLookup(t, ids[int(which)%len(ids)]), data, decodeJSON)
+	})
+}
+
+func FuzzEditTOML(f *testing.F) {
+	f.Add([]byte("model = \"o3\"\n[mcp_servers.a]\ncommand = \"x\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkEdit(t, mustLookup(t, "codex"), data, decodeTOML)
+	})
+}
+
+func FuzzEditYAML(f *testing.F) {
+	f.Add([]byte("name: x\nmcpServers:\n  - name: a\n    command: x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkEdit(t, mustLookup(t, "continue"), data, decodeYAML)
+	})
+}
+
+func mustLookup(t *testing.T, id string) Client {
+	c, ok := Lookup(id)
+	if !ok {
+		t.Fatalf("no client %s", id)
+	}
+	return c
+}
+
+// checkEdit connects (upsert) and then disconnects (remove) on data, and
+// checks each result against the invariants above.
+func checkEdit(t *testing.T, c Client, data []byte, decode func([]byte) (any, error)) {
+	if len(data) > 64<<10 {
+		return
+	}
+	doc, err := openDocument(c, "f", data)
+	if err != nil {
+		return // refused with an error: fine
+	}
+	if _, err := doc.entries(); err != nil {
+		return
+	}
+	orig := doc.bytes()
+	before, err := decode(orig)
+	if err != nil {
+		t.Fatalf("%s: the editor accepted a file its format's parser refuses: %v\n%q", c.ID, err, orig)
+	}
+	want := entryValue(c, Connect{URL: "http://127.0.0.1:7391/mcp", Token: "sb_tok", BinaryPath: "/bin/sb"}, "")
+	if err := doc.upsert(EntryName, want); err != nil {
+		return // an entry of a shape it does not edit: refused, fine
+	}
+	connected := doc.bytes()
+	after := reparse(t, c, connected, decode)
+	if !hasEntry(c, after) {
+		t.Fatalf("%s: the connected file has no %s entry\n%q\n->\n%q", c.ID, EntryName, orig, connected)
+	}
+	sameElsewhere(t, c, before, after, orig, connected)
+
+	if _, err := doc.remove(EntryName); err != nil {
+		t.Fatalf("%s: removing the entry just written: %v\n%q", c.ID, err, connected)
+	}
+	disconnected := doc.bytes()
+	gone := reparse(t, c, disconnected, decode)
+	if hasEntry(c, gone) {
+		t.Fatalf("%s: the entry is still there after remove\n%q", c.ID, disconnected)
+	}
+	sameElsewhere(t, c, before, gone, orig, disconnected)
+}
+
+// reparse opens an edited file again, as the editor and as its format's
+// parser, and returns the decoded data.
+func reparse(t *testing.T, c Client, b []byte, decode func([]byte) (any, error)) any {
+	t.Helper()
+	doc, err := openDocument(c, "f", b)
+	if err != nil {
+		t.Fatalf("%s: the edited file does not parse again: %v\n%q", c.ID, err, b)
+	}
+	if _, err := doc.entries(); err != nil {
+		t.Fatalf("%s: the edited file's entries do not read: %v\n%q", c.ID, err, b)
+	}
+	v, err := decode(b)
+	if err != nil {
+		t.Fatalf("%s: the edited file is not valid for its format: %v\n%q", c.ID, err, b)
+	}
+	return v
+}
+
+// servers returns the container of entries in a decoded file, if any.
+func servers(c Client, v any) (any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	s, ok := m[c.ServersKey[0]]
+	return s, ok
+}
+
+func hasEntry(c Client, v any) bool {
+	s, _ := servers(c, v)
+	switch s := s.(type) {
+	case map[string]any:
+		_, ok := s[EntryName]
+		return ok
+	case []any: // Continue: a list of items with a name
+		for _, it := range s {
+			if m, ok := it.(map[string]any); ok && m["name"] == EntryName {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutEntry returns v without Switchboard's entry, and without the
+// servers container when it is left empty and skipped is not set (the
+// editor may add an empty container, or leave one it emptied).
+func withoutEntry(c Client, v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, val := range m {
+		out[k] = val
+	}
+	key := c.ServersKey[0]
+	switch s := out[key].(type) {
+	case map[string]any:
+		rest := make(map[string]any, len(s))
+		for k, val := range s {
+			if k != EntryName {
+				rest[k] = val
+			}
+		}
+		out[key] = rest
+		if len(rest) == 0 {
+			delete(out, key)
+		}
+	case []any:
+		var rest []any
+		for _, it := range s {
+			if im, ok := it.(map[string]any); ok && im["name"] == EntryName {
+				continue
+			}
+			rest = append(rest, it)
+		}
+		out[key] = rest
+		if len(rest) == 0 {
+			delete(out, key)
+		}
+	case nil:
+		delete(out, key) // YAML "mcpServers:" with no value
+	}
+	return out
+}
+
+func sameElsewhere(t *testing.T, c Client, before, after any, from, to []byte) {
+	t.Helper()
+	if b, a := withoutEntry(c, before), withoutEntry(c, after); !reflect.DeepEqual(b, a) {
+		t.Fatalf("%s: the edit changed more than the entry\nbefore %#v\nafter  %#v\n%q\n->\n%q", c.ID, b, a, from, to)
+	}
+}
+
+func decodeJSON(b []byte) (any, error) {
+	std, err := hujson.Standardize(bytes.TrimPrefix(b, bom))
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(std))
+	dec.UseNumber()
+	return v, dec.Decode(&v)
+}
+
+func decodeTOML(b []byte) (any, error) {
+	var v map[string]any
+	err := toml.Unmarshal(bytes.TrimPrefix(b, bom), &v)
+	return normalizeTOML(v), err
+}
+
+// normalizeTOML turns go-toml's typed maps into map[string]any, as the
+// other decoders give.
+func normalizeTOML(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = normalizeTOML(x)
+		}
+		return out
+	case []map[string]any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = normalizeTOML(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = normalizeTOML(x)
+		}
+		return out
+	}
+	return v
+}
+
+func decodeYAML(b []byte) (any, error) {
+	var v any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return map[string]any{}, nil
+	}
+	return v, nil
+}
