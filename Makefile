@@ -5,7 +5,7 @@ BIN     := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test clean
+.PHONY: all build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test fuzz clean
 
 # The official TypeScript SDK client and server-everything, for the
 # gateway's independent-client tests (pinned in package-lock.json).
@@ -89,6 +89,30 @@ node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
 # fails the tests that need it instead of skipping them.
 test: fmt-check vet node-deps frontend frontend-test
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 20m ./...
+
+# Native Go fuzzing of every parser of outside input, one target after
+# another, each for FUZZTIME with FUZZPARALLEL workers. Each target's seed
+# corpus (testdata/fuzz/<target>/) also runs under plain `go test`; a
+# failure found here is written there as a new seed: fix the bug, keep it.
+FUZZTIME     ?= 30s
+FUZZPARALLEL ?= 1
+FUZZ_TARGETS := \
+	./app/config:FuzzParse \
+	./app/clients:FuzzEditJSON \
+	./app/clients:FuzzEditTOML \
+	./app/clients:FuzzEditYAML \
+	./app/history:FuzzCallQuery \
+	./app/history:FuzzRedactJSON \
+	./app/redact:FuzzValues \
+	./app/gateway:FuzzPlainToolResult \
+	./app/catalog:FuzzRegistryJSON
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "== $$name ($$pkg), $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) $$pkg; \
+	done
 
 clean:
 	rm -rf $(BIN)
