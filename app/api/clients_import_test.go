@@ -403,3 +403,31 @@ func TestBackupsAndRestore(t *testing.T) {
 		t.Errorf("restored file:\n%s\nwant:\n%s", got, original)
 	}
 }
+
+// TestClientsMaskSecrets: GET /api/v1/clients shows no secret of a client's
+// entries, whether a header's name has hyphens (X-Api-Key,
+// x-goog-api-key, Ocp-Apim-Subscription-Key) or a credential sits under a
+// harmless name.
+func TestClientsMaskSecrets(t *testing.T) {
+	e := newClientsEnv(t)
+	e.write(t, "cursor", `{"mcpServers": {
+  "remote": {"url": "https://x.example/mcp", "headers": {"X-Api-Key": "k1", "x-goog-api-key": "k2",
+    "Ocp-Apim-Subscription-Key": "k3", "Accept": "application/json", "X-Extra": "Bearer abcdef123456"}},
+  "local": {"command": "npx", "env": {"GITHUB_TOKEN": "t1", "OPTIONS": "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "LOG_LEVEL": "info"}}
+}}`)
+	views, err := e.client.Clients(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(views)
+	for _, secret := range []string{"k1", "k2", "k3", "t1", "ghp_", "abcdef123456"} {
+		if strings.Contains(string(data), `"`+secret) {
+			t.Errorf("GET /api/v1/clients shows %q:\n%s", secret, data)
+		}
+	}
+	for _, kept := range []string{`"application/json"`, `"info"`} {
+		if !strings.Contains(string(data), kept) {
+			t.Errorf("GET /api/v1/clients lost %s:\n%s", kept, data)
+		}
+	}
+}
