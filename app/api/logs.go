@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/redact"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -64,14 +65,27 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		// wrote before is in the history.
 		lines = s.storedLogs(r, name, n)
 	}
+	redactValues := !s.cfg.Current().History.KeepSecretValues
 	if !follow {
-		if lines == nil {
-			lines = []supervisor.LogLine{}
-		}
-		writeJSON(w, http.StatusOK, lines)
+		writeJSON(w, http.StatusOK, redactLines(lines, redactValues))
 		return
 	}
-	s.follow(w, r, name, ps.Logs, lines, events)
+	s.follow(w, r, name, ps.Logs, lines, events, redactValues)
+}
+
+// redactLines returns lines (never nil) with the credentials in their text
+// replaced when redactValues is set: the supervisor keeps what servers
+// wrote as they wrote it, and the API shows it as the history stores it
+// (see config.History.KeepSecretValues).
+func redactLines(lines []supervisor.LogLine, redactValues bool) []supervisor.LogLine {
+	out := make([]supervisor.LogLine, len(lines))
+	copy(out, lines)
+	if redactValues {
+		for i := range out {
+			out[i].Text = redact.Values(out[i].Text)
+		}
+	}
+	return out
 }
 
 // storedLogs returns the server's last n lines from the history; a failure
@@ -115,7 +129,7 @@ type logKey struct {
 //
 // The subscription started before the snapshot (all) was taken, so events
 // for lines already in the snapshot may come first; they are skipped.
-func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all, lines []supervisor.LogLine, events <-chan supervisor.Event) {
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all, lines []supervisor.LogLine, events <-chan supervisor.Event, redactValues bool) {
 	seen := make(map[logKey]bool, len(all))
 	for _, l := range all {
 		seen[logKey{l.Time, l.PID, l.Stream, l.Text}] = true
@@ -123,6 +137,9 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all
 
 	rc := startEventStream(w)
 	send := func(l supervisor.LogLine) error {
+		if redactValues {
+			l.Text = redact.Values(l.Text)
+		}
 		data, err := json.Marshal(l)
 		if err != nil {
 			return err

@@ -180,3 +180,39 @@ func TestFollowErrors(t *testing.T) {
 		t.Errorf("%d subscribers left", n)
 	}
 }
+
+// TestLiveLogsRedacted: what servers wrote is shown as the history stores
+// it, credentials replaced, in GET .../logs, a server's recent lines and
+// the followed stream; unless value redaction is off.
+func TestLiveLogsRedacted(t *testing.T) {
+	const secret = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+	e := newEnv(t)
+	e.sup.logLine("fs", "using "+secret)
+	lines, err := e.client.Logs(t.Context(), "fs", 1)
+	if err != nil || len(lines) != 1 || lines[0].Text != "using [redacted]" {
+		t.Errorf("logs = %+v, %v", lines, err)
+	}
+	v, err := e.client.Server(t.Context(), "fs")
+	if err != nil || v.RecentLogs[len(v.RecentLogs)-1].Text != "using [redacted]" {
+		t.Errorf("recent logs = %+v, %v", v.RecentLogs, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	got := make(chan supervisor.LogLine, 4)
+	go e.client.FollowLogs(ctx, "fs", 1, func(l supervisor.LogLine) { got <- l })
+	select {
+	case l := <-got:
+		if l.Text != "using [redacted]" {
+			t.Errorf("followed line = %q", l.Text)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no followed line")
+	}
+
+	e.cfg.mu.Lock()
+	e.cfg.cfg.History.KeepSecretValues = true
+	e.cfg.mu.Unlock()
+	if lines, _ := e.client.Logs(t.Context(), "fs", 1); len(lines) != 1 || lines[0].Text != "using "+secret {
+		t.Errorf("with value redaction off, logs = %+v", lines)
+	}
+}

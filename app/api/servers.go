@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/redact"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -57,7 +58,7 @@ func (s *Server) listServers(r *http.Request) ([]ServerView, error) {
 	out := make([]ServerView, 0, len(cfg.Servers))
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		ps, known := statuses[name]
-		out = append(out, s.withTools(newView(name, cfg.Servers[name], ps, known)))
+		out = append(out, s.withTools(redactView(newView(name, cfg.Servers[name], ps, known), cfg)))
 	}
 	return out, nil
 }
@@ -85,7 +86,18 @@ func (s *Server) getServer(r *http.Request) (ServerView, error) {
 // view describes a server of the config as the supervisor sees it now.
 func (s *Server) view(name string, sc config.Server) ServerView {
 	ps, err := s.sup.Status(name)
-	return s.withTools(newView(name, sc, ps, err == nil))
+	return s.withTools(redactView(newView(name, sc, ps, err == nil), s.cfg.Current()))
+}
+
+// redactView replaces credentials in what the server wrote (its recent
+// lines, its last error) unless the user turned value redaction off.
+func redactView(v ServerView, cfg *config.Config) ServerView {
+	redactValues := !cfg.History.KeepSecretValues
+	v.RecentLogs = redactLines(v.RecentLogs, redactValues)
+	if redactValues {
+		v.LastError = redact.Values(v.LastError)
+	}
+	return v
 }
 
 func newView(name string, sc config.Server, ps supervisor.PoolStatus, known bool) ServerView {

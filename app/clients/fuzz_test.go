@@ -37,8 +37,26 @@ func FuzzEditTOML(f *testing.F) {
 func FuzzEditYAML(f *testing.F) {
 	f.Add([]byte("name: x\nmcpServers:\n  - name: a\n    command: x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if indentedRoot(data) {
+			return // see indentedRoot
+		}
 		checkEdit(t, mustLookup(t, "continue"), data, decodeYAML)
 	})
+}
+
+// indentedRoot reports a YAML file whose top-level mapping is indented
+// (" name: x"): the editor adds "mcpServers:" at column 1, outside that
+// mapping, and reports the entry written although a YAML parser does not
+// see it there. Found by FuzzEditYAML (input " 0:"), reported to the owner
+// of app/clients; skipped here until the editor handles it, so that the
+// fuzzer looks for other problems.
+func indentedRoot(data []byte) bool {
+	var n yaml.Node
+	if yaml.Unmarshal(data, &n) != nil || len(n.Content) == 0 {
+		return false
+	}
+	root := n.Content[0]
+	return root.Kind == yaml.MappingNode && root.Column > 1
 }
 
 func mustLookup(t *testing.T, id string) Client {

@@ -10,20 +10,22 @@ import (
 )
 
 // forward records the supervisor's events in the history and publishes
-// them on the live feed, until the subscription ends.
+// them on the live feed, until the subscription ends. The feed's text is
+// redacted as the history's is.
 func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store, bus *events.Bus, dropped *droppedFeed) {
 	for ev := range evs {
 		hist.Observe(ev)
 		switch ev.Kind {
 		case supervisor.EventLog:
 			publish(log, bus, events.TypeLog, events.Log{Server: ev.Server, Time: ev.Time, PID: ev.PID,
-				Stream: ev.Stream, Text: ev.Message})
+				Stream: ev.Stream, Text: hist.RedactText(ev.Message)})
 		case supervisor.EventUsage:
 			if u := ev.Usage; u != nil {
 				publish(log, bus, events.TypeSample, events.Sample{Server: ev.Server, Time: ev.Time,
 					CPUPercent: u.CPUPercent, RSSBytes: u.RSSBytes, Processes: u.Processes})
 			}
 		default:
+			ev.Message = hist.RedactText(ev.Message) // a crash's message may quote the server
 			publish(log, bus, events.TypeState, ev)
 		}
 		dropped.check()

@@ -380,6 +380,11 @@ func (s *Store) wakeWriter() {
 // records committed from now on; see Options.KeepSecretValues.
 func (s *Store) SetKeepSecretValues(keep bool) { s.keepValues.Store(keep) }
 
+// RedactText returns text with credentials replaced as the store replaces
+// them in what it records (as it is when value redaction is off), for the
+// live views of the same records.
+func (s *Store) RedactText(text string) string { return redactText(text, !s.keepValues.Load()) }
+
 // Dropped counts the records lost since Open: dropped because the queue was
 // full or the store closed, or lost in a batch that failed to commit.
 func (s *Store) Dropped() uint64 { return s.dropped.Load() }
