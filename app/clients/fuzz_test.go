@@ -3,6 +3,7 @@ package clients
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -45,11 +46,12 @@ func FuzzEditYAML(f *testing.F) {
 }
 
 // indentedRoot reports a YAML file whose top-level mapping is indented
-// (" name: x"): the editor adds "mcpServers:" at column 1, outside that
-// mapping, and reports the entry written although a YAML parser does not
-// see it there. Found by FuzzEditYAML (input " 0:"), reported to the owner
-// of app/clients; skipped here until the editor handles it, so that the
-// fuzzer looks for other problems.
+// (" name: x"). The editor adds "mcpServers:" at column 1, after that
+// mapping, and reports the entry written, but a YAML parser does not see
+// it (yaml.v3 reads " 0:\nmcpServers: [...]" as {0: null}). Found by
+// FuzzEditYAML (input " 0:"), reported to the owner of app/clients; such
+// files are skipped here until the editor handles them, so that the fuzzer
+// looks for other problems.
 func indentedRoot(data []byte) bool {
 	var n yaml.Node
 	if yaml.Unmarshal(data, &n) != nil || len(n.Content) == 0 {
@@ -252,5 +254,31 @@ func decodeYAML(b []byte) (any, error) {
 	if v == nil {
 		return map[string]any{}, nil
 	}
-	return v, nil
+	return normalizeYAML(v), nil
+}
+
+// normalizeYAML turns the map[any]any that yaml gives for a mapping with a
+// key that is not a string (0, null) into map[string]any, keys printed.
+func normalizeYAML(v any) any {
+	switch v := v.(type) {
+	case map[any]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[fmt.Sprint(k)] = normalizeYAML(x)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = normalizeYAML(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = normalizeYAML(x)
+		}
+		return out
+	}
+	return v
 }

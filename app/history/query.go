@@ -102,10 +102,12 @@ func decodeCursor(c string) (start, id int64, err error) {
 
 // ftsQuery turns user text into an FTS5 query that cannot be a syntax error:
 // every word becomes a quoted string ("" inside doubled), and the strings are
-// ANDed. It returns "" when text has no words.
+// ANDed. It returns "" when text has no words. A NUL byte separates words:
+// FTS5 reads a query string only up to one ("unterminated string", found by
+// FuzzCallQuery).
 func ftsQuery(text string) string {
 	var b strings.Builder
-	for _, w := range strings.FieldsFunc(text, unicode.IsSpace) {
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || r == 0 }) {
 		if !strings.ContainsFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
 			continue // all punctuation: no token to look for
 		}
