@@ -41,6 +41,12 @@ func FuzzEditYAML(f *testing.F) {
 		if indentedRoot(data) {
 			return // see indentedRoot
 		}
+		if bytes.Contains(data, []byte("<<")) {
+			// A merge key: yaml.v3 resolves it when decoding (and refuses
+			// "<<: null"), YAML 1.2 parsers such as Continue's take it for
+			// a plain key; the decoded comparison would not be fair.
+			return
+		}
 		checkEdit(t, mustLookup(t, "continue"), data, decodeYAML)
 	})
 }
