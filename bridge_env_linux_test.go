@@ -27,11 +27,15 @@ import (
 // starts, and the server processes that daemon runs, must have none of them
 // in /proc/<pid>/environ (the servers keep only the variables their config
 // entry sets); the daemon still uses the bridge's data directory. A call
-// whose arguments hold credentials is then stored with them redacted.
+// whose arguments hold credentials is then stored with them redacted, in a
+// 0600 history.db inside a data directory made 0700.
 func TestBridgeKeepsSwitchboardEnvFromDaemonAndServers(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "alpha")
 	t.Cleanup(func() { stopDaemonOf(t, home) })
+	if err := os.Chmod(home, 0o755); err != nil { // as an older version or a user may have left it
+		t.Fatal(err)
+	}
 	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +123,17 @@ func TestBridgeKeepsSwitchboardEnvFromDaemonAndServers(t *testing.T) {
 	})
 	if bytes.Contains(stored, []byte("ghp_")) || bytes.Contains(stored, []byte("sk-proj")) || !bytes.Contains(stored, []byte(`"use [redacted] and [redacted]"`)) {
 		t.Errorf("stored arguments and preview: %s", stored)
+	}
+
+	// The data directory was tightened; the history's files are private.
+	for path, want := range map[string]os.FileMode{home: 0o700, filepath.Join(home, daemon.HistoryFile): 0o600,
+		filepath.Join(home, daemon.HistoryFile) + "-wal": 0o600, filepath.Join(home, daemon.HistoryFile) + "-shm": 0o600} {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+		} else if info.Mode().Perm() != want {
+			t.Errorf("%s has mode %o, want %o", path, info.Mode().Perm(), want)
+		}
 	}
 }
 
