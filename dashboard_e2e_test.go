@@ -113,7 +113,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	cmd := exec.CommandContext(t.Context(), node, "frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
 		"--out", screenshotsDir, "--mutate", "--install", entryName, "--add", "beta="+string(addCfg),
-		"--call", "/mcp/alpha", "--revoke", "cursor", "--chromium", chromium)
+		"--call", "/mcp/alpha", "--burst", "20", "--revoke", "cursor", "--chromium", chromium)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_E2E_TOKEN="+d.client.Token, "TMPDIR="+t.TempDir())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()

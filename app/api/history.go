@@ -18,6 +18,7 @@ type History interface {
 	Calls(ctx context.Context, q history.CallQuery) (history.CallPage, error)
 	Call(ctx context.Context, id int64) (history.Call, error)
 	Stats(ctx context.Context, since, until time.Time, groupBy string) ([]history.Stat, error)
+	Timeline(ctx context.Context, server string, since, until time.Time, step time.Duration) ([]history.TimeStat, error)
 	Samples(ctx context.Context, server string, since, until time.Time) ([]history.Sample, error)
 	Export(ctx context.Context, q history.CallQuery, w io.Writer, format string) error
 	Logs(ctx context.Context, server string, since time.Time, limit int) ([]history.LogLine, error)
@@ -158,7 +159,10 @@ func window(v url.Values, defaultSpan time.Duration) (since, until time.Time, er
 	return since, until, err
 }
 
-func (s *Server) stats(r *http.Request) ([]history.Stat, error) {
+// stats answers GET /api/v1/stats: by=server or by=tool, one Stat per
+// group; by=time, a timeline of the window in buckets of step (default: the
+// window / 60 rounded up to a whole second), optionally of one server.
+func (s *Server) stats(r *http.Request) (any, error) {
 	h, err := s.historyStore()
 	if err != nil {
 		return nil, err
@@ -169,10 +173,29 @@ func (s *Server) stats(r *http.Request) ([]history.Stat, error) {
 		return nil, err
 	}
 	by := v.Get("by")
-	if by != "" && by != "server" && by != "tool" {
-		return nil, errorf(http.StatusBadRequest, "invalid by %q: server or tool", by)
+	switch by {
+	case "", "server", "tool":
+		return h.Stats(r.Context(), since, until, by)
+	case "time":
+	default:
+		return nil, errorf(http.StatusBadRequest, "invalid by %q: server, tool or time", by)
 	}
-	return h.Stats(r.Context(), since, until, by)
+	if until.IsZero() {
+		until = time.Now()
+	}
+	if !until.After(since) {
+		return nil, errorf(http.StatusBadRequest, "invalid window: until (%s) is not after since (%s)", until.Format(time.RFC3339), since.Format(time.RFC3339))
+	}
+	step := (until.Sub(since)/60 + time.Second - 1).Truncate(time.Second)
+	if raw := v.Get("step"); raw != "" {
+		if step, err = time.ParseDuration(raw); err != nil || step < time.Second {
+			return nil, errorf(http.StatusBadRequest, "invalid step %q: a duration of at least 1s (30s, 15m, 2h)", raw)
+		}
+	}
+	if n := until.Sub(since)/step + 1; n > history.MaxTimeBuckets {
+		return nil, errorf(http.StatusBadRequest, "step %s makes %d buckets over the window: at most %d, use a longer step", step, n, history.MaxTimeBuckets)
+	}
+	return h.Timeline(r.Context(), v.Get("server"), since, until, step)
 }
 
 // DefaultUsageWindow is the window of /api/v1/usage without "since".

@@ -575,3 +575,83 @@ func clampLimit(n, def, most int) int {
 	}
 	return min(n, most)
 }
+
+// TimeStat counts the calls that started in one bucket of a timeline.
+type TimeStat struct {
+	Time   time.Time     `json:"time"` // the bucket's start, on a clock boundary of the step
+	Count  int64         `json:"count"`
+	Errors int64         `json:"errors"`
+	P50    time.Duration `json:"p50"` // nearest-rank, as in Stat; 0 for an empty bucket
+	P95    time.Duration `json:"p95"`
+}
+
+// MaxTimeBuckets bounds the buckets of one timeline.
+const MaxTimeBuckets = 5000
+
+// Timeline counts the calls of server ("" for every server) in buckets of
+// step from since (moved back to a multiple of step since the Unix epoch:
+// a clock boundary, in UTC) to until, one TimeStat per bucket, empty buckets
+// included, oldest first. SQLite does the counting and the percentiles, so
+// the whole window is counted however many calls it holds.
+func (s *Store) Timeline(ctx context.Context, server string, since, until time.Time, step time.Duration) ([]TimeStat, error) {
+	if step < time.Second {
+		return nil, fmt.Errorf("history: timeline: step %s is under a second", step)
+	}
+	stepUS := step.Microseconds()
+	origin := time.UnixMicro(floorDiv(since.UnixMicro(), stepUS) * stepUS)
+	if !until.After(origin) {
+		return []TimeStat{}, nil
+	}
+	n := int((until.Sub(origin) + step - 1) / step)
+	if n > MaxTimeBuckets {
+		return nil, fmt.Errorf("history: timeline: %d buckets of %s from %s to %s (at most %d)", n, step, since.Format(time.RFC3339), until.Format(time.RFC3339), MaxTimeBuckets)
+	}
+	args := []any{origin.UnixMicro(), stepUS, origin.UnixMicro(), until.UnixMicro()}
+	filter := ""
+	if server != "" {
+		filter = " AND server = ?"
+		args = append(args, server)
+	}
+	// Nearest-rank percentiles in SQL: the row whose rank in its bucket,
+	// by duration, is ceil(p/100 * n).
+	rows, err := s.r.QueryContext(ctx, `
+WITH c AS (
+	SELECT (start - ?) / ? AS b, duration_us AS d, outcome <> 'ok' AS e
+	FROM calls WHERE start >= ? AND start < ?`+filter+`
+), r AS (
+	SELECT b, d, e, ROW_NUMBER() OVER (PARTITION BY b ORDER BY d) AS rn, COUNT(*) OVER (PARTITION BY b) AS n FROM c
+)
+SELECT b, n, SUM(e),
+	MAX(CASE WHEN rn = (50 * n + 99) / 100 THEN d END),
+	MAX(CASE WHEN rn = (95 * n + 99) / 100 THEN d END)
+FROM r GROUP BY b ORDER BY b`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("history: timeline: %w", err)
+	}
+	defer rows.Close()
+	out := make([]TimeStat, n)
+	for i := range out {
+		out[i].Time = origin.Add(time.Duration(i) * step).UTC()
+	}
+	for rows.Next() {
+		var b, count, errs, p50, p95 int64
+		if err := rows.Scan(&b, &count, &errs, &p50, &p95); err != nil {
+			return nil, fmt.Errorf("history: timeline: %w", err)
+		}
+		if b < 0 || b >= int64(n) {
+			continue
+		}
+		out[b] = TimeStat{Time: out[b].Time, Count: count, Errors: errs,
+			P50: time.Duration(p50) * time.Microsecond, P95: time.Duration(p95) * time.Microsecond}
+	}
+	return out, rows.Err()
+}
+
+// floorDiv is a / b rounded down (b > 0), for times before the epoch too.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}

@@ -12,7 +12,9 @@
 // --add adds a server through the Servers page and waits until it runs.
 // --call makes an MCP tools/call of "echo" on that endpoint (bearer token in
 // $SWITCHBOARD_E2E_TOKEN) while the History page is open, and waits for the
-// call to appear there live. --revoke picks the token the walk revokes.
+// call to appear there live; with --burst SECONDS it then makes 300 calls/s
+// for that long into the open History page and fails on a long task over
+// 200 ms or a nav click answered in over 300 ms. --revoke picks the token the walk revokes.
 // Exits 1 with the failed step on stderr; the screenshots taken so far stay.
 
 import { chromium } from 'playwright-core';
@@ -20,10 +22,11 @@ import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+const BURST_RATE = 300;
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 function parseArgs(argv) {
-  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
+  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', burst: 0, chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -37,6 +40,7 @@ function parseArgs(argv) {
     else if (a === '--add') o.add = val();
     else if (a === '--call') o.call = val();
     else if (a === '--revoke') o.revoke = val();
+    else if (a === '--burst') o.burst = Number(val());
     else if (a === '--chromium') o.chromium = val();
     else if (a === '--fake') o.fake = o.mutate = true;
     else if (a === '--mutate') o.mutate = true;
@@ -84,15 +88,23 @@ async function shot(name) {
   await page.screenshot({ path: file });
   shots.push(file);
 }
+// shotBoth takes the screenshot in light and in dark (then back to scheme).
+async function shotBoth(name, scheme = 'light') {
+  for (const s of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: s });
+    await shot(`${name}-${s}`);
+  }
+  await page.emulateMedia({ colorScheme: scheme });
+}
 async function go(route) {
   await page.goto(`${opts.base}/#/${route}`);
   await page.locator('main h1').first().waitFor();
 }
 const visible = (sel) => page.locator(sel).first().isVisible();
 
-// mcpCall makes one tools/call of echo on the endpoint as an MCP client
-// would over streamable HTTP: initialize, initialized, tools/call.
-async function mcpCall(path, text) {
+// mcpSession opens an MCP session on the endpoint as a client would over
+// streamable HTTP (initialize, initialized) and returns its tools/call of echo.
+async function mcpSession(path) {
   const url = opts.base + path;
   const token = process.env.SWITCHBOARD_E2E_TOKEN ?? '';
   let session = '';
@@ -114,7 +126,65 @@ async function mcpCall(path, text) {
   };
   await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'switchboard-e2e', version: '1.0' } } });
   await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  return post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text } } });
+  let id = 1;
+  return (text) => post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'echo', arguments: { text } } });
+}
+
+// mcpCall makes one tools/call of echo in a new session.
+async function mcpCall(path, text) {
+  return (await mcpSession(path))(text);
+}
+
+// burst makes rate echo calls a second for seconds, over a few sessions
+// (at most 256 in flight), and returns what was sent, answered and failed.
+async function burst(path, rate, seconds, onTick) {
+  const calls = await Promise.all([0, 1, 2, 3].map(() => mcpSession(path)));
+  const stats = { sent: 0, ok: 0, failed: 0, firstError: '' };
+  let inflight = 0;
+  const start = Date.now();
+  const end = start + seconds * 1000;
+  const pending = new Set();
+  while (Date.now() < end) {
+    const due = Math.floor(((Date.now() - start) / 1000) * rate);
+    while (stats.sent < due && inflight < 256) {
+      const n = stats.sent++;
+      inflight++;
+      const p = calls[n % calls.length](`burst ${n}`)
+        .then(() => stats.ok++)
+        .catch((e) => {
+          stats.failed++;
+          stats.firstError ||= String(e?.message ?? e);
+        })
+        .finally(() => {
+          inflight--;
+          pending.delete(p);
+        });
+      pending.add(p);
+    }
+    if (onTick) await onTick((Date.now() - start) / 1000);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await Promise.all(pending);
+  stats.seconds = (Date.now() - start) / 1000;
+  return stats;
+}
+
+// navMs clicks a nav link in the page and measures, in the page, the time
+// until the page it leads to has painted its heading.
+function navMs(route, heading) {
+  return page.evaluate(
+    ([route, heading]) =>
+      new Promise((done) => {
+        const t0 = performance.now();
+        document.querySelector(`nav a[href="#/${route}"]`).click();
+        const check = () => {
+          if (document.querySelector('main h1')?.textContent?.trim() === heading) requestAnimationFrame(() => done(performance.now() - t0));
+          else requestAnimationFrame(check);
+        };
+        check();
+      }),
+    [route, heading],
+  );
 }
 
 async function walkPages(scheme, interact) {
@@ -265,6 +335,45 @@ async function walkPages(scheme, interact) {
       { timeout: 20000 },
     );
     await shot('history-live-call');
+  }
+  if (interact && opts.call && opts.burst > 0) {
+    step = `history: ${BURST_RATE} calls/s for ${opts.burst} s`;
+    await page.evaluate(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) window.__longTasks.push([e.startTime, e.duration]);
+      }).observe({ type: 'longtask' });
+    });
+    const navs = [];
+    let navigated = false;
+    let shotWindow = [0, 0];
+    const stats = await burst(opts.call, BURST_RATE, opts.burst, async (t) => {
+      // Three quarters in: leave History and come back while the calls pour in.
+      if (navigated || t < opts.burst * 0.75) return;
+      navigated = true;
+      // The screenshots are the walk's own work in the page: their time is not the page's.
+      const from = await page.evaluate(() => performance.now());
+      await shotBoth('history-burst', scheme);
+      shotWindow = [from, await page.evaluate(() => performance.now())];
+      navs.push(await navMs('usage', 'Usage'));
+      navs.push(await navMs('history', 'History'));
+    });
+    await page.waitForTimeout(500);
+    const all = await page.evaluate(() => window.__longTasks);
+    const long = all.filter(([t, d]) => t + d < shotWindow[0] || t > shotWindow[1]).map(([, d]) => d);
+    const longest = Math.max(0, ...long);
+    const inDom = await page.locator('.scroller a.tr').count();
+    const loaded = await page.locator('.table .foot').innerText();
+    console.log(
+      `history burst: ${stats.sent} calls in ${stats.seconds.toFixed(1)} s (${Math.round(stats.sent / stats.seconds)}/s), ${stats.ok} answered, ${stats.failed} failed; ` +
+        `long tasks: ${long.length}, ${Math.round(long.reduce((a, b) => a + b, 0))} ms in all, longest ${Math.round(longest)} ms [${long.map(Math.round).join(' ')}] (${all.length - long.length} more while screenshotting); ` +
+        `nav clicks ${navs.map((n) => `${Math.round(n)} ms`).join(', ')}; rows in the DOM ${inDom}; ${loaded.trim()}`,
+    );
+    if (stats.failed) throw new Error(`${stats.failed} burst calls failed: ${stats.firstError}`);
+    if (stats.sent < BURST_RATE * opts.burst * 0.9) throw new Error(`the burst sent only ${stats.sent} calls`);
+    if (longest > 200) throw new Error(`a long task of ${Math.round(longest)} ms during the burst (bound: 200 ms)`);
+    for (const n of navs) if (n > 300) throw new Error(`a nav click took ${Math.round(n)} ms to answer during the burst (bound: 300 ms)`);
+    if (inDom > 120) throw new Error(`${inDom} rows in the DOM after the burst`);
   }
   await shot(`history-${scheme}`);
   if (interact && (await page.locator('.scroller a.tr').count())) {

@@ -1,7 +1,10 @@
 // History paging: the table asks for rows by index; the pager loads pages of
 // the daemon's cursor API in order as the user scrolls, so 100k calls are
 // reached without loading them all at once, and only one page request runs
-// at a time. Live call events that match the filters are put on top.
+// at a time. Live call events that match the filters are put on top, in
+// batches (one per animation frame, see batch.ts), and at most LIVE_CAP rows
+// stay loaded while they come: the oldest are let go and paged in again from
+// the daemon when the user scrolls down to them.
 
 import { writable, get } from 'svelte/store';
 import { query } from './api';
@@ -20,6 +23,27 @@ export interface HistoryFilters {
 export const emptyFilters = (): HistoryFilters => ({ server: '', tool: '', client: '', outcome: '', since: '', until: '', q: '' });
 
 export const PAGE_SIZE = 200;
+
+/** How many rows stay loaded while live calls are put on top. */
+export const LIVE_CAP = 1000;
+
+/**
+ * microAfter is the RFC 3339 time one microsecond after iso (the daemon
+ * stores times to the microsecond): as an exclusive "until" it keeps every
+ * call that started at iso or before.
+ */
+export function microAfter(iso: string): string {
+  const m = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(iso);
+  if (!m) return iso;
+  let micros = Number(((m[2] ?? '') + '000000').slice(0, 6)) + 1;
+  let base = Date.parse(m[1] + m[3]);
+  if (Number.isNaN(base)) return iso;
+  if (micros >= 1_000_000) {
+    base += 1000;
+    micros -= 1_000_000;
+  }
+  return `${new Date(base).toISOString().slice(0, 19)}.${String(micros).padStart(6, '0')}Z`;
+}
 
 export function filterQuery(f: HistoryFilters, extra: Record<string, string | number | undefined> = {}): string {
   return query({ server: f.server, tool: f.tool, client: f.client, outcome: f.outcome, since: f.since, until: f.until, q: f.q, ...extra });
@@ -46,7 +70,11 @@ export class HistoryPager {
   readonly loading = writable(false);
   readonly done = writable(false);
   readonly error = writable('');
+  /** held counts live calls not put on top because the user looks further down. */
+  readonly held = writable(0);
   private next: string | undefined;
+  /** After live rows pushed the oldest out: page on from just after the oldest kept. */
+  private resumeUntil: string | undefined;
   private generation = 0;
   private inflight: Promise<void> | null = null;
   private seen = new Set<number>();
@@ -55,6 +83,7 @@ export class HistoryPager {
   constructor(
     private readonly get: <T>(path: string) => Promise<T>,
     private readonly pageSize = PAGE_SIZE,
+    private readonly cap = LIVE_CAP,
   ) {}
 
   /** reset starts over with new filters and loads the first page. */
@@ -62,8 +91,10 @@ export class HistoryPager {
     this.filters = { ...f };
     this.generation++;
     this.next = undefined;
+    this.resumeUntil = undefined;
     this.inflight = null;
     this.seen.clear();
+    this.held.set(0);
     this.rows.set([]);
     this.done.set(false);
     this.error.set('');
@@ -75,7 +106,9 @@ export class HistoryPager {
     if (this.inflight) return this.inflight;
     if (get(this.done)) return Promise.resolve();
     const gen = this.generation;
-    const path = '/api/v1/history' + filterQuery(this.filters, { cursor: this.next, limit: this.pageSize });
+    const extra: Record<string, string | number | undefined> = { cursor: this.next, limit: this.pageSize };
+    if (this.resumeUntil) extra.until = this.resumeUntil;
+    const path = '/api/v1/history' + filterQuery(this.filters, extra);
     this.loading.set(true);
     const p = this.get<CallPage>(path)
       .then((page) => {
@@ -107,12 +140,51 @@ export class HistoryPager {
     }
   }
 
-  /** prepend puts a live call on top when it matches the filters. */
+  /** prepend puts one live call on top when it matches the filters. */
   prepend(c: Call): boolean {
-    if (this.seen.has(c.id) || !matches(this.filters, c)) return false;
-    this.seen.add(c.id);
-    this.rows.update((r) => [c, ...r]);
-    return true;
+    return this.prependMany([c]) > 0;
+  }
+
+  /**
+   * prependMany puts the live calls (oldest first, as the stream sends
+   * them) that match the filters on top, in one update, and returns how
+   * many matched. With hold, they are only counted in held (the user looks
+   * further down; the table does not move under them). Past the cap, the
+   * oldest rows are let go and paged in again on demand.
+   */
+  prependMany(calls: Call[], hold = false): number {
+    const fresh: Call[] = [];
+    for (const c of calls) {
+      if (this.seen.has(c.id) || !matches(this.filters, c)) continue;
+      if (!hold) this.seen.add(c.id);
+      fresh.push(c);
+    }
+    if (fresh.length === 0) return 0;
+    if (hold) {
+      this.held.update((n) => n + fresh.length);
+      return fresh.length;
+    }
+    fresh.reverse();
+    const next = fresh.concat(get(this.rows));
+    if (next.length > this.cap) {
+      const kept = next.slice(0, this.cap);
+      for (const c of next.slice(this.cap)) this.seen.delete(c.id);
+      this.resumeAfter(kept[kept.length - 1]);
+      this.rows.set(kept);
+    } else {
+      this.rows.set(next);
+    }
+    return fresh.length;
+  }
+
+  /** resumeAfter makes the next page start just older than oldest (a page on its way is dropped). */
+  private resumeAfter(oldest: Call): void {
+    this.generation++;
+    this.inflight = null;
+    this.loading.set(false);
+    this.next = undefined;
+    this.resumeUntil = microAfter(oldest.start);
+    this.done.set(false);
   }
 }
 

@@ -6,6 +6,7 @@
 import { writable, get, type Readable } from 'svelte/store';
 import type { Call, SampleEvent, ServerView, Stat, StateEvent } from './types';
 import type { EventStream } from './events';
+import { FrameBatcher, paced, type Schedule } from './batch';
 
 export interface Spark {
   times: number[];
@@ -22,6 +23,8 @@ export interface CallCounts {
 export interface ServersDeps {
   get: <T>(path: string) => Promise<T>;
   now?: () => number;
+  /** When batched call events are counted (default: the next animation frame). */
+  schedule?: Schedule;
 }
 
 /** How many samples a sparkline keeps (2 s apart: 4 minutes). */
@@ -41,16 +44,19 @@ export class ServersStore {
   private again = new Set<string>();
   /** Counts state events, so a snapshot taken across one is taken again. */
   private stateEvents = 0;
+  /** Call events, counted once per frame (hundreds can come in a second). */
+  private readonly callBatch: FrameBatcher<Call>;
 
   constructor(
     private readonly deps: ServersDeps,
     stream?: EventStream,
   ) {
     this.now = deps.now ?? Date.now;
+    this.callBatch = new FrameBatcher((calls) => this.applyCalls(calls), Infinity, deps.schedule ?? paced(250));
     if (stream) {
       stream.on('state', (d) => this.applyState(d));
       stream.on('sample', (d) => this.applySample(d));
-      stream.on('call', (d) => this.applyCall(d));
+      stream.on('call', (d) => this.callBatch.push(d));
       stream.on('config', () => void this.refresh());
       stream.on('reset', () => void this.refresh());
     }
@@ -172,18 +178,24 @@ export class ServersStore {
   }
 
   applyCall(c: Call): void {
-    if (!c || !c.server) return;
+    this.applyCalls([c]);
+  }
+
+  /** applyCalls counts calls and errors per server, in one update. */
+  applyCalls(calls: Call[]): void {
     this.counts.update((all) => {
-      const old = all[c.server] ?? { count: 0, errors: 0 };
-      const failed = c.outcome !== 'ok';
-      return {
-        ...all,
-        [c.server]: {
+      const next = { ...all };
+      for (const c of calls) {
+        if (!c || !c.server) continue;
+        const old = next[c.server] ?? { count: 0, errors: 0 };
+        const failed = c.outcome !== 'ok';
+        next[c.server] = {
           count: old.count + 1,
           errors: old.errors + (failed ? 1 : 0),
           lastError: failed ? c.error || c.outcome : old.lastError,
-        },
-      };
+        };
+      }
+      return next;
     });
   }
 

@@ -145,3 +145,76 @@ describe('visibleRange', () => {
     expect(filterQuery({ ...emptyFilters(), tool: 'a b' }, { format: 'csv' })).toBe('?tool=a+b&format=csv');
   });
 });
+
+describe('HistoryPager under live traffic', () => {
+  // Calls 1..n, newest first; until= is honoured as the daemon does ([.., until)).
+  const at = (id: number, extra: Partial<Call> = {}) => call(id, { start: new Date(1e12 + id * 1000).toISOString(), ...extra });
+  function daemon(n: number) {
+    const all = Array.from({ length: n }, (_, i) => at(n - i));
+    const requests: string[] = [];
+    const get = async <T>(path: string): Promise<T> => {
+      requests.push(path);
+      const u = new URL(path, 'http://x');
+      const limit = Number(u.searchParams.get('limit') ?? 50);
+      const until = u.searchParams.get('until');
+      const from = Number(u.searchParams.get('cursor') ?? 0);
+      const pool = until ? all.filter((c) => Date.parse(c.start) < Date.parse(until)) : all;
+      const calls = pool.slice(from, from + limit);
+      return { calls, next: from + limit < pool.length ? String(from + limit) : undefined } as T;
+    };
+    return { all, get, requests, add: (c: Call) => all.unshift(c) };
+  }
+
+  it('puts a batch on top in one update and keeps at most the cap, paging the rest back in', async () => {
+    const d = daemon(300);
+    const pager = new HistoryPager(d.get, 100, 250);
+    await pager.reset(emptyFilters());
+    await pager.ensure(150);
+    expect(get(pager.rows)).toHaveLength(200);
+    let updates = 0;
+    const off = pager.rows.subscribe(() => updates++);
+    // 120 live calls, oldest first as the stream sends them.
+    const live = Array.from({ length: 120 }, (_, i) => at(1000 + i));
+    live.forEach(d.add);
+    expect(pager.prependMany(live)).toBe(120);
+    off();
+    expect(updates).toBe(2); // the subscription's first value and one update
+    const rows = get(pager.rows);
+    expect(rows).toHaveLength(250); // the cap
+    expect(rows[0].id).toBe(1119); // newest on top
+    expect(rows[119].id).toBe(1000);
+    expect(rows[249].id).toBe(300 - 130 + 1); // 130 of the loaded rows kept
+    expect(get(pager.done)).toBe(false);
+    // Scrolling down pages in the calls let go, from just older than the last kept row.
+    await pager.ensure(400);
+    const ids = get(pager.rows).map((c) => c.id);
+    expect(d.requests[d.requests.length - 1]).toContain('until=');
+    expect(ids.slice(250, 260)).toEqual([170, 169, 168, 167, 166, 165, 164, 163, 162, 161]);
+    expect(new Set(ids).size).toBe(ids.length); // no duplicates, no gap
+    await pager.ensure(10_000);
+    expect(get(pager.rows)).toHaveLength(420);
+  });
+
+  it('only counts the calls while held, and a reset loads them', async () => {
+    const d = daemon(10);
+    const pager = new HistoryPager(d.get, 100);
+    const f = { ...emptyFilters(), server: 'fs' };
+    await pager.reset(f);
+    const c = at(11);
+    d.add(c);
+    expect(pager.prependMany([c, at(12, { server: 'other' })], true)).toBe(1);
+    expect(get(pager.held)).toBe(1);
+    expect(get(pager.rows)[0].id).toBe(10);
+    await pager.reset(f);
+    expect(get(pager.held)).toBe(0);
+    expect(get(pager.rows)[0].id).toBe(11);
+  });
+
+  it('microAfter is one microsecond later, as RFC 3339', async () => {
+    const { microAfter } = await import('../lib/history');
+    expect(microAfter('2026-12-01T10:00:00.123456Z')).toBe('2026-12-01T10:00:00.123457Z');
+    expect(microAfter('2026-12-01T10:00:00Z')).toBe('2026-12-01T10:00:00.000001Z');
+    expect(microAfter('2026-12-01T10:00:59.999999Z')).toBe('2026-12-01T10:01:00.000000Z');
+    expect(microAfter('2026-12-01T11:00:00.5+01:00')).toBe('2026-12-01T10:00:00.500001Z');
+  });
+});

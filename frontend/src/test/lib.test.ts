@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { alignSamples, bucketCalls } from '../lib/usage';
+import { addCalls, alignSamples, bucketStart, countTicks, hasValues, zeroRange } from '../lib/usage';
 import { parseConfig, withTool } from '../lib/actions';
 import { parseRoute, href } from '../lib/router';
 import { bytes, nanos } from '../lib/format';
@@ -19,14 +19,52 @@ describe('usage series', () => {
     expect(a.data).toEqual([[t0, t0 + 2], [null, 2], [1, 3]]);
   });
 
-  it('counts calls, errors and nearest-rank latency per bucket', () => {
-    const since = Date.parse('2026-11-30T10:00:00Z');
-    const at = (s: number, d: number, outcome = 'ok') => ({ start: new Date(since + s * 1000).toISOString(), duration: d, outcome });
-    const b = bucketCalls([at(1, 10), at(2, 20), at(3, 30, 'timeout'), at(61, 5), at(-5, 99), at(200, 99)], since, since + 120_000, 60_000);
-    expect(b).toEqual([
-      { time: '2026-11-30T10:00:00.000Z', count: 3, errors: 1, p50: 20, p95: 30 },
-      { time: '2026-11-30T10:01:00.000Z', count: 1, errors: 0, p50: 5, p95: 5 },
-    ]);
+  it('puts calls in buckets on clock boundaries, adding buckets as time goes and letting go of old ones', () => {
+    const min = 60_000;
+    const t = (m: number, s = 0) => Date.parse('2026-11-30T10:00:00Z') + m * min + s * 1000;
+    expect(bucketStart(t(3, 59), min)).toBe(t(3));
+    expect(bucketStart(t(2, 0), 15 * min)).toBe(t(0));
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const tl = [0, 1, 2].map((m) => ({ time: iso(t(m)), count: m === 1 ? 4 : 0, errors: 0, p50: m === 1 ? 7 : 0, p95: m === 1 ? 9 : 0 }));
+    const call = (ms: number, outcome = 'ok') => ({ start: iso(ms), outcome });
+    // Now is 10:04:30 in a 4-minute window from 10:00:30: buckets 10:00 … 10:04, as the daemon makes them.
+    let got = addCalls(tl, [call(t(1, 30)), call(t(4, 10), 'timeout'), call(t(4, 20)), call(t(-3))], min, 4 * min, t(4, 30));
+    expect(got.map((b) => b.time)).toEqual([t(0), t(1), t(2), t(3), t(4)].map(iso));
+    expect(got.map((b) => b.count)).toEqual([0, 5, 0, 0, 2]);
+    expect(got.map((b) => b.errors)).toEqual([0, 0, 0, 0, 1]);
+    expect(got[1].p95).toBe(9);
+    // A minute later, with no calls: 10:00 has left the window, 10:05 came.
+    got = addCalls(got, [], min, 4 * min, t(5, 30));
+    expect(got.map((b) => b.time)).toEqual([t(1), t(2), t(3), t(4), t(5)].map(iso)); // the daemon's latency stays until it counts again
+    expect(tl[1].count).toBe(4); // not changed in place
+    expect(addCalls([], [call(t(1))], min, 4 * min, t(4))).toEqual([]);
+  });
+
+  it('ticks counts with whole numbers from 0, never repeating a label', () => {
+    expect(countTicks(0)).toEqual([0, 1]); // nothing: 0 and 1, not 0–100
+    expect(countTicks(1)).toEqual([0, 1]); // one call in 15 min: not 1 1 1 0 0
+    expect(countTicks(0.4)).toEqual([0, 1]);
+    expect(countTicks(3)).toEqual([0, 1, 2, 3]);
+    expect(countTicks(7)).toEqual([0, 2, 4, 6, 8]);
+    expect(countTicks(100)).toEqual([0, 50, 100]);
+    expect(countTicks(530)).toEqual([0, 200, 400, 600]);
+    for (const max of [1, 2, 5, 9, 13, 99, 1234, 98765]) {
+      const ticks = countTicks(max);
+      expect(ticks.every(Number.isInteger)).toBe(true);
+      expect(ticks.length).toBeLessThanOrEqual(5);
+      expect(ticks[ticks.length - 1]).toBeGreaterThanOrEqual(max);
+      expect(new Set(ticks).size).toBe(ticks.length);
+    }
+  });
+
+  it('starts the memory axis at 0 and knows an empty chart', () => {
+    expect(zeroRange(600 * 2 ** 20)[0]).toBe(0);
+    expect(zeroRange(100)[1]).toBeGreaterThan(100);
+    expect(zeroRange(null)).toEqual([0, 1]);
+    expect(hasValues([[1, 2], [null, null]])).toBe(false);
+    expect(hasValues([[1, 2], [0, 0]])).toBe(true);
+    expect(hasValues([[1, 2], [0, 0]], true)).toBe(false);
+    expect(hasValues([[1], [3]], true)).toBe(true);
   });
 });
 

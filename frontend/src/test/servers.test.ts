@@ -27,9 +27,15 @@ function setup(routes: Record<string, unknown> = {}) {
   });
   const made: FakeEventSource[] = [];
   const stream = new EventStream({ factory: (u) => (made.push(new FakeEventSource(u)), made[made.length - 1]) });
-  const store = new ServersStore({ get: api.get, now: () => t }, stream);
+  let frames: (() => void)[] = [];
+  const store = new ServersStore({ get: api.get, now: () => t, schedule: (fn) => frames.push(fn) }, stream);
   stream.start();
-  return { api, store, es: () => made[made.length - 1], advance: (ms: number) => (t += ms) };
+  const frame = () => {
+    const f = frames;
+    frames = [];
+    f.forEach((fn) => fn());
+  };
+  return { api, store, es: () => made[made.length - 1], advance: (ms: number) => (t += ms), frame };
 }
 
 describe('ServersStore', () => {
@@ -129,12 +135,18 @@ describe('ServersStore', () => {
   });
 
   it('counts call events on top of the stats baseline', async () => {
-    const { store, es, advance } = setup();
+    const { store, es, advance, frame } = setup();
     await store.refresh();
     advance(5 * 60_000); // the window is now 20 minutes
+    let updates = 0;
+    const off = store.counts.subscribe(() => updates++);
     es().emit('call', { id: 1, server: 'alpha', outcome: 'ok' }, 1);
     es().emit('call', { id: 2, server: 'alpha', outcome: 'tool_error', error: 'bad input' }, 2);
     es().emit('call', { id: 3, server: 'beta', outcome: 'ok' }, 3);
+    expect(get(store.counts).alpha).toEqual({ count: 30, errors: 3 }); // not before the frame
+    frame();
+    off();
+    expect(updates).toBe(2); // the subscription's first value, then one update for three calls
     expect(get(store.counts).alpha).toEqual({ count: 32, errors: 4, lastError: 'bad input' });
     expect(store.callsPerMinute('alpha')).toBeCloseTo(32 / 20);
     expect(store.errorRate('alpha')).toBeCloseTo(4 / 32);
