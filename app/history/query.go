@@ -361,8 +361,15 @@ type Stat struct {
 	P95       time.Duration `json:"p95"`
 }
 
+// ownNameSQL is a call's name as its server calls it: a call through the
+// aggregated endpoint (endpoint "") names a tool prefix__tool, and server
+// and alias names never contain "__" (config.ValidName), so the name after
+// the first "__" is the server's own.
+const ownNameSQL = "CASE WHEN endpoint = '' AND instr(name, '__') > 0 THEN substr(name, instr(name, '__') + 2) ELSE name END"
+
 // Stats groups the calls that started in [since, until) (zero: unbounded)
-// by "server" or by "tool" (a server's tool, prompt or resource name), sorted
+// by "server" or by "tool" (a server's tool, prompt or resource name as the
+// server calls it, whichever endpoint it was called through), sorted
 // by server then tool. Percentiles are nearest-rank: P95 is the smallest
 // duration at least 95% of the calls did not exceed.
 func (s *Store) Stats(ctx context.Context, since, until time.Time, groupBy string) ([]Stat, error) {
@@ -376,7 +383,7 @@ func (s *Store) Stats(ctx context.Context, since, until time.Time, groupBy strin
 	}
 	key := "server, ''"
 	if byTool {
-		key = "server, name"
+		key = "server, " + ownNameSQL
 	}
 	q := CallQuery{Since: since, Until: until}
 	where, args := q.where()

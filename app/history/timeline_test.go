@@ -85,3 +85,28 @@ func TestTimeline(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsByToolOwnName: a tool called through the aggregated endpoint
+// (as files__read) and through the server's own (as read) is one tool.
+func TestStatsByToolOwnName(t *testing.T) {
+	s := openTest(t, testOptions())
+	for i, ep := range []string{"", "", "files"} {
+		c := call(i+1, "files", "read", "")
+		if ep == "" {
+			c.Name = "files__read"
+		}
+		c.Endpoint = ep
+		s.RecordCall(c)
+	}
+	own := call(9, "files", "a__b", "") // a server's own name with "__", on its own endpoint
+	own.Endpoint = "files"
+	s.RecordCall(own)
+	flush(t, s)
+	got, err := s.Stats(context.Background(), t0, t0.Add(time.Hour), "tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Tool != "a__b" || got[0].Count != 1 || got[1].Tool != "read" || got[1].Count != 3 {
+		t.Errorf("stats by tool: %+v", got)
+	}
+}

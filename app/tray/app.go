@@ -15,7 +15,6 @@ import (
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/history"
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // Defaults of Options.
@@ -143,7 +142,8 @@ func (a *App) Snapshot(ctx context.Context) Snapshot {
 }
 
 // observe notes the states of s and notifies of servers that entered the
-// failing state since the last snapshot (or are failing at the first).
+// failed state (failing, or down after a failed start) since the last
+// snapshot (or are failed at the first), leading with the cause.
 func (a *App) observe(s Snapshot) {
 	if s.Err != nil {
 		return
@@ -152,19 +152,20 @@ func (a *App) observe(s Snapshot) {
 	var failed []api.ServerView
 	next := make(map[string]string, len(s.Servers))
 	for _, v := range s.Servers {
-		next[v.Name] = v.State
-		if v.State == string(supervisor.StateFailing) && a.states[v.Name] != v.State {
+		shown := displayState(v)
+		next[v.Name] = shown
+		if shown == stateFailed && a.states[v.Name] != shown {
 			failed = append(failed, v)
 		}
 	}
 	a.states, a.seen = next, true
 	a.mu.Unlock()
 	for _, v := range failed {
-		msg := v.LastError
+		msg := failureCause(v.LastError)
 		if msg == "" {
 			msg = "It crashed too often and stays down until started again."
 		}
-		a.notify("Switchboard: "+v.Name+" is failing", msg)
+		a.notify("Switchboard: "+v.Name+" failed", msg)
 	}
 }
 

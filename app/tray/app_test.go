@@ -84,10 +84,10 @@ func TestAppFollowsTheDaemon(t *testing.T) {
 			// A server that starts failing: the menu says so and a
 			// notification goes out, once.
 			f.set("db", "failing")
-			eventually(t, "db failing", func() bool { return ta.b.find("▲ db — failing") != nil })
+			eventually(t, "db failed", func() bool { return ta.b.find("✕ db — failed") != nil })
 			select {
 			case n := <-ta.notified:
-				if !strings.HasPrefix(n, "Switchboard: db is failing") {
+				if !strings.HasPrefix(n, "Switchboard: db failed") {
 					t.Errorf("notification %q", n)
 				}
 			case <-time.After(5 * time.Second):

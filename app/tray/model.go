@@ -13,6 +13,7 @@ package tray
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -182,6 +183,10 @@ func Build(s Snapshot, capacity int) Menu {
 			starting = append(starting, v.Name)
 		case supervisor.StateFailing, supervisor.StateBackoff:
 			failing = append(failing, v.Name)
+		default:
+			if displayState(v) == stateFailed {
+				failing = append(failing, v.Name)
+			}
 		}
 		if stoppable(v) {
 			m.PauseAll.Disabled = false
@@ -242,22 +247,58 @@ var stateMarks = map[string]string{
 	string(supervisor.StateStarting): "◐",
 	string(supervisor.StateStopping): "◐",
 	string(supervisor.StateBackoff):  "▲",
-	string(supervisor.StateFailing):  "▲",
+	stateFailed:                      "✕",
 	string(supervisor.StateStopped):  "○",
 	api.StateDisabled:                "–",
 }
 
+// stateFailed is what the menu shows for a server down after a failure:
+// failing, or stopped with its last error and no process (a start that
+// failed) — never the "stopped" of a server the user stopped.
+const stateFailed = "failed"
+
+func displayState(v api.ServerView) string {
+	switch {
+	case v.State == string(supervisor.StateFailing):
+		return stateFailed
+	case v.State == string(supervisor.StateStopped) && v.LastError != "" && len(v.Processes) == 0:
+		return stateFailed
+	}
+	return v.State
+}
+
+var (
+	execNotFound = regexp.MustCompile(`exec: "([^"]+)": executable file not found|fork/exec ([^:]+): no such file or directory`)
+	errNesting   = regexp.MustCompile(`^(server "[^"]*" (failed to start|is failing|crashed)[^:]*: )+`)
+)
+
+// failureCause puts the cause of a server's error first, in words
+// ("Command not found: does-not-exist-mcp"), as the dashboard does.
+func failureCause(err string) string {
+	if m := execNotFound.FindStringSubmatch(err); m != nil {
+		return "Command not found: " + m[1] + m[2]
+	}
+	if c := strings.TrimPrefix(errNesting.ReplaceAllString(err, ""), "exec: "); c != "" {
+		return c
+	}
+	return err
+}
+
 func serverMenu(v api.ServerView, calls history.Stat) ServerMenu {
-	mark := stateMarks[v.State]
+	shown := displayState(v)
+	mark := stateMarks[shown]
 	if mark == "" {
 		mark = "?"
 	}
 	sm := ServerMenu{
-		Item: Item{Title: fmt.Sprintf("%s %s — %s", mark, v.Name, v.State), Tooltip: v.LastError},
+		Item: Item{Title: fmt.Sprintf("%s %s — %s", mark, v.Name, shown), Tooltip: v.LastError},
 	}
 	info := func(title string) Item { return Item{Title: title, Disabled: true} }
 
-	state := "State: " + v.State
+	state := "State: " + shown
+	if shown == stateFailed && v.LastError != "" {
+		state = "Failed: " + failureCause(v.LastError)
+	}
 	if len(v.Processes) > 0 {
 		pids := make([]string, len(v.Processes))
 		for i, p := range v.Processes {
@@ -271,7 +312,7 @@ func serverMenu(v api.ServerView, calls history.Stat) ServerMenu {
 	sm.State = info(state)
 	if v.LastError != "" {
 		sm.State.Tooltip = "Last error: " + v.LastError
-		if v.State == string(supervisor.StateFailing) || v.State == string(supervisor.StateBackoff) {
+		if v.State == string(supervisor.StateBackoff) {
 			sm.State.Title = truncate(state+" — "+v.LastError, 90)
 		}
 	}

@@ -52,7 +52,7 @@ func TestBuildFromSnapshot(t *testing.T) {
 			titles = append(titles, s.Title)
 		}
 	}
-	want := []string{"▲ db — failing", "● fs — running", "– old — disabled", "◐ web — starting"}
+	want := []string{"✕ db — failed", "● fs — running", "– old — disabled", "◐ web — starting"}
 	if !slices.Equal(titles, want) {
 		t.Errorf("server titles = %q, want %q", titles, want)
 	}
@@ -74,7 +74,7 @@ func TestBuildFromSnapshot(t *testing.T) {
 		{"fs logs", fs.Logs, Item{Title: "Show logs", Action: Action{ActShowLogs, "fs"}}},
 		{"db calls", db.Calls, Item{Title: "Calls last hour: none", Disabled: true}},
 		{"db usage", db.Usage, Item{Title: "CPU/RSS: not running", Disabled: true}},
-		{"db state", db.State, Item{Title: "State: failing · 5 restarts — exited with status 1", Tooltip: "Last error: exited with status 1", Disabled: true}},
+		{"db state", db.State, Item{Title: "Failed: exited with status 1 · 5 restarts", Tooltip: "Last error: exited with status 1", Disabled: true}},
 		{"db start", db.Start, Item{Title: "Start", Action: Action{ActStart, "db"}}},
 		{"db restart", db.Restart, Item{Title: "Restart", Action: Action{ActRestart, "db"}}},
 		{"disabled start", old.Start, Item{Title: "Start", Disabled: true, Action: Action{ActStart, "old"}}},
@@ -297,5 +297,33 @@ func TestFormatBytes(t *testing.T) {
 		if got := FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestFailedStartReadsFailed: a server whose command is missing is down
+// with its error: the menu says Failed, with a mark of its own, and leads
+// with the cause in full.
+func TestFailedStartReadsFailed(t *testing.T) {
+	broken := view("broken", "stopped")
+	broken.LastError = `server "broken" failed to start: exec: "does-not-exist-mcp": executable file not found in $PATH`
+	broken.Restarts = 1
+	m := Build(Snapshot{Servers: []api.ServerView{broken, view("idle", "stopped")}}, 10)
+	var b, idle ServerMenu
+	for _, s := range m.Servers {
+		switch {
+		case strings.Contains(s.Title, "broken"):
+			b = s
+		case strings.Contains(s.Title, "idle"):
+			idle = s
+		}
+	}
+	if b.Title != "✕ broken — failed" || idle.Title != "○ idle — stopped" {
+		t.Errorf("titles %q, %q", b.Title, idle.Title)
+	}
+	if b.State.Title != "Failed: Command not found: does-not-exist-mcp · 1 restarts" {
+		t.Errorf("state line %q", b.State.Title)
+	}
+	if m.Health != Failing {
+		t.Errorf("Health = %v with a failed server, want failing", m.Health)
 	}
 }

@@ -127,7 +127,7 @@ async function mcpSession(path) {
   await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'switchboard-e2e', version: '1.0' } } });
   await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
   let id = 1;
-  return (text) => post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'echo', arguments: { text } } });
+  return (text, name = 'echo', args = { text }) => post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } });
 }
 
 // mcpCall makes one tools/call of echo in a new session.
@@ -167,6 +167,28 @@ async function burst(path, rate, seconds, onTick) {
   await Promise.all(pending);
   stats.seconds = (Date.now() - start) / 1000;
   return stats;
+}
+
+// usageCharts opens Usage on a window and checks what its charts drew: the
+// calls axis ticks whole numbers, the x axes span the window, the latency
+// chart drew at least minPoints points. Returns the charts' figures.
+async function usageCharts(windowLabel, windowSeconds, minPoints) {
+  await go('usage');
+  await page.getByRole('radio', { name: windowLabel }).click();
+  const calls = page.locator('figure.chart[data-title^="Calls per"]');
+  const latency = page.locator('figure.chart[data-title^="Latency"]');
+  await page.waitForFunction(
+    (min) => Number(document.querySelector('figure.chart[data-title^="Latency"]')?.dataset.values ?? 0) >= min,
+    minPoints,
+    { timeout: 10000 },
+  );
+  const ticks = (await calls.getAttribute('data-y-ticks')).split(' ').map(Number);
+  if (!ticks.length || ticks.some((t) => !Number.isInteger(t)) || new Set(ticks).size !== ticks.length) throw new Error(`calls axis ticks: ${ticks}`);
+  for (const fig of [calls, latency, page.locator('figure.chart[data-title^="Memory"]')]) {
+    const span = Number(await fig.getAttribute('data-x-span'));
+    if (span < windowSeconds * 0.98 || span > windowSeconds * 1.1) throw new Error(`${await fig.getAttribute('data-title')}: the x axis spans ${span} s, not the ${windowLabel} window`);
+  }
+  return { ticks, points: Number(await latency.getAttribute('data-values')) };
 }
 
 // navMs clicks a nav link in the page and measures, in the page, the time
@@ -335,6 +357,12 @@ async function walkPages(scheme, interact) {
       { timeout: 20000 },
     );
     await shot('history-live-call');
+    step = 'usage with one call';
+    const one = await usageCharts('15 min', 900, 1);
+    console.log(`usage with one call: calls ticks ${one.ticks.join(' ')}, latency points ${one.points}`);
+    await shotBoth('usage-one-call', scheme);
+    await go('history');
+    await page.locator('.scroller a.tr').first().waitFor();
   }
   if (interact && opts.call && opts.burst > 0) {
     step = `history: ${BURST_RATE} calls/s for ${opts.burst} s`;
@@ -374,6 +402,24 @@ async function walkPages(scheme, interact) {
     if (longest > 200) throw new Error(`a long task of ${Math.round(longest)} ms during the burst (bound: 200 ms)`);
     for (const n of navs) if (n > 300) throw new Error(`a nav click took ${Math.round(n)} ms to answer during the burst (bound: 300 ms)`);
     if (inDom > 120) throw new Error(`${inDom} rows in the DOM after the burst`);
+    step = 'tools tab: calls through /mcp and /mcp/SERVER counted for the tool';
+    const server = opts.call.split('/').pop();
+    const aggregated = await mcpSession('/mcp');
+    await aggregated('', `${server}__pid`, {});
+    await aggregated('', `${server}__pid`, {});
+    await go(`servers/${server}`);
+    await page.getByRole('tab', { name: 'Tools' }).click();
+    const countOf = async (tool) => Number((await page.locator(`tr[data-tool="${tool}"] td.calls`).innerText()).replace(/\D/g, ''));
+    await page.waitForFunction(() => Number(document.querySelector('tr[data-tool="pid"] td.calls')?.textContent?.replace(/\D/g, '') ?? 0) >= 2, null, { timeout: 10000 });
+    const echo = await countOf('echo');
+    console.log(`tools tab: echo ${echo} calls, pid ${await countOf('pid')} calls (through /mcp as ${server}__pid)`);
+    if (echo < stats.sent) throw new Error(`the Tools tab counts ${echo} echo calls, the burst made ${stats.sent}`);
+    await shotBoth('server-tools-counted', scheme);
+    step = 'usage after the burst';
+    const after = await usageCharts('24 h', 86400, 1);
+    console.log(`usage after the burst (24 h): calls ticks ${after.ticks.join(' ')}, latency points ${after.points}`);
+    await shotBoth('usage-after-burst', scheme);
+    await go('history');
   }
   await shot(`history-${scheme}`);
   if (interact && (await page.locator('.scroller a.tr').count())) {

@@ -15,7 +15,8 @@ const LOOKS: Record<string, StateLook> = {
   starting: { label: 'Starting', tone: 'info', shape: 'half', hint: 'A process is starting.' },
   stopping: { label: 'Stopping', tone: 'info', shape: 'half', hint: 'Processes are shutting down.' },
   backoff: { label: 'Restarting', tone: 'warn', shape: 'triangle', hint: 'It crashed; the next start waits a little.' },
-  failing: { label: 'Failing', tone: 'bad', shape: 'cross', hint: 'It crashed too often and stays down until started again.' },
+  failing: { label: 'Failed', tone: 'bad', shape: 'cross', hint: 'It crashed too often and stays down until started again.' },
+  failed: { label: 'Failed', tone: 'bad', shape: 'cross', hint: 'Its last start or process failed; it stays down until started again.' },
   stopped: { label: 'Stopped', tone: 'idle', shape: 'ring', hint: 'No process runs. It starts on the first call, or with Start.' },
   disabled: { label: 'Disabled', tone: 'idle', shape: 'dash', hint: 'Disabled in the config: it never runs.' },
 };
@@ -23,4 +24,38 @@ const LOOKS: Record<string, StateLook> = {
 export function stateLook(state: string | undefined): StateLook {
   const s = (state ?? '').toLowerCase();
   return LOOKS[s] ?? { label: s ? s[0].toUpperCase() + s.slice(1) : 'Unknown', tone: 'idle', shape: 'ring', hint: '' };
+}
+
+export interface StateOf {
+  state: string;
+  lastError?: string;
+  processes?: unknown[];
+}
+
+/**
+ * serverState is the state to show: the daemon's, except that a server
+ * down after a failure (failing, or stopped with its last error and no
+ * process) is "failed" — never the grey "stopped" of a server the user
+ * stopped. (The daemon keeps the last error until the next failure, so a
+ * server the user stopped after a failure still reads failed: Start
+ * clears that by running it.)
+ */
+export function serverState(v: StateOf): string {
+  if (v.state === 'failing') return 'failed';
+  if (v.state === 'stopped' && v.lastError && (v.processes?.length ?? 0) === 0) return 'failed';
+  return v.state;
+}
+
+/**
+ * failureCause puts the cause of an error first, in words: the daemon's
+ * errors nest ("server \"x\" failed to start: exec: \"cmd\": executable file
+ * not found in $PATH"), and a cut line would show only the nesting.
+ */
+export function failureCause(err: string | undefined): string {
+  if (!err) return '';
+  const notFound = /exec: "([^"]+)": executable file not found/.exec(err) ?? /fork\/exec ([^:]+): no such file or directory/.exec(err);
+  if (notFound) return `Command not found: ${notFound[1]}`;
+  const denied = /fork\/exec ([^:]+): permission denied/.exec(err);
+  if (denied) return `Command not executable (permission denied): ${denied[1]}`;
+  return err.replace(/^(server "[^"]*" (failed to start|is failing|crashed)[^:]*: )+/, '').replace(/^exec: /, '') || err;
 }

@@ -33,3 +33,27 @@ describe('lifecycle', () => {
     expect(['crashed', 'failing', 'backoff', 'config', 'ready'].map(severity)).toEqual(['bad', 'bad', 'warn', '', '']);
   });
 });
+
+describe('failed servers', () => {
+  it('shows a server down after a failure as failed, not stopped', async () => {
+    const { serverState, stateLook } = await import('../lib/state');
+    expect(serverState({ state: 'failing', lastError: 'x' })).toBe('failed');
+    expect(serverState({ state: 'stopped', lastError: 'exit status 1', processes: [] })).toBe('failed');
+    expect(serverState({ state: 'stopped', processes: [] })).toBe('stopped');
+    expect(serverState({ state: 'running', lastError: 'once', processes: [{}] })).toBe('running');
+    const failed = stateLook('failed');
+    const stopped = stateLook('stopped');
+    expect([failed.label, failed.tone, failed.shape]).toEqual(['Failed', 'bad', 'cross']);
+    expect(failed.tone).not.toBe(stopped.tone);
+    expect(failed.shape).not.toBe(stopped.shape);
+  });
+
+  it('leads with the cause', async () => {
+    const { failureCause } = await import('../lib/state');
+    expect(failureCause('server "broken" failed to start: exec: "does-not-exist-mcp": executable file not found in $PATH')).toBe('Command not found: does-not-exist-mcp');
+    expect(failureCause('fork/exec /opt/x/bin/srv: no such file or directory')).toBe('Command not found: /opt/x/bin/srv');
+    expect(failureCause('server "a" failed to start: handshake: EOF')).toBe('handshake: EOF');
+    expect(failureCause('exit status 1')).toBe('exit status 1');
+    expect(failureCause(undefined)).toBe('');
+  });
+});
