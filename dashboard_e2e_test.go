@@ -49,6 +49,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	exe, _ := os.Executable()
 	// A registry with one server to install: this test binary as the
 	// test MCP server, asking for a required input and a secret.
 	const entryName = "io.github.switchboard-test/notes"
@@ -62,7 +63,6 @@ func TestDashboardInChromium(t *testing.T) {
 	env := append(fixedEnv,
 		map[string]any{"name": "NOTES_DIR", "description": "Where the notes live", "isRequired": true},
 		map[string]any{"name": "NOTES_API_KEY", "description": "API key of the notes service", "isRequired": true, "isSecret": true})
-	exe, _ := os.Executable()
 	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		server := map[string]any{"name": entryName, "title": "Notes (test)", "description": "A test server installed from a fake registry",
 			"version": "1.0.0", "packages": []map[string]any{{"registryType": "command", "identifier": exe, "version": "1.0.0",
@@ -78,26 +78,28 @@ func TestDashboardInChromium(t *testing.T) {
 	defer registry.Close()
 	t.Setenv(daemon.RegistryEnv, registry.URL)
 
+	// First run: Switchboard has no server; Cursor, "installed" in the
+	// daemon's temp HOME, has one (alpha: the test MCP server), which the
+	// walk imports from the Servers page's first-run guide.
 	home := filepath.Join(t.TempDir(), "home")
-	writeConfig(t, home, "alpha")
+	writeConfig(t, home)
 	d := startDaemon(t, home)
-	d.waitRunning(t, "alpha")
-	// Cursor is "installed" in the daemon's temp HOME, with one server of its own.
 	cursorFile := filepath.Join(d.userHome, ".cursor", "mcp.json")
 	if err := os.MkdirAll(filepath.Dir(cursorFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(cursorFile, []byte("{\n  \"mcpServers\": {}\n}\n"), 0o644); err != nil {
+	alphaEnv := map[string]string{}
+	for _, kv := range testmcp.Env(testmcp.Options{}) {
+		k, v, _ := strings.Cut(kv, "=")
+		alphaEnv[k] = v
+	}
+	cursorCfg, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"alpha": map[string]any{"command": exe, "env": alphaEnv}}}, "", "  ")
+	if err := os.WriteFile(cursorFile, cursorCfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
 
 	// The server the walk adds: the test MCP server, like alpha.
-	addEnv := map[string]string{}
-	for _, kv := range testmcp.Env(testmcp.Options{}) {
-		k, v, _ := strings.Cut(kv, "=")
-		addEnv[k] = v
-	}
-	addCfg, _ := json.Marshal(map[string]any{"command": exe, "env": addEnv})
+	addCfg, _ := json.Marshal(map[string]any{"command": exe, "env": alphaEnv})
 
 	lc, err := d.client.LoginCode(t.Context())
 	if err != nil {
@@ -112,8 +114,8 @@ func TestDashboardInChromium(t *testing.T) {
 		}
 	}
 	cmd := exec.CommandContext(t.Context(), node, "frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
-		"--out", screenshotsDir, "--mutate", "--install", entryName, "--add", "beta="+string(addCfg),
-		"--call", "/mcp/alpha", "--burst", "20", "--revoke", "cursor", "--chromium", chromium)
+		"--out", screenshotsDir, "--mutate", "--first-run", "cursor", "--install", entryName, "--add", "beta="+string(addCfg),
+		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--revoke", "cursor", "--chromium", chromium)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_E2E_TOKEN="+d.client.Token, "TMPDIR="+t.TempDir())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -126,6 +128,9 @@ func TestDashboardInChromium(t *testing.T) {
 	cfg, err := config.Load(filepath.Join(home, daemon.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := cfg.Servers["alpha"]; !ok {
+		t.Error("the server imported from Cursor in the first-run guide is not in config.json")
 	}
 	if _, ok := cfg.Servers["beta"]; !ok {
 		t.Error("the server added in the page is not in config.json")

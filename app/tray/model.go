@@ -268,7 +268,7 @@ func displayState(v api.ServerView) string {
 }
 
 var (
-	execNotFound = regexp.MustCompile(`exec: "([^"]+)": executable file not found|fork/exec ([^:]+): no such file or directory`)
+	execNotFound = regexp.MustCompile(`(?i)command not found: ([^\s(]+)|exec: "([^"]+)": executable file not found|fork/exec ([^:]+): no such file or directory`)
 	errNesting   = regexp.MustCompile(`^(server "[^"]*" (failed to start|is failing|crashed)[^:]*: )+`)
 )
 
@@ -276,7 +276,7 @@ var (
 // ("Command not found: does-not-exist-mcp"), as the dashboard does.
 func failureCause(err string) string {
 	if m := execNotFound.FindStringSubmatch(err); m != nil {
-		return "Command not found: " + m[1] + m[2]
+		return "Command not found: " + m[1] + m[2] + m[3]
 	}
 	if c := strings.TrimPrefix(errNesting.ReplaceAllString(err, ""), "exec: "); c != "" {
 		return c

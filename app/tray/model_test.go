@@ -305,7 +305,7 @@ func TestFormatBytes(t *testing.T) {
 // with the cause in full.
 func TestFailedStartReadsFailed(t *testing.T) {
 	broken := view("broken", "stopped")
-	broken.LastError = `server "broken" failed to start: exec: "does-not-exist-mcp": executable file not found in $PATH`
+	broken.LastError = `server "broken" failed to start: command not found: does-not-exist-mcp (searched PATH: /usr/bin:/bin)`
 	broken.Restarts = 1
 	m := Build(Snapshot{Servers: []api.ServerView{broken, view("idle", "stopped")}}, 10)
 	var b, idle ServerMenu

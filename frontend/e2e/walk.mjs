@@ -9,7 +9,9 @@
 // --login is the one-time login URL (absolute, or a path under --base) that
 // sets the session cookie. --mutate also installs, connects a client and
 // revokes a token; without it the walk only opens the dialogs and cancels.
-// --add adds a server through the Servers page and waits until it runs.
+// --add adds a server through the Servers page and waits until it runs;
+// --broken NAME adds one whose command does not exist and checks it reads
+// Failed with the cause.
 // --call makes an MCP tools/call of "echo" on that endpoint (bearer token in
 // $SWITCHBOARD_E2E_TOKEN) while the History page is open, and waits for the
 // call to appear there live; with --burst SECONDS it then makes 300 calls/s
@@ -26,7 +28,7 @@ const BURST_RATE = 300;
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 function parseArgs(argv) {
-  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', burst: 0, chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
+  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', burst: 0, broken: '', firstRun: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -41,6 +43,8 @@ function parseArgs(argv) {
     else if (a === '--call') o.call = val();
     else if (a === '--revoke') o.revoke = val();
     else if (a === '--burst') o.burst = Number(val());
+    else if (a === '--broken') o.broken = val();
+    else if (a === '--first-run') o.firstRun = val();
     else if (a === '--chromium') o.chromium = val();
     else if (a === '--fake') o.fake = o.mutate = true;
     else if (a === '--mutate') o.mutate = true;
@@ -227,6 +231,25 @@ async function walkPages(scheme, interact) {
     await go('servers'); // adding opens the new server's page
     await page.locator(`tr[data-server="${name}"] [data-state="running"]`).waitFor({ timeout: 60000 });
     await shot('server-added');
+  }
+  if (interact && opts.broken) {
+    step = 'a server whose command is missing reads Failed, with the cause';
+    await page.getByRole('button', { name: 'Add server' }).first().click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.getByLabel('Name').fill(opts.broken);
+    await dlg.getByLabel('Config (JSON)').fill('{"command": "does-not-exist-mcp"}');
+    await dlg.getByRole('button', { name: 'Add server' }).click();
+    await dlg.waitFor({ state: 'detached' });
+    await go('servers');
+    const row = page.locator(`tr[data-server="${opts.broken}"]`);
+    await row.locator('[data-state="failed"], [data-state="stopped"]').first().waitFor({ timeout: 30000 });
+    if (await row.locator('[data-state="stopped"]').count()) await row.getByRole('button', { name: `Start ${opts.broken}` }).click();
+    await row.locator('[data-state="failed"]').waitFor({ timeout: 30000 });
+    const cause = (await row.locator('[data-cause]').innerText()).trim();
+    if (cause !== 'Command not found: does-not-exist-mcp') throw new Error(`the failed server's cause reads "${cause}"`);
+    const badge = await row.locator('[data-state="failed"]').innerText();
+    if (badge.trim() !== 'Failed') throw new Error(`the failed server's badge reads "${badge}"`);
+    await shotBoth('server-failed', scheme);
   }
   const first = page.locator('table.servers tbody tr td.name a').first();
   if (interact && (await first.count())) {
@@ -484,8 +507,40 @@ try {
   step = 'live stream';
   await page.locator('.live.open').waitFor();
 
+  if (opts.firstRun) {
+    step = `first run: the guide offers the servers of ${opts.firstRun}`;
+    const offer = page.locator(`button[data-import="${opts.firstRun}"]`);
+    await offer.waitFor();
+    const text = await page.locator('.firstrun').innerText();
+    console.log(`first run: ${(await offer.innerText()).trim()}`);
+    if (!/Connect a client/.test(text)) throw new Error(`the first-run guide does not lead to connecting a client:\n${text}`);
+    await shotBoth('first-run');
+    await offer.click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.locator('.diff').waitFor();
+    await dlg.getByRole('button', { name: 'Import' }).click();
+    await dlg.waitFor({ state: 'detached' });
+    const row = page.locator('table.servers tbody tr').first();
+    await row.waitFor();
+    const name = await row.getAttribute('data-server');
+    if (await row.locator('[data-state="stopped"]').count()) await row.getByRole('button', { name: `Start ${name}` }).click();
+    await row.locator('[data-state="running"]').waitFor({ timeout: 60000 });
+    console.log(`first run: imported ${name}, running`);
+  }
+
   await page.emulateMedia({ colorScheme: 'light' });
   await walkPages('light', true);
+
+  step = 'daemon unreachable: a banner, the data greyed, no actions, until the stream is back';
+  await go('servers');
+  await page.locator('table.servers').waitFor();
+  await ctx.setOffline(true);
+  await page.locator('.down-banner').waitFor({ timeout: 20000 });
+  if (!(await page.evaluate(() => document.querySelector('main .page')?.inert === true))) throw new Error('the page takes actions while the daemon is unreachable');
+  await shotBoth('daemon-down');
+  await ctx.setOffline(false);
+  await page.locator('.down-banner').waitFor({ state: 'detached', timeout: 40000 });
+  await page.locator('.live.open').waitFor();
 
   step = 'small window 900x600';
   await page.setViewportSize({ width: 900, height: 600 });

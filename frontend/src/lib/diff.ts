@@ -66,3 +66,15 @@ export function importAsPlan(p: ImportPlan): ClientPlan {
   const diff = lines.join('\n') + '\n' + (p.diff ?? '');
   return { client: p.client, path: p.path, hash: p.hash, diff, changed: added.length > 0 || p.changed };
 }
+
+/** ownEntries are a client's servers other than Switchboard's own entries. */
+export function ownEntries<T extends { Name: string }>(servers: T[]): T[] {
+  return servers.filter((e) => !e.Name.startsWith('switchboard'));
+}
+
+/** importable are the clients installed here with servers of their own to import, most servers first. */
+export function importable<C extends { installed: boolean; name: string; servers: { Name: string }[] }>(clients: C[]): C[] {
+  return clients
+    .filter((c) => c.installed && ownEntries(c.servers).length > 0)
+    .sort((a, b) => ownEntries(b.servers).length - ownEntries(a.servers).length || a.name.localeCompare(b.name));
+}

@@ -53,7 +53,8 @@ export function serverState(v: StateOf): string {
  */
 export function failureCause(err: string | undefined): string {
   if (!err) return '';
-  const notFound = /exec: "([^"]+)": executable file not found/.exec(err) ?? /fork\/exec ([^:]+): no such file or directory/.exec(err);
+  const notFound =
+    /command not found: ([^\s(]+)/i.exec(err) ?? /exec: "([^"]+)": executable file not found/.exec(err) ?? /fork\/exec ([^:]+): no such file or directory/.exec(err);
   if (notFound) return `Command not found: ${notFound[1]}`;
   const denied = /fork\/exec ([^:]+): permission denied/.exec(err);
   if (denied) return `Command not executable (permission denied): ${denied[1]}`;

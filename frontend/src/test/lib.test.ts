@@ -140,3 +140,12 @@ describe('usableLanguage', () => {
     expect(usableLanguage(undefined)).toBe('en-US');
   });
 });
+
+describe('first run', () => {
+  it('offers the installed clients with servers of their own, most first', async () => {
+    const { importable } = await import('../lib/diff');
+    const c = (id: string, installed: boolean, names: string[]) => ({ id, name: id, installed, servers: names.map((Name) => ({ Name })) });
+    const got = importable([c('vscode', true, ['switchboard']), c('cursor', true, ['a']), c('claude', true, ['a', 'b']), c('zed', false, ['x'])]);
+    expect(got.map((x) => x.id)).toEqual(['claude', 'cursor']);
+  });
+});

@@ -51,6 +51,7 @@ describe('failed servers', () => {
   it('leads with the cause', async () => {
     const { failureCause } = await import('../lib/state');
     expect(failureCause('server "broken" failed to start: exec: "does-not-exist-mcp": executable file not found in $PATH')).toBe('Command not found: does-not-exist-mcp');
+    expect(failureCause('server "broken" failed to start: command not found: does-not-exist-mcp (searched PATH: /usr/bin:/bin)')).toBe('Command not found: does-not-exist-mcp');
     expect(failureCause('fork/exec /opt/x/bin/srv: no such file or directory')).toBe('Command not found: /opt/x/bin/srv');
     expect(failureCause('server "a" failed to start: handshake: EOF')).toBe('handshake: EOF');
     expect(failureCause('exit status 1')).toBe('exit status 1');
