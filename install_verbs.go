@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -177,6 +179,7 @@ func (fe fromEnv) Set(name string) error {
 
 func installVerb() verb {
 	var name *string
+	var verbose *bool
 	values, secretsFromEnv := keyValues{}, fromEnv{}
 	return verb{
 		name:    "install",
@@ -186,6 +189,7 @@ func installVerb() verb {
 			name = fs.String("name", "", "the server's name in Switchboard (default: the catalog's short name)")
 			fs.Var(values, "set", "an input, NAME=VALUE (repeatable)")
 			fs.Var(secretsFromEnv, "set-from-env", "an input whose value is this environment variable's (repeatable)")
+			verbose = fs.Bool("verbose", false, "print the package manager's output too")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			entry, err := oneServer(e.args)
@@ -205,21 +209,22 @@ func installVerb() verb {
 			}
 			v, err := c.Install(ctx, api.InstallRequest{Entry: entry, Server: *name, Values: all})
 			if err != nil {
-				return err
+				return withInputHint(err)
 			}
-			return followInstall(ctx, e, c, v, "install")
+			return withInputHint(followInstall(ctx, e, c, v, "install", *verbose))
 		},
 	}
 }
 
 func updateVerb() verb {
-	var check *bool
+	var check, verbose *bool
 	return verb{
 		name:    "update",
 		args:    " NAME",
 		summary: "update an installed server to the catalog's newest version (the old one runs until the new one is verified)",
 		flags: func(fs *flag.FlagSet) {
 			check = fs.Bool("check", false, "only say whether a newer version exists")
+			verbose = fs.Bool("verbose", false, "print the package manager's output too")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			server, err := oneServer(e.args)
@@ -247,7 +252,7 @@ func updateVerb() verb {
 			if err != nil {
 				return err
 			}
-			return followInstall(ctx, e, c, v, "update")
+			return followInstall(ctx, e, c, v, "update", *verbose)
 		},
 	}
 }
@@ -288,25 +293,47 @@ func uninstallVerb() verb {
 	}
 }
 
-// followInstall prints an install's progress until it ends: a progress bar
-// with the phase on a terminal, the installer's output lines elsewhere.
+// installPhases are the steps an install goes through, in order.
+var installPhases = []string{"resolve", "download", "install", "verify"}
+
+// followInstall prints an install's progress until it ends: its steps
+// (resolve, download, install, verify) as a progress bar on a terminal, a
+// line per step elsewhere; the package manager's lines only with verbose.
 // Ctrl-C cancels the install (it rolls back).
-func followInstall(ctx context.Context, e *env, c *api.Client, v api.InstallView, what string) error {
+func followInstall(ctx context.Context, e *env, c *api.Client, v api.InstallView, what string, verbose bool) error {
 	fmt.Fprintf(e.stdout, "%sing %s as %q (%s)\n", strings.TrimSuffix(what, "e"), v.Entry, v.Server, v.Version)
 	terminal := isTerminal(e.stdout)
+	step := func(phase string) string {
+		if i := slices.Index(installPhases, phase); i >= 0 {
+			return fmt.Sprintf("[%d/%d] %s", i+1, len(installPhases), phase)
+		}
+		return phase
+	}
 	bar := func(ie api.InstallEvent) {
 		const width = 30
 		n := ie.Percent * width / 100
-		fmt.Fprintf(e.stdout, "\r\x1b[K[%s%s] %3d%% %-8s %s", strings.Repeat("=", n), strings.Repeat(" ", width-n),
-			ie.Percent, ie.Phase, truncate(ie.Line, 60))
+		fmt.Fprintf(e.stdout, "\r\x1b[K[%s%s] %3d%% %s", strings.Repeat("=", n), strings.Repeat(" ", width-n), ie.Percent, step(ie.Phase))
 	}
+	lastPhase := ""
 	final, err := c.FollowInstall(ctx, v, func(ie api.InstallEvent) {
-		switch {
-		case terminal && !ie.Done:
-			bar(ie)
-		case ie.Line != "" && !ie.Done:
-			fmt.Fprintf(e.stdout, "%-8s %s\n", ie.Phase, ie.Line)
+		if ie.Done {
+			return
 		}
+		switch {
+		case verbose && ie.Line != "":
+			if terminal {
+				fmt.Fprint(e.stdout, "\r\x1b[K")
+			}
+			fmt.Fprintf(e.stdout, "%-8s %s\n", ie.Phase, ie.Line)
+			if terminal {
+				bar(ie)
+			}
+		case terminal:
+			bar(ie)
+		case ie.Phase != lastPhase:
+			fmt.Fprintln(e.stdout, step(ie.Phase)+"…")
+		}
+		lastPhase = ie.Phase
 	})
 	if terminal {
 		fmt.Fprint(e.stdout, "\r\x1b[K")
@@ -330,8 +357,55 @@ func followInstall(ctx context.Context, e *env, c *api.Client, v api.InstallView
 		return errors.New(final.Error)
 	}
 	fmt.Fprintf(e.stdout, "%s is installed and running, with %d tools:\n", final.Server, len(final.Tools))
-	for _, t := range final.Tools {
-		fmt.Fprintf(e.stdout, "  %s\t%s\n", t.Name, truncate(t.Description, 70))
+	names := make([]string, len(final.Tools))
+	for i, t := range final.Tools {
+		names[i] = t.Name
+	}
+	for _, line := range wrapList(names, 76, 4) {
+		fmt.Fprintln(e.stdout, "  "+line)
 	}
 	return nil
+}
+
+// wrapList joins names with ", " into lines of at most width characters,
+// at most most lines, the last saying how many did not fit.
+func wrapList(names []string, width, most int) []string {
+	var lines []string
+	cur := ""
+	for i, n := range names {
+		item := n
+		if i < len(names)-1 {
+			item += ","
+		}
+		if cur != "" && len(cur)+1+len(item) > width {
+			if len(lines) == most-1 {
+				return append(lines, fmt.Sprintf("%s … and %d more", cur, len(names)-i))
+			}
+			lines, cur = append(lines, cur), ""
+		}
+		if cur != "" {
+			cur += " "
+		}
+		cur += item
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// inputHint finds an install input left without a value in an error.
+var inputHint = regexp.MustCompile(`input ([A-Za-z_][A-Za-z0-9_.-]*): required, but no value was given`)
+
+// withInputHint adds to an install's "required, but no value was given"
+// how to give that value on the command line.
+func withInputHint(err error) error {
+	if err == nil {
+		return nil
+	}
+	m := inputHint.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	return fmt.Errorf("%w\ngive it with --set %s=VALUE, or, for a secret, export it and pass --set-from-env %s", err, m[1], m[1])
 }

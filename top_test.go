@@ -68,6 +68,9 @@ func TestTop(t *testing.T) {
 		return len(a) == 8 && len(b) == 8 && a[3] != "-" && b[3] != "-" && a[6] == "1"
 	})
 	_, out, _ := cli(t, home, "top", "--once")
+	if !strings.HasSuffix(out, "\n") {
+		t.Errorf("top --once does not end with a newline: %q", out[max(0, len(out)-40):])
+	}
 	a := topRow(out, "alpha")
 	if a[1] != "running" || !regexp.MustCompile(`^\d+\.\d%$`).MatchString(a[3]) || !strings.HasSuffix(a[4], "MiB") ||
 		a[5] != "0.03" || a[6] != "1" || a[7] == "-" {

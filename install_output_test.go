@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+// fakeRegistry serves one MCP registry entry, name, whose package is this
+// test binary run as the test MCP server (19 tools), with extra inputs.
+func fakeRegistry(t *testing.T, name string, inputs ...map[string]any) *httptest.Server {
+	t.Helper()
+	var env []map[string]any
+	for _, kv := range testmcp.Env(testmcp.Options{}) {
+		k, v, _ := strings.Cut(kv, "=")
+		if v != "" {
+			env = append(env, map[string]any{"name": k, "value": v})
+		}
+	}
+	env = append(env, inputs...)
+	exe, _ := os.Executable()
+	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		server := map[string]any{"name": name, "title": "Notes (test)", "description": "A test server installed from a fake registry",
+			"version": "1.0.0", "packages": []map[string]any{{"registryType": "command", "identifier": exe, "version": "1.0.0",
+				"transport": map[string]string{"type": "stdio"}, "environmentVariables": env}}}
+		envelope := map[string]any{"server": server, "_meta": map[string]any{
+			"io.modelcontextprotocol.registry/official": map[string]any{"status": "active", "isLatest": true}}}
+		if strings.HasSuffix(r.URL.Path, "/versions/latest") {
+			json.NewEncoder(w).Encode(envelope)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"servers": []any{envelope}, "metadata": map[string]any{"count": 1}})
+	}))
+	t.Cleanup(registry.Close)
+	return registry
+}
+
+// TestInstallOutputIsShort: `switchboard install` says what it does in a
+// few lines (its steps, then the tools on a few lines), however much the
+// package manager prints; a secret left out is named with the flag that
+// passes it.
+func TestInstallOutputIsShort(t *testing.T) {
+	const entry = "io.github.switchboard-test/notes"
+	registry := fakeRegistry(t, entry, map[string]any{"name": "NOTES_API_KEY", "description": "API key of the notes service", "isRequired": true, "isSecret": true})
+	t.Setenv(daemon.RegistryEnv, registry.URL)
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home) // no servers
+	startDaemon(t, home)
+
+	code, out, errOut := cli(t, home, "install", entry)
+	if code == exitOK || !strings.Contains(errOut, "--set-from-env NOTES_API_KEY") {
+		t.Errorf("install without the secret: %d\n%s\n%s", code, out, errOut)
+	}
+
+	t.Setenv("NOTES_API_KEY", "s3cret")
+	code, out, errOut = cli(t, home, "install", "--set-from-env", "NOTES_API_KEY", entry)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if code != exitOK || !strings.Contains(out, "is installed and running, with 19 tools") || !strings.Contains(out, "echo") {
+		t.Fatalf("install: %d\n%s\n%s", code, out, errOut)
+	}
+	if len(lines) > 15 {
+		t.Errorf("install printed %d lines, want at most 15:\n%s", len(lines), out)
+	}
+	for _, step := range []string{"[1/4] resolve", "[4/4] verify"} {
+		if !strings.Contains(out, step) {
+			t.Errorf("install output does not show the step %q:\n%s", step, out)
+		}
+	}
+	t.Logf("install output (%d lines):\n%s", len(lines), out)
+}
