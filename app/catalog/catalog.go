@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -64,6 +65,8 @@ type Catalog struct {
 	retry    time.Duration
 	log      *slog.Logger
 	now      func() time.Time
+	// requestURL matches the URL of one request to the registry.
+	requestURL *regexp.Regexp
 
 	mu        sync.Mutex
 	downUntil time.Time // the registry is not asked again before this
@@ -117,6 +120,8 @@ func New(opts Options) (*Catalog, error) {
 		retry:    opts.RetryAfter,
 		log:      log,
 		now:      opts.Now,
+		// A URL ends at a space, a quote or a colon after its host.
+		requestURL: regexp.MustCompile(regexp.QuoteMeta(reg.URL()) + `[^\s"]*[^\s":]`),
 	}
 	if c.retry == 0 {
 		c.retry = DefaultRetryAfter
@@ -146,15 +151,29 @@ func (c *Catalog) registryDown() error {
 	return nil
 }
 
-func (c *Catalog) markDown(err error) {
+// markDown notes that the registry failed with err and returns err as the
+// catalog keeps it: naming the registry, not the request's URL (the next
+// lookups, of other servers, show it as the reason the registry is down).
+func (c *Catalog) markDown(err error) error {
 	c.log.Warn("registry unreachable", "url", c.reg.URL(), "err", err)
+	err = &downError{msg: c.requestURL.ReplaceAllString(err.Error(), c.reg.URL()), err: err}
 	if c.retry < 0 {
-		return
+		return err
 	}
 	c.mu.Lock()
 	c.downErr, c.downUntil = err, c.now().Add(c.retry)
 	c.mu.Unlock()
+	return err
 }
+
+// downError is why the registry is down, as markDown words it.
+type downError struct {
+	msg string
+	err error
+}
+
+func (e *downError) Error() string { return e.msg }
+func (e *downError) Unwrap() error { return e.err }
 
 func (c *Catalog) markUp() {
 	c.mu.Lock()
@@ -199,8 +218,7 @@ func (c *Catalog) Search(ctx context.Context, query string, limit int) (Result, 
 		case ctx.Err() != nil:
 			return Result{}, fmt.Errorf("catalog search %q: %w", query, ctx.Err())
 		default:
-			c.markDown(err)
-			regErr = err
+			regErr = c.markDown(err)
 		}
 	}
 	if regErr != nil {
@@ -393,8 +411,7 @@ func (c *Catalog) Lookup(ctx context.Context, name string) (Result, error) {
 		case ctx.Err() != nil:
 			return Result{}, fmt.Errorf("catalog lookup %s: %w", name, ctx.Err())
 		default:
-			c.markDown(err)
-			regErr = err
+			regErr = c.markDown(err)
 		}
 	}
 

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -288,11 +290,12 @@ func (e *httpError) Is(target error) bool {
 // get fetches u and decodes its JSON body into v, within the per-request
 // timeout and the size bound.
 func (r *Registry) get(parent context.Context, u string, v any) error {
+	where := u
 	ctx, cancel := context.WithTimeout(parent, r.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return fmt.Errorf("registry %s: %w", u, err)
+		return fmt.Errorf("registry %s: %w", where, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", r.userAgent)
@@ -300,26 +303,60 @@ func (r *Registry) get(parent context.Context, u string, v any) error {
 	resp, err := r.client.Do(req)
 	if err != nil {
 		if parent.Err() == nil && ctx.Err() != nil {
-			return fmt.Errorf("registry %s: no answer within %v: %w", u, r.timeout, err)
+			return &transportError{fmt.Sprintf("registry %s: no answer within %v", where, r.timeout), err}
 		}
-		return fmt.Errorf("registry %s: %w", u, err)
+		return &transportError{fmt.Sprintf("registry %s: %s", where, plainReason(err)), err}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, r.maxBytes+1))
 	if err != nil {
-		return fmt.Errorf("registry %s: reading the response: %w", u, err)
+		return fmt.Errorf("registry %s: reading the response: %w", where, err)
 	}
 	r.log.Debug("registry request", "url", u, "status", resp.StatusCode, "bytes", len(body), "took", time.Since(start))
 	if resp.StatusCode != http.StatusOK {
-		return &httpError{url: u, status: resp.StatusCode, text: http.StatusText(resp.StatusCode), body: snippet(body)}
+		return &httpError{url: where, status: resp.StatusCode, text: http.StatusText(resp.StatusCode), body: snippet(body)}
 	}
 	if int64(len(body)) > r.maxBytes {
-		return fmt.Errorf("registry %s: response larger than %d bytes", u, r.maxBytes)
+		return fmt.Errorf("registry %s: response larger than %d bytes", where, r.maxBytes)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("registry %s: the response is not the registry's JSON (%s): %w", u, snippet(body), err)
+		return fmt.Errorf("registry %s: the response is not the registry's JSON (%s): %w", where, snippet(body), err)
 	}
 	return nil
+}
+
+// transportError is a request that got no answer, said plainly; the
+// error it wraps (a *url.Error) stays reachable with errors.As.
+type transportError struct {
+	msg string
+	err error
+}
+
+func (e *transportError) Error() string { return e.msg }
+func (e *transportError) Unwrap() error { return e.err }
+
+// plainReason says why a request got no answer without the *url.Error
+// around it (which repeats the URL) and without the resolver's address
+// that a DNS error names.
+func plainReason(err error) string {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		if dns.IsNotFound {
+			return fmt.Sprintf("the name %s does not resolve (no such host)", dns.Name)
+		}
+		if dns.IsTimeout {
+			return fmt.Sprintf("looking up %s timed out", dns.Name)
+		}
+		return fmt.Sprintf("cannot look up %s: %s", dns.Name, dns.Err)
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return "connection refused"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // snippet returns the start of a response body for an error message, on
