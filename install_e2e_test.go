@@ -32,8 +32,12 @@ func TestInstallFromNPM(t *testing.T) {
 	d := startDaemon(t, home)
 
 	code, out, errOut := cli(t, home, "install", "everything")
-	if code != exitOK || !strings.Contains(out, "everything is installed and running") || !strings.Contains(out, "  echo") {
+	if code != exitOK || !strings.Contains(out, "everything is installed and running") || !strings.Contains(out, "echo") {
 		t.Fatalf("install: %d\n%s\n%s", code, out, errOut)
+	}
+	// npm prints hundreds of lines; without --verbose the user sees the steps.
+	if n := strings.Count(strings.TrimRight(out, "\n"), "\n") + 1; n > 15 {
+		t.Errorf("install printed %d lines, want at most 15:\n%s", n, out)
 	}
 
 	cfg, err := config.Load(filepath.Join(home, daemon.ConfigFile))

@@ -181,17 +181,29 @@ async function usageCharts(windowLabel, windowSeconds, minPoints) {
   await page.getByRole('radio', { name: windowLabel }).click();
   const calls = page.locator('figure.chart[data-title^="Calls per"]');
   const latency = page.locator('figure.chart[data-title^="Latency"]');
-  await page.waitForFunction(
-    (min) => Number(document.querySelector('figure.chart[data-title^="Latency"]')?.dataset.values ?? 0) >= min,
-    minPoints,
-    { timeout: 10000 },
-  );
+  // Wait for the charts to have drawn this window (the last one's stay until it loads).
+  const drawn = () =>
+    page.evaluate(() =>
+      Object.fromEntries(
+        [...document.querySelectorAll('figure.chart')].map((f) => [f.dataset.title, { span: Number(f.dataset.xSpan), values: Number(f.dataset.values), ticks: f.dataset.yTicks }]),
+      ),
+    );
+  try {
+    await page.waitForFunction(
+      ([w, min]) => {
+        const figs = [...document.querySelectorAll('figure.chart')];
+        const ok = (f) => Number(f.dataset.xSpan) >= w * 0.98 && Number(f.dataset.xSpan) <= w * 1.1;
+        const lat = figs.find((f) => f.dataset.title.startsWith('Latency'));
+        return figs.length === 4 && figs.every(ok) && Number(lat?.dataset.values ?? 0) >= min;
+      },
+      [windowSeconds, minPoints],
+      { timeout: 15000 },
+    );
+  } catch {
+    throw new Error(`the Usage charts did not draw the ${windowLabel} window with ${minPoints}+ latency points: ${JSON.stringify(await drawn())}`);
+  }
   const ticks = (await calls.getAttribute('data-y-ticks')).split(' ').map(Number);
   if (!ticks.length || ticks.some((t) => !Number.isInteger(t)) || new Set(ticks).size !== ticks.length) throw new Error(`calls axis ticks: ${ticks}`);
-  for (const fig of [calls, latency, page.locator('figure.chart[data-title^="Memory"]')]) {
-    const span = Number(await fig.getAttribute('data-x-span'));
-    if (span < windowSeconds * 0.98 || span > windowSeconds * 1.1) throw new Error(`${await fig.getAttribute('data-title')}: the x axis spans ${span} s, not the ${windowLabel} window`);
-  }
   return { ticks, points: Number(await latency.getAttribute('data-values')) };
 }
 
@@ -406,7 +418,7 @@ async function walkPages(scheme, interact) {
       const from = await page.evaluate(() => performance.now());
       await shotBoth('history-burst', scheme);
       shotWindow = [from, await page.evaluate(() => performance.now())];
-      navs.push(await navMs('usage', 'Usage'));
+      navs.push(await navMs('servers', 'Servers'));
       navs.push(await navMs('history', 'History'));
     });
     await page.waitForTimeout(500);
@@ -430,10 +442,17 @@ async function walkPages(scheme, interact) {
     const aggregated = await mcpSession('/mcp');
     await aggregated('', `${server}__pid`, {});
     await aggregated('', `${server}__pid`, {});
-    await go(`servers/${server}`);
-    await page.getByRole('tab', { name: 'Tools' }).click();
     const countOf = async (tool) => Number((await page.locator(`tr[data-tool="${tool}"] td.calls`).innerText()).replace(/\D/g, ''));
-    await page.waitForFunction(() => Number(document.querySelector('tr[data-tool="pid"] td.calls')?.textContent?.replace(/\D/g, '') ?? 0) >= 2, null, { timeout: 10000 });
+    // The history commits in batches: open the tab again until the calls are in.
+    for (let i = 0; ; i++) {
+      await go(`servers/${server}`);
+      await page.getByRole('tab', { name: 'Tools' }).click();
+      await page.locator('tr[data-tool="pid"] td.calls').waitFor();
+      await page.waitForTimeout(300);
+      if ((await countOf('pid')) >= 2) break;
+      if (i === 10) throw new Error(`the Tools tab counts ${await countOf('pid')} calls of pid, made 2 through /mcp as ${server}__pid`);
+      await page.waitForTimeout(700);
+    }
     const echo = await countOf('echo');
     console.log(`tools tab: echo ${echo} calls, pid ${await countOf('pid')} calls (through /mcp as ${server}__pid)`);
     if (echo < stats.sent) throw new Error(`the Tools tab counts ${echo} echo calls, the burst made ${stats.sent}`);

@@ -194,3 +194,26 @@ export function visibleRange(scrollTop: number, viewport: number, rowHeight: num
   const last = Math.min(total, Math.ceil((scrollTop + viewport) / rowHeight) + overscan);
   return [first, Math.max(first, last)];
 }
+
+/**
+ * ownName is a call's tool as its server calls it: through the aggregated
+ * endpoint (endpoint "") the client names it prefix__tool.
+ */
+export function ownName(c: Pick<Call, 'endpoint' | 'name' | 'method'>): string {
+  const n = c.name || c.method;
+  if (!c.endpoint && c.name) {
+    const i = c.name.indexOf('__');
+    if (i > 0) return c.name.slice(i + 2);
+  }
+  return n;
+}
+
+/** endpointOf is the MCP endpoint a call came through. */
+export function endpointOf(c: Pick<Call, 'endpoint'>): string {
+  return c.endpoint ? `/mcp/${c.endpoint}` : '/mcp (every server)';
+}
+
+/** outcomeText is an outcome in words: "tool error", not "tool_error". */
+export function outcomeText(o: string): string {
+  return o.replaceAll('_', ' ');
+}

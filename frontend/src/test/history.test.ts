@@ -218,3 +218,15 @@ describe('HistoryPager under live traffic', () => {
     expect(microAfter('2026-12-01T11:00:00.5+01:00')).toBe('2026-12-01T10:00:00.500001Z');
   });
 });
+
+describe('call details in words', () => {
+  it('names the tool as its server does, the endpoint and the outcome', async () => {
+    const { ownName, endpointOf, outcomeText } = await import('../lib/history');
+    expect(ownName({ endpoint: '', name: 'everything__echo', method: 'tools/call' })).toBe('echo');
+    expect(ownName({ endpoint: 'everything', name: 'a__b', method: 'tools/call' })).toBe('a__b');
+    expect(ownName({ endpoint: '', name: '', method: 'resources/read' })).toBe('resources/read');
+    expect(endpointOf({ endpoint: '' })).toBe('/mcp (every server)');
+    expect(endpointOf({ endpoint: 'fs' })).toBe('/mcp/fs');
+    expect(outcomeText('server_unavailable')).toBe('server unavailable');
+  });
+});
