@@ -16,7 +16,7 @@ import (
 )
 
 // eventTypes are the types a client may ask for with ?types=.
-var eventTypes = []string{events.TypeCall, events.TypeLog, events.TypeState, events.TypeSample,
+var eventTypes = []string{events.TypeCall, events.TypeCallStart, events.TypeLog, events.TypeState, events.TypeSample,
 	events.TypeInstall, events.TypeConfig, events.TypeDropped}
 
 // TypeReset is the event sent first when the events after the client's

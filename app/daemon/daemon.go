@@ -193,7 +193,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: hist, Logger: log,
+	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
 		SessionTimeout: store.Current().SessionTimeout.Duration})
 	// Server logs, lifecycle events and resource samples go to the history

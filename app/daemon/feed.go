@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -30,6 +31,21 @@ func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store,
 		}
 		dropped.check()
 	}
+}
+
+// callFeed is the gateway's Recorder: calls are recorded in the history
+// (whose commits publish them), and published as they start, so that the
+// pages show calls while they run.
+type callFeed struct {
+	*history.Store
+	log *slog.Logger
+	bus *events.Bus
+}
+
+// CallStarted implements gateway.CallWatcher.
+func (f callFeed) CallStarted(c record.Call) {
+	publish(f.log, f.bus, events.TypeCallStart, events.CallStart{Start: c.Start.UTC(), Server: c.Server, Endpoint: c.Endpoint,
+		Method: c.Method, Name: c.Name, ClientLabel: c.ClientLabel, ClientName: c.ClientName, Session: c.Session})
 }
 
 // droppedFeed publishes the history's dropped-records count when it has

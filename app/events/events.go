@@ -19,13 +19,16 @@ import (
 
 // Event types.
 const (
-	TypeCall    = "call"    // a call was recorded (history.Call)
-	TypeLog     = "log"     // a server wrote a line (Log)
-	TypeState   = "state"   // a server's lifecycle changed (supervisor.Event)
-	TypeSample  = "sample"  // a resource sample of a server (Sample)
-	TypeInstall = "install" // install progress
-	TypeConfig  = "config"  // the server list or a server's settings changed
-	TypeDropped = "dropped" // history records were dropped (Dropped)
+	TypeCall = "call" // a call was recorded (history.Call)
+	// TypeCallStart: a call is on its way to a server (CallStart); its
+	// "call" event follows when it ends.
+	TypeCallStart = "call-start"
+	TypeLog       = "log"     // a server wrote a line (Log)
+	TypeState     = "state"   // a server's lifecycle changed (supervisor.Event)
+	TypeSample    = "sample"  // a resource sample of a server (Sample)
+	TypeInstall   = "install" // install progress
+	TypeConfig    = "config"  // the server list or a server's settings changed
+	TypeDropped   = "dropped" // history records were dropped (Dropped)
 )
 
 // An Event is one entry of the feed. Data is JSON, encoded once when the
@@ -53,6 +56,19 @@ type Sample struct {
 	CPUPercent float64   `json:"cpuPercent"`
 	RSSBytes   uint64    `json:"rssBytes"`
 	Processes  int       `json:"processes"`
+}
+
+// CallStart is the data of a TypeCallStart event: a call on its way. Its
+// "call" event, when it ends, has the same server, name and start.
+type CallStart struct {
+	Start       time.Time `json:"start"`
+	Server      string    `json:"server"`
+	Endpoint    string    `json:"endpoint"` // "" for the aggregated /mcp
+	Method      string    `json:"method"`
+	Name        string    `json:"name"`
+	ClientLabel string    `json:"clientLabel"`
+	ClientName  string    `json:"clientName"`
+	Session     string    `json:"session"`
 }
 
 // Dropped is the data of a TypeDropped event: the total number of history

@@ -375,9 +375,7 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, t
 	}
 	cfg := b.config()
 	rec := recordFrom(ctx)
-	if rec != nil {
-		rec.call.Server = server
-	}
+	g.routed(rec, server)
 	timeout := cfg.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout

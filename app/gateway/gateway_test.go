@@ -32,8 +32,22 @@ func TestMain(m *testing.M) {
 }
 
 type recorder struct {
-	mu    sync.Mutex
-	calls []record.Call
+	mu      sync.Mutex
+	calls   []record.Call
+	started []record.Call
+}
+
+// CallStarted makes the test recorder a gateway.CallWatcher.
+func (r *recorder) CallStarted(c record.Call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = append(r.started, c)
+}
+
+func (r *recorder) allStarted() []record.Call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.started)
 }
 
 func (r *recorder) RecordCall(c record.Call) {

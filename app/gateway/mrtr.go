@@ -107,9 +107,7 @@ func (g *Gateway) statelessToolCall(ctx context.Context, req *mcp.CallToolReques
 	} else {
 		p = g.startPending(ctx, req, server, original)
 	}
-	if rec := recordFrom(ctx); rec != nil {
-		rec.call.Server = server
-	}
+	g.routed(recordFrom(ctx), server)
 	select {
 	case o := <-p.done:
 		g.endPending(p)

@@ -19,14 +19,37 @@ type Recorder interface {
 	RecordCall(record.Call)
 }
 
+// A CallWatcher is a Recorder that also wants to know of a call while it
+// runs: CallStarted gets it once the server it goes to is known (its
+// outcome, duration and response are not set yet), RecordCall when it ends.
+type CallWatcher interface {
+	CallStarted(record.Call)
+}
+
 type recordKey struct{}
 
 // callRecord travels in the context so forward can add what it learns.
 type callRecord struct {
-	call record.Call
+	call      record.Call
+	announced bool // CallStarted was called
 	// failure is the gateway's own error behind a tool error result (the
 	// server was down, crashed, timed out), for the outcome.
 	failure error
+}
+
+// routed notes the server a call goes to and tells a CallWatcher, once,
+// that the call is under way.
+func (g *Gateway) routed(rec *callRecord, server string) {
+	if rec == nil {
+		return
+	}
+	rec.call.Server = server
+	if w, ok := g.opts.Recorder.(CallWatcher); ok && !rec.announced {
+		rec.announced = true
+		started := rec.call
+		started.Arguments = nil // the live feed carries no arguments
+		w.CallStarted(started)
+	}
 }
 
 func recordFrom(ctx context.Context) *callRecord {

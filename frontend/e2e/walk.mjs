@@ -22,6 +22,7 @@
 import { chromium } from 'playwright-core';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, connect } from 'node:net';
 import { join, resolve } from 'node:path';
 
 const BURST_RATE = 300;
@@ -68,7 +69,48 @@ if (opts.fake) {
   opts.base = fake.url;
   opts.login = fake.loginPath;
 }
-const loginURL = /^https?:/.test(opts.login) ? opts.login : opts.base + (opts.login.startsWith('/') ? '' : '/') + opts.login;
+// The page reaches the daemon through a TCP relay the walk can cut, to see
+// the page with the daemon unreachable (closing Chromium's network does
+// not end a stream already open). MCP calls go to the daemon directly.
+const daemonBase = opts.base;
+const relay = await startRelay(new URL(opts.base));
+opts.base = `http://127.0.0.1:${relay.port}`;
+let loginURL = /^https?:/.test(opts.login) ? opts.login : daemonBase + (opts.login.startsWith('/') ? '' : '/') + opts.login;
+loginURL = loginURL.replace(daemonBase, opts.base);
+
+// startRelay forwards connections to target; cut() ends them all and
+// refuses new ones until mend().
+function startRelay(target) {
+  const sockets = new Set();
+  let cut = false;
+  const server = createServer((client) => {
+    if (cut) return client.destroy();
+    const upstream = connect(Number(target.port), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => s.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        port: server.address().port,
+        cut() {
+          cut = true;
+          for (const s of sockets) s.destroy();
+        },
+        mend() {
+          cut = false;
+        },
+        close: () => new Promise((r) => (server.close(() => r()), [...sockets].forEach((s) => s.destroy()))),
+      }),
+    ),
+  );
+}
 
 const profile = await mkdtemp(join(tmpdir(), 'switchboard-e2e-'));
 const ctx = await chromium.launchPersistentContext(profile, {
@@ -109,7 +151,7 @@ const visible = (sel) => page.locator(sel).first().isVisible();
 // mcpSession opens an MCP session on the endpoint as a client would over
 // streamable HTTP (initialize, initialized) and returns its tools/call of echo.
 async function mcpSession(path) {
-  const url = opts.base + path;
+  const url = daemonBase + path;
   const token = process.env.SWITCHBOARD_E2E_TOKEN ?? '';
   let session = '';
   const post = async (body) => {
@@ -392,6 +434,20 @@ async function walkPages(scheme, interact) {
       { timeout: 20000 },
     );
     await shot('history-live-call');
+    step = 'a long call shows while it runs: History and the server page';
+    const server = opts.call.split('/').pop();
+    const long = (await mcpSession(opts.call))('', 'sleep', { ms: 6000 });
+    await page.locator('.running [data-pending="sleep"]').waitFor({ timeout: 5000 });
+    await shotBoth('history-call-running', scheme);
+    await go(`servers/${server}`);
+    await page.locator('.running-now').waitFor({ timeout: 5000 });
+    console.log(`long call: on History while running; server page says "${(await page.locator('.running-now').innerText()).trim()}"`);
+    await shotBoth('server-call-running', scheme);
+    await long;
+    await go('history');
+    await page.locator('.scroller a.tr', { hasText: 'sleep' }).first().waitFor({ timeout: 10000 });
+    await page.locator('.running [data-pending="sleep"]').waitFor({ state: 'detached', timeout: 5000 });
+
     step = 'usage with one call';
     const one = await usageCharts('15 min', 900, 1);
     console.log(`usage with one call: calls ticks ${one.ticks.join(' ')}, latency points ${one.points}`);
@@ -553,11 +609,11 @@ try {
   step = 'daemon unreachable: a banner, the data greyed, no actions, until the stream is back';
   await go('servers');
   await page.locator('table.servers').waitFor();
-  await ctx.setOffline(true);
+  relay.cut();
   await page.locator('.down-banner').waitFor({ timeout: 20000 });
   if (!(await page.evaluate(() => document.querySelector('main .page')?.inert === true))) throw new Error('the page takes actions while the daemon is unreachable');
   await shotBoth('daemon-down');
-  await ctx.setOffline(false);
+  relay.mend();
   await page.locator('.down-banner').waitFor({ state: 'detached', timeout: 40000 });
   await page.locator('.live.open').waitFor();
 
@@ -594,6 +650,7 @@ try {
 } finally {
   await ctx.close();
   await rm(profile, { recursive: true, force: true });
+  await relay.close();
   if (fake) await fake.close();
 }
 

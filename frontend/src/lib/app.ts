@@ -6,11 +6,13 @@ import { writable } from 'svelte/store';
 import { api } from './api';
 import { EventStream } from './events';
 import { ServersStore } from './servers';
+import { InFlight } from './inflight';
 import type { Status } from './types';
 
 export interface AppContext {
   stream: EventStream;
   servers: ServersStore;
+  inflight: InFlight;
   status: ReturnType<typeof writable<Status | null>>;
   statusError: ReturnType<typeof writable<string>>;
   dropped: ReturnType<typeof writable<number>>;
@@ -21,6 +23,7 @@ const KEY = Symbol('switchboard');
 
 export function createAppContext(stream = new EventStream()): AppContext {
   const servers = new ServersStore({ get: api.get }, stream);
+  const inflight = new InFlight(stream);
   const status = writable<Status | null>(null);
   const statusError = writable('');
   const dropped = writable(0);
@@ -35,7 +38,7 @@ export function createAppContext(stream = new EventStream()): AppContext {
   stream.on('dropped', (d: { count?: number }) => dropped.update((n) => n + (d?.count ?? 0)));
   stream.on('config', () => void refreshStatus());
   stream.on('reset', () => void refreshStatus());
-  return { stream, servers, status, statusError, dropped, refreshStatus };
+  return { stream, servers, inflight, status, statusError, dropped, refreshStatus };
 }
 
 export function provideApp(ctx: AppContext): void {

@@ -199,7 +199,7 @@ export function visibleRange(scrollTop: number, viewport: number, rowHeight: num
  * ownName is a call's tool as its server calls it: through the aggregated
  * endpoint (endpoint "") the client names it prefix__tool.
  */
-export function ownName(c: Pick<Call, 'endpoint' | 'name' | 'method'>): string {
+export function ownName(c: { endpoint: string; name: string; method: string }): string {
   const n = c.name || c.method;
   if (!c.endpoint && c.name) {
     const i = c.name.indexOf('__');

@@ -1,0 +1,85 @@
+// Calls while they run: the daemon sends call-start when a call is on its
+// way to a server and call when it ended (and was recorded). InFlight keeps
+// the started calls that have not ended, in batches like every live view.
+
+import { writable } from 'svelte/store';
+import type { EventStream } from './events';
+import { FrameBatcher, paced, type Schedule } from './batch';
+import type { Call } from './types';
+
+export interface CallStart {
+  start: string;
+  server: string;
+  endpoint: string;
+  method: string;
+  name: string;
+  clientLabel: string;
+  clientName: string;
+  session: string;
+}
+
+/** A started call and its end share the server, the name and the start (to the millisecond). */
+export function callKey(c: { server: string; name: string; start: string }): string {
+  return `${c.server}\u0000${c.name}\u0000${Math.floor(Date.parse(c.start))}`;
+}
+
+/** Calls older than this are let go (their end was lost: a dropped history record). */
+export const STALE_MS = 15 * 60_000;
+
+type Change = { start: CallStart } | { end: Call };
+
+export class InFlight {
+  /** The running calls, oldest first. */
+  readonly calls = writable<CallStart[]>([]);
+  private list: CallStart[] = [];
+  private readonly batch: FrameBatcher<Change>;
+
+  constructor(
+    stream?: EventStream,
+    private readonly now: () => number = Date.now,
+    schedule: Schedule = paced(250),
+  ) {
+    this.batch = new FrameBatcher((changes) => this.apply(changes), Infinity, schedule);
+    if (stream) {
+      stream.on('call-start', (c: CallStart) => this.batch.push({ start: c }));
+      stream.on('call', (c: Call) => this.batch.push({ end: c }));
+      // Ends may have been missed: start over rather than keep ghosts.
+      stream.on('reset', () => this.clear());
+    }
+  }
+
+  /** apply takes starts and ends in the order they came, in one update. */
+  apply(changes: Change[]): void {
+    let list = this.list;
+    let changed = false;
+    for (const ch of changes) {
+      if ('start' in ch) {
+        if (!ch.start?.server) continue;
+        list = changed ? list : list.slice();
+        list.push(ch.start);
+        changed = true;
+      } else if (ch.end?.server) {
+        const key = callKey(ch.end);
+        const i = list.findIndex((s) => callKey(s) === key);
+        if (i < 0) continue;
+        list = changed ? list : list.slice();
+        list.splice(i, 1);
+        changed = true;
+      }
+    }
+    const cutoff = this.now() - STALE_MS;
+    if (list.some((s) => Date.parse(s.start) < cutoff)) {
+      list = list.filter((s) => Date.parse(s.start) >= cutoff);
+      changed = true;
+    }
+    if (changed) {
+      this.list = list;
+      this.calls.set(list);
+    }
+  }
+
+  clear(): void {
+    this.list = [];
+    this.calls.set([]);
+  }
+}
