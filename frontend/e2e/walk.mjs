@@ -182,7 +182,7 @@ async function mcpCall(path, text) {
 }
 
 // burst makes rate echo calls a second for seconds, over a few sessions
-// (at most 256 in flight), and returns what was sent, answered and failed.
+// (at most 1024 in flight), and returns what was sent, answered and failed.
 async function burst(path, rate, seconds, onTick) {
   const calls = await Promise.all([0, 1, 2, 3].map(() => mcpSession(path)));
   const stats = { sent: 0, ok: 0, failed: 0, firstError: '' };
@@ -192,7 +192,7 @@ async function burst(path, rate, seconds, onTick) {
   const pending = new Set();
   while (Date.now() < end) {
     const due = Math.floor(((Date.now() - start) / 1000) * rate);
-    while (stats.sent < due && inflight < 256) {
+    while (stats.sent < due && inflight < 1024) {
       const n = stats.sent++;
       inflight++;
       const p = calls[n % calls.length](`burst ${n}`)
