@@ -385,7 +385,7 @@ async function walkPages(scheme, interact) {
       const nameInput = dlg.locator('#inst-name');
       await nameInput.fill(`${(await nameInput.inputValue()) || 'server'}-e2e`.slice(0, 48));
       await dlg.getByRole('button', { name: 'Install', exact: true }).click();
-      await dlg.locator('pre.out').waitFor();
+      await dlg.locator('ol.phases').waitFor();
       await shot('install-progress');
       await dlg.locator('.ok-note, .error-note').first().waitFor({ timeout: 120000 });
       await shot('install-done');
