@@ -499,9 +499,10 @@ async function walkPages(scheme, interact) {
     await aggregated('', `${server}__pid`, {});
     await aggregated('', `${server}__pid`, {});
     const countOf = async (tool) => Number((await page.locator(`tr[data-tool="${tool}"] td.calls`).innerText()).replace(/\D/g, ''));
-    // The history commits in batches: open the tab again until the calls are in.
+    // The history commits in batches: open the tab again (it fetches its counts) until the calls are in.
+    await go(`servers/${server}`);
     for (let i = 0; ; i++) {
-      await go(`servers/${server}`);
+      await page.getByRole('tab', { name: 'Overview' }).click();
       await page.getByRole('tab', { name: 'Tools' }).click();
       await page.locator('tr[data-tool="pid"] td.calls').waitFor();
       await page.waitForTimeout(300);
