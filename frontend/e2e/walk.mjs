@@ -210,6 +210,7 @@ async function burst(path, rate, seconds, onTick) {
     if (onTick) await onTick((Date.now() - start) / 1000);
     await new Promise((r) => setTimeout(r, 10));
   }
+  stats.sendSeconds = (Date.now() - start) / 1000;
   await Promise.all(pending);
   stats.seconds = (Date.now() - start) / 1000;
   return stats;
@@ -484,7 +485,7 @@ async function walkPages(scheme, interact) {
     const inDom = await page.locator('.scroller a.tr').count();
     const loaded = await page.locator('.table .foot').innerText();
     console.log(
-      `history burst: ${stats.sent} calls in ${stats.seconds.toFixed(1)} s (${Math.round(stats.sent / stats.seconds)}/s), ${stats.ok} answered, ${stats.failed} failed; ` +
+      `history burst: ${stats.sent} calls sent in ${stats.sendSeconds.toFixed(1)} s (${Math.round(stats.sent / stats.sendSeconds)}/s), ${stats.ok} answered, ${stats.failed} failed, the last after ${stats.seconds.toFixed(1)} s; ` +
         `long tasks: ${long.length}, ${Math.round(long.reduce((a, b) => a + b, 0))} ms in all, longest ${Math.round(longest)} ms [${long.map(Math.round).join(' ')}] (${all.length - long.length} more while screenshotting); ` +
         `nav clicks ${navs.map((n) => `${Math.round(n)} ms`).join(', ')}; rows in the DOM ${inDom}; ${loaded.trim()}`,
     );
