@@ -1,5 +1,5 @@
 // A unified diff split into typed lines for the diff view.
-import type { ClientPlan, ImportPlan } from './types';
+import type { ClientEntry, ClientPlan, ImportPlan } from './types';
 
 export interface DiffLine {
   kind: 'add' | 'del' | 'ctx' | 'hunk' | 'file';
@@ -54,13 +54,22 @@ export function diffStats(lines: DiffLine[]): { added: number; removed: number }
  * Switchboard's own config gains (as a small diff of config.json), then the
  * change to the client's file when the import replaces its servers.
  */
-export function importAsPlan(p: ImportPlan): ClientPlan {
+export function importAsPlan(p: ImportPlan, entries: ClientEntry[] = []): ClientPlan {
+  // What each server runs, from the client's config as the daemon listed it
+  // (credentials in arguments come masked); env values are left out.
+  const what = (entry: string) => {
+    const e = entries.find((x) => x.Name === entry);
+    if (!e) return '';
+    const run = e.URL ? e.URL : [e.Command, ...(e.Args ?? [])].filter(Boolean).join(' ');
+    const env = Object.keys(e.Env ?? {});
+    return `: ${run}${env.length ? ` (env: ${env.join(', ')})` : ''}`;
+  };
   const added = p.servers.filter((s) => s.action === 'add');
   const lines: string[] = ['--- Switchboard config.json', '+++ Switchboard config.json (after the import)'];
   if (added.length || p.servers.length || p.skipped.length) lines.push(`@@ -1,${p.servers.length} +1,${p.servers.length} @@`);
   for (const s of p.servers) {
     const from = s.renamed ? ` (from "${s.entry}")` : '';
-    lines.push(s.action === 'add' ? `+server "${s.name}"${from}` : ` server "${s.name}" is already in Switchboard${from}`);
+    lines.push(s.action === 'add' ? `+server "${s.name}"${from}${what(s.entry)}` : ` server "${s.name}" is already in Switchboard${from}`);
   }
   for (const s of p.skipped) lines.push(` left in the client: "${s.entry}": ${s.reason}`);
   const diff = lines.join('\n') + '\n' + (p.diff ?? '');

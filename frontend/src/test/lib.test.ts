@@ -127,6 +127,13 @@ describe('importAsPlan', () => {
     expect(lines.filter((l) => l.kind === 'add').map((l) => l.text)).toEqual(['server "my-fs" (from "my fs")', 'y']);
     expect(plan.diff).toContain('already in Switchboard');
     expect(plan.diff).toContain('a remote URL');
+    // With the client's entries: what each added server runs, env names without values.
+    const shown = importAsPlan(
+      { client: 'c', path: 'p', hash: 'h', replace: false, changed: false, diff: '', servers: [{ entry: 'github', name: 'github', action: 'add' }], skipped: [] },
+      [{ Name: 'github', Command: 'npx', Args: ['-y', '@modelcontextprotocol/server-github'], Env: { GITHUB_TOKEN: 'ghp_secret' } }],
+    );
+    expect(shown.diff).toContain('+server "github": npx -y @modelcontextprotocol/server-github (env: GITHUB_TOKEN)');
+    expect(shown.diff).not.toContain('ghp_secret');
     const none = importAsPlan({ client: 'c', path: 'p', hash: 'h', replace: false, changed: false, diff: '', servers: [{ entry: 'git', name: 'git', action: 'exists' }], skipped: [] });
     expect(none.changed).toBe(false);
   });
