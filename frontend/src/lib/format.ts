@@ -77,3 +77,19 @@ export function json(v: unknown): string {
   }
   return JSON.stringify(v, null, 2);
 }
+
+let minuteFormat: Intl.DateTimeFormat | undefined;
+
+/**
+ * axisTime labels a chart's time axis in the same style as time(): hours
+ * and minutes over a day or less, the day beyond.
+ */
+export function axisTime(ms: number, spanMs: number): string {
+  const d = new Date(ms);
+  if (spanMs > 2 * 86_400_000) {
+    dayFormat ??= new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+    return dayFormat.format(d);
+  }
+  minuteFormat ??= new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+  return minuteFormat.format(d);
+}
