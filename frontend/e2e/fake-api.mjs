@@ -274,10 +274,28 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       if (!c) return json(res, 404, { error: `no call ${r[1]} in the history` });
       return json(res, 200, { ...c, arguments: c.name === 'add' ? { a: 2, b: 3 } : { message: 'hello from the e2e walk' }, responsePreview: JSON.stringify({ content: [{ type: 'text', text: c.name === 'add' ? 'The sum of 2 and 3 is 5.' : 'Echo: hello from the e2e walk' }] }) });
     }
+    if (m === 'GET' && p === '/lifecycle') {
+      const server = q.get('server') ?? '';
+      const names = server ? [server] : Object.keys(st.servers);
+      return json(res, 200, names.map((n, i) => ({ id: i + 1, time: new Date(Date.now() - 60_000).toISOString(), server: n, kind: 'ready', pid: 5000 + i })));
+    }
     if (m === 'GET' && p === '/stats') {
       const calls = filterCalls(new URLSearchParams({ since: q.get('since') ?? '24h' }));
       const by = q.get('by');
-      if (by === 'time') return json(res, 400, { error: `invalid by "time": server or tool` }); // as the daemon answers today
+      if (by === 'time') {
+        // As the daemon: buckets of step on multiples of step since the epoch, empty ones included.
+        const m2 = /^(\d+)(s|m|h)$/.exec(q.get('step') ?? '1m');
+        const step = m2 ? Number(m2[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m2[2]] : 60_000;
+        const origin = Math.floor(since(q.get('since') ?? '24h') / step) * step;
+        const out = [];
+        for (let t = origin; t < Date.now(); t += step) {
+          const cs = calls.filter((c) => Date.parse(c.start) >= t && Date.parse(c.start) < t + step);
+          const d = cs.map((c) => c.duration).sort((a, b) => a - b);
+          out.push({ time: new Date(t).toISOString(), count: cs.length, errors: cs.filter((c) => c.outcome !== 'ok').length,
+            p50: d.length ? d[Math.ceil(d.length * 0.5) - 1] : 0, p95: d.length ? d[Math.ceil(d.length * 0.95) - 1] : 0 });
+        }
+        return json(res, 200, out);
+      }
       return json(res, 200, stats(calls, by === 'tool' ? (c) => ({ server: c.server, tool: c.name }) : (c) => ({ server: c.server })));
     }
     if (m === 'GET' && p === '/usage') {
