@@ -29,7 +29,11 @@ const screenshotsDir = "docs/screenshots"
 // through the gateway appear live in History, install from a (fake)
 // registry with live progress, connect Cursor in a temp HOME after seeing
 // the diff, revoke that client's token — every page screenshotted, light
-// and dark, at 1280×800 and 900×600.
+// and dark, at 1280×800 and 900×600. It starts with no server (the
+// first-run guide imports Cursor's), sees a server whose command is
+// missing read Failed, a long call while it runs, Usage with one call and
+// after a 20 s burst of 300 calls/s into the open History page (the bounds
+// are in frontend/e2e/walk.mjs), and the not-running banner.
 func TestDashboardInChromium(t *testing.T) {
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {

