@@ -115,3 +115,41 @@ func TestDashboardSignIn(t *testing.T) {
 		t.Errorf("no build: %d %q", r2.StatusCode, body)
 	}
 }
+
+// The "dashboard" token stands behind the browser's sessions and is never
+// handed out; its secret is refused as a bearer token. Before sessions, the
+// cookie held that very secret (for 400 days, and a browser sends it to
+// every port of 127.0.0.1): after an upgrade, such an old cookie replayed
+// as "Authorization: Bearer" must not open the API nor the MCP endpoint.
+func TestDashboardTokenIsNotABearer(t *testing.T) {
+	e := newEnv(t)
+	old, err := e.tokens.Ensure(api.DashboardTokenLabel) // what the old login put in the cookie
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/", e.api)
+	mux.Handle("/mcp", e.api.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, path := range []string{"/api/v1/status", "/api/v1/tokens", "/mcp"} {
+		for _, h := range []map[string]string{
+			{"Authorization": "Bearer " + old.Secret},
+			{"Cookie": api.SessionCookie + "=" + old.Secret},
+		} {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+			for k, v := range h {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("GET %s with %v (the dashboard token's secret): %d %s, want 401", path, h, resp.StatusCode, body)
+			}
+		}
+	}
+}

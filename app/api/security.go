@@ -177,7 +177,11 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 			return
 		default:
 			var ok bool
-			if tok, ok = s.tokens.Verify(secret); !ok {
+			// The dashboard's token only stands behind browser sessions and
+			// is never handed out; but before sessions existed the cookie
+			// held its secret, and browsers that signed in then still send
+			// it to every port of 127.0.0.1. It is no bearer token.
+			if tok, ok = s.tokens.Verify(secret); !ok || tok.Label == DashboardTokenLabel {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
 				writeError(w, http.StatusUnauthorized, "invalid token")
 				return
