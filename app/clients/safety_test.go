@@ -565,3 +565,34 @@ func TestOtherWriterDuringApply(t *testing.T) {
 		t.Errorf("the new plan lost their edit:\n%s", p.New)
 	}
 }
+
+// A key given twice on the way to the servers, or a server given twice, is
+// refused with the line of the second: the client reads one of them (a
+// JavaScript client the last) while Switchboard would edit the other and
+// say "connected".
+func TestDuplicateKeys(t *testing.T) {
+	tests := []struct {
+		id, data  string
+		line, col int
+	}{
+		{"cursor", "{\"mcpServers\": {},\n \"mcpServers\": {\"x\": {\"command\": \"y\"}}}\n", 2, 2},
+		{"vscode", "{\n  // mine\n  \"servers\": {},\n  \"servers\": {\"x\": {\"command\": \"y\"},},\n}\n", 4, 3},
+		{"claude-code", "{\"mcpServers\": {\n  \"switchboard\": {\"url\": \"" + testURL + "\"},\n  \"switchboard\": {\"url\": \"" + testURL + "\"}\n}}\n", 3, 3},
+		{"gemini-cli", "{\"mcpServers\": {\"a\": {\"command\": \"b\"}, \"a\": {\"command\": \"c\"}}}\n", 1, 40},
+		{"continue", "name: x\nversion: 1.0.0\nschema: v1\nmcpServers: []\nmcpServers:\n  - name: a\n    command: b\n", 5, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			c, env, ed := mustClient(t, tt.id), testEnv(t), testEditor(t)
+			path := writeConfig(t, c, env, []byte(tt.data))
+			_, err := ed.Plan(c, env, Connect{URL: testURL, Token: testToken, BinaryPath: testBinary})
+			var pe *ParseError
+			if !errors.As(err, &pe) || pe.Line != tt.line || pe.Column != tt.col || !strings.Contains(err.Error(), "twice") {
+				t.Errorf("Plan: %v, want %s:%d:%d: ... twice", err, path, tt.line, tt.col)
+			}
+			if got, _ := readFile(t, path); string(got) != tt.data {
+				t.Error("the file was changed")
+			}
+		})
+	}
+}
