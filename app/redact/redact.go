@@ -43,6 +43,12 @@ var secretWords = map[string]bool{
 // "DB_PWD" is a password, "PWD" alone is the working directory.
 var secretSuffixWords = map[string]bool{"pwd": true}
 
+// secretEndings make a part secret when it ends with one, written without a
+// separator: "PGPASSWORD" (libpq's, which Postgres servers take),
+// "ADMINPASSWD", "APPSECRET", "NPMTOKEN". Not "key", which ends ordinary
+// words ("monkey", "hotkey").
+var secretEndings = []string{"password", "passwd", "passphrase", "secret", "token"}
+
 // secretStems are parts of the secret words: each word contains one.
 var secretStems = [][]byte{[]byte("token"), []byte("key"), []byte("pass"), []byte("secret"),
 	[]byte("auth"), []byte("cookie"), []byte("credential"), []byte("pat"), []byte("pwd")}
@@ -84,6 +90,11 @@ func SecretName(name string) bool {
 		joined = append(joined, p...)
 		if secretWords[p] || secretWords[strings.TrimRight(p, "0123456789")] {
 			secret = true
+		}
+		for _, end := range secretEndings {
+			if strings.HasSuffix(strings.TrimRight(p, "0123456789"), end) {
+				secret = true
+			}
 		}
 		parts++
 		last = p

@@ -20,12 +20,14 @@ func TestSecretName(t *testing.T) {
 		"oauth2Token": true, "token2": true, "sessionKey": true, "GITHUB_PERSONAL_ACCESS_TOKEN": true,
 		"BRAVE_API_KEY": true, "--api-key": true, "DB_PASSWORD": true, "CLIENT_SECRET": true,
 		"GITLAB_PAT": true, "DB_PWD": true, "AWS_SECRET_ACCESS_KEY": true,
+		"PGPASSWORD": true, "ADMINPASSWD": true, "appsecret": true, "NPMTOKEN": true, "authtoken": true,
 		// kept: look-alikes and harmless plurals
 		"keyboard": false, "monkey": false, "keyword": false, "keys": false, "tokens": false,
 		"max_tokens": false, "maxTokens": false, "tokenizer": false, "author": false, "authors": false,
 		"secretary": false, "passage": false, "cookiecutter": false, "path": false, "": false,
 		"oauth": false, "turkey": false, "donkey_count": false, "PWD": false, "MEMORY_FILE_PATH": false,
 		"SLACK_TEAM_ID": false, "GITLAB_API_URL": false, "--port": false, "patch": false, "pattern": false,
+		"passwordless": false, "secretariat": false, "tokenless": false,
 	} {
 		if got := SecretName(name); got != want {
 			t.Errorf("SecretName(%q) = %v, want %v", name, got, want)
