@@ -189,6 +189,9 @@ func TestIsSecret(t *testing.T) {
 		{"NOTE", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlLXZhbHVl", true},
 		{"NOTE", "Bearer abcdefgh12345678", true},
 		{"NOTE", "hello world", false},
+		{"PGPASSWORD", "v", true},
+		{"DATABASE_URL", "postgresql://me:hunter2@localhost/db", true},
+		{"DATABASE_URL", "postgresql://localhost/db", false},
 	} {
 		if got := IsSecret(tt.name, tt.value); got != tt.want {
 			t.Errorf("IsSecret(%q, %q) = %v, want %v", tt.name, tt.value, got, tt.want)

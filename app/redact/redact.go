@@ -149,8 +149,9 @@ func HasSecretValue(s string) bool {
 // The shapes: OpenAI and Anthropic keys (sk-…, sk-proj-…, sk-ant-…), GitHub
 // tokens (ghp_, gho_, ghs_, ghu_, ghr_, github_pat_), Slack tokens
 // (xoxb-, xoxp-, xoxa-, xoxs-), AWS access key ids (AKIA…, ASIA…), JWTs
-// (eyJ….….…), the credential after "Bearer ", and PEM private key blocks
-// (to their END line, or to the end of s when it is cut off).
+// (eyJ….….…), the credential after "Bearer ", PEM private key blocks
+// (to their END line, or to the end of s when it is cut off), and the
+// password in a URL ("postgresql://me:PASSWORD@host/db").
 func Values(s string) string {
 	start, end, ok := nextSecret(s, 0)
 	if !ok {
@@ -177,6 +178,11 @@ func nextSecret(s string, from int) (start, end int, ok bool) {
 		// by this test alone.
 		switch c {
 		case 's', 'g', 'x', 'A', 'e', 'B', 'b', '-':
+		case ':':
+			if start, end := matchURLPassword(s, i); end > 0 {
+				return start, end, true
+			}
+			continue
 		default:
 			continue
 		}
@@ -323,6 +329,30 @@ func matchPEM(s string) int {
 		return len(s)
 	}
 	return i + j + len("-----")
+}
+
+// matchURLPassword matches the password of a URL's user information,
+// "postgresql://me:PASSWORD@host/db", when s[i:] starts with "://" after a
+// scheme: it returns where the password starts and ends, or 0, 0. A
+// password already redacted is not matched again.
+func matchURLPassword(s string, i int) (start, end int) {
+	if !strings.HasPrefix(s[i:], "://") || i == 0 || !isAlnum(s[i-1]) {
+		return 0, 0
+	}
+	from := i + len("://")
+	at := run(s, from, func(c byte) bool { return strings.IndexByte("/?#@ \t\r\n\"'<>\\`", c) < 0 })
+	if at >= len(s) || s[at] != '@' {
+		return 0, 0
+	}
+	colon := strings.IndexByte(s[from:at], ':')
+	if colon < 0 {
+		return 0, 0
+	}
+	start = from + colon + 1
+	if start == at || s[start:at] == Redacted {
+		return 0, 0
+	}
+	return start, at
 }
 
 // afterEscape reports whether s[i] follows a JSON escape of a line break or

@@ -102,9 +102,14 @@ func TestValues(t *testing.T) {
 			Redacted + `"}`}, // in JSON text, escaped line breaks
 		{`{"text":"line\n` + githubPAT + `"}`, `{"text":"line\n` + Redacted + `"}`},
 		{"(" + openAI + ")", "(" + Redacted + ")"},
+		{"postgresql://me:hunter2@localhost/db", "postgresql://me:" + Redacted + "@localhost/db"},
+		{`{"url":"mongodb+srv://app:p%40ss:w0rd@cluster0.example.net/?x=1"}`, `{"url":"mongodb+srv://app:` + Redacted + `@cluster0.example.net/?x=1"}`},
+		{"redis://:only-pw@cache:6379 and https://u:" + Redacted + "@h", "redis://:" + Redacted + "@cache:6379 and https://u:" + Redacted + "@h"},
 
 		// kept: look-alikes and words
 		{"", ""},
+		{"https://user@host.example/x http://[::1]:7391/mcp ssh://git@github.com:22/o/r a://b:@c", "https://user@host.example/x http://[::1]:7391/mcp ssh://git@github.com:22/o/r a://b:@c"},
+		{"http://host:8080/path?q=a:b@c mail: me@example.com", "http://host:8080/path?q=a:b@c mail: me@example.com"},
 		{"plain text with no secrets", "plain text with no secrets"},
 		{"task-force sk-short ask-abcdefghijklmnopqrstuvwxyz", "task-force sk-short ask-abcdefghijklmnopqrstuvwxyz"},
 		{"ghp_short and xghp_16C7e42F292c6912E7710c838347Ae178B4a", "ghp_short and xghp_16C7e42F292c6912E7710c838347Ae178B4a"},
