@@ -253,6 +253,17 @@ func (s *Server) clientRequest(r *http.Request) (ClientsOptions, clients.Env, cl
 	case change.Revoke && change.Action != "disconnect":
 		return co, env, c, change, errorf(http.StatusBadRequest, "revoke goes with disconnect, not %q", change.Action)
 	}
+	if change.Action == "connect" {
+		// An entry for a name that is not configured would be written,
+		// and reported connected, for an endpoint that answers 404.
+		servers := s.cfg.Current().Servers
+		for _, name := range change.Servers {
+			if _, ok := servers[name]; !ok {
+				return co, env, c, change, errorf(http.StatusUnprocessableEntity,
+					"unknown server %q: it is not in config.json, so it cannot have an entry of its own", name)
+			}
+		}
+	}
 	return co, env, c, change, nil
 }
 

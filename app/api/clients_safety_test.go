@@ -165,3 +165,31 @@ func TestConcurrentConnectsThroughAPI(t *testing.T) {
 		}
 	}
 }
+
+// A server given an entry of its own must be one of config.json's: an
+// entry for a misspelt name would be written and reported "connected"
+// while the client only ever gets 404 from /mcp/<name>.
+func TestConnectUnknownServer(t *testing.T) {
+	e := newClientsEnv(t)
+	ctx := t.Context()
+	path := e.write(t, "cursor", "{}\n")
+	for _, apply := range []bool{false, true} {
+		change := api.ClientChange{Action: "connect", Servers: []string{"fs", "nope"}, Hash: "x"}
+		var err error
+		if apply {
+			_, err = e.client.ApplyClient(ctx, "cursor", change)
+		} else {
+			_, err = e.client.PlanClient(ctx, "cursor", change)
+		}
+		if err == nil || !strings.Contains(err.Error(), `"nope"`) {
+			t.Errorf("connect with a server that is not configured (apply %v): %v", apply, err)
+		}
+	}
+	if data, _ := os.ReadFile(path); string(data) != "{}\n" {
+		t.Errorf("the file was changed: %s", data)
+	}
+	// Configured ones, disabled included, are fine.
+	if _, err := e.client.PlanClient(ctx, "cursor", api.ClientChange{Action: "connect", Servers: []string{"fs", "off"}}); err != nil {
+		t.Error(err)
+	}
+}
