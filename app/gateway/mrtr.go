@@ -31,11 +31,16 @@ const inputWait = 5 * time.Minute
 // pendingCall is a stateless client's tool call that runs on beyond the
 // HTTP request that started it, while the client answers the server.
 type pendingCall struct {
-	state string             // the requestState handed to the client
-	asks  chan *inputAsk     // a server's requests, for the next round
-	done  chan toolOutcome   // the call's outcome (buffered)
-	stop  context.CancelFunc // ends the server's call
-	pid   atomic.Int64       // the server process that ran it, for the record
+	state string // the requestState handed to the client
+	// Who may continue it: the token that started it (Options.ClientToken),
+	// on the same tool. A requestState is a bearer of its own, like a
+	// session id (see sessionGuard): another client holding it must not
+	// answer the server nor read the result.
+	token, server, original string
+	asks                    chan *inputAsk     // a server's requests, for the next round
+	done                    chan toolOutcome   // the call's outcome (buffered)
+	stop                    context.CancelFunc // ends the server's call
+	pid                     atomic.Int64       // the server process that ran it, for the record
 
 	mu      sync.Mutex
 	waiting map[string]*inputAsk // asked of the client, by input id
@@ -91,7 +96,7 @@ func (g *Gateway) statelessToolCall(ctx context.Context, req *mcp.CallToolReques
 		g.pending.mu.Lock()
 		p = g.pending.calls[state]
 		g.pending.mu.Unlock()
-		if p == nil {
+		if p == nil || p.token != g.opts.ClientToken(ctx) || p.server != server || p.original != original {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 				Message: "unknown or expired requestState: the call it continued is over; call the tool again"}
 		}
@@ -133,7 +138,7 @@ func (g *Gateway) statelessToolCall(ctx context.Context, req *mcp.CallToolReques
 func (g *Gateway) startPending(ctx context.Context, req *mcp.CallToolRequest, server, original string) *pendingCall {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	p := &pendingCall{state: newRequestState(), asks: make(chan *inputAsk), done: make(chan toolOutcome, 1),
-		stop: stop, waiting: map[string]*inputAsk{}}
+		stop: stop, waiting: map[string]*inputAsk{}, token: g.opts.ClientToken(ctx), server: server, original: original}
 	// The expiry runs only while the client owes an answer.
 	p.expiry = time.AfterFunc(inputWait, func() { g.endPending(p) })
 	p.expiry.Stop()

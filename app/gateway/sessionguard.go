@@ -210,8 +210,21 @@ func (g *Gateway) liveSessions() map[string]bool {
 }
 
 // CloseSessionsOf closes every MCP session opened with the token whose id
-// is tokenID (it was revoked), and returns how many. Their streams end.
+// is tokenID (it was revoked), and returns how many. Their streams end, and
+// so do the token's stateless calls waiting for its next round.
 func (g *Gateway) CloseSessionsOf(tokenID string) int {
+	// The token's parked stateless calls (input-required rounds) end too.
+	g.pending.mu.Lock()
+	var parked []*pendingCall
+	for _, p := range g.pending.calls {
+		if p.token == tokenID {
+			parked = append(parked, p)
+		}
+	}
+	g.pending.mu.Unlock()
+	for _, p := range parked {
+		g.endPending(p)
+	}
 	g.guard.mu.Lock()
 	ids := map[string]bool{}
 	for id, o := range g.guard.owners {

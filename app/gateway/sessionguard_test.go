@@ -2,7 +2,10 @@ package gateway_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -183,5 +186,115 @@ func TestSessionGuardWithSDKClient(t *testing.T) {
 	}
 	if err := cs.Close(); err != nil {
 		t.Errorf("close: %v", err)
+	}
+}
+
+// TestRequestStateBoundToToken: the requestState of a stateless client's
+// parked call (2026-07-28, input-required rounds) is bound like a session:
+// another token, or another tool, continuing it gets "unknown or expired
+// requestState" and neither answers the server nor reads the result; and
+// CloseSessionsOf ends the token's parked calls too.
+func TestRequestStateBoundToToken(t *testing.T) {
+	var gw *gateway.Gateway
+	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
+		StopGrace: 500 * time.Millisecond, SampleInterval: -1, HealthInterval: -1,
+		NewClient:     func(s string) *mcp.Client { return gw.NewClient(s) },
+		Prepare:       func(ctx context.Context, s string, cs *mcp.ClientSession) error { return gw.Prepare(ctx, s, cs) },
+		WrapTransport: func(s string, t mcp.Transport) mcp.Transport { return gw.WrapTransport(s, t) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Version: "test",
+		ClientToken: func(ctx context.Context) string { s, _ := ctx.Value(testTokenKey{}).(string); return s }})
+	if err := sup.Apply(t.Context(), []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
+		Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
+	h := gw.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testTokenKey{}, r.Header.Get("X-Token"))))
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		gw.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = sup.Close(ctx)
+	})
+
+	// call sends a stateless tools/call and returns its JSON-RPC answer.
+	call := func(token, tool, state, key string) map[string]any {
+		t.Helper()
+		params := map[string]any{"name": tool, "arguments": map[string]any{"message": "for a only"},
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+				"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "x", "version": "1"},
+				"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}}}}
+		if state != "" {
+			params["requestState"] = state
+			params["inputResponses"] = map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"answer": "from " + token}}}
+		}
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/mcp", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", tool)
+		req.Header.Set("X-Token", token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		s := string(data)
+		if i := strings.Index(s, "data: "); i >= 0 {
+			s = s[i+len("data: "):]
+		}
+		var out map[string]any
+		if err := json.Unmarshal([]byte(strings.TrimSpace(s)), &out); err != nil {
+			t.Fatalf("%s: %d %s", tool, resp.StatusCode, data)
+		}
+		return out
+	}
+	// park starts a call of alpha__elicit as token, which the server
+	// answers with an elicitation: the requestState and the input's key.
+	park := func(token string) (state, key string) {
+		t.Helper()
+		var res map[string]any
+		waitFor(t, 20*time.Second, "alpha__elicit to be listed", func() bool {
+			res, _ = call(token, "alpha__elicit", "", "")["result"].(map[string]any)
+			return res != nil && res["requestState"] != nil
+		})
+		for k := range res["inputRequests"].(map[string]any) {
+			key = k
+		}
+		return res["requestState"].(string), key
+	}
+	refused := func(answer map[string]any) bool {
+		e, _ := answer["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		return strings.Contains(msg, "unknown or expired requestState")
+	}
+
+	state, key := park("tok_a")
+	if a := call("tok_b", "alpha__elicit", state, key); !refused(a) {
+		t.Errorf("another token continued tok_a's call: %v", a)
+	}
+	if a := call("tok_a", "alpha__echo", state, key); !refused(a) {
+		t.Errorf("another tool continued the call: %v", a)
+	}
+	a := call("tok_a", "alpha__elicit", state, key)
+	if res, _ := a["result"].(map[string]any); res == nil || !strings.Contains(fmt.Sprint(res["content"]), "from tok_a") {
+		t.Errorf("tok_a's own retry: %v", a)
+	}
+
+	state, key = park("tok_a")
+	gw.CloseSessionsOf("tok_a")
+	if a := call("tok_a", "alpha__elicit", state, key); !refused(a) {
+		t.Errorf("a parked call outlived CloseSessionsOf: %v", a)
 	}
 }
