@@ -422,6 +422,7 @@ func TestUnsupportedLayouts(t *testing.T) {
 	tests := []struct{ id, data string }{
 		{"codex", "[mcp_servers]\nswitchboard = { url = \"http://x\" }\n"},
 		{"codex", "mcp_servers.switchboard.url = \"http://x\"\n"},
+		{"codex", "model = \"o3\"\nmcp_servers = { foo = { command = \"npx\" } }\n"},
 		{"codex", "[mcp_servers.switchboard]\nurl = \"http://x\"\n[other]\n[mcp_servers.switchboard.http_headers]\nA = \"b\"\n"},
 		{"continue", "mcpServers: [{name: switchboard, url: \"http://x\"}]\n"},
 		{"continue", "- a\n"},
@@ -435,6 +436,23 @@ func TestUnsupportedLayouts(t *testing.T) {
 		} else if _, ok := errors.AsType[*ParseError](err); !ok {
 			t.Errorf("%s %q: %v is not a *ParseError", tt.id, tt.data, err)
 		}
+	}
+}
+
+// A Codex file whose mcp_servers is one inline table cannot take a
+// [mcp_servers.switchboard] table: the refusal names the user's line, not
+// a line of Switchboard's edited copy.
+func TestCodexInlineServers(t *testing.T) {
+	c, env, ed := mustClient(t, "codex"), testEnv(t), testEditor(t)
+	data := "model = \"o3\"\nmcp_servers = { foo = { command = \"npx\" } }\n"
+	path := writeConfig(t, c, env, []byte(data))
+	_, err := ed.Plan(c, env, Connect{URL: testURL})
+	pe, ok := errors.AsType[*ParseError](err)
+	if !ok || pe.Line != 2 || pe.Column != 1 || !strings.Contains(err.Error(), "inline table") {
+		t.Errorf("Plan: %v, want %s:2:1: ... inline table", err, path)
+	}
+	if p, err := ed.Plan(c, env, Disconnect{}); err != nil || p.Changed() {
+		t.Errorf("disconnect of a file without Switchboard's entry: %v", err)
 	}
 }
 

@@ -145,6 +145,27 @@ func (d *tomlDoc) locate(name string) (block, error) {
 	return b, nil
 }
 
+// inlineServers reports where the servers table is given a value at the
+// top level ("mcp_servers = { … }"), after which no [mcp_servers.NAME]
+// table may follow.
+func (d *tomlDoc) inlineServers() (int, bool) {
+	var p unstable.Parser
+	p.Reset(d.text)
+	top := true
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			top = false
+		case unstable.KeyValue:
+			if keys, first := keyParts(e.Key()); top && len(keys) == 1 && keys[0] == d.path[0] {
+				return int(first.Raw.Offset), true
+			}
+		}
+	}
+	return 0, false
+}
+
 func (d *tomlDoc) unsupported(name string, off int) error {
 	line := 1 + bytes.Count(d.text[:off], []byte("\n"))
 	return &ParseError{File: d.file, Line: line, Column: 1 + off - lineStart(d.text, off),
@@ -181,6 +202,12 @@ func (d *tomlDoc) upsert(name string, v obj) error {
 	text := d.render(name, v)
 	if b.found {
 		return d.reparse(applyEdits(d.text, []edit{{b.start, b.end, text}}))
+	}
+	if off, ok := d.inlineServers(); ok {
+		line := 1 + bytes.Count(d.text[:off], []byte("\n"))
+		return &ParseError{File: d.file, Line: line, Column: 1 + off - lineStart(d.text, off),
+			Msg: fmt.Sprintf("%s is written as one inline table; TOML allows no [%s.%s] table beside it, so Switchboard does not edit it: write each server as a [%s.NAME] table",
+				d.path[0], d.path[0], name, d.path[0])}
 	}
 	out := bytes.Clone(d.text)
 	if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
