@@ -556,23 +556,7 @@ func (j *job) carryData(newDir string) error {
 			continue
 		}
 		name := filepath.Base(target)
-		var found string
-		var newest time.Time
-		for _, v := range j.in.versions(j.req.Server) {
-			dir := filepath.Join(j.sdir, v)
-			if dir == newDir {
-				continue
-			}
-			_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() || d.Name() != name || !d.Type().IsRegular() {
-					return nil
-				}
-				if fi, err := d.Info(); err == nil && fi.ModTime().After(newest) {
-					found, newest = p, fi.ModTime()
-				}
-				return nil
-			})
-		}
+		found := j.in.newestInVersions(j.req.Server, name, newDir)
 		if found == "" {
 			continue
 		}
@@ -585,6 +569,79 @@ func (j *job) carryData(newDir string) error {
 		}
 		j.onRollback(func() error { return os.Remove(target) })
 		j.rep.status(fmt.Sprintf("moved the data the old version kept in %s to %s", found, target))
+	}
+	return nil
+}
+
+// newestInVersions finds the newest regular file called name inside the
+// version folders of server (skipping the folder skip), or "".
+func (in *Installer) newestInVersions(server, name, skip string) string {
+	var found string
+	var newest time.Time
+	for _, v := range in.versions(server) {
+		dir := filepath.Join(in.serverDir(server), v)
+		if dir == skip {
+			continue
+		}
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || d.Name() != name || !d.Type().IsRegular() {
+				return nil
+			}
+			if fi, err := d.Info(); err == nil && fi.ModTime().After(newest) {
+				found, newest = p, fi.ModTime()
+			}
+			return nil
+		})
+	}
+	return found
+}
+
+// keepOldData moves into server's data folder the data files a version
+// installed before data folders kept beside its code (memory's graph when
+// MEMORY_FILE_PATH was unset), so that removing the version folders does
+// not delete them. Their names are those the curated catalog declares as
+// data files. A file already in the data folder wins.
+func (in *Installer) keepOldData(server string) error {
+	entries, err := catalog.Embedded()
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		for _, pkg := range e.Packages {
+			for _, a := range slices.Concat(pkg.RuntimeArguments, pkg.PackageArguments) {
+				names = append(names, a.DataPath)
+			}
+			for _, kv := range pkg.EnvironmentVars {
+				names = append(names, kv.DataPath)
+			}
+		}
+	}
+	slices.Sort(names)
+	data := in.DataDir(server)
+	for _, name := range slices.Compact(names) {
+		if name == "" {
+			continue
+		}
+		target := filepath.Join(data, name)
+		if _, err := os.Lstat(target); err == nil {
+			continue
+		}
+		found := in.newestInVersions(server, name, "")
+		if found == "" {
+			continue
+		}
+		b, err := os.ReadFile(found)
+		if err != nil {
+			return fmt.Errorf("reading the data %s kept in %s: %w", name, found, err)
+		}
+		if err := os.MkdirAll(data, 0o700); err != nil {
+			return fmt.Errorf("keeping the data %s: %w", found, err)
+		}
+		if err := atomicfile.Write(target, b, 0o600); err != nil {
+			return fmt.Errorf("keeping the data %s: %w", found, err)
+		}
+		in.logger.Info("kept the data an old install held in its own folder", "server", server, "from", found, "to", target)
 	}
 	return nil
 }
@@ -677,6 +734,12 @@ func (in *Installer) Uninstall(ctx context.Context, server string, purge bool) (
 	defer in.release(server)
 	var errs []error
 	sdir, data := in.serverDir(server), in.DataDir(server)
+	if !purge {
+		// Before the version folders go: an old install's data is in them.
+		if err := in.keepOldData(server); err != nil {
+			return out, fmt.Errorf("uninstalling %q: its data could not be kept, so nothing was removed: %w", server, err)
+		}
+	}
 	entries, err := os.ReadDir(sdir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		errs = append(errs, fmt.Errorf("reading the files of %q: %w", server, err))

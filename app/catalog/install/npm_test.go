@@ -486,3 +486,34 @@ func TestUpdateCarriesDataOut(t *testing.T) {
 		t.Errorf("data after the old version was removed: %q", got)
 	}
 }
+
+// A server installed by a Switchboard from before data folders (memory
+// without MEMORY_FILE_PATH) keeps its data file beside its code. Uninstall
+// without purge must not delete it with the version folder: it is carried
+// to the data folder, kept and reported, as an update does.
+func TestUninstallKeepsDataOfAnOldInstall(t *testing.T) {
+	tgz := packFixture(t)
+	in := newInstaller(t, Options{})
+	req := Request{Server: "memory", Package: fixturePackage(tgz), Values: map[string]string{"API_KEY": fixtureSecret, "root": t.TempDir()}}
+	res, err := in.Install(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Where memory kept its graph before: beside its code. The name is the
+	// one the catalog's memory entry declares as its data file.
+	kept := filepath.Join(res.Dir, "node_modules", "switchboard-fixture-server", "memory.jsonl")
+	if err := os.WriteFile(kept, []byte("the user's graph\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, err := in.Uninstall(context.Background(), "memory", false)
+	data := in.DataDir("memory")
+	if err != nil || u.Data != data {
+		t.Fatalf("Uninstall = %+v, %v; want the data kept in %s", u, err, data)
+	}
+	if got, _ := os.ReadFile(filepath.Join(data, "memory.jsonl")); string(got) != "the user's graph\n" {
+		t.Fatalf("the graph after uninstall: %q", got)
+	}
+	if _, err := os.Stat(res.Dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the version folder stays after uninstall: %v", err)
+	}
+}
