@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -125,7 +126,9 @@ func describeRequest(c *record.Call, req mcp.Request) {
 // session's initialize. The go-sdk's ClientInfo does the same, but decodes
 // the _meta value by encoding and decoding it again, on every call.
 func clientInfo(req mcp.Request) (name, version string) {
-	if p := req.GetParams(); p != nil {
+	// A request sent without params ({"method":"notifications/initialized"},
+	// as the TypeScript SDK sends it) holds typed-nil params.
+	if p := req.GetParams(); p != nil && !isNilPointer(p) {
 		switch info := p.GetMeta()[mcp.MetaKeyClientInfo].(type) {
 		case map[string]any:
 			name, _ = info["name"].(string)
@@ -141,6 +144,11 @@ func clientInfo(req mcp.Request) (name, version string) {
 		}
 	}
 	return "", ""
+}
+
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // classify maps an error to an outcome.
