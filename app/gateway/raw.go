@@ -95,19 +95,49 @@ func (rc *rawCapture) raw() json.RawMessage {
 // nor an input-required result. A key can appear in JSON text only with
 // its quotes unescaped, and within a string a quote is always escaped, so
 // a result without the bytes "isError" and "resultType" has neither key:
-// most results are told apart without being parsed.
+// most results are told apart without being parsed. A key can also be
+// written with its letters escaped ("\u0069sError"), which the go-sdk's
+// decoder reads as isError: a result with a \u escape of an ASCII letter
+// is decoded too.
+//
+// The decoding matches keys as the go-sdk does (exactly, case-sensitively,
+// escapes decoded, the last of duplicate keys kept): encoding/json's
+// case-insensitive struct fields would take "IsError" for isError, or a
+// later "ISERROR":false over "isError":true.
 func plainToolResult(data json.RawMessage) bool {
-	if !bytes.Contains(data, []byte(`"isError"`)) && !bytes.Contains(data, []byte(`"resultType"`)) {
+	if !bytes.Contains(data, []byte(`"isError"`)) && !bytes.Contains(data, []byte(`"resultType"`)) && !escapedLetter(data) {
 		return true
 	}
-	var r struct {
-		IsError    bool   `json:"isError"`
-		ResultType string `json:"resultType"`
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil || top == nil {
 		return false
 	}
-	return !r.IsError && (r.ResultType == "" || r.ResultType == "complete")
+	var isError bool
+	var resultType string
+	if raw, ok := top["isError"]; ok && json.Unmarshal(raw, &isError) != nil {
+		return false
+	}
+	if raw, ok := top["resultType"]; ok && json.Unmarshal(raw, &resultType) != nil {
+		return false
+	}
+	return !isError && (resultType == "" || resultType == "complete")
+}
+
+// escapedLetter reports whether data may hold a \u escape of an ASCII
+// letter: \u0040 to \u007F, hex digits in either case. That is the only
+// way to spell a letter of "isError" or "resultType" other than as itself.
+func escapedLetter(data []byte) bool {
+	for i := bytes.Index(data, []byte(`\u00`)); i >= 0 && i+5 < len(data); {
+		if h := data[i+4]; h >= '4' && h <= '7' {
+			return true
+		}
+		j := bytes.Index(data[i+4:], []byte(`\u00`))
+		if j < 0 {
+			return false
+		}
+		i += 4 + j
+	}
+	return false
 }
 
 // rawToolResult is a tools/call result that marshals as the server's own

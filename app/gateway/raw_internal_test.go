@@ -24,6 +24,18 @@ func TestPlainToolResult(t *testing.T) {
 		{`{"content":[],"structuredContent":{"isError":true},"isError":true}`, false},
 		{`{"resultType":"input_required","inputRequests":{}}`, false},
 		{`{"isError":`, false}, // not JSON: let the go-sdk report it
+		// keys written with escaped letters are the same keys to the go-sdk
+		{`{"content":[],"\u0069sError":true}`, false},
+		{`{"content":[],"is\u0045rror":true}`, false},
+		{`{"content":[],"\u0072esult\u0054ype":"input_required"}`, false},
+		{`{"content":[],"\u0069sError":false}`, true},
+		{`{"content":[{"type":"text","text":"\u0041\u003c"}]}`, true}, // escapes in a text only
+		// keys match exactly, as in the go-sdk, whatever their case
+		{`{"content":[],"IsError":true}`, true},
+		{`{"content":[],"isError":true,"ISERROR":false}`, false},
+		{`{"content":[],"isError":true,"isError":false}`, true}, // the last one counts
+		{`{"content":[],"isError":null}`, true},
+		{`{"content":[],"isError":"yes"}`, false}, // does not decode: the go-sdk reports it
 	} {
 		if got := plainToolResult(json.RawMessage(c.result)); got != c.plain {
 			t.Errorf("plainToolResult(%s) = %v, want %v", c.result, got, c.plain)
