@@ -109,6 +109,18 @@ func TestParseErrors(t *testing.T) {
 		{"cursor", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  }\n}\n", 3, 26}, // trailing comma: strict JSON
 		{"gemini-cli", "{\n  // mine\n  \"mcpServers\": {}\n}\n", 2, 3},                         // comment: strict JSON
 		{"continue", "name: x\nmcpServers: 3\n", 2, 13},
+		// A key twice: a JSON parser keeps the last, the editor would edit
+		// the first (strict JSON: anywhere; JSONC: on the way to the servers).
+		{"cursor", "{\n  \"mcpServers\": {\"a\": {\"command\": \"x\"}},\n  \"mcpServers\": {}\n}\n", 3, 3},
+		{"claude-desktop", "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"comm\\u0061nd\": \"y\"}}}", 1, 39},
+		{"vscode", "{\n  \"servers\": {},\n  // again\n  \"servers\": {}\n}\n", 4, 3},
+		{"zed", "{\"context_servers\": {\"a\": {\"command\": \"x\"}, \"a\": {}}}", 1, 45},
+		// What a YAML decoder refuses, though the node tree holds it.
+		{"continue", "name: x\nmcpServers: []\nname: y\n", 3, 1},
+		{"continue", "name: x\na: &b\n  - *b\n", 3, 5},
+		{"continue", "name: x\n<<:\n", 2, 1},
+		{"continue", "name: !!int x\n", 1, 7},
+		{"continue", "name: x\n---\nname: y\n", 2, 1}, // a second document
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

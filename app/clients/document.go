@@ -57,9 +57,19 @@ func openDocument(c Client, file string, data []byte) (document, error) {
 		if err := strictJSON(file, bytes.TrimPrefix(data, bom)); err != nil {
 			return nil, err
 		}
+		if err := d.duplicateKeys(true); err != nil {
+			return nil, err
+		}
 		return d, nil
 	case JSONC:
-		return newJSONDoc(file, data, c.ServersKey)
+		d, err := newJSONDoc(file, data, c.ServersKey)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.duplicateKeys(false); err != nil {
+			return nil, err
+		}
+		return d, nil
 	case TOML:
 		return newTOMLDoc(file, data, c.ServersKey)
 	case YAML:

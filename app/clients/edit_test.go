@@ -87,6 +87,32 @@ func TestEditShapes(t *testing.T) {
 			original:  "mcpServers:\n    - name: a\n      command: x\n# tail\n",
 			connected: "mcpServers:\n    - name: a\n      command: x\n    - name: switchboard\n      type: streamable-http\n      url: http://127.0.0.1:7391/mcp\n# tail\n",
 		},
+		{
+			// Found by FuzzEditYAML (" 0:"): "mcpServers:" at column 1
+			// after an indented mapping is not part of it.
+			name: "yaml indented top level", id: "continue",
+			original:  "  name: x\n  version: 1.0.0\n",
+			connected: "  name: x\n  version: 1.0.0\n  mcpServers:\n    - name: switchboard\n      type: streamable-http\n      url: http://127.0.0.1:7391/mcp\n",
+		},
+		{
+			name: "yaml tag before an indented top level", id: "continue",
+			original:  "--- !config\n name: x\n",
+			connected: "--- !config\n name: x\n mcpServers:\n   - name: switchboard\n     type: streamable-http\n     url: http://127.0.0.1:7391/mcp\n",
+		},
+		{
+			// Found by FuzzEditYAML ("0: \n..."): after the document end
+			// marker the entry was outside the document.
+			name: "yaml document end", id: "continue",
+			original:  "name: x\n# last\n... # end\n",
+			connected: "name: x\n# last\nmcpServers:\n  - name: switchboard\n    type: streamable-http\n    url: http://127.0.0.1:7391/mcp\n... # end\n",
+		},
+		{
+			// JSONC: a key twice away from the servers is the editor's
+			// application's business; the edit does not touch it.
+			name: "jsonc duplicate key elsewhere", id: "zed",
+			original:  "{\"theme\": \"a\", \"theme\": \"b\", \"context_servers\": {}}\n",
+			connected: "{\"theme\": \"a\", \"theme\": \"b\", \"context_servers\": {\"switchboard\": {\"url\": \"http://127.0.0.1:7391/mcp\"}}}\n",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -555,3 +555,80 @@ func (d *jsonDoc) listRemove(path []string, s string) error {
 		}
 	}
 }
+
+// duplicateKeys refuses an object that has a key twice. A JSON parser
+// keeps one of them (JavaScript's JSON.parse and Go's the last) while the
+// editor reads and edits the first, so an entry Switchboard reports as
+// written could be one the client never sees. With all, every object in
+// the file is checked (strict JSON); otherwise only the keys the editor
+// follows to the servers, and the servers' names (JSONC: an editor's
+// settings file may hold a key twice elsewhere, which its application
+// tolerates, and which the edit does not touch).
+func (d *jsonDoc) duplicateKeys(all bool) error {
+	if all {
+		return d.duplicatesIn(&d.root, true)
+	}
+	v := &d.root
+	for _, key := range d.path {
+		obj := v.Value.(*hujson.Object)
+		first := -1
+		for i := range obj.Members {
+			if lit, ok := obj.Members[i].Name.Value.(hujson.Literal); !ok || lit.String() != key {
+				continue
+			}
+			if first >= 0 {
+				return d.duplicateAt(key, obj.Members[first].Name.StartOffset, obj.Members[i].Name.StartOffset)
+			}
+			first = i
+		}
+		if first < 0 {
+			return nil
+		}
+		v = &obj.Members[first].Value
+		if _, ok := v.Value.(*hujson.Object); !ok {
+			return nil // servers() reports it
+		}
+	}
+	return d.duplicatesIn(v, false)
+}
+
+func (d *jsonDoc) duplicateAt(name string, first, again int) error {
+	line := 1 + bytes.Count(d.text[:first], []byte("\n"))
+	col := 1 + first - lineStart(d.text, first)
+	return d.errAt(d.text, again,
+		"the key %s is already in this object (at line %d, column %d): a JSON parser keeps only one of them, "+
+			"so the client would not see what Switchboard edits; merge the two or remove one",
+		jsonString(name), line, col)
+}
+
+// duplicatesIn checks the object v (and, with deep, every object within
+// it) for a key written twice, compared as decoded ("a" and "\u0061" are
+// the same key).
+func (d *jsonDoc) duplicatesIn(v *hujson.Value, deep bool) error {
+	switch x := v.Value.(type) {
+	case *hujson.Object:
+		seen := make(map[string]int, len(x.Members))
+		for i := range x.Members {
+			m := &x.Members[i]
+			name := m.Name.Value.(hujson.Literal).String()
+			if first, ok := seen[name]; ok {
+				return d.duplicateAt(name, first, m.Name.StartOffset)
+			}
+			seen[name] = m.Name.StartOffset
+			if deep {
+				if err := d.duplicatesIn(&m.Value, true); err != nil {
+					return err
+				}
+			}
+		}
+	case *hujson.Array:
+		if deep {
+			for i := range x.Elements {
+				if err := d.duplicatesIn(&x.Elements[i], true); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -223,6 +223,10 @@ type Plan struct {
 
 	own        *ownership // the record after Apply; nil leaves it as it is
 	removeDirs []string   // folders to remove (when empty) after Remove
+	// What the edit wrote and took out, for reading the result back
+	// before it is written (see readBack).
+	wrote   map[string]obj
+	removed []string
 }
 
 // A Conflict is an entry of a name Switchboard writes ("switchboard",
@@ -386,6 +390,7 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 			if _, err = doc.remove(name); err != nil {
 				break
 			}
+			p.removed = append(p.removed, name)
 		}
 		if err == nil {
 			written, lists, err = connect(c, doc, ch.Connect, owns, p)
@@ -433,6 +438,9 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 		}
 	}
 	if err := verify(c, path, p.New); err != nil {
+		return nil, err
+	}
+	if err := readBack(c, path, p.New, p.wrote, p.removed); err != nil {
 		return nil, err
 	}
 	if written != nil {
@@ -635,9 +643,14 @@ func connect(c Client, doc document, cn Connect, owns func(Entry) bool, p *Plan)
 			p.Conflicts = append(p.Conflicts, Conflict{Name: name, Target: targetOf(entries[i])})
 		}
 		server := strings.TrimPrefix(strings.TrimPrefix(name, EntryName), "-")
-		if err := doc.upsert(name, entryValue(c, cn, server)); err != nil {
+		v := entryValue(c, cn, server)
+		if err := doc.upsert(name, v); err != nil {
 			return nil, lists, err
 		}
+		if p.wrote == nil {
+			p.wrote = map[string]obj{}
+		}
+		p.wrote[name] = v
 	}
 	for _, e := range entries {
 		if !isOwnName(e.Name) || slices.Contains(names, e.Name) {
@@ -650,6 +663,7 @@ func connect(c Client, doc document, cn Connect, owns func(Entry) bool, p *Plan)
 		if _, err := doc.remove(e.Name); err != nil {
 			return nil, lists, err
 		}
+		p.removed = append(p.removed, e.Name)
 	}
 	if c.ID == "gemini-cli" {
 		jd := doc.(*jsonDoc)
@@ -746,6 +760,7 @@ func disconnect(doc document, owns func(Entry) bool, p *Plan) error {
 		if !removed {
 			return fmt.Errorf("clients: could not remove %q", e.Name)
 		}
+		p.removed = append(p.removed, e.Name)
 	}
 	return nil
 }

@@ -53,7 +53,13 @@ var yamlParserProblems = map[string]bool{
 	"found duplicate %TAG directive":         true,
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var (
+	yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	// a decoder error: "line 3: cannot unmarshal ..."
+	yamlDecodeLine = regexp.MustCompile(`^line (\d+): (.*)`)
+	// a decoder error about a tagged scalar: "cannot decode !!str `x` as a !!int"
+	yamlTagMismatch = regexp.MustCompile("cannot decode \\S+ `([^`]*)` as a (\\S+)")
+)
 
 func (d *yamlDoc) reparse(b []byte) error {
 	var doc yaml.Node
@@ -77,6 +83,9 @@ func (d *yamlDoc) reparse(b []byte) error {
 	if root.Style&yaml.FlowStyle != 0 {
 		return &ParseError{File: d.file, Line: root.Line, Column: root.Column, Msg: "the top level is a flow mapping; Switchboard edits block style only"}
 	}
+	if err := d.decodable(b, &doc); err != nil {
+		return err
+	}
 	d.text, d.root = b, root
 	d.lines = []int{0}
 	for i, c := range b {
@@ -85,6 +94,126 @@ func (d *yamlDoc) reparse(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// decodable refuses what the node tree holds but a YAML decoder does not
+// take: a key twice in a mapping, an alias inside its own anchor, a merge
+// key ("<<") whose value is not a mapping, a value its tag does not fit
+// ("!!int x"); and a second document, which Continue's parser refuses and
+// yaml.v3 ignores. The editor reads the node tree, so it would edit such a
+// file, and report an entry that the client never reads.
+func (d *yamlDoc) decodable(b []byte, doc *yaml.Node) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var first, second yaml.Node
+	if dec.Decode(&first) == nil && dec.Decode(&second) == nil {
+		return &ParseError{File: d.file, Line: second.Line, Column: second.Column,
+			Msg: "a second YAML document: Continue reads a config.yaml of one document; remove the \"---\" and what follows, or merge them"}
+	}
+	var v any
+	err := doc.Decode(&v)
+	if err == nil {
+		return nil
+	}
+	if pe := d.undecodable(doc.Content[0], nil); pe != nil {
+		return pe
+	}
+	// Another refusal: the decoder names the line ("line 3: cannot
+	// unmarshal ..."), or not.
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimSpace(strings.TrimPrefix(msg, "unmarshal errors:"))
+	pe := &ParseError{File: d.file, Line: doc.Content[0].Line, Column: doc.Content[0].Column, Msg: "a YAML reader refuses this file: " + msg}
+	if m := yamlDecodeLine.FindStringSubmatch(msg); m != nil {
+		pe.Line, _ = strconv.Atoi(m[1])
+		pe.Column, pe.Msg = 0, "a YAML reader refuses this file: "+m[2]
+	} else if n := taggedMismatch(doc.Content[0], msg); n != nil {
+		pe.Line, pe.Column = n.Line, n.Column
+	}
+	return pe
+}
+
+// undecodable finds, in n and below, what yaml.v3's decoder refuses and
+// says where: a duplicate key (compared as the decoder does: same kind,
+// same text), an alias inside its own anchor, a merge of something that is
+// not a mapping. path holds n's ancestors.
+func (d *yamlDoc) undecodable(n *yaml.Node, path []*yaml.Node) *ParseError {
+	at := func(n *yaml.Node, format string, args ...any) *ParseError {
+		return &ParseError{File: d.file, Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		for _, a := range path {
+			if a == n.Alias {
+				return at(n, "the alias *%s is inside its own anchor &%s (line %d, column %d): a YAML reader cannot resolve it",
+					n.Value, n.Alias.Anchor, n.Alias.Line, n.Alias.Column)
+			}
+		}
+		return nil
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			for j := 0; j < i; j += 2 {
+				if p := n.Content[j]; p.Kind == k.Kind && p.Value == k.Value {
+					return at(k, "the key %q is already in this mapping (at line %d, column %d): a YAML reader refuses the file; merge the two or remove one",
+						k.Value, p.Line, p.Column)
+				}
+			}
+			if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" && !mergeable(v) {
+				return at(k, "the merge key << has a value that is not a mapping (or a list of mappings): a YAML reader refuses it")
+			}
+		}
+	}
+	path = append(path, n)
+	for _, c := range n.Content {
+		if pe := d.undecodable(c, path); pe != nil {
+			return pe
+		}
+	}
+	return nil
+}
+
+// mergeable reports whether v can follow "<<": a mapping, an alias of
+// one, or a list of those.
+func mergeable(v *yaml.Node) bool {
+	isMap := func(v *yaml.Node) bool {
+		if v.Kind == yaml.AliasNode {
+			v = v.Alias
+		}
+		return v != nil && v.Kind == yaml.MappingNode
+	}
+	if v.Kind == yaml.SequenceNode {
+		for _, it := range v.Content {
+			if !isMap(it) {
+				return false
+			}
+		}
+		return true
+	}
+	return isMap(v)
+}
+
+// taggedMismatch finds the scalar a message such as "cannot decode !!str
+// `x` as a !!int" is about: the first with that tag and value.
+func taggedMismatch(n *yaml.Node, msg string) *yaml.Node {
+	m := yamlTagMismatch.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	var found *yaml.Node
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		if found != nil {
+			return
+		}
+		if n.Kind == yaml.ScalarNode && n.Value == m[1] && n.ShortTag() == m[2] {
+			found = n
+			return
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	return found
 }
 
 func (d *yamlDoc) errAt(n *yaml.Node, format string, args ...any) error {
@@ -181,6 +310,21 @@ func (d *yamlDoc) itemSpan(it *yaml.Node) (start, end, dash, keys int, err error
 	return start, end, dash, keys, nil
 }
 
+// documentEnd is the offset where the document's content ends: the start
+// of a line "..." or "---" (a document marker, always at column 1) after
+// the top-level mapping's last key, or the end of the file.
+func (d *yamlDoc) documentEnd() int {
+	last := d.root.Content[len(d.root.Content)-2]
+	for l := last.Line + 1; l <= len(d.lines); l++ {
+		s := d.text[d.lines[l-1]:d.lineEndAt(l)]
+		marker := bytes.HasPrefix(s, []byte("...")) || bytes.HasPrefix(s, []byte("---"))
+		if marker && (len(s) == 3 || bytes.IndexByte([]byte(" \t\r\n"), s[3]) >= 0) {
+			return d.lines[l-1]
+		}
+	}
+	return len(d.text)
+}
+
 // lineEndAt is the offset just past the newline of 1-based line l.
 func (d *yamlDoc) lineEndAt(l int) int {
 	if l < len(d.lines) {
@@ -207,13 +351,18 @@ func (d *yamlDoc) upsert(name string, v obj) error {
 		return err
 	}
 	if key == nil {
-		out := bytes.Clone(d.text)
-		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
-			out = append(out, d.nl...)
+		// The key goes after the top-level mapping's last line, at the
+		// column of its keys (" name: x" is a mapping indented by one: a
+		// key at column 1 after it would end the document's mapping), and
+		// before a document end marker ("...").
+		ind := len(lineIndent(d.text, d.lines[d.root.Content[0].Line-1]))
+		at := d.documentEnd()
+		prefix := ""
+		if at > 0 && d.text[at-1] != '\n' {
+			prefix = d.nl
 		}
-		out = append(out, d.path[0]+":"+d.nl...)
-		out = append(out, d.render(item, 2, 4)...)
-		return d.reparse(out)
+		text := prefix + strings.Repeat(" ", ind) + d.path[0] + ":" + d.nl + d.render(item, ind+2, ind+4)
+		return d.reparse(applyEdits(d.text, []edit{{at, at, text}}))
 	}
 	if val.Kind != yaml.SequenceNode || len(val.Content) == 0 {
 		// `mcpServers:`, `mcpServers: ~` or `mcpServers: []`: the value
