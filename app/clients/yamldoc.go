@@ -2,7 +2,9 @@ package clients
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -64,17 +66,7 @@ var (
 func (d *yamlDoc) reparse(b []byte) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		pe := &ParseError{File: d.file, Msg: err.Error()}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			pe.Line, _ = strconv.Atoi(m[1])
-			pe.Msg = m[2]
-			if yamlParserProblems[pe.Msg] {
-				pe.Line++
-			}
-		} else if msg := strings.TrimPrefix(err.Error(), "yaml: "); yamlParserProblems[msg] {
-			pe.Line, pe.Msg = 1, msg
-		}
-		return pe
+		return d.syntaxError(err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return &ParseError{File: d.file, Line: 1, Column: 1, Msg: "the top level is not a mapping"}
@@ -105,9 +97,22 @@ func (d *yamlDoc) reparse(b []byte) error {
 func (d *yamlDoc) decodable(b []byte, doc *yaml.Node) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var first, second yaml.Node
-	if dec.Decode(&first) == nil && dec.Decode(&second) == nil {
+	if err := dec.Decode(&first); err != nil {
+		return d.syntaxError(err)
+	}
+	// yaml.Unmarshal reads the first document and ignores the rest, even
+	// when the rest does not parse (" a: 1\nb: 2" is {a: 1} to it).
+	switch err := dec.Decode(&second); {
+	case err == nil:
 		return &ParseError{File: d.file, Line: second.Line, Column: second.Column,
 			Msg: "a second YAML document: Continue reads a config.yaml of one document; remove the \"---\" and what follows, or merge them"}
+	case !errors.Is(err, io.EOF):
+		pe := d.syntaxError(err)
+		if pe.Msg == "did not find expected <document start>" {
+			pe.Msg = "this line is not part of the top-level mapping (it is indented less than the mapping's first key); " +
+				"indent it as the other top-level keys"
+		}
+		return pe
 	}
 	var v any
 	err := doc.Decode(&v)
@@ -214,6 +219,22 @@ func taggedMismatch(n *yaml.Node, msg string) *yaml.Node {
 	}
 	walk(n)
 	return found
+}
+
+// syntaxError is yaml.v3's error for a file that does not parse, with the
+// line corrected.
+func (d *yamlDoc) syntaxError(err error) *ParseError {
+	pe := &ParseError{File: d.file, Msg: err.Error()}
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		pe.Line, _ = strconv.Atoi(m[1])
+		pe.Msg = m[2]
+		if yamlParserProblems[pe.Msg] {
+			pe.Line++
+		}
+	} else if msg := strings.TrimPrefix(err.Error(), "yaml: "); yamlParserProblems[msg] {
+		pe.Line, pe.Msg = 1, msg
+	}
+	return pe
 }
 
 func (d *yamlDoc) errAt(n *yaml.Node, format string, args ...any) error {
