@@ -107,6 +107,13 @@ func TestEditShapes(t *testing.T) {
 			connected: "name: x\n# last\nmcpServers:\n  - name: switchboard\n    type: streamable-http\n    url: http://127.0.0.1:7391/mcp\n... # end\n",
 		},
 		{
+			// Found by FuzzEditYAML: a comment less indented than the
+			// item's keys ended the item, and its last key stayed.
+			name: "yaml comment inside an item", id: "continue", takeOver: true,
+			original:  "mcpServers:\n  - name: switchboard\n  # old\n    url: http://old\n",
+			connected: "mcpServers:\n  - name: switchboard\n    type: streamable-http\n    url: http://127.0.0.1:7391/mcp\n",
+		},
+		{
 			// JSONC: a key twice away from the servers is the editor's
 			// application's business; the edit does not touch it.
 			name: "jsonc duplicate key elsewhere", id: "zed",

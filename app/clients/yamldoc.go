@@ -306,9 +306,9 @@ func (d *yamlDoc) entries() ([]Entry, error) {
 }
 
 // itemSpan is the byte range of the lines of item i of a block list:
-// from its dash's line to the last non-blank line indented deeper than the
-// dash. It also returns the columns (0-based) of the dash and of the item's
-// keys.
+// from its dash's line to the last line indented deeper than the dash
+// (blank and comment lines do not end it). It also returns the columns
+// (0-based) of the dash and of the item's keys.
 func (d *yamlDoc) itemSpan(it *yaml.Node) (start, end, dash, keys int, err error) {
 	ls := d.lines[it.Line-1]
 	keys = it.Column - 1
@@ -319,7 +319,10 @@ func (d *yamlDoc) itemSpan(it *yaml.Node) (start, end, dash, keys int, err error
 	start, end = ls, d.lineEndAt(it.Line)
 	for l := it.Line + 1; l <= len(d.lines); l++ {
 		s := d.text[d.lines[l-1]:d.lineEndAt(l)]
-		if isBlank(s) {
+		if isBlank(s) || bytes.HasPrefix(bytes.TrimLeft(s, " \t"), []byte("#")) {
+			// A comment line, whatever its indentation, does not end the
+			// item: a deeper line after it is still the item's (found by
+			// FuzzEditYAML: "- name: a\n  #c\n    k: v").
 			continue
 		}
 		ind := len(s) - len(bytes.TrimLeft(s, " \t"))
