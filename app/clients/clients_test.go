@@ -120,8 +120,10 @@ func TestParseErrors(t *testing.T) {
 		{"continue", "name: x\na: &b\n  - *b\n", 3, 5},
 		{"continue", "name: x\n<<:\n", 2, 1},
 		{"continue", "name: !!int x\n", 1, 7},
-		{"continue", "name: x\n---\nname: y\n", 2, 1},                   // a second document
-		{"continue", "  name: x\n  version: 1\nmcpServers: []\n", 3, 0}, // yaml.v3 ignores a line outside the indented root, Continue does not
+		{"continue", "name: x\n---\nname: y\n", 2, 1},                    // a second document
+		{"continue", "  name: x\n  version: 1\nmcpServers: []\n", 3, 0},  // yaml.v3 ignores a line outside the indented root, Continue does not
+		{"continue", "name: x\r\nversion: 1\rmcpServers: []\r\n", 2, 11}, // a lone CR: a line break to YAML
+		{"continue", "name: x\nversion: \"1\u2028\"\n", 2, 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

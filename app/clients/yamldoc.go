@@ -64,6 +64,9 @@ var (
 )
 
 func (d *yamlDoc) reparse(b []byte) error {
+	if err := d.lineBreaks(b); err != nil {
+		return err
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return d.syntaxError(err)
@@ -219,6 +222,32 @@ func taggedMismatch(n *yaml.Node, msg string) *yaml.Node {
 	}
 	walk(n)
 	return found
+}
+
+// lineBreaks refuses a line break other than LF and CRLF: yaml.v3 also
+// breaks lines at a lone CR, NEL, U+2028 and U+2029, so its line numbers,
+// which the editor counts from LFs, would point elsewhere (found by
+// FuzzEditYAML: "0:\r ").
+func (d *yamlDoc) lineBreaks(b []byte) error {
+	for i := 0; i < len(b); i++ {
+		var what string
+		switch {
+		case b[i] == '\r' && (i+1 == len(b) || b[i+1] != '\n'):
+			what = "a carriage return without a line feed"
+		case bytes.HasPrefix(b[i:], []byte("\u0085")):
+			what = "a next-line character (U+0085)"
+		case bytes.HasPrefix(b[i:], []byte("\u2028")):
+			what = "a line separator (U+2028)"
+		case bytes.HasPrefix(b[i:], []byte("\u2029")):
+			what = "a paragraph separator (U+2029)"
+		default:
+			continue
+		}
+		line := 1 + bytes.Count(b[:i], []byte("\n"))
+		return &ParseError{File: d.file, Line: line, Column: 1 + i - lineStart(b, i),
+			Msg: what + ": YAML reads it as a line break; Switchboard edits files whose lines end with LF or CRLF only"}
+	}
+	return nil
 }
 
 // syntaxError is yaml.v3's error for a file that does not parse, with the
