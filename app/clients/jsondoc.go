@@ -34,58 +34,8 @@ func newJSONDoc(file string, data []byte, path []string) (*jsonDoc, error) {
 	if err := d.reparse(data); err != nil {
 		return nil, err
 	}
-	if err := d.checkDuplicates(); err != nil {
-		return nil, err
-	}
 	d.detectStyle()
 	return d, nil
-}
-
-// checkDuplicates refuses a key given twice on the way to the servers
-// object, or a server given twice in it: a client reads one of them (a
-// JavaScript client the last), Switchboard would edit another, and report
-// "connected" for an entry the client never sees.
-func (d *jsonDoc) checkDuplicates() error {
-	twice := func(obj *hujson.Object, key string, what string) error {
-		first := -1
-		for _, m := range obj.Members {
-			if lit, ok := m.Name.Value.(hujson.Literal); !ok || lit.String() != key {
-				continue
-			}
-			if first < 0 {
-				first = m.Name.StartOffset
-				continue
-			}
-			line := 1 + bytes.Count(d.text[:first], []byte("\n"))
-			return d.errAt(d.text, m.Name.StartOffset, "%s %q is given twice (also on line %d): the client reads only one of them; merge them into one", what, key, line)
-		}
-		return nil
-	}
-	v := &d.root
-	for _, key := range d.path {
-		obj, ok := v.Value.(*hujson.Object)
-		if !ok {
-			return nil // servers() says what is wrong
-		}
-		if err := twice(obj, key, "the key"); err != nil {
-			return err
-		}
-		i := d.find(obj, key)
-		if i < 0 {
-			return nil
-		}
-		v = &obj.Members[i].Value
-	}
-	if obj, ok := v.Value.(*hujson.Object); ok {
-		for _, m := range obj.Members {
-			if lit, ok := m.Name.Value.(hujson.Literal); ok {
-				if err := twice(obj, lit.String(), "the server"); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
 }
 
 func (d *jsonDoc) bytes() []byte { return append(bytes.Clone(d.bom), d.text...) }

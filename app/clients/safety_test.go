@@ -590,8 +590,8 @@ func TestDuplicateKeys(t *testing.T) {
 			path := writeConfig(t, c, env, []byte(tt.data))
 			_, err := ed.Plan(c, env, Connect{URL: testURL, Token: testToken, BinaryPath: testBinary})
 			var pe *ParseError
-			if !errors.As(err, &pe) || pe.Line != tt.line || pe.Column != tt.col || !strings.Contains(err.Error(), "twice") {
-				t.Errorf("Plan: %v, want %s:%d:%d: ... twice", err, path, tt.line, tt.col)
+			if !errors.As(err, &pe) || pe.Line != tt.line || pe.Column != tt.col || !strings.Contains(err.Error(), "already in this") {
+				t.Errorf("Plan: %v, want %s:%d:%d: ... already in this", err, path, tt.line, tt.col)
 			}
 			if got, _ := readFile(t, path); string(got) != tt.data {
 				t.Error("the file was changed")

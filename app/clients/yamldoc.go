@@ -285,11 +285,6 @@ func (d *yamlDoc) list() (key, val *yaml.Node, err error) {
 		if d.root.Content[i].Value != d.path[0] {
 			continue
 		}
-		if key != nil {
-			// YAML forbids it and Continue refuses the file; Switchboard
-			// would edit one of the two.
-			return nil, nil, d.errAt(d.root.Content[i], "the key %q is given twice (also on line %d): merge them into one", d.path[0], key.Line)
-		}
 		key, val = d.root.Content[i], d.root.Content[i+1]
 	}
 	if val == nil {
