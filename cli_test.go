@@ -134,6 +134,9 @@ func TestCommandLineAgainstDaemon(t *testing.T) {
 		_, out, _ := cli(t, home, "status")
 		return strings.Contains(out, "PROBLEM: "+cfgPath+":4:")
 	})
+	if code, out, errOut := cli(t, home, "status"); code != exitConfigProblem || !strings.Contains(errOut, "config file has a problem") {
+		t.Errorf("status with a config problem: exit %d, want %d\n%s%s", code, exitConfigProblem, out, errOut)
+	}
 	if st, err := d.client.Servers(t.Context()); err != nil || len(st) != 2 || st[0].State != string(supervisor.StateRunning) {
 		t.Errorf("servers after a broken edit: %v %+v", err, st)
 	}

@@ -39,7 +39,19 @@ const (
 	exitOK    = 0
 	exitError = 1
 	exitUsage = 2
+	// exitConfigProblem: `status` found the daemon running but config.json
+	// has a problem (the last good configuration stays in force).
+	exitConfigProblem = 3
 )
+
+// exitCodeError ends a verb with a given exit code after it has said what
+// it had to say.
+type exitCodeError struct {
+	code int
+	msg  string
+}
+
+func (e exitCodeError) Error() string { return e.msg }
 
 // usageError is a mistake on the command line: it exits with exitUsage.
 type usageError struct{ msg string }
@@ -173,6 +185,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "switchboard %s: %v\n", v.name, err)
 		if _, ok := errors.AsType[usageError](err); ok {
 			return exitUsage
+		}
+		if ce, ok := errors.AsType[exitCodeError](err); ok {
+			return ce.code
 		}
 		return exitError
 	}

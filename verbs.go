@@ -110,6 +110,9 @@ func statusVerb() verb {
 				fmt.Fprintf(e.stdout, "PROBLEM: %s\n         (the last good configuration stays in force until the file is fixed)\n", st.ConfigProblem)
 			}
 			fmt.Fprintf(e.stdout, "servers: %d configured, %d running\n", st.Servers, st.Running)
+			if st.ConfigProblem != "" {
+				return exitCodeError{code: exitConfigProblem, msg: "the config file has a problem (see PROBLEM above)"}
+			}
 			return nil
 		},
 	}
