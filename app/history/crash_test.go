@@ -94,13 +94,13 @@ func TestKill9DuringHeavyWrites(t *testing.T) {
 			t.Fatalf("round %d: the database was found damaged after kill -9: %v", round, r)
 		}
 		var check string
-		if err := s.r.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		if err := s.rdb().QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
 			t.Fatalf("round %d: integrity_check = %q, %v", round, check, err)
 		}
 		// Every call up to the last committed one is there, with no gap
 		// (ids are given in order by the one writer), and searchable.
 		var n, maxID int64
-		if err := s.r.QueryRow("SELECT count(*), coalesce(max(id), 0) FROM calls WHERE id <= ?", lastID).Scan(&n, &maxID); err != nil {
+		if err := s.rdb().QueryRow("SELECT count(*), coalesce(max(id), 0) FROM calls WHERE id <= ?", lastID).Scan(&n, &maxID); err != nil {
 			t.Fatal(err)
 		}
 		if n != lastID || maxID != lastID {
@@ -111,11 +111,11 @@ func TestKill9DuringHeavyWrites(t *testing.T) {
 			t.Fatalf("round %d: free-text search after the kill: %v %+v", round, err, page)
 		}
 		var indexed int64
-		if err := s.r.QueryRow("SELECT count(*) FROM calls_fts WHERE calls_fts MATCH 'heavy'").Scan(&indexed); err != nil && err != sql.ErrNoRows {
+		if err := s.rdb().QueryRow("SELECT count(*) FROM calls_fts WHERE calls_fts MATCH 'heavy'").Scan(&indexed); err != nil && err != sql.ErrNoRows {
 			t.Fatal(err)
 		}
 		var total int64
-		s.r.QueryRow("SELECT count(*) FROM calls").Scan(&total)
+		s.rdb().QueryRow("SELECT count(*) FROM calls").Scan(&total)
 		if indexed != total {
 			t.Errorf("round %d: %d calls, %d in the search index", round, total, indexed)
 		}

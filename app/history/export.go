@@ -34,7 +34,7 @@ func (s *Store) Export(ctx context.Context, q CallQuery, w io.Writer, format str
 		query += " WHERE " + where
 	}
 	query += " ORDER BY start DESC, id DESC"
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := s.rdb().QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("history: export: %w", err)
 	}

@@ -133,9 +133,11 @@ var ErrClosed = errors.New("history: store is closed")
 type Store struct {
 	path     string
 	opts     Options
-	w        *sql.DB // the one writer connection
-	r        *sql.DB // read-only pool
-	recovery *Recovery
+	db       atomic.Pointer[conns] // replaced when a corrupt database is moved aside
+	recovery atomic.Pointer[Recovery]
+	// unclean is true when the database's open marker was left behind: the
+	// last store on it did not close (the daemon was killed or crashed).
+	unclean bool
 
 	mu      sync.Mutex
 	pending []item // records waiting for the writer, oldest first
@@ -157,8 +159,42 @@ type Store struct {
 	closeOnce  sync.Once
 	closeErr   error
 
+	// The integrity check runs in the background (see checkInBackground);
+	// a corrupt result reaches the writer on corrupt, which replaces the
+	// database between two batches.
+	checking   atomic.Bool
+	corrupt    chan error
+	checkCtx   context.Context
+	stopCheck  context.CancelFunc
+	background sync.WaitGroup
+}
+
+// conns are the connections to one database file: the writer's (one
+// connection, with its prepared inserts) and the read-only pool.
+type conns struct {
+	w *sql.DB // the one writer connection
+	r *sql.DB // read-only pool
+
 	insCall, insLog, insEvent, insSample *sql.Stmt
 }
+
+func (c *conns) close() error {
+	for _, st := range []*sql.Stmt{c.insCall, c.insLog, c.insEvent, c.insSample} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	var errR error
+	if c.r != nil {
+		errR = c.r.Close()
+	}
+	return errors.Join(errR, c.w.Close())
+}
+
+// wdb is the writer connection, rdb the read-only pool, of the database
+// in use.
+func (s *Store) wdb() *sql.DB { return s.db.Load().w }
+func (s *Store) rdb() *sql.DB { return s.db.Load().r }
 
 // item is one entry of the queue: a call, an event, or a flush request.
 type item struct {
@@ -168,49 +204,116 @@ type item struct {
 }
 
 // Open opens (creating if needed) the history database at path, brings its
-// schema up to date and starts the writer and retention goroutines.
+// schema up to date and starts the writer and retention goroutines. It does
+// not read the whole file: the daemon serves at once, whatever the size of
+// its history.
 //
 // A database with a newer schema than this binary knows is refused with a
-// *VersionError. A file that is not a database, or fails its integrity check,
-// is moved aside to <path>.corrupt-<timestamp> and a new database created:
-// Recovered then reports it, and it is logged at ERROR.
+// *VersionError. A file that is not a database is moved aside to
+// <path>.corrupt-<timestamp> and a new database created: Recovered then
+// reports it, and it is logged at ERROR. The integrity check (PRAGMA
+// quick_check, which reads every page: about a minute for 1 GB) runs only
+// when the last store on the file did not close (its open marker,
+// <path>.open, was left behind) or a commit found the file damaged, and
+// then in the background: records keep being queued meanwhile, and a
+// corrupt database is moved aside and replaced by a new one between two
+// batches.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	opts.setDefaults()
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("history: database path %q may not contain ? or #", path)
 	}
-	s, err := open(ctx, path, opts)
-	if err == nil || !isCorrupt(err) {
-		return s, err
+	c, err := openConns(ctx, path)
+	var rec *Recovery
+	if err != nil && isCorrupt(err) {
+		if rec, err = replaceCorrupt(path, err, opts.Now()); err != nil {
+			return nil, err
+		}
+		opts.Logger.Error(rec.String(), "path", path, "movedTo", rec.MovedTo, "err", rec.Reason)
+		c, err = openConns(ctx, path)
 	}
-	now := opts.Now()
-	moved, merr := moveAside(path, now)
-	if merr != nil {
-		return nil, fmt.Errorf("history: %s is corrupt (%v) and could not be moved aside: %w", path, err, merr)
-	}
-	rec := &Recovery{Path: path, MovedTo: moved, Reason: err.Error(), Time: now}
-	opts.Logger.Error(rec.String(), "path", path, "movedTo", moved, "err", err)
-	s, err = open(ctx, path, opts)
 	if err != nil {
 		return nil, err
 	}
-	s.recovery = rec
+	unclean, err := markOpen(path)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	s := &Store{path: path, opts: opts, unclean: unclean,
+		wake:       make(chan struct{}, 1),
+		stop:       make(chan struct{}),
+		writerDone: make(chan struct{}),
+		retainDone: make(chan struct{}),
+		corrupt:    make(chan error, 1),
+	}
+	s.db.Store(c)
+	if rec != nil {
+		s.recovery.Store(rec)
+	}
+	s.maxAge.Store(int64(opts.MaxAge))
+	s.maxBytes.Store(opts.MaxBytes)
+	s.keepValues.Store(opts.KeepSecretValues)
+	s.writeCtx, s.cancelW = context.WithCancel(context.Background())
+	s.checkCtx, s.stopCheck = context.WithCancel(context.Background())
+	go s.writer()
+	go s.retainLoop()
+	if unclean && rec == nil {
+		opts.Logger.Info("history: the last daemon did not stop cleanly; checking the database in the background", "path", path)
+		s.checkInBackground()
+	}
 	return s, nil
 }
 
-// Recovered reports whether Open replaced a corrupt database, and how; nil if
-// it did not.
-func (s *Store) Recovered() *Recovery { return s.recovery }
+// replaceCorrupt moves a corrupt database aside, for a new one to be
+// created at path.
+func replaceCorrupt(path string, reason error, now time.Time) (*Recovery, error) {
+	moved, err := moveAside(path, now)
+	if err != nil {
+		return nil, fmt.Errorf("history: %s is corrupt (%v) and could not be moved aside: %w", path, reason, err)
+	}
+	return &Recovery{Path: path, MovedTo: moved, Reason: reason.Error(), Time: now}, nil
+}
+
+// Recovered reports whether the store replaced a corrupt database (at
+// Open, or later when the background check found it damaged), and how;
+// nil if it did not.
+func (s *Store) Recovered() *Recovery { return s.recovery.Load() }
+
+// Unclean reports whether the last store on this database did not close:
+// the daemon before this one was killed or crashed.
+func (s *Store) Unclean() bool { return s.unclean }
+
+// Checking reports whether the background integrity check is running.
+func (s *Store) Checking() bool { return s.checking.Load() }
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
+
+// markerSuffix names the file that exists while a store has the database
+// open: left behind, it says the store did not close.
+const markerSuffix = ".open"
+
+// markOpen creates the open marker of path and says whether it was there.
+func markOpen(path string) (bool, error) {
+	f, err := os.OpenFile(path+markerSuffix, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("history: marking %s open: %w", path, err)
+	}
+	return false, f.Close()
+}
 
 func dsn(path string, params ...string) string {
 	base := []string{"_busy_timeout=10000", "_foreign_keys=1", "_synchronous=NORMAL", "_pragma=temp_store(MEMORY)"}
 	return path + "?" + strings.Join(append(base, params...), "&")
 }
 
-func open(ctx context.Context, path string, opts Options) (_ *Store, err error) {
+// openConns opens the database at path (creating it if needed) and brings
+// its schema up to date.
+func openConns(ctx context.Context, path string) (_ *conns, err error) {
 	// The database holds what the user's tools were asked and answered:
 	// only the user may read it. SQLite creates -wal and -shm with the
 	// mode of the database file, so creating that 0600 first covers them.
@@ -227,13 +330,10 @@ func open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	var r *sql.DB
+	c := &conns{w: w}
 	defer func() {
 		if err != nil {
-			w.Close()
-			if r != nil {
-				r.Close()
-			}
+			c.close()
 		}
 	}()
 	if err := w.PingContext(ctx); err != nil {
@@ -246,8 +346,10 @@ func open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 	if version > SchemaVersion {
 		return nil, &VersionError{Path: path, Have: version, Known: SchemaVersion}
 	}
-	if err := checkIntegrity(ctx, w); err != nil {
-		return nil, err
+	// Reading the schema finds a file that is not a database at all; the
+	// rest of it is checked in the background when there is reason to.
+	if _, err := w.ExecContext(ctx, "SELECT count(*) FROM sqlite_master"); err != nil {
+		return nil, fmt.Errorf("history: open %s: %w", path, err)
 	}
 	if err := migrate(ctx, w, path, SchemaVersion); err != nil {
 		return nil, err
@@ -258,44 +360,87 @@ func open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 			return nil, err
 		}
 	}
-	r, err = sql.Open("sqlite", dsn(path, "_query_only=1"))
-	if err != nil {
+	if c.r, err = sql.Open("sqlite", dsn(path, "_query_only=1")); err != nil {
 		return nil, err
 	}
-	r.SetMaxOpenConns(4)
-	r.SetMaxIdleConns(4)
-	if err := r.PingContext(ctx); err != nil {
+	c.r.SetMaxOpenConns(4)
+	c.r.SetMaxIdleConns(4)
+	if err := c.r.PingContext(ctx); err != nil {
 		return nil, err
-	}
-
-	s := &Store{path: path, opts: opts, w: w, r: r,
-		wake:       make(chan struct{}, 1),
-		stop:       make(chan struct{}),
-		writerDone: make(chan struct{}),
-		retainDone: make(chan struct{}),
 	}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{&s.insCall, `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
+		{&c.insCall, `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
 			session, endpoint, server, method, name, arguments, outcome, error, response_size,
 			response_preview, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
-		{&s.insLog, `INSERT INTO logs (time, server, pid, stream, text) VALUES (?,?,?,?,?)`},
-		{&s.insEvent, `INSERT INTO events (time, server, kind, pid, exit, message, state) VALUES (?,?,?,?,?,?,?)`},
-		{&s.insSample, `INSERT INTO samples (time, server, cpu, rss, processes) VALUES (?,?,?,?,?)`},
+		{&c.insLog, `INSERT INTO logs (time, server, pid, stream, text) VALUES (?,?,?,?,?)`},
+		{&c.insEvent, `INSERT INTO events (time, server, kind, pid, exit, message, state) VALUES (?,?,?,?,?,?,?)`},
+		{&c.insSample, `INSERT INTO samples (time, server, cpu, rss, processes) VALUES (?,?,?,?,?)`},
 	} {
 		if *p.stmt, err = w.PrepareContext(ctx, p.sql); err != nil {
 			return nil, err
 		}
 	}
-	s.maxAge.Store(int64(opts.MaxAge))
-	s.maxBytes.Store(opts.MaxBytes)
-	s.keepValues.Store(opts.KeepSecretValues)
-	s.writeCtx, s.cancelW = context.WithCancel(context.Background())
-	go s.writer()
-	go s.retainLoop()
-	return s, nil
+	return c, nil
+}
+
+// checkInBackground runs the integrity check on a connection of its own,
+// unless one is running; a corrupt result goes to the writer.
+func (s *Store) checkInBackground() {
+	if !s.checking.CompareAndSwap(false, true) {
+		return
+	}
+	s.background.Go(func() {
+		defer s.checking.Store(false)
+		start := time.Now()
+		db, err := sql.Open("sqlite", dsn(s.path, "_query_only=1"))
+		if err != nil {
+			s.opts.Logger.Warn("history: cannot check the database", "err", err)
+			return
+		}
+		defer db.Close()
+		db.SetMaxOpenConns(1)
+		err = checkIntegrity(s.checkCtx, db)
+		switch {
+		case err == nil:
+			s.opts.Logger.Info("history: the database is intact", "path", s.path, "took", time.Since(start).Round(time.Millisecond))
+		case isCorrupt(err):
+			select {
+			case s.corrupt <- err:
+			default:
+			}
+		case s.checkCtx.Err() != nil: // closing
+		default:
+			s.opts.Logger.Warn("history: cannot check the database", "err", err)
+		}
+	})
+}
+
+// replaceDatabase moves a database found corrupt aside and goes on with a
+// new one. It runs on the writer goroutine, between batches; queries that
+// were running on the old connections fail.
+func (s *Store) replaceDatabase(reason error) {
+	old := s.db.Load()
+	if err := old.close(); err != nil {
+		s.opts.Logger.Warn("history: closing the corrupt database", "err", err)
+	}
+	rec, err := replaceCorrupt(s.path, reason, s.opts.Now())
+	if err != nil {
+		s.opts.Logger.Error("history: the database is corrupt and could not be replaced", "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.writeCtx, 30*time.Second)
+	defer cancel()
+	c, err := openConns(ctx, s.path)
+	if err != nil {
+		s.opts.Logger.Error("history: cannot create a new database after moving the corrupt one aside", "err", err)
+		return
+	}
+	s.db.Store(c)
+	s.recovery.Store(rec)
+	s.opts.Logger.Error(rec.String(), "path", s.path, "movedTo", rec.MovedTo, "err", rec.Reason)
 }
 
 // FileMode is the mode of history.db and its -wal and -shm files.
@@ -439,6 +584,8 @@ func (s *Store) Flush(ctx context.Context) error {
 func (s *Store) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.stopCheck()
+		s.background.Wait()
 		close(s.stop)
 		for _, done := range []chan struct{}{s.writerDone, s.retainDone} {
 			select {
@@ -450,10 +597,13 @@ func (s *Store) Close(ctx context.Context) error {
 			}
 		}
 		s.cancelW()
-		for _, st := range []*sql.Stmt{s.insCall, s.insLog, s.insEvent, s.insSample} {
-			st.Close()
+		s.closeErr = errors.Join(s.closeErr, s.db.Load().close())
+		if s.closeErr == nil {
+			// Closed cleanly: the next Open need not check the file.
+			if err := os.Remove(s.path + markerSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				s.closeErr = err
+			}
 		}
-		s.closeErr = errors.Join(s.closeErr, s.r.Close(), s.w.Close())
 	})
 	return s.closeErr
 }
@@ -470,6 +620,9 @@ func (s *Store) writer() {
 	for {
 		select {
 		case <-s.wake:
+		case err := <-s.corrupt:
+			s.replaceDatabase(err)
+			continue
 		case <-s.stop:
 			s.commitPending()
 			return
@@ -552,6 +705,9 @@ func (s *Store) commit(batch []item) error {
 	if err != nil {
 		s.dropped.Add(uint64(len(batch)))
 		s.opts.Logger.Warn("history: lost a batch of records", "records", len(batch), "err", err)
+		if isCorrupt(err) {
+			s.checkInBackground()
+		}
 		return err
 	}
 	if len(calls) > 0 {
@@ -564,7 +720,8 @@ func (s *Store) commit(batch []item) error {
 // OnCommit, returns the calls it stored.
 func (s *Store) commitBatch(batch []item) ([]Call, error) {
 	ctx := s.writeCtx
-	tx, err := s.w.BeginTx(ctx, nil)
+	db := s.db.Load()
+	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -595,7 +752,7 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 				args = string(a)
 			}
 			var res sql.Result
-			res, err = stmt(&insCall, s.insCall).ExecContext(rowCtx,
+			res, err = stmt(&insCall, db.insCall).ExecContext(rowCtx,
 				c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
 				c.Session, c.Endpoint, c.Server, c.Method, c.Name, args, c.Outcome, redactText(c.Error, values), c.ResponseSize,
 				preparePreview(c.Response, s.opts.PreviewLimit, values), c.PID)
@@ -620,16 +777,16 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 			}
 			switch ev.Kind {
 			case supervisor.EventLog:
-				_, err = stmt(&insLog, s.insLog).ExecContext(rowCtx, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, redactText(ev.Message, values))
+				_, err = stmt(&insLog, db.insLog).ExecContext(rowCtx, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, redactText(ev.Message, values))
 			case supervisor.EventUsage:
 				u := ev.Usage
-				_, err = stmt(&insSample, s.insSample).ExecContext(rowCtx, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
+				_, err = stmt(&insSample, db.insSample).ExecContext(rowCtx, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
 			default:
 				msg := redactText(ev.Message, values)
 				if msg == "" && ev.Delay > 0 {
 					msg = "next start in " + ev.Delay.String()
 				}
-				_, err = stmt(&insEvent, s.insEvent).ExecContext(rowCtx, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, string(ev.State))
+				_, err = stmt(&insEvent, db.insEvent).ExecContext(rowCtx, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, string(ev.State))
 			}
 		}
 		if err != nil {

@@ -80,7 +80,7 @@ func benchDB(b *testing.B) string {
 		}
 		defer s.Close(context.Background())
 		began := time.Now()
-		tx, err := s.w.Begin()
+		tx, err := s.wdb().Begin()
 		if err != nil {
 			benchErr = err
 			return
@@ -120,7 +120,7 @@ func benchDB(b *testing.B) string {
 		if benchErr = tx.Commit(); benchErr != nil {
 			return
 		}
-		_, benchErr = s.w.Exec("PRAGMA optimize; ANALYZE")
+		_, benchErr = s.wdb().Exec("PRAGMA optimize; ANALYZE")
 		fmt.Fprintf(os.Stderr, "built a %d-call database in %v\n", benchRows, time.Since(began).Round(time.Millisecond))
 	})
 	if benchErr != nil {

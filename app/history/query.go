@@ -233,7 +233,7 @@ func (s *Store) page(ctx context.Context, from, where string, args []any, limit 
 		query += " WHERE " + where
 	}
 	query += " ORDER BY start DESC, id DESC LIMIT " + strconv.Itoa(limit+1)
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := s.rdb().QueryContext(ctx, query, args...)
 	if err != nil {
 		return CallPage{}, Call{}, fmt.Errorf("history: calls: %w", err)
 	}
@@ -282,7 +282,7 @@ const endSlack = time.Second
 // false when it would cover every call (the caller then searches them all).
 func (s *Store) recentMatches(ctx context.Context, q CallQuery, limit int) (_ CallPage, ok bool, _ error) {
 	var maxID int64
-	if err := s.r.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM calls").Scan(&maxID); err != nil {
+	if err := s.rdb().QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM calls").Scan(&maxID); err != nil {
 		return CallPage{}, false, fmt.Errorf("history: calls: %w", err)
 	}
 	window := int64(recentWindow)
@@ -300,7 +300,7 @@ func (s *Store) recentMatches(ctx context.Context, q CallQuery, limit int) (_ Ca
 			continue // not a full page in this window
 		}
 		var lowEnd int64
-		err = s.r.QueryRowContext(ctx, "SELECT coalesce(max(start + duration_us), 0) FROM calls WHERE id <= ? AND id > ?",
+		err = s.rdb().QueryRowContext(ctx, "SELECT coalesce(max(start + duration_us), 0) FROM calls WHERE id <= ? AND id > ?",
 			low, low-64).Scan(&lowEnd)
 		if err != nil {
 			return CallPage{}, false, fmt.Errorf("history: calls: %w", err)
@@ -328,7 +328,7 @@ func (s *Store) callsSource(ctx context.Context, q CallQuery) (string, error) {
 		return "calls", nil
 	}
 	var n int
-	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM
+	err := s.rdb().QueryRowContext(ctx, `SELECT count(*) FROM
 		(SELECT rowid FROM calls_fts WHERE calls_fts MATCH ? LIMIT `+strconv.Itoa(commonWord)+`)`, m).Scan(&n)
 	if err != nil {
 		return "", err
@@ -341,7 +341,7 @@ func (s *Store) callsSource(ctx context.Context, q CallQuery) (string, error) {
 
 // Call returns one call with its arguments and response preview.
 func (s *Store) Call(ctx context.Context, id int64) (Call, error) {
-	row := s.r.QueryRowContext(ctx, "SELECT "+fullColumns+" FROM calls WHERE id = ?", id)
+	row := s.rdb().QueryRowContext(ctx, "SELECT "+fullColumns+" FROM calls WHERE id = ?", id)
 	c, err := scanCall(row, true)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Call{}, fmt.Errorf("%w: call %d", ErrNotFound, id)
@@ -392,7 +392,7 @@ func (s *Store) Stats(ctx context.Context, since, until time.Time, groupBy strin
 		query += " WHERE " + where
 	}
 	query += " ORDER BY 1, 2, 3"
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := s.rdb().QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("history: stats: %w", err)
 	}
@@ -460,7 +460,7 @@ type LogLine struct {
 func (s *Store) Logs(ctx context.Context, server string, since time.Time, limit int) ([]LogLine, error) {
 	limit = clampLimit(limit, 200, 10000)
 	where, args := serverSince("time", server, since)
-	rows, err := s.r.QueryContext(ctx, `SELECT id, time, server, pid, stream, text FROM logs`+where+
+	rows, err := s.rdb().QueryContext(ctx, `SELECT id, time, server, pid, stream, text FROM logs`+where+
 		` ORDER BY time DESC, id DESC LIMIT `+strconv.Itoa(limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("history: logs: %w", err)
@@ -497,7 +497,7 @@ type Event struct {
 func (s *Store) Events(ctx context.Context, server string, since time.Time, limit int) ([]Event, error) {
 	limit = clampLimit(limit, 200, 10000)
 	where, args := serverSince("time", server, since)
-	rows, err := s.r.QueryContext(ctx, `SELECT id, time, server, kind, pid, exit, message, state FROM events`+where+
+	rows, err := s.rdb().QueryContext(ctx, `SELECT id, time, server, kind, pid, exit, message, state FROM events`+where+
 		` ORDER BY time DESC, id DESC LIMIT `+strconv.Itoa(limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("history: events: %w", err)
@@ -540,7 +540,7 @@ func (s *Store) Samples(ctx context.Context, server string, since, until time.Ti
 		}
 		args = append(args, until.UnixMicro())
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT time, server, cpu, rss, processes, span FROM samples`+where+
+	rows, err := s.rdb().QueryContext(ctx, `SELECT time, server, cpu, rss, processes, span FROM samples`+where+
 		` ORDER BY time, server`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("history: samples: %w", err)

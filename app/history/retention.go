@@ -128,13 +128,13 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 			{"logs", "time", &rep.Logs},
 		} {
 			var rows int64
-			if err := s.w.QueryRowContext(ctx, "SELECT count(*) FROM "+t.table).Scan(&rows); err != nil {
+			if err := s.wdb().QueryRowContext(ctx, "SELECT count(*) FROM "+t.table).Scan(&rows); err != nil {
 				return rep, err
 			}
 			todo := int64(math.Ceil(frac * float64(rows)))
 			q := fmt.Sprintf(`DELETE FROM %[1]s WHERE id IN (SELECT id FROM %[1]s ORDER BY %[2]s LIMIT ?)`, t.table, t.col)
 			for todo > 0 {
-				res, err := s.w.ExecContext(ctx, q, min(todo, retentionChunk))
+				res, err := s.wdb().ExecContext(ctx, q, min(todo, retentionChunk))
 				if err != nil {
 					return rep, err
 				}
@@ -147,7 +147,7 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 			}
 		}
 		for range 8 {
-			if _, err := s.w.ExecContext(ctx, `INSERT INTO calls_fts(calls_fts, rank) VALUES ('merge', -256)`); err != nil {
+			if _, err := s.wdb().ExecContext(ctx, `INSERT INTO calls_fts(calls_fts, rank) VALUES ('merge', -256)`); err != nil {
 				return rep, err
 			}
 		}
@@ -158,13 +158,13 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 	// Give freed pages back to the file system, a bounded number at a time.
 	for i := 0; i < 64; i++ {
 		var free int64
-		if err := s.w.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
+		if err := s.wdb().QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
 			return rep, err
 		}
 		if free == 0 {
 			break
 		}
-		if _, err := s.w.ExecContext(ctx, "PRAGMA incremental_vacuum(2048)"); err != nil {
+		if _, err := s.wdb().ExecContext(ctx, "PRAGMA incremental_vacuum(2048)"); err != nil {
 			return rep, err
 		}
 	}
@@ -175,7 +175,7 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 // deleteChunks runs a chunked DELETE until it deletes nothing.
 func (s *Store) deleteChunks(ctx context.Context, q string, n *int64, args ...any) error {
 	for {
-		res, err := s.w.ExecContext(ctx, q, args...)
+		res, err := s.wdb().ExecContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -193,7 +193,7 @@ func (s *Store) deleteChunks(ctx context.Context, q string, n *int64, args ...an
 // usedBytes is the size of the database's pages in use (freed pages excluded).
 func (s *Store) usedBytes(ctx context.Context) (int64, error) {
 	var pages, free, size int64
-	err := s.w.QueryRowContext(ctx, `SELECT p.page_count, f.freelist_count, s.page_size
+	err := s.wdb().QueryRowContext(ctx, `SELECT p.page_count, f.freelist_count, s.page_size
 		FROM pragma_page_count p, pragma_freelist_count f, pragma_page_size s`).Scan(&pages, &free, &size)
 	return (pages - free) * size, err
 }
@@ -209,7 +209,7 @@ func (s *Store) downsample(ctx context.Context, now time.Time, age, bucket time.
 	var merged int64
 	for {
 		var lo sql.NullInt64
-		if err := s.w.QueryRowContext(ctx, `SELECT min(time) FROM samples WHERE span < ? AND time < ?`, b, cutoff).
+		if err := s.wdb().QueryRowContext(ctx, `SELECT min(time) FROM samples WHERE span < ? AND time < ?`, b, cutoff).
 			Scan(&lo); err != nil {
 			return merged, err
 		}
@@ -227,7 +227,7 @@ func (s *Store) downsample(ctx context.Context, now time.Time, age, bucket time.
 }
 
 func (s *Store) mergeWindow(ctx context.Context, b, from, to int64) (int64, error) {
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.wdb().BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -97,9 +97,9 @@ func TestRetentionBySize(t *testing.T) {
 		t.Errorf("newest call %v was deleted", newest)
 	}
 	var left int
-	s.r.QueryRow("SELECT count(*) FROM calls").Scan(&left)
+	s.rdb().QueryRow("SELECT count(*) FROM calls").Scan(&left)
 	var minStart int64
-	s.r.QueryRow("SELECT min(start) FROM calls").Scan(&minStart)
+	s.rdb().QueryRow("SELECT min(start) FROM calls").Scan(&minStart)
 	if want := t0.Add(time.Duration(n-left) * time.Second).UnixMicro(); minStart != want || int64(left) != n-rep.Calls {
 		t.Errorf("%d calls left from %d, want the newest %d", left, minStart, n-rep.Calls)
 	}
@@ -110,16 +110,16 @@ func TestRetentionBySize(t *testing.T) {
 	}
 	// The search index followed the deletes.
 	var fts int
-	s.r.QueryRow("SELECT count(*) FROM calls_fts WHERE calls_fts MATCH 'lorem'").Scan(&fts)
+	s.rdb().QueryRow("SELECT count(*) FROM calls_fts WHERE calls_fts MATCH 'lorem'").Scan(&fts)
 	if fts != left {
 		t.Errorf("search index has %d rows, calls %d", fts, left)
 	}
 	var check string
-	s.r.QueryRow("PRAGMA integrity_check").Scan(&check)
+	s.rdb().QueryRow("PRAGMA integrity_check").Scan(&check)
 	if check != "ok" {
 		t.Errorf("integrity_check: %s", check)
 	}
-	if _, err := s.w.Exec("INSERT INTO calls_fts(calls_fts) VALUES ('integrity-check')"); err != nil {
+	if _, err := s.wdb().Exec("INSERT INTO calls_fts(calls_fts) VALUES ('integrity-check')"); err != nil {
 		t.Errorf("fts integrity-check: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,7 +58,7 @@ func TestMigrationsFromEveryVersion(t *testing.T) {
 			db.Close()
 
 			s := openAt(t, path, testOptions())
-			if err := s.r.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != SchemaVersion {
+			if err := s.rdb().QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != SchemaVersion {
 				t.Fatalf("user_version after Open = %d (%v), want %d", v, err, SchemaVersion)
 			}
 			if s.Recovered() != nil {
@@ -167,6 +168,11 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 			if _, err := f.WriteAt([]byte(strings.Repeat("\xde\xad\xbe\xef", 4096)), 16<<10); err != nil {
 				t.Fatal(err)
 			}
+			// As if the store had not closed (the daemon was killed): the
+			// next Open checks the file, in the background.
+			if err := os.WriteFile(path+markerSuffix, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,6 +181,10 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 			opts := testOptions()
 			opts.Now = clock.Now
 			s := openAt(t, path, opts)
+			deadline := time.Now().Add(20 * time.Second)
+			for s.Recovered() == nil && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
 			rec := s.Recovered()
 			if rec == nil {
 				t.Fatal("Recovered = nil for a corrupt database")
@@ -199,23 +209,68 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 	}
 }
 
+// TestIntegrityCheckOnlyAfterUncleanStop: a store that closed cleanly
+// leaves no marker and the next Open checks nothing; one that did not (the
+// marker is left) is checked in the background, and an intact file is kept.
+func TestIntegrityCheckOnlyAfterUncleanStop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(context.Background(), path, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Unclean() || s.Checking() {
+		t.Errorf("new database: Unclean %v, Checking %v", s.Unclean(), s.Checking())
+	}
+	if _, err := os.Stat(path + markerSuffix); err != nil {
+		t.Errorf("no open marker while open: %v", err)
+	}
+	s.RecordCall(call(1, "files", "read", `{"path":"/a"}`))
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + markerSuffix); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("open marker left after a clean close: %v", err)
+	}
+	s = openAt(t, path, testOptions())
+	if s.Unclean() || s.Checking() {
+		t.Errorf("after a clean close: Unclean %v, Checking %v", s.Unclean(), s.Checking())
+	}
+
+	// Unclean: the marker of a store that never closed.
+	path2 := filepath.Join(t.TempDir(), "history.db")
+	if err := os.WriteFile(path2+markerSuffix, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openAt(t, path2, testOptions())
+	if !s2.Unclean() {
+		t.Error("Unclean = false with the marker left behind")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for s2.Checking() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s2.Recovered() != nil {
+		t.Errorf("intact database replaced: %v", s2.Recovered())
+	}
+}
+
 func TestOpenSettings(t *testing.T) {
 	s := openTest(t, testOptions())
 	var mode string
 	var av, fk, timeout int
-	if err := s.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+	if err := s.wdb().QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal_mode = %q, %v", mode, err)
 	}
-	s.w.QueryRow("PRAGMA auto_vacuum").Scan(&av)
-	s.w.QueryRow("PRAGMA foreign_keys").Scan(&fk)
-	s.w.QueryRow("PRAGMA busy_timeout").Scan(&timeout)
+	s.wdb().QueryRow("PRAGMA auto_vacuum").Scan(&av)
+	s.wdb().QueryRow("PRAGMA foreign_keys").Scan(&fk)
+	s.wdb().QueryRow("PRAGMA busy_timeout").Scan(&timeout)
 	if av != 2 || fk != 1 || timeout < 1000 {
 		t.Errorf("auto_vacuum %d, foreign_keys %d, busy_timeout %d", av, fk, timeout)
 	}
-	if s.w.Stats().MaxOpenConnections != 1 {
-		t.Errorf("writer allows %d connections", s.w.Stats().MaxOpenConnections)
+	if s.wdb().Stats().MaxOpenConnections != 1 {
+		t.Errorf("writer allows %d connections", s.wdb().Stats().MaxOpenConnections)
 	}
-	if _, err := s.r.Exec("DELETE FROM calls"); err == nil {
+	if _, err := s.rdb().Exec("DELETE FROM calls"); err == nil {
 		t.Error("read pool can write")
 	}
 	if _, err := Open(context.Background(), filepath.Join(t.TempDir(), "what?.db"), testOptions()); err == nil {

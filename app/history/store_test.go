@@ -486,7 +486,7 @@ func TestSearchCommonWord(t *testing.T) {
 			q.Cursor = p.Next
 		}
 		var want []int64
-		rows, err := s.r.Query(`SELECT id FROM calls WHERE id IN (SELECT rowid FROM calls_fts WHERE calls_fts MATCH ?)
+		rows, err := s.rdb().Query(`SELECT id FROM calls WHERE id IN (SELECT rowid FROM calls_fts WHERE calls_fts MATCH ?)
 			ORDER BY start DESC, id DESC`, text)
 		if err != nil {
 			t.Fatal(err)
