@@ -331,7 +331,7 @@ func historyVerb() verb {
 			server = fs.String("server", "", "only calls to this server")
 			tool = fs.String("tool", "", "only calls of this tool, prompt or resource")
 			client = fs.String("client", "", "only calls from this client (token label or client name)")
-			outcome = fs.String("outcome", "", "ok, tool_error, protocol_error, timeout, cancelled, server_unavailable, or error (all but ok)")
+			outcome = fs.String("outcome", "", "ok, tool_error, protocol_error, timeout, cancelled, server_unavailable, interrupted, or error (all but ok)")
 			since = fs.String("since", "", "only calls since this time: RFC 3339 or a duration back from now (1h)")
 			text = fs.String("q", "", "free text to find in arguments and errors")
 			limit = fs.Int("n", 50, "how many calls (at most 1000)")

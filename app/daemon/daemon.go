@@ -155,11 +155,20 @@ func Run(ctx context.Context, opts Options) error {
 		log.Info("server secrets are kept in a 0600 file: no OS keychain answered", "why", why)
 	}
 
+	// Calls are noted in the journal when they start: those an earlier
+	// daemon left in flight when it died are recorded as interrupted.
+	callJournal, interrupted, err := history.OpenJournal(filepath.Join(home, JournalFile), log)
+	if err != nil {
+		return err
+	}
+	defer callJournal.Close() // after the history: its writer ends calls
+
 	retention := store.Current().History
 	var hist *history.Store // set before any call is recorded
 	dropped := &droppedFeed{log: log, bus: bus, dropped: func() uint64 { return hist.Dropped() }}
 	hist, err = history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
 		MaxAge: retention.MaxAge.Duration, MaxBytes: retention.MaxBytes, KeepSecretValues: retention.KeepSecretValues,
+		Journal: callJournal,
 		OnCommit: func(calls []history.Call) {
 			for _, c := range calls {
 				publish(log, bus, events.TypeCall, c)
@@ -171,6 +180,12 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if r := hist.Recovered(); r != nil {
 		log.Error("the history database was damaged; it was moved aside and a new one started", "detail", r.String())
+	}
+	if len(interrupted) > 0 {
+		log.Warn("calls were in flight when the last daemon stopped; recorded as interrupted", "calls", len(interrupted))
+	}
+	for _, c := range interrupted {
+		hist.RecordCall(c)
 	}
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -193,7 +208,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Logger: log,
+	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
 		SessionTimeout: store.Current().SessionTimeout.Duration})
 	// Server logs, lifecycle events and resource samples go to the history

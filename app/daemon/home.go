@@ -17,6 +17,7 @@ const (
 	TokensFile  = "tokens.json"
 	InfoFile    = "daemon.json"
 	HistoryFile = "history.db"
+	JournalFile = "calls.journal"
 	lockFile    = "daemon.lock"
 )
 

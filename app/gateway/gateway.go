@@ -113,8 +113,12 @@ const DefaultTimeout = 5 * time.Minute
 type Options struct {
 	Backends Backends
 	Recorder Recorder // nil records nothing
-	Logger   *slog.Logger
-	Version  string
+	// Journal, if set, notes each recorded call when it is forwarded, so
+	// that a call in flight when the daemon dies is not lost (see
+	// record.Call.Journal; the Recorder ends it once stored).
+	Journal CallJournal
+	Logger  *slog.Logger
+	Version string
 	// SessionTimeout closes client sessions idle this long (and releases
 	// their session-mode processes); 0 means DefaultSessionTimeout. See
 	// SetSessionTimeout.

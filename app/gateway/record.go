@@ -27,6 +27,13 @@ type CallWatcher interface {
 	CallStarted(record.Call)
 }
 
+// A CallJournal notes a call when it starts and returns its id (0 if it
+// could not), which the call carries to the Recorder. It must be quick:
+// it is on every call's path.
+type CallJournal interface {
+	Begin(*record.Call) uint64
+}
+
 type recordKey struct{}
 
 // callRecord travels in the context so forward can add what it learns.
@@ -38,13 +45,17 @@ type callRecord struct {
 	failure error
 }
 
-// routed notes the server a call goes to and tells a CallWatcher, once,
-// that the call is under way.
+// routed notes the server a recorded call goes to, journals the call
+// (once) now that what it is is known, and tells a CallWatcher, once, that
+// the call is under way; rec may be nil.
 func (g *Gateway) routed(rec *callRecord, server string) {
 	if rec == nil {
 		return
 	}
 	rec.call.Server = server
+	if j := g.opts.Journal; j != nil && rec.call.Journal == 0 {
+		rec.call.Journal = j.Begin(&rec.call)
+	}
 	if w, ok := g.opts.Recorder.(CallWatcher); ok && !rec.announced {
 		rec.announced = true
 		started := rec.call

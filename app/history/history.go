@@ -82,6 +82,11 @@ type Options struct {
 	// it must return quickly, since the next batch waits for it.
 	OnCommit func([]Call)
 
+	// Journal, if set, is the call journal the gateway notes calls in when
+	// they start: each call with a Journal id is ended there once it is
+	// stored (or dropped).
+	Journal *Journal
+
 	// recentWindow, if set, replaces the constant of that name (tests).
 	recentWindow int64
 
@@ -162,8 +167,10 @@ type Store struct {
 	// The integrity check runs in the background (see checkInBackground);
 	// a corrupt result reaches the writer on corrupt, which replaces the
 	// database between two batches.
-	checking   atomic.Bool
-	corrupt    chan error
+	checking atomic.Bool
+	corrupt  chan error
+
+	journalIDs []uint64 // the writer's, reused by endJournaled
 	checkCtx   context.Context
 	stopCheck  context.CancelFunc
 	background sync.WaitGroup
@@ -495,13 +502,13 @@ func (s *Store) Observe(ev supervisor.Event) {
 // record that fills a batch.
 func (s *Store) enqueue(it item) {
 	if s.closed.Load() {
-		s.dropped.Add(1)
+		s.drop(it)
 		return
 	}
 	s.mu.Lock()
 	if len(s.pending) >= s.opts.QueueSize {
 		s.mu.Unlock()
-		s.dropped.Add(1)
+		s.drop(it)
 		return
 	}
 	s.pending = append(s.pending, it)
@@ -509,6 +516,15 @@ func (s *Store) enqueue(it item) {
 	s.mu.Unlock()
 	if n == 1 || n >= s.opts.BatchSize {
 		s.wakeWriter()
+	}
+}
+
+// drop counts a record lost; a journaled call is ended in the journal, since
+// it will not be stored.
+func (s *Store) drop(it item) {
+	s.dropped.Add(1)
+	if it.call != nil && it.call.Journal != 0 && s.opts.Journal != nil {
+		s.opts.Journal.End(it.call.Journal)
 	}
 }
 
@@ -702,6 +718,7 @@ func (s *Store) commit(batch []item) error {
 		return nil
 	}
 	calls, err := s.commitBatch(batch)
+	s.endJournaled(batch)
 	if err != nil {
 		s.dropped.Add(uint64(len(batch)))
 		s.opts.Logger.Warn("history: lost a batch of records", "records", len(batch), "err", err)
@@ -714,6 +731,24 @@ func (s *Store) commit(batch []item) error {
 		s.opts.OnCommit(calls)
 	}
 	return nil
+}
+
+// endJournaled ends the batch's journaled calls in the journal, in one
+// line: stored, or lost with a failed batch (and counted in Dropped).
+func (s *Store) endJournaled(batch []item) {
+	if s.opts.Journal == nil {
+		return
+	}
+	ids := s.journalIDs[:0]
+	for _, it := range batch {
+		if it.call != nil && it.call.Journal != 0 {
+			ids = append(ids, it.call.Journal)
+		}
+	}
+	if len(ids) > 0 {
+		s.opts.Journal.End(ids...)
+	}
+	s.journalIDs = ids[:0]
 }
 
 // commitBatch writes batch in one transaction and, when there is an

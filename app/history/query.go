@@ -621,7 +621,7 @@ func (s *Store) Timeline(ctx context.Context, server string, since, until time.T
 	}
 	// Nearest-rank percentiles in SQL: the row whose rank in its bucket,
 	// by duration, is ceil(p/100 * n).
-	rows, err := s.r.QueryContext(ctx, `
+	rows, err := s.rdb().QueryContext(ctx, `
 WITH c AS (
 	SELECT (start - ?) / ? AS b, duration_us AS d, outcome <> 'ok' AS e
 	FROM calls WHERE start >= ? AND start < ?`+filter+`

@@ -16,6 +16,7 @@ const (
 	OutcomeTimeout     = "timeout"
 	OutcomeCancelled   = "cancelled"
 	OutcomeUnavailable = "server_unavailable" // down, failing, crashed, could not start
+	OutcomeInterrupted = "interrupted"        // in flight when the daemon died (found at the next start)
 )
 
 // Call is one request a client made through the gateway.
@@ -36,4 +37,7 @@ type Call struct {
 	ResponseSize  int             `json:"responseSize"`
 	Response      json.RawMessage `json:"-"` // the result, for the recorder to preview and cap
 	PID           int             `json:"pid,omitempty"`
+	// Journal is the call's id in the call journal, noted when it started
+	// (0: not noted); the history ends it there once the call is stored.
+	Journal uint64 `json:"-"`
 }

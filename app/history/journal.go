@@ -1,0 +1,321 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/atomicfile"
+	"github.com/switchboardhq/switchboard/app/record"
+)
+
+// A Journal notes each call when it starts, so that a call in flight when
+// the daemon dies is not lost: the next daemon finds it begun and never
+// ended, and records it as interrupted.
+//
+// It is an append-only file of one line per entry:
+//
+//	B <id> <start µs> "label" "client" "version" "session" "endpoint" "server" "method" "name" "arguments"
+//	E <id> [<id>...]
+//
+// Begin (the gateway, when a call starts) appends a B line; the history's
+// writer appends one E line for the calls of each batch once the batch has
+// committed, so a call is always in the journal or in the database. The
+// lines are written with one write(2) each and never synced: a killed
+// process loses nothing the kernel already has (only a crash of the whole
+// machine could). The file is compacted when it grows: emptied when no
+// call is open, else rewritten with the open calls only.
+type Journal struct {
+	path string
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	f      *os.File
+	buf    []byte // the line being written, reused
+	next   uint64 // the next id
+	open   int    // calls begun and not ended
+	size   int64  // bytes in the file
+	failed bool   // a write failed; logged once
+}
+
+// JournalOutcome is the outcome of a call found begun and never ended.
+const JournalOutcome = record.OutcomeInterrupted
+
+// InterruptedError is the error text of an interrupted call.
+const InterruptedError = "Switchboard stopped before the call ended (the daemon was killed or crashed); the result is unknown"
+
+// Compaction thresholds: the file is emptied past journalCompact when no
+// call is open, and rewritten with the open calls past journalRewrite.
+const (
+	journalCompact = 1 << 20
+	journalRewrite = 8 << 20
+	// journalArgsLimit caps the arguments kept per call.
+	journalArgsLimit = 16 << 10
+)
+
+// OpenJournal opens (creating if needed) the journal at path and returns
+// the calls an earlier daemon began and never ended, as interrupted calls.
+// They stay begun in the journal, with their ids in Call.Journal, until the
+// history has stored them.
+func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	begun, next, err := readJournal(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	j := &Journal{path: path, log: log, next: next}
+	// Start over with only the calls left open.
+	var data []byte
+	var calls []record.Call
+	for _, b := range begun {
+		data = append(data, b.line...)
+		c := b.call
+		c.Outcome, c.Error, c.Journal = JournalOutcome, InterruptedError, b.id
+		calls = append(calls, c)
+	}
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return nil, nil, fmt.Errorf("history: rewriting the call journal: %w", err)
+	}
+	if j.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		return nil, nil, fmt.Errorf("history: opening the call journal: %w", err)
+	}
+	j.open, j.size = len(begun), int64(len(data))
+	return j, calls, nil
+}
+
+// Begin notes that c has started and returns its journal id (0 if the
+// journal could not be written). The caller puts the id in c.Journal, so
+// that the history ends it once c is stored.
+func (j *Journal) Begin(c *record.Call) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return 0
+	}
+	j.next++
+	id := j.next
+	b := append(j.buf[:0], "B "...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, c.Start.UnixMicro(), 10)
+	for _, s := range [...]string{c.ClientLabel, c.ClientName, c.ClientVersion, c.Session, c.Endpoint, c.Server, c.Method, c.Name} {
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, s)
+	}
+	b = append(b, ' ')
+	args := c.Arguments
+	if len(args) > journalArgsLimit {
+		args = nil // too big to note; the call is still known
+	}
+	b = strconv.AppendQuote(b, string(args))
+	b = append(b, '\n')
+	j.buf = b
+	if !j.write(b) {
+		return 0
+	}
+	j.open++
+	return id
+}
+
+// End notes that the calls ids are stored; 0s are skipped.
+func (j *Journal) End(ids ...uint64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return
+	}
+	b := append(j.buf[:0], 'E')
+	n := 0
+	for _, id := range ids {
+		if id != 0 {
+			b = append(b, ' ')
+			b = strconv.AppendUint(b, id, 10)
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	b = append(b, '\n')
+	j.buf = b
+	if j.write(b) {
+		j.open = max(j.open-n, 0)
+	}
+	j.compact()
+}
+
+// write appends b; j.mu is held.
+func (j *Journal) write(b []byte) bool {
+	n, err := j.f.Write(b)
+	j.size += int64(n)
+	if err != nil {
+		if !j.failed {
+			j.failed = true
+			j.log.Warn("history: cannot write the call journal; calls in flight at a crash will be missing", "path", j.path, "err", err)
+		}
+		return false
+	}
+	return true
+}
+
+// compact keeps the file small; j.mu is held.
+func (j *Journal) compact() {
+	switch {
+	case j.size > journalCompact && j.open == 0:
+		if err := j.f.Truncate(0); err != nil {
+			j.log.Warn("history: cannot empty the call journal", "err", err)
+			return
+		}
+		j.size = 0
+	case j.size > journalRewrite:
+		begun, _, err := readJournal(j.path)
+		if err != nil {
+			j.log.Warn("history: cannot compact the call journal", "err", err)
+			return
+		}
+		var data []byte
+		for _, b := range begun {
+			data = append(data, b.line...)
+		}
+		if err := atomicfile.Write(j.path, data, 0o600); err != nil {
+			j.log.Warn("history: cannot compact the call journal", "err", err)
+			return
+		}
+		f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			j.log.Warn("history: cannot reopen the call journal", "err", err)
+			return
+		}
+		j.f.Close()
+		j.f, j.open, j.size = f, len(begun), int64(len(data))
+	}
+}
+
+// Close closes the journal file; calls still open stay in it, for the
+// next daemon to record as interrupted.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	return err
+}
+
+// begunCall is a B line without its E.
+type begunCall struct {
+	id   uint64
+	line []byte
+	call record.Call
+}
+
+// readJournal returns the calls of the journal at path begun and never
+// ended, in order, and the id after the largest seen. A line cut short by
+// a crash, or otherwise unreadable, is skipped.
+func readJournal(path string) ([]begunCall, uint64, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 1, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("history: reading the call journal: %w", err)
+	}
+	var begun []begunCall
+	index := map[uint64]int{}
+	ended := map[uint64]bool{}
+	var maxID uint64
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 4*journalArgsLimit+1<<10)
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case bytes.HasPrefix(line, []byte("B ")):
+			b, ok := parseBegin(line)
+			if !ok {
+				continue
+			}
+			maxID = max(maxID, b.id)
+			b.line = append(append([]byte(nil), line...), '\n')
+			index[b.id] = len(begun)
+			begun = append(begun, b)
+		case bytes.HasPrefix(line, []byte("E ")):
+			for _, f := range bytes.Fields(line[2:]) {
+				if id, err := strconv.ParseUint(string(f), 10, 64); err == nil {
+					ended[id] = true
+					maxID = max(maxID, id)
+				}
+			}
+		}
+	}
+	open := begun[:0]
+	for _, b := range begun {
+		if !ended[b.id] {
+			open = append(open, b)
+		}
+	}
+	return open, maxID + 1, nil
+}
+
+func parseBegin(line []byte) (begunCall, bool) {
+	fields := string(line[2:])
+	var b begunCall
+	idText, rest, ok := cut(fields)
+	if !ok {
+		return b, false
+	}
+	startText, rest, ok := cut(rest)
+	if !ok {
+		return b, false
+	}
+	var err error
+	if b.id, err = strconv.ParseUint(idText, 10, 64); err != nil {
+		return b, false
+	}
+	start, err := strconv.ParseInt(startText, 10, 64)
+	if err != nil {
+		return b, false
+	}
+	var strs [9]string
+	for i := range strs {
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return b, false
+		}
+		if strs[i], err = strconv.Unquote(q); err != nil {
+			return b, false
+		}
+		rest = rest[len(q):]
+		if len(rest) > 0 && rest[0] == ' ' {
+			rest = rest[1:]
+		}
+	}
+	c := &b.call
+	c.Start = time.UnixMicro(start)
+	c.ClientLabel, c.ClientName, c.ClientVersion, c.Session = strs[0], strs[1], strs[2], strs[3]
+	c.Endpoint, c.Server, c.Method, c.Name = strs[4], strs[5], strs[6], strs[7]
+	if strs[8] != "" {
+		c.Arguments = []byte(strs[8])
+	}
+	return b, true
+}
+
+// cut splits off the first space-separated field.
+func cut(s string) (field, rest string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return "", "", false
+}

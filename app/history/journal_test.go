@@ -1,0 +1,110 @@
+package history
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/record"
+)
+
+// TestJournalInterruptedCalls: calls begun and not stored are found by the
+// next OpenJournal as interrupted, with what was known; stored ones are not.
+func TestJournalInterruptedCalls(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "calls.journal")
+	j, left, err := OpenJournal(path, nil)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("new journal: %v %v", left, err)
+	}
+	s := openAt(t, filepath.Join(dir, "history.db"), Options{Journal: j, RetentionInterval: -1})
+	start := time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC)
+	var ids []uint64
+	for i, name := range []string{"read", "write \"quoted\"\nnewline", "slow"} {
+		c := record.Call{Start: start.Add(time.Duration(i) * time.Second), ClientLabel: "cursor", ClientName: "Cursor",
+			ClientVersion: "1.2", Session: "sess", Endpoint: "files", Server: "files", Method: "tools/call", Name: name,
+			Arguments: []byte(`{"path": "/a b", "n": ` + string(rune('0'+i)) + `}`)}
+		c.Journal = j.Begin(&c)
+		if c.Journal == 0 {
+			t.Fatal("Begin returned 0")
+		}
+		ids = append(ids, c.Journal)
+		if i == 0 { // the first one ends and is stored
+			c.Outcome, c.Duration = record.OutcomeOK, time.Millisecond
+			s.RecordCall(c)
+		}
+	}
+	flush(t, s)
+	// The daemon dies: nothing closes the journal.
+	j2, left, err := OpenJournal(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	if len(left) != 2 {
+		t.Fatalf("interrupted calls: %+v, want 2", left)
+	}
+	c := left[0]
+	if c.Name != "write \"quoted\"\nnewline" || c.Server != "files" || c.ClientName != "Cursor" || c.ClientLabel != "cursor" ||
+		c.ClientVersion != "1.2" || c.Session != "sess" || c.Endpoint != "files" || c.Method != "tools/call" ||
+		string(c.Arguments) != `{"path": "/a b", "n": 1}` || !c.Start.Equal(start.Add(time.Second)) ||
+		c.Outcome != record.OutcomeInterrupted || c.Error == "" || c.Journal != ids[1] {
+		t.Errorf("interrupted call: %+v", c)
+	}
+	if left[1].Name != "slow" {
+		t.Errorf("second interrupted call: %+v", left[1])
+	}
+	// Ids go on after the largest seen.
+	if id := j2.Begin(&record.Call{Name: "next"}); id <= ids[2] {
+		t.Errorf("id after reopen %d, want > %d", id, ids[2])
+	}
+	// Once the interrupted calls are stored, they are ended: a third open
+	// finds only the new call.
+	s2 := openAt(t, filepath.Join(dir, "history2.db"), Options{Journal: j2, RetentionInterval: -1})
+	for _, c := range left {
+		s2.RecordCall(c)
+	}
+	flush(t, s2)
+	page, err := s2.Calls(context.Background(), CallQuery{Outcome: record.OutcomeInterrupted})
+	if err != nil || len(page.Calls) != 2 {
+		t.Fatalf("interrupted calls in the history: %+v %v", page, err)
+	}
+	_, left, err = OpenJournal(path, nil)
+	if err != nil || len(left) != 1 || left[0].Name != "next" {
+		t.Errorf("third open: %+v %v", left, err)
+	}
+}
+
+// TestJournalCompacts: the file stays small under many calls, with calls
+// still open (rewritten) and without (emptied).
+func TestJournalCompacts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "calls.journal")
+	j, _, err := OpenJournal(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	args := []byte(`{"text":"` + strings.Repeat("x", 1000) + `"}`)
+	open := j.Begin(&record.Call{Name: "kept open", Arguments: args})
+	for i := range 20000 {
+		id := j.Begin(&record.Call{Name: "n", Arguments: args})
+		j.End(id)
+		if fi, _ := os.Stat(path); fi.Size() > journalRewrite+4096 {
+			t.Fatalf("journal %d bytes after %d calls", fi.Size(), i)
+		}
+	}
+	left, _, err := readJournal(path)
+	if err != nil || len(left) != 1 || left[0].call.Name != "kept open" {
+		t.Fatalf("after compaction: %+v %v", left, err)
+	}
+	j.End(open)
+	for range 2000 {
+		j.End(j.Begin(&record.Call{Name: "n", Arguments: args}))
+	}
+	if fi, _ := os.Stat(path); fi.Size() > journalCompact+4096 {
+		t.Errorf("journal %d bytes with no call open", fi.Size())
+	}
+}

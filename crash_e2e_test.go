@@ -1,0 +1,106 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/record"
+)
+
+// mcpSession connects a go-sdk client to the daemon's endpoint path.
+func mcpSession(t *testing.T, d *daemonProc, path string) *mcp.ClientSession {
+	t.Helper()
+	transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + path,
+		HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "crash-test", Version: "7"}, nil).Connect(t.Context(), transport, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", path, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestCallsInFlightAtKill9AreInterrupted kills the daemon (SIGKILL, by its
+// pid) with three calls in flight; the next daemon records the three as
+// interrupted, with their client, server, tool, arguments and start.
+func TestCallsInFlightAtKill9AreInterrupted(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha")
+	cs := mcpSession(t, d, "/mcp/alpha")
+
+	before := time.Now()
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			// Fails when the daemon dies: that is the point.
+			cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "sleep",
+				Arguments: map[string]any{"ms": 60000 + i}})
+		})
+	}
+	defer wg.Wait()
+	journal := filepath.Join(home, daemon.JournalFile)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, _ := os.ReadFile(journal)
+		if bytes.Count(data, []byte(`"tools/call" "sleep"`)) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cs.Close()
+			t.Fatalf("the three calls are not in the journal:\n%s", data)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-d.done
+	cs.Close()
+
+	d = startDaemon(t, home)
+	var page history.CallPage
+	eventually(t, 10*time.Second, "the interrupted calls in the history", func() bool {
+		var err error
+		page, err = d.client.History(t.Context(), url.Values{"outcome": {record.OutcomeInterrupted}})
+		return err == nil && len(page.Calls) == 3
+	})
+	seen := map[string]bool{}
+	for _, c := range page.Calls {
+		full, err := d.client.Call(t.Context(), c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full.Server != "alpha" || full.Name != "sleep" || full.Method != "tools/call" || full.ClientName != "crash-test" ||
+			full.ClientLabel != "cli" || full.Endpoint != "alpha" || full.Start.Before(before.Add(-time.Second)) ||
+			!strings.Contains(full.Error, "daemon was killed or crashed") {
+			t.Errorf("interrupted call: %+v", full)
+		}
+		seen[string(full.Arguments)] = true
+	}
+	for _, want := range []string{`{"ms":60000}`, `{"ms":60001}`, `{"ms":60002}`} {
+		if !seen[want] {
+			t.Errorf("no interrupted call with arguments %s; have %v", want, seen)
+		}
+	}
+	// A clean stop after that leaves nothing to record.
+	code, out, _ := cli(t, home, "history", "--outcome", "interrupted")
+	if code != exitOK || strings.Count(out, "sleep") != 3 {
+		t.Errorf("switchboard history --outcome interrupted:\n%s", out)
+	}
+}
