@@ -29,6 +29,7 @@ type Pool struct {
 	name   string
 	client *mcp.Client
 	logs   *logRing
+	limit  *logLimiter // log lines past the rate are dropped and reported
 
 	calls  chan func()
 	events chan procEvent
@@ -89,6 +90,7 @@ func newPool(s *Supervisor, spec Spec) *Pool {
 		wanted: true,
 		state:  StateStopped,
 	}
+	p.limit = newLogLimiter(p.addLog)
 	go p.run()
 	return p
 }
@@ -98,6 +100,7 @@ func (p *Pool) Name() string { return p.name }
 
 func (p *Pool) run() {
 	defer close(p.done)
+	defer p.limit.close() // the last report of dropped lines
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -161,10 +164,19 @@ func (p *Pool) publish(ev Event) {
 	p.sup.events.publish(ev)
 }
 
+// logLine keeps and publishes a line a process wrote, unless the server
+// logs faster than the limiter lets through.
 func (p *Pool) logLine(pid int, stream, text string) {
-	l := LogLine{Time: time.Now(), PID: pid, Stream: stream, Text: text}
+	now := time.Now()
+	if !p.limit.admit(now, pid, len(text)) {
+		return
+	}
+	p.addLog(LogLine{Time: now, PID: pid, Stream: stream, Text: text})
+}
+
+func (p *Pool) addLog(l LogLine) {
 	p.logs.add(l)
-	p.publish(Event{Time: l.Time, Kind: EventLog, PID: pid, Stream: stream, Message: text})
+	p.publish(Event{Time: l.Time, Kind: EventLog, PID: l.PID, Stream: l.Stream, Message: l.Text})
 }
 
 // Acquire returns a lease on a ready process, starting one if needed and

@@ -43,7 +43,8 @@ type Event struct {
 	Exit string `json:"exit,omitempty"`
 	// Message is a log line (EventLog) or an error (EventCrashed).
 	Message string `json:"message,omitempty"`
-	// Stream is "stderr", or "stdout" for non-protocol text on stdout (EventLog).
+	// Stream is "stderr", or "stdout" for non-protocol text on stdout, or
+	// StreamDropped for the report of lines dropped by the rate limit (EventLog).
 	Stream string `json:"stream,omitempty"`
 	// Delay is how long the next start waits (EventBackoff).
 	Delay time.Duration `json:"delay,omitempty"`

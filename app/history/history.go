@@ -22,6 +22,7 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -33,6 +34,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
@@ -44,6 +46,10 @@ import (
 type Options struct {
 	// QueueSize bounds the records waiting for the writer (default 65536).
 	QueueSize int
+	// QueueBytes bounds the bytes of the records waiting for the writer
+	// (their text, arguments and preview; default 16 MiB), so that a flood
+	// of long log lines cannot take the daemon's memory.
+	QueueBytes int64
 	// BatchSize is the most records committed in one transaction (default 512).
 	BatchSize int
 	// BatchDelay is the longest a queued record waits for its batch to fill
@@ -99,6 +105,9 @@ func (o *Options) setDefaults() {
 	if o.QueueSize <= 0 {
 		o.QueueSize = 65536
 	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = 16 << 20
+	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 512
 	}
@@ -146,9 +155,11 @@ type Store struct {
 
 	mu      sync.Mutex
 	pending []item // records waiting for the writer, oldest first
-	spare   []item // the array the writer last emptied, for the next swap
-	wake    chan struct{}
-	dropped atomic.Uint64
+	// pendingBytes is the size of pending (see itemSize).
+	pendingBytes int64
+	spare        []item // the array the writer last emptied, for the next swap
+	wake         chan struct{}
+	dropped      atomic.Uint64
 	// maxAge and maxBytes are Options.MaxAge and MaxBytes, changed by
 	// SetRetention while the store runs.
 	maxAge, maxBytes atomic.Int64
@@ -482,7 +493,27 @@ func makePrivate(path string, create bool) error {
 // RecordCall queues a call for the writer. It never blocks: when the queue is
 // full, or the store is closed, the call is dropped and Dropped rises.
 func (s *Store) RecordCall(c record.Call) {
+	if len(c.Response) > previewLimitForRedaction {
+		// Too big to be parsed for the preview, which is then only its
+		// start: keep that, not the whole result while it waits.
+		c.Response = bytes.Clone(c.Response[:s.opts.PreviewLimit+utf8.UTFMax])
+	}
 	s.enqueue(item{call: &c})
+}
+
+// itemOverhead is what a queued record costs beside its text.
+const itemOverhead = 256
+
+// itemSize is what it holds in memory while queued, roughly.
+func itemSize(it item) int64 {
+	switch {
+	case it.call != nil:
+		c := it.call
+		return int64(itemOverhead + len(c.Arguments) + len(c.Response) + len(c.Error) + len(c.Name))
+	case it.event != nil:
+		return int64(itemOverhead + len(it.event.Message))
+	}
+	return 0
 }
 
 // Observe queues a supervisor event: EventLog lines go to the logs,
@@ -505,13 +536,15 @@ func (s *Store) enqueue(it item) {
 		s.drop(it)
 		return
 	}
+	size := itemSize(it)
 	s.mu.Lock()
-	if len(s.pending) >= s.opts.QueueSize {
+	if len(s.pending) >= s.opts.QueueSize || s.pendingBytes+size > s.opts.QueueBytes {
 		s.mu.Unlock()
 		s.drop(it)
 		return
 	}
 	s.pending = append(s.pending, it)
+	s.pendingBytes += size
 	n := len(s.pending)
 	s.mu.Unlock()
 	if n == 1 || n >= s.opts.BatchSize {
@@ -680,6 +713,7 @@ func (s *Store) commitPending() {
 	s.mu.Lock()
 	items := s.pending
 	s.pending = s.spare[:0]
+	s.pendingBytes = 0
 	s.mu.Unlock()
 	batch := make([]item, 0, min(len(items), s.opts.BatchSize))
 	var flushes []chan error

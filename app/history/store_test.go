@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -575,5 +576,65 @@ func TestCommonWordFirstPageIsExact(t *testing.T) {
 	}
 	if from, err := s.callsSource(ctx, CallQuery{Text: "common"}); err != nil || from != commonWordSource {
 		t.Errorf("callsSource(common) = %q, %v: the test does not reach the common-word path", from, err)
+	}
+}
+
+// TestQueueBoundedInBytes: with the writer held, long log lines are
+// accepted up to QueueBytes and dropped past it; a call with a huge result
+// is queued with only the start of it (its preview).
+func TestQueueBoundedInBytes(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	opts := testOptions()
+	opts.QueueBytes = 1 << 20
+	entered := make(chan struct{}, 1)
+	opts.beforeCommit = func() {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	s := openTest(t, opts)
+	defer once.Do(func() { close(release) })
+	s.Observe(supervisor.Event{Server: "a", Kind: supervisor.EventCrashed})
+	go s.Flush(context.Background())
+	<-entered
+
+	big := make([]byte, 20<<20)
+	head := `{"content":[{"type":"text","text":"`
+	copy(big, head)
+	for i := len(head); i < len(big)-4; i++ {
+		big[i] = 'x'
+	}
+	copy(big[len(big)-4:], `"}]}`)
+	c := call(1, "a", "big", "")
+	c.Response, c.ResponseSize = big, len(big)
+	s.RecordCall(c)
+	if d := s.Dropped(); d != 0 {
+		t.Fatalf("a call with a 20 MB result was dropped (the queue holds 1 MiB)")
+	}
+	line := strings.Repeat("y", 8192)
+	for range 1000 { // 8 MB of lines into a 1 MiB queue
+		s.Observe(supervisor.Event{Server: "a", Kind: supervisor.EventLog, Stream: "stderr", Message: line})
+	}
+	s.mu.Lock()
+	queued := s.pendingBytes
+	s.mu.Unlock()
+	if queued > opts.QueueBytes {
+		t.Errorf("%d bytes queued, bound %d", queued, opts.QueueBytes)
+	}
+	if d := s.Dropped(); d < 1000-(1<<20)/8192 {
+		t.Errorf("Dropped = %d, want at least %d", d, 1000-(1<<20)/8192)
+	}
+	once.Do(func() { close(release) })
+	flush(t, s)
+	page, err := s.Calls(context.Background(), CallQuery{Tool: "big"})
+	if err != nil || len(page.Calls) != 1 || page.Calls[0].ResponseSize != len(big) {
+		t.Fatalf("the big call: %+v %v", page, err)
+	}
+	full, err := s.Call(context.Background(), page.Calls[0].ID)
+	if err != nil || len(full.ResponsePreview) != 2<<10 || !strings.HasPrefix(full.ResponsePreview, `{"content":[{"type":"text","text":"xxx`) {
+		t.Errorf("preview of the big call (%d bytes): %.80q %v", len(full.ResponsePreview), full.ResponsePreview, err)
 	}
 }

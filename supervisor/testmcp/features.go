@@ -158,6 +158,7 @@ type (
 // addFeatures registers the prompts, resources and the tools of this file.
 func (st *state) addFeatures() {
 	s := st.server
+	st.addFlood()
 
 	s.AddPrompt(&mcp.Prompt{
 		Name:        "greet",

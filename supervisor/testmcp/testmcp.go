@@ -55,6 +55,9 @@
 //     JSON such as {"action":"accept","content":{"answer":"42"}}; roots {}
 //     replies with the client's root URIs joined by ",".
 //   - big {kb} replies with a text of kb KiB (0 to 65536), for benchmarks.
+//   - flood {mib, lineBytes, wait} writes mib MiB of lines (8 KiB each by
+//     default) to stderr as fast as the pipe takes them, in the background
+//     unless wait is set; it replies with the lines and bytes it writes.
 //
 // # Protocol eras
 //

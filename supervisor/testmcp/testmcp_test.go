@@ -176,7 +176,7 @@ func TestServerTools(t *testing.T) {
 			names = append(names, tool.Name)
 		}
 		for _, want := range []string{"echo", "sleep", "crash", "hang", "freeze", "junk", "spawn", "pid", "stderr", "env", "cwd",
-			"touch", "log", "add_tool", "remove_tool", "sample", "elicit", "roots", "big"} {
+			"touch", "log", "add_tool", "remove_tool", "sample", "elicit", "roots", "big", "flood"} {
 			if !slices.Contains(names, want) {
 				t.Errorf("tool %q missing from %v", want, names)
 			}
