@@ -1,0 +1,142 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/tokens"
+)
+
+// buildBigHistory makes home's history.db a database of at least size
+// bytes with testdata/bighistory, built without the race detector (under
+// which SQLite writes a gigabyte in minutes rather than seconds).
+func buildBigHistory(t *testing.T, home string, size int64) {
+	t.Helper()
+	tool := filepath.Join(t.TempDir(), "bighistory")
+	build := exec.Command("go", "build", "-o", tool, "./testdata/bighistory")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building testdata/bighistory: %v\n%s", err, out)
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(tool, filepath.Join(home, daemon.HistoryFile), strconv.FormatInt(size, 10))
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("bighistory: %v\n%s", err, out)
+	}
+}
+
+// timeToServe starts the daemon and measures how long after the process
+// started it answers GET /api/v1/status and a tools/call on /mcp/alpha.
+func timeToServe(t *testing.T, home string) (d *daemonProc, status, call time.Duration) {
+	t.Helper()
+	d = &daemonProc{out: &syncBuffer{}, done: make(chan struct{}), userHome: t.TempDir()}
+	d.cmd = exec.Command(binary, "serve", "--log-level", "debug")
+	d.cmd.Env = testEnvWithHome(home, d.userHome)
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	start := time.Now()
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.cmd.Wait(); close(d.done) }()
+	t.Cleanup(func() {
+		d.cmd.Process.Kill()
+		<-d.done
+		if t.Failed() {
+			t.Logf("daemon output:\n%s", d.out.String())
+		}
+	})
+	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := store.Ensure("cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll := func(what string, ok func() bool) time.Duration {
+		deadline := time.Now().Add(30 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within 30 s of start", what)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		return time.Since(start)
+	}
+	status = poll("status", func() bool {
+		info, err := daemon.ReadInfo(home)
+		if err != nil || info.PID != d.cmd.Process.Pid {
+			return false
+		}
+		d.info = info
+		d.client = &api.Client{BaseURL: info.Address, Token: tok.Secret}
+		_, err = d.client.Status(t.Context())
+		return err == nil
+	})
+	call = poll("answered call", func() bool {
+		transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp/alpha",
+			HTTPClient: &http.Client{Transport: bearerTransport(tok.Secret)}}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "start-test", Version: "1"}, nil).Connect(ctx, transport, nil)
+		if err != nil {
+			return false
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "up"}})
+		return err == nil && !res.IsError
+	})
+	return d, status, call
+}
+
+// TestServesAtOnceWithBigHistory: with a 1 GB history.db the daemon answers
+// its API and an MCP call within a second of starting, after a clean stop
+// and after a kill -9 (when the history is checked, in the background).
+func TestServesAtOnceWithBigHistory(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	built := time.Now()
+	buildBigHistory(t, home, 1<<30)
+	fi, _ := os.Stat(filepath.Join(home, daemon.HistoryFile))
+	t.Logf("built a %.2f GB history.db in %s", float64(fi.Size())/1e9, time.Since(built).Round(time.Millisecond))
+
+	for _, stop := range []string{"clean", "kill -9"} {
+		d, status, call := timeToServe(t, home)
+		t.Logf("after a %s stop: status answered %s after start, tools/call %s",
+			stop, status.Round(time.Millisecond), call.Round(time.Millisecond))
+		if status > time.Second || call > time.Second {
+			t.Errorf("after a %s stop: status after %s, call after %s; want both within 1 s", stop, status, call)
+		}
+		if stop == "kill -9" {
+			if !strings.Contains(d.out.String(), "checking the database in the background") {
+				t.Errorf("no background check after a kill -9:\n%s", d.out.String())
+			}
+			// A clean stop while the check runs: it is abandoned.
+			d.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-d.done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("daemon did not stop within 30 s of SIGTERM during the check")
+			}
+			break
+		}
+		syscall.Kill(d.cmd.Process.Pid, syscall.SIGKILL)
+		<-d.done
+	}
+}
