@@ -161,6 +161,8 @@ type Gateway struct {
 	aggregate *mcp.Server
 	agg       aggregateState
 
+	splice splices // big results on their way out (see raw.go)
+
 	subsMu sync.Mutex                    // guards subs, never held across a server's answer
 	subs   map[string]*subscriptionState // server + "\x00" + URI
 
@@ -198,6 +200,7 @@ func New(opts Options) *Gateway {
 		subs:     make(map[string]*subscriptionState),
 	}
 	g.callers.init()
+	g.splice.init()
 	g.pending.calls = map[string]*pendingCall{}
 	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
@@ -207,13 +210,13 @@ func New(opts Options) *Gateway {
 	g.idle.init(opts.SessionTimeout, g.closeSession)
 	g.sessions = g.guardSessions(keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger: opts.Logger,
-	}), opts.KeepAlive))
+	}), opts.KeepAlive, &g.splice))
 	g.stateless = keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		Stateless:                    true,
 		PropagateRequestCancellation: true, // a closed stream cancels the call, as the spec says
-	}), opts.KeepAlive)
-	g.sse = g.guardSSE(mcp.NewSSEHandler(g.serverFor, nil))
+	}), opts.KeepAlive, &g.splice)
+	g.sse = g.guardSSE(keepAlive(mcp.NewSSEHandler(g.serverFor, nil), 0, &g.splice))
 	g.wg.Go(g.followSupervisor)
 	return g
 }

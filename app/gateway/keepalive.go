@@ -16,13 +16,18 @@ const DefaultKeepAlive = 15 * time.Second
 // clients with idle timeouts do not cut a long call. The go-sdk writes the
 // stream; the wrapper serializes its writes with the comments and writes a
 // comment only once the SDK has answered with text/event-stream.
-func keepAlive(next http.Handler, interval time.Duration) http.Handler {
+//
+// The writer also puts big raw results in the stream in place of their
+// placeholders (see splices); for that it wraps every request's writer,
+// with no timer where there is nothing to keep alive (interval <= 0, or
+// not a POST).
+func keepAlive(next http.Handler, interval time.Duration, sp *splices) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kw := &keepAliveWriter{ResponseWriter: w, last: time.Now(), splices: sp}
 		if r.Method != http.MethodPost || interval <= 0 {
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(kw, r)
 			return
 		}
-		kw := &keepAliveWriter{ResponseWriter: w, last: time.Now()}
 		var tick func()
 		var timer *time.Timer
 		tick = func() {
@@ -54,6 +59,7 @@ type keepAliveWriter struct {
 	sse     bool // ... as text/event-stream
 	done    bool // the handler returned: write nothing more
 	last    time.Time
+	splices *splices
 }
 
 func (k *keepAliveWriter) WriteHeader(code int) {
@@ -76,6 +82,9 @@ func (k *keepAliveWriter) Write(b []byte) (int, error) {
 	defer k.mu.Unlock()
 	k.writeHeaderLocked(http.StatusOK)
 	k.last = time.Now()
+	if k.splices != nil && len(b) >= len(k.splices.prefix) && k.splices.waiting() {
+		return k.splices.write(k.ResponseWriter, b)
+	}
 	return k.ResponseWriter.Write(b)
 }
 

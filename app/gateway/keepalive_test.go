@@ -27,7 +27,7 @@ func TestKeepAliveCommentsOnSilentStreams(t *testing.T) {
 		<-release // a long call: nothing to say for a while
 		w.Write([]byte("event: message\ndata: {\"last\":true}\n\n"))
 	})
-	srv := httptest.NewServer(keepAlive(inner, 30*time.Millisecond))
+	srv := httptest.NewServer(keepAlive(inner, 30*time.Millisecond, nil))
 	defer srv.Close()
 
 	resp, err := http.Post(srv.URL+"/sse", "application/json", strings.NewReader("{}"))

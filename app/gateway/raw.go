@@ -3,8 +3,12 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
+	"io"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,13 +145,124 @@ func escapedLetter(data []byte) bool {
 }
 
 // rawToolResult is a tools/call result that marshals as the server's own
-// bytes.
+// bytes, or, when it is big, as a placeholder that the response writer
+// replaces with them (see splices).
 type rawToolResult struct {
 	mcp.ResultBase
-	data json.RawMessage
+	data        json.RawMessage
+	placeholder []byte // nil: data is marshaled
 }
 
-func (r *rawToolResult) MarshalJSON() ([]byte, error) { return r.data, nil }
+func (r *rawToolResult) MarshalJSON() ([]byte, error) {
+	if r.placeholder != nil {
+		return r.placeholder, nil
+	}
+	return r.data, nil
+}
+
+// spliceMin is the size from which a raw result is spliced into the
+// response stream instead of being marshaled: the go-sdk marshals a result
+// and then the message holding it, and encoding/json copies a raw value
+// twice each time (compacting it into a buffer that grows by doubling, then
+// out of it), so a 20 MB result would cost over 80 MB on its way out.
+const spliceMin = 64 << 10
+
+// spliceExpiry bounds how long a result waits to be written: a response
+// the go-sdk never writes (the client went away) is forgotten after it.
+const spliceExpiry = 2 * time.Minute
+
+// splices holds the big results on their way to a client's response
+// stream. The go-sdk marshals a small placeholder in their place,
+// {"sbRaw":"<secret>-<n>"}, and the gateway's response writer
+// (keepAliveWriter) writes the result's bytes where it sees the
+// placeholder. The secret is random per gateway, and a placeholder can
+// appear unescaped only where the go-sdk put it: within a server's own
+// JSON text its quotes would be escaped.
+type splices struct {
+	prefix []byte // {"sbRaw":"<secret>-
+	mu     sync.Mutex
+	m      map[string]*splice // by placeholder
+	n      uint64
+}
+
+type splice struct {
+	data  json.RawMessage
+	timer *time.Timer
+}
+
+func (s *splices) init() {
+	s.prefix = []byte(`{"sbRaw":"` + rand.Text() + "-")
+	s.m = map[string]*splice{}
+}
+
+// add keeps data until its placeholder is written, and returns it.
+func (s *splices) add(data json.RawMessage) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	ph := strconv.AppendUint(bytes.Clone(s.prefix), s.n, 10)
+	ph = append(ph, `"}`...)
+	key := string(ph)
+	s.m[key] = &splice{data: data, timer: time.AfterFunc(spliceExpiry, func() { s.take(key) })}
+	return ph
+}
+
+// take returns and forgets the result of a placeholder.
+func (s *splices) take(placeholder string) (json.RawMessage, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp, ok := s.m[placeholder]
+	if !ok {
+		return nil, false
+	}
+	delete(s.m, placeholder)
+	sp.timer.Stop()
+	return sp.data, true
+}
+
+// waiting reports whether any result waits to be written.
+func (s *splices) waiting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m) > 0
+}
+
+// write writes b to w with every placeholder in it replaced by its result.
+func (s *splices) write(w io.Writer, b []byte) (int, error) {
+	n := 0
+	for {
+		i := bytes.Index(b, s.prefix)
+		if i < 0 {
+			break
+		}
+		end := bytes.Index(b[i:], []byte(`"}`))
+		if end < 0 {
+			break
+		}
+		end += i + 2
+		data, ok := s.take(string(b[i:end]))
+		if !ok {
+			// Not ours (or expired): written as it is.
+			k, err := w.Write(b[:end])
+			n += k
+			if err != nil {
+				return n, err
+			}
+			b = b[end:]
+			continue
+		}
+		if k, err := w.Write(b[:i]); err != nil {
+			return n + k, err
+		}
+		if _, err := w.Write(data); err != nil {
+			return n + i, err
+		}
+		n += end
+		b = b[end:]
+	}
+	k, err := w.Write(b)
+	return n + k, err
+}
 
 // rawResults gives each session-era tools/call a rawCapture and answers
 // with the captured bytes when the call passed a plain result on.
@@ -166,7 +281,11 @@ func (g *Gateway) rawResults() mcp.Middleware {
 				return res, err
 			}
 			if data := rc.raw(); data != nil {
-				return &rawToolResult{data: data}, nil
+				r := &rawToolResult{data: data}
+				if len(data) >= spliceMin {
+					r.placeholder = g.splice.add(data)
+				}
+				return r, nil
 			}
 			return res, nil
 		}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -17,6 +18,9 @@ import (
 //     has been counted (see drain);
 //   - a forwarded tools/call's result is kept as the server's bytes (see
 //     rawCapture).
+//
+// Over a process's pipes (an IOTransport) the connection is the gateway's
+// own lineConn, which reads a big result once (see lineconn.go).
 func (g *Gateway) WrapTransport(_ string, t mcp.Transport) mcp.Transport {
 	return countingTransport{Transport: t, g: g}
 }
@@ -27,6 +31,10 @@ type countingTransport struct {
 }
 
 func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	if io, ok := t.Transport.(*mcp.IOTransport); ok {
+		lc := newLineConn(io.Reader, io.Writer)
+		return &backendConn{Connection: lc, lines: lc, g: t.g, captures: map[jsonrpc.ID]*rawCapture{}}, nil
+	}
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -37,7 +45,8 @@ func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 // A backendConn is the connection to one backend process.
 type backendConn struct {
 	mcp.Connection
-	g *Gateway
+	lines *lineConn // the Connection, when it is the gateway's own
+	g     *Gateway
 
 	mu       sync.Mutex
 	captures map[jsonrpc.ID]*rawCapture // tools/call requests in flight whose result is captured
@@ -58,7 +67,7 @@ func (c *backendConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *backendConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
+	msg, err := c.read(ctx)
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		if m.Method == "notifications/progress" {
@@ -76,6 +85,31 @@ func (c *backendConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 	}
 	return msg, err
+}
+
+// read reads the next message. A big line on a lineConn, while results
+// are captured, is looked at before it is decoded: a response whose result
+// is captured is not decoded (its result stays in the line read).
+func (c *backendConn) read(ctx context.Context) (jsonrpc.Message, error) {
+	if c.lines == nil || len(c.lines.queue) > 0 {
+		return c.Connection.Read(ctx)
+	}
+	line, err := c.lines.next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	line = bytes.TrimLeft(line, " \t")
+	if len(line) >= spliceMin && line[0] == '{' {
+		c.mu.Lock()
+		capturing := len(c.captures) > 0
+		c.mu.Unlock()
+		if capturing {
+			if id, result, ok := responseEnvelope(line); ok {
+				return &jsonrpc.Response{ID: id, Result: result}, nil
+			}
+		}
+	}
+	return c.lines.decode(line)
 }
 
 // forget drops id's capture if it is still rc (no response came).
