@@ -46,11 +46,17 @@ func newBenchStack(b *testing.B, record bool) *benchStack {
 		record = false
 	}
 	if record {
-		h, err := history.Open(ctx, filepath.Join(b.TempDir(), "history.db"), history.Options{RetentionInterval: -1})
+		// As the daemon composes them: calls journaled when they start.
+		j, _, err := history.OpenJournal(filepath.Join(b.TempDir(), JournalFile), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		st.hist, opts.Recorder = h, h
+		b.Cleanup(func() { j.Close() })
+		h, err := history.Open(ctx, filepath.Join(b.TempDir(), "history.db"), history.Options{RetentionInterval: -1, Journal: j})
+		if err != nil {
+			b.Fatal(err)
+		}
+		st.hist, opts.Recorder, opts.Journal = h, h, j
 	}
 	sup, err := supervisor.New(ctx, supervisor.Options{StateDir: b.TempDir(), Env: append(os.Environ(), testmcp.Env(testmcp.Options{})...),
 		NewClient: func(server string) *mcp.Client { return st.gw.NewClient(server) },

@@ -3,6 +3,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,7 +23,7 @@ import (
 //
 // It is an append-only file of one line per entry:
 //
-//	B <id> <start µs> "label" "client" "version" "session" "endpoint" "server" "method" "name" "arguments"
+//	B <id> <start µs> "label" "client" "version" "session" "endpoint" "server" "method" "name" "<arguments in base64>"
 //	E <id> [<id>...]
 //
 // Begin (the gateway, when a call starts) appends a B line; the history's
@@ -116,8 +117,9 @@ func (j *Journal) Begin(c *record.Call) uint64 {
 	if len(args) > journalArgsLimit {
 		args = nil // too big to note; the call is still known
 	}
-	b = strconv.AppendQuote(b, string(args))
-	b = append(b, '\n')
+	b = append(b, '"') // base64 needs no escaping, and takes no allocation
+	b = base64.StdEncoding.AppendEncode(b, args)
+	b = append(b, '"', '\n')
 	j.buf = b
 	if !j.write(b) {
 		return 0
@@ -305,7 +307,11 @@ func parseBegin(line []byte) (begunCall, bool) {
 	c.ClientLabel, c.ClientName, c.ClientVersion, c.Session = strs[0], strs[1], strs[2], strs[3]
 	c.Endpoint, c.Server, c.Method, c.Name = strs[4], strs[5], strs[6], strs[7]
 	if strs[8] != "" {
-		c.Arguments = []byte(strs[8])
+		args, err := base64.StdEncoding.DecodeString(strs[8])
+		if err != nil {
+			return b, false
+		}
+		c.Arguments = args
 	}
 	return b, true
 }

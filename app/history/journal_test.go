@@ -108,3 +108,20 @@ func TestJournalCompacts(t *testing.T) {
 		t.Errorf("journal %d bytes with no call open", fi.Size())
 	}
 }
+
+// BenchmarkJournalBeginEnd: what journaling costs a call (Begin on the
+// call's path; End, batched by the writer, is shown one by one here).
+func BenchmarkJournalBeginEnd(b *testing.B) {
+	j, _, err := OpenJournal(filepath.Join(b.TempDir(), "calls.journal"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	c := record.Call{Start: time.Now(), ClientLabel: "cli", ClientName: "Cursor", ClientVersion: "1.2",
+		Session: "0123456789abcdef", Endpoint: "files", Server: "files", Method: "tools/call", Name: "read_file",
+		Arguments: []byte(`{"path":"/home/me/projects/switchboard/README.md"}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		j.End(j.Begin(&c))
+	}
+}
