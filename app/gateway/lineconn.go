@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,10 +39,6 @@ type lineOrErr struct {
 	line []byte
 	err  error
 }
-
-// collectAfter is the size of a line from which the garbage of reading it
-// is collected at once (see readLine): lines that big are rare.
-const collectAfter = 4 << 20
 
 // lineReadBuffer is the read buffer: lines up to its size are copied once
 // from it; longer ones are read in pieces of its size.
@@ -94,14 +89,6 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 			line = append(line, p...)
 		}
 		line = append(line, frag...)
-		if total >= collectAfter {
-			// The pieces are garbage now, as big as the line. Left to the
-			// collector's pacing, which lets the heap grow to twice what is
-			// live, they would take the heap to four times the line;
-			// collected now, their memory holds what comes next.
-			pieces = nil
-			runtime.GC()
-		}
 		if err == io.EOF && len(line) > 0 {
 			err = nil // the last line; EOF comes with the next read
 		}
