@@ -375,6 +375,15 @@ func TestLegacySSEClient(t *testing.T) {
 		if err != nil || text(res) != "old school" {
 			t.Errorf("%s: call: %q %v", path, text(res), err)
 		}
+		// A big result is spliced into the SSE stream as into a POST's.
+		big := "big"
+		if path == "/sse" {
+			big = "alpha__big"
+		}
+		res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: big, Arguments: map[string]any{"kb": 300}})
+		if err != nil || res.IsError || len(text(res)) != 300*1024 || !strings.HasPrefix(text(res), "0123456789abcdef") {
+			t.Errorf("%s: big: %d bytes, %v", path, len(text(res)), err)
+		}
 		cs.Close()
 	}
 }
