@@ -127,7 +127,14 @@ func TestServesAtOnceWithBigHistory(t *testing.T) {
 			if !strings.Contains(d.out.String(), "checking the database in the background") {
 				t.Errorf("no background check after a kill -9:\n%s", d.out.String())
 			}
-			// A clean stop while the check runs: it is abandoned.
+			checkStart := time.Now()
+			eventually(t, 2*time.Minute, "the background check to find the file intact", func() bool {
+				return strings.Contains(d.out.String(), "history: the database is intact")
+			})
+			t.Logf("the background check ended within %s of the daemon answering", time.Since(checkStart).Round(time.Millisecond))
+			if m, _ := filepath.Glob(filepath.Join(home, daemon.HistoryFile+".corrupt-*")); len(m) > 0 {
+				t.Errorf("an intact history was moved aside: %v", m)
+			}
 			d.cmd.Process.Signal(syscall.SIGTERM)
 			select {
 			case <-d.done:

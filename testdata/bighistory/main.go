@@ -46,17 +46,18 @@ func run() error {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	// Log lines of 8000 bytes in one statement with no rollback journal
-	// (the fastest way SQLite grows a file), then back to WAL mode as the
-	// daemon leaves the file.
-	const line = 8000
-	rows := size/line + size/line/20 // pages are not filled to the byte
+	// Log lines of 1000 bytes (many rows and index entries, which is what
+	// makes an integrity check slow) in one statement with no rollback
+	// journal (the fastest way SQLite grows a file), then back to WAL mode
+	// as the daemon leaves the file. A row takes about 1.4 KB of the file.
+	const perRow = 1300
+	rows := size / perRow
 	for _, q := range []string{
 		"PRAGMA journal_mode=OFF",
 		"PRAGMA synchronous=OFF",
 		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
 		 INSERT INTO logs (time, server, pid, stream, text)
-		 SELECT 1767225600000000 + i * 1000, 'alpha', 4242, 'stderr', printf('line %d %.*c', i, 8000, 'x') FROM n`,
+		 SELECT 1767225600000000 + i * 1000, 'alpha', 4242, 'stderr', printf('line %d %.*c', i, 1000, 'x') FROM n`,
 		"PRAGMA journal_mode=WAL",
 	} {
 		if _, err := db.Exec(q, rows); err != nil {
