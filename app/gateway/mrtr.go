@@ -41,6 +41,9 @@ type pendingCall struct {
 	done                    chan toolOutcome   // the call's outcome (buffered)
 	stop                    context.CancelFunc // ends the server's call
 	pid                     atomic.Int64       // the server process that ran it, for the record
+	// raw is the capture of the round that started the call, which the
+	// server's result reaches; a later round's takes it over (see adopt).
+	raw *rawCapture
 
 	mu      sync.Mutex
 	waiting map[string]*inputAsk // asked of the client, by input id
@@ -116,6 +119,9 @@ func (g *Gateway) statelessToolCall(ctx context.Context, req *mcp.CallToolReques
 	select {
 	case o := <-p.done:
 		g.endPending(p)
+		if rc := rawCaptureFrom(ctx); rc != nil && p.raw != nil && rc != p.raw {
+			rc.adopt(p.raw) // the result came in a later round than the call started
+		}
 		if rec := recordFrom(ctx); rec != nil {
 			rec.call.PID = int(p.pid.Load())
 		}
@@ -140,6 +146,7 @@ func (g *Gateway) startPending(ctx context.Context, req *mcp.CallToolRequest, se
 	p := &pendingCall{state: newRequestState(), asks: make(chan *inputAsk), done: make(chan toolOutcome, 1),
 		stop: stop, waiting: map[string]*inputAsk{}, token: g.opts.ClientToken(ctx), server: server, original: original}
 	// The expiry runs only while the client owes an answer.
+	p.raw = rawCaptureFrom(ctx)
 	p.expiry = time.AfterFunc(inputWait, func() { g.endPending(p) })
 	p.expiry.Stop()
 	g.pending.mu.Lock()

@@ -28,10 +28,11 @@ import (
 //	                                                                        │
 //	rawResults returns a rawToolResult, which marshals as those bytes  ◀────┘
 //
-// Only plain results of session-era calls take this path: errors (which
-// the recorder reads), input-required results (which the go-sdk acts on)
-// and stateless calls (whose results the go-sdk annotates) are decoded as
-// before.
+// Only plain results take this path: errors (which the recorder reads) and
+// input-required results (which the go-sdk acts on) are decoded as before.
+// A client of the stateless era gets "resultType":"complete" added, as the
+// go-sdk adds it; a stateless call whose result comes in a later round
+// than the one that started it takes the first round's capture over.
 
 // A rawCapture receives the result of one forwarded tools/call.
 type rawCapture struct {
@@ -83,6 +84,17 @@ func (rc *rawCapture) done(forwarded bool) {
 	if conn != nil {
 		conn.forget(id, rc)
 	}
+}
+
+// adopt takes over what from captured, for the round of a stateless call
+// that answers with a result another round's capture received.
+func (rc *rawCapture) adopt(from *rawCapture) {
+	from.mu.Lock()
+	result, forwarded := from.result, from.forwarded
+	from.mu.Unlock()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.result, rc.forwarded = result, forwarded
 }
 
 // raw returns the captured result when it is to be passed on as is.
@@ -151,13 +163,34 @@ type rawToolResult struct {
 	mcp.ResultBase
 	data        json.RawMessage
 	placeholder []byte // nil: data is marshaled
+	// complete adds "resultType":"complete", as the go-sdk does to the
+	// results it sends a client of the 2026-07-28 era (multi round-trip
+	// requests), when the server's result has no resultType.
+	complete bool
 }
 
 func (r *rawToolResult) MarshalJSON() ([]byte, error) {
 	if r.placeholder != nil {
 		return r.placeholder, nil
 	}
+	if r.complete {
+		head, rest := withResultType(r.data)
+		return append(head, rest...), nil
+	}
 	return r.data, nil
+}
+
+// withResultType splits an object's text into a new start that holds
+// "resultType":"complete" and the rest of the object, to be written one
+// after the other.
+func withResultType(obj json.RawMessage) (head, rest []byte) {
+	t := bytes.TrimLeft(obj, " \t\r\n")
+	rest = t[1:] // after '{'
+	head = []byte(`{"resultType":"complete"`)
+	if r := bytes.TrimLeft(rest, " \t\r\n"); len(r) > 0 && r[0] != '}' {
+		head = append(head, ',')
+	}
+	return head, rest
 }
 
 // spliceMin is the size from which a raw result is spliced into the
@@ -186,6 +219,7 @@ type splices struct {
 }
 
 type splice struct {
+	head  []byte // written before data, if set
 	data  json.RawMessage
 	timer *time.Timer
 }
@@ -195,20 +229,21 @@ func (s *splices) init() {
 	s.m = map[string]*splice{}
 }
 
-// add keeps data until its placeholder is written, and returns it.
-func (s *splices) add(data json.RawMessage) []byte {
+// add keeps data (to be written after head) until its placeholder is
+// written, and returns the placeholder.
+func (s *splices) add(head []byte, data json.RawMessage) []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++
 	ph := strconv.AppendUint(bytes.Clone(s.prefix), s.n, 10)
 	ph = append(ph, `"}`...)
 	key := string(ph)
-	s.m[key] = &splice{data: data, timer: time.AfterFunc(spliceExpiry, func() { s.take(key) })}
+	s.m[key] = &splice{head: head, data: data, timer: time.AfterFunc(spliceExpiry, func() { s.take(key) })}
 	return ph
 }
 
 // take returns and forgets the result of a placeholder.
-func (s *splices) take(placeholder string) (json.RawMessage, bool) {
+func (s *splices) take(placeholder string) (*splice, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp, ok := s.m[placeholder]
@@ -217,7 +252,7 @@ func (s *splices) take(placeholder string) (json.RawMessage, bool) {
 	}
 	delete(s.m, placeholder)
 	sp.timer.Stop()
-	return sp.data, true
+	return sp, true
 }
 
 // waiting reports whether any result waits to be written.
@@ -240,7 +275,7 @@ func (s *splices) write(w io.Writer, b []byte) (int, error) {
 			break
 		}
 		end += i + 2
-		data, ok := s.take(string(b[i:end]))
+		sp, ok := s.take(string(b[i:end]))
 		if !ok {
 			// Not ours (or expired): written as it is.
 			k, err := w.Write(b[:end])
@@ -254,7 +289,12 @@ func (s *splices) write(w io.Writer, b []byte) (int, error) {
 		if k, err := w.Write(b[:i]); err != nil {
 			return n + k, err
 		}
-		if _, err := w.Write(data); err != nil {
+		if len(sp.head) > 0 {
+			if _, err := w.Write(sp.head); err != nil {
+				return n + i, err
+			}
+		}
+		if _, err := w.Write(sp.data); err != nil {
 			return n + i, err
 		}
 		n += end
@@ -272,7 +312,8 @@ func (g *Gateway) rawResults() mcp.Middleware {
 			if method != "tools/call" {
 				return next(ctx, method, req)
 			}
-			if r, ok := req.(*mcp.CallToolRequest); !ok || r.ProtocolVersion() >= statelessVersion {
+			ctr, ok := req.(*mcp.CallToolRequest)
+			if !ok {
 				return next(ctx, method, req)
 			}
 			rc := &rawCapture{}
@@ -281,9 +322,14 @@ func (g *Gateway) rawResults() mcp.Middleware {
 				return res, err
 			}
 			if data := rc.raw(); data != nil {
-				r := &rawToolResult{data: data}
+				r := &rawToolResult{data: data,
+					complete: ctr.ProtocolVersion() >= statelessVersion && !bytes.Contains(data, []byte(`"resultType"`))}
 				if len(data) >= spliceMin {
-					r.placeholder = g.splice.add(data)
+					var head []byte
+					if r.complete {
+						head, data = withResultType(data)
+					}
+					r.placeholder = g.splice.add(head, data)
 				}
 				return r, nil
 			}
