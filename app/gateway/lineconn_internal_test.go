@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,5 +29,35 @@ func TestResponseEnvelope(t *testing.T) {
 		if ok != tc.ok || (ok && (id != tc.id || string(result) != tc.result)) {
 			t.Errorf("%s: %v %q %v, want %v %q %v", tc.line, id, result, ok, tc.id, tc.result, tc.ok)
 		}
+	}
+}
+
+// TestSplices: a placeholder is replaced by its result (after its head),
+// once; text that only looks like one, or a placeholder already taken, is
+// written as it is.
+func TestSplices(t *testing.T) {
+	var s splices
+	s.init()
+	head, rest := withResultType([]byte(`{"content":[]}`))
+	ph := s.add(head, rest)
+	ph2 := s.add(nil, []byte(`{"x":1}`))
+	fake := append(append([]byte(nil), s.prefix...), `999"}`...)
+	in := `data: {"jsonrpc":"2.0","id":1,"result":` + string(ph) + `}` + "\n" + string(fake) + string(ph2) + "\n\n"
+	var out strings.Builder
+	n, err := s.write(&out, []byte(in))
+	want := `data: {"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}` + "\n" + string(fake) + `{"x":1}` + "\n\n"
+	if err != nil || n != len(in) || out.String() != want {
+		t.Errorf("write = %d %v\n%s\nwant\n%s", n, err, out.String(), want)
+	}
+	if s.waiting() {
+		t.Error("results still waiting after both were written")
+	}
+	out.Reset()
+	s.write(&out, []byte(in)) // taken already: written as is
+	if out.String() != in {
+		t.Errorf("second write: %s", out.String())
+	}
+	if h, r := withResultType([]byte(` { } `)); string(h)+string(r) != `{"resultType":"complete" } ` {
+		t.Errorf("empty object: %s%s", h, r)
 	}
 }

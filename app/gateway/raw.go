@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -216,6 +217,8 @@ type splices struct {
 	mu     sync.Mutex
 	m      map[string]*splice // by placeholder
 	n      uint64
+	// count is len(m), read without the lock on every write of a response.
+	count atomic.Int64
 }
 
 type splice struct {
@@ -239,6 +242,7 @@ func (s *splices) add(head []byte, data json.RawMessage) []byte {
 	ph = append(ph, `"}`...)
 	key := string(ph)
 	s.m[key] = &splice{head: head, data: data, timer: time.AfterFunc(spliceExpiry, func() { s.take(key) })}
+	s.count.Add(1)
 	return ph
 }
 
@@ -251,16 +255,13 @@ func (s *splices) take(placeholder string) (*splice, bool) {
 		return nil, false
 	}
 	delete(s.m, placeholder)
+	s.count.Add(-1)
 	sp.timer.Stop()
 	return sp, true
 }
 
 // waiting reports whether any result waits to be written.
-func (s *splices) waiting() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.m) > 0
-}
+func (s *splices) waiting() bool { return s.count.Load() > 0 }
 
 // write writes b to w with every placeholder in it replaced by its result.
 func (s *splices) write(w io.Writer, b []byte) (int, error) {
