@@ -145,8 +145,8 @@ func (g *Gateway) startPending(ctx context.Context, req *mcp.CallToolRequest, se
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	p := &pendingCall{state: newRequestState(), asks: make(chan *inputAsk), done: make(chan toolOutcome, 1),
 		stop: stop, waiting: map[string]*inputAsk{}, token: g.opts.ClientToken(ctx), server: server, original: original}
-	// The expiry runs only while the client owes an answer.
 	p.raw = rawCaptureFrom(ctx)
+	// The expiry runs only while the client owes an answer.
 	p.expiry = time.AfterFunc(inputWait, func() { g.endPending(p) })
 	p.expiry.Stop()
 	g.pending.mu.Lock()
