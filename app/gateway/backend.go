@@ -47,6 +47,7 @@ type backend struct {
 	tried     chan struct{}
 	triedOnce sync.Once
 	kickCh    chan struct{} // asks run to relist
+	readyCh   chan struct{} // asks run to list the server if still unlisted (kickUnlisted)
 	done      chan struct{} // closed when the server leaves the gateway
 	once      sync.Once
 	// announcer is the process that last said its lists changed (under
@@ -57,7 +58,8 @@ type backend struct {
 
 func (g *Gateway) newBackend(c ServerConfig) *backend {
 	return &backend{g: g, cfg: c, front: g.newFront(c.Name), registered: map[string][]byte{},
-		tried: make(chan struct{}), kickCh: make(chan struct{}, 1), done: make(chan struct{})}
+		tried: make(chan struct{}), kickCh: make(chan struct{}, 1), readyCh: make(chan struct{}, 1),
+		done: make(chan struct{})}
 }
 
 func (b *backend) config() ServerConfig {
@@ -83,6 +85,18 @@ func (b *backend) kick() {
 	}
 }
 
+// kickUnlisted asks for a list of a server not listed yet, made only if
+// it is still unlisted when its turn comes: a process of the server became
+// ready, and usually the list in progress started it and lists it. (A
+// needless list is not free: in session mode it leases a process of its
+// own, started for it and stopped after.)
+func (b *backend) kickUnlisted() {
+	select {
+	case b.readyCh <- struct{}{}:
+	default:
+	}
+}
+
 func (b *backend) close() { b.once.Do(func() { close(b.done) }) }
 
 // run relists the server whenever kicked, one list at a time.
@@ -94,13 +108,22 @@ func (b *backend) run(ctx context.Context) {
 		case <-b.done:
 			return
 		case <-b.kickCh:
-			if err := b.relist(ctx); err != nil {
-				b.g.log.Warn("cannot list the server's tools; retrying when it is ready",
-					"server", b.config().Name, "err", err)
+			b.list(ctx)
+		case <-b.readyCh:
+			if !b.listed.Load() {
+				b.list(ctx)
 			}
-			b.triedOnce.Do(func() { close(b.tried) })
 		}
 	}
+}
+
+// list relists the server, logging a failure.
+func (b *backend) list(ctx context.Context) {
+	if err := b.relist(ctx); err != nil {
+		b.g.log.Warn("cannot list the server's tools; retrying when it is ready",
+			"server", b.config().Name, "err", err)
+	}
+	b.triedOnce.Do(func() { close(b.tried) })
 }
 
 // relist fetches every page of every list and registers the result.
@@ -148,8 +171,12 @@ func (b *backend) relist(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		defer lease.Release()
-		if err := lease.Do(ctx, list); err != nil {
+		err = lease.Do(ctx, list)
+		// Given back before the lists are published: a client that sees
+		// them finds the process no longer leased (in session mode the
+		// lease is a process of its own, stopped on release).
+		lease.Release()
+		if err != nil {
 			return err
 		}
 	}

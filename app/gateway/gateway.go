@@ -378,7 +378,7 @@ func (g *Gateway) followSupervisor() {
 			b := g.backends[ev.Server]
 			g.mu.Unlock()
 			if b != nil && !b.listed.Load() {
-				b.kick()
+				b.kickUnlisted()
 			}
 		}
 	}
