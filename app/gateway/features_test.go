@@ -142,18 +142,32 @@ func (f *fixture) addTool(t *testing.T, w *listWatcher, tool string) {
 	f.waitTools(t, w.ClientSession, "alpha__"+tool)
 }
 
+// newOneProcessFixture runs the test server alpha as a pool of one process.
+// Tests of what one process holds (a tool it added, a subscription it was
+// asked for) need their calls to reach that process: a pool of two sends a
+// call to whichever process is least busy, and under load the pool has
+// started a second one while the first was busy.
+func newOneProcessFixture(t *testing.T) *fixture {
+	spec := supervisor.Spec{Name: "alpha", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "alpha"}),
+		Pool: supervisor.PoolSpec{Max: 1}}
+	return newSpecFixture(t, "", []supervisor.Spec{spec}, gateway.ServerConfig{Name: "alpha"})
+}
+
 // TestListChangesReachClients: a server that adds a tool makes every
 // connected client hear of it, and the tool is callable.
 func TestListChangesReachClients(t *testing.T) {
-	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	f := newOneProcessFixture(t)
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
 			watcher := f.watchLists(t, era)
 			tool := "fresh" + strings.ReplaceAll(era, "-", "")
 			f.addTool(t, watcher, tool)
 			res, err := watcher.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__" + tool})
-			if err != nil || text(res) != "added "+tool {
-				t.Errorf("calling the new tool: %v %q", err, text(res))
+			if err != nil {
+				t.Fatalf("calling the new tool: %v", err)
+			}
+			if text(res) != "added "+tool {
+				t.Errorf("calling the new tool: %q", text(res))
 			}
 		})
 	}
@@ -345,7 +359,7 @@ func TestAliasShortensThePrefix(t *testing.T) {
 // TestSubscriptionsAreCountedPerServer: two clients subscribe to a
 // resource; when one unsubscribes, the other still hears of updates.
 func TestSubscriptionsAreCountedPerServer(t *testing.T) {
-	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	f := newOneProcessFixture(t)
 	const uri = "test://static/hello"
 	subscriber := func() (*mcp.ClientSession, chan string) {
 		ch := make(chan string, 10)

@@ -132,7 +132,12 @@ func (f *fixture) waitTools(t *testing.T, cs *mcp.ClientSession, want ...string)
 	}
 }
 
+// text is the text of res; "" for a nil res, so that a test reporting a
+// failed call with text(res) reports the call's error instead of panicking.
 func text(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
 	var b strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
