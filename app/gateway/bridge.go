@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -70,6 +71,7 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 	// session: once the real client introduces itself (at initialize, or
 	// in each request's _meta in the stateless era), the upstream session
 	// is opened again in its name (see upstream.introduce).
+	var initialized atomic.Bool // the client sent notifications/initialized
 	b.front.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if r, ok := req.(*mcp.ServerRequest[*mcp.InitializeParams]); ok && r.Params != nil && r.Params.ClientInfo != nil {
@@ -77,18 +79,64 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 			} else if name, version := clientInfo(req); name != "" {
 				up.introduce(name, version)
 			}
+			res, err := next(ctx, method, req)
+			if method == "notifications/initialized" {
+				initialized.Store(true)
+			}
+			return res, err
+		}
+	})
+	// The lists arrive in the background (the daemon may still be starting)
+	// while the client's session is open on stdio, where the go-sdk would
+	// tell it of each change even before it initialized. A client hears of
+	// list changes only once initialized: before that it has listed
+	// nothing, and it lists after initializing. (A client of the stateless
+	// era never initializes: it hears of changes on its
+	// subscriptions/listen stream, whose notifications carry its id.)
+	b.front.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if isListChanged(method) && !initialized.Load() && !forSubscription(req) {
+				return nil, nil
+			}
 			return next(ctx, method, req)
 		}
 	})
-	// List before serving, so the client's first tools/list is complete.
-	if err := b.relist(ctx); err != nil {
-		opts.Logger.Warn("cannot reach Switchboard yet; serving an empty list until it answers", "err", err)
+	// List before serving, so the client's first tools/list is complete:
+	// Sync lists the new server in the background; wait for that first
+	// list rather than making a second one.
+	select {
+	case <-b.tried:
+	case <-ctx.Done():
+		return nil
+	}
+	if !b.listed.Load() {
+		opts.Logger.Warn("cannot reach Switchboard yet; serving an empty list until it answers")
 	}
 	err := b.front.Run(ctx, &mcp.IOTransport{Reader: opts.In, Writer: opts.Out})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+// isListChanged reports whether method notifies that a list changed.
+func isListChanged(method string) bool {
+	switch method {
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		return true
+	}
+	return false
+}
+
+// forSubscription reports whether the notification req answers a
+// subscriptions/listen request (its _meta names the subscription).
+func forSubscription(req mcp.Request) bool {
+	p := req.GetParams()
+	if p == nil || isNilPointer(p) {
+		return false
+	}
+	_, ok := p.GetMeta()[mcp.MetaKeySubscriptionID]
+	return ok
 }
 
 // upstream is the bridge's Backends: a client session to the daemon's

@@ -1,0 +1,186 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+)
+
+// rawBridge runs a bridge to the fixture's gateway and returns a writer of
+// the client's lines and a channel of the bridge's.
+func rawBridge(t *testing.T, f *fixture, opts gateway.BridgeOptions) (send func(string), lines <-chan map[string]any, ended <-chan error) {
+	t.Helper()
+	daemon := httptest.NewServer(f.gw.Handler())
+	t.Cleanup(daemon.Close)
+	toBridge, toBridgeW := io.Pipe()
+	fromBridge, bridgeOut := io.Pipe()
+	if opts.Locate == nil {
+		opts.Locate = func(context.Context) (string, string, func() bool, error) {
+			return daemon.URL + "/mcp", "", func() bool { return true }, nil
+		}
+	}
+	opts.In, opts.Out, opts.Version = toBridge, bridgeOut, "test"
+	if opts.Reconnect == 0 {
+		opts.Reconnect = 5 * time.Second
+	}
+	done := make(chan error, 1)
+	go func() { done <- gateway.RunBridge(context.Background(), opts) }()
+	out := make(chan map[string]any, 100)
+	go func() {
+		defer close(out)
+		sc := bufio.NewScanner(fromBridge)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Errorf("the bridge wrote %q: %v", sc.Text(), err)
+				continue
+			}
+			out <- m
+		}
+	}()
+	t.Cleanup(func() {
+		toBridgeW.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the bridge did not end when its client left")
+		}
+		fromBridge.Close()
+	})
+	return func(line string) {
+		if _, err := io.WriteString(toBridgeW, line+"\n"); err != nil {
+			t.Fatalf("writing to the bridge: %v", err)
+		}
+	}, out, done
+}
+
+// listedLog reads the bridge's log: each list it installs is logged as
+// "server listed" with its number of tools.
+type listedLog struct {
+	lists atomic.Int64 // lists installed
+	tools atomic.Int64 // tools in the last one
+}
+
+var listedTools = regexp.MustCompile(`msg="server listed" .*tools=(\d+)`)
+
+func (l *listedLog) Write(p []byte) (int, error) {
+	for _, m := range listedTools.FindAllSubmatch(p, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		l.tools.Store(int64(n))
+		l.lists.Add(1)
+	}
+	return len(p), nil
+}
+
+// TestBridgeSendsNothingBeforeInitialize: a server whose lists change
+// while the bridge's client has not initialized yet makes the bridge send
+// nothing before its initialize answer; the client lists the change after
+// initializing, hears of later changes, and hears of no other list when
+// only the tools changed, nor of any when the bridge lists again and
+// nothing changed.
+func TestBridgeSendsNothingBeforeInitialize(t *testing.T) {
+	f := newOneProcessFixture(t)
+	direct := f.connect(t, "/mcp", "2025-11-25", nil)
+	f.waitTools(t, direct, "alpha__echo")
+	var listed listedLog
+	send, lines, _ := rawBridge(t, f, gateway.BridgeOptions{Logger: slog.New(slog.NewTextHandler(&listed, nil))})
+	waitFor(t, 20*time.Second, "the bridge's first list", func() bool { return listed.lists.Load() > 0 })
+	addTool := func(name string) {
+		t.Helper()
+		before := listed.tools.Load()
+		res, err := direct.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add_tool", Arguments: map[string]any{"name": name}})
+		if err != nil || res.IsError {
+			t.Fatalf("add_tool: %v %+v", err, res)
+		}
+		// The bridge hears of it upstream and lists again.
+		waitFor(t, 20*time.Second, "the bridge to list the new tool", func() bool { return listed.tools.Load() > before })
+	}
+	// answer reads the bridge's lines up to the answer to id, returning it
+	// and the methods of the notifications before it.
+	answer := func(id float64) (map[string]any, []string) {
+		t.Helper()
+		var methods []string
+		timeout := time.After(20 * time.Second)
+		for {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatalf("the bridge ended before answering request %v", id)
+				}
+				if m["id"] == id {
+					return m, methods
+				}
+				if method, _ := m["method"].(string); method != "" {
+					methods = append(methods, method)
+				}
+			case <-timeout:
+				t.Fatalf("no answer to request %v", id)
+			}
+		}
+	}
+	otherLists := func(methods []string) []string {
+		return slices.DeleteFunc(slices.Clone(methods), func(m string) bool {
+			return !strings.HasSuffix(m, "list_changed") || m == "notifications/tools/list_changed"
+		})
+	}
+
+	addTool("before_init")
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if _, early := answer(1); len(early) > 0 {
+		t.Errorf("the bridge sent %q before answering initialize", early)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if res, _ := answer(2); !strings.Contains(fmt.Sprint(res["result"]), "alpha__before_init") {
+		t.Error("tools/list after initializing lacks the tool added before")
+	}
+
+	// A call opens the upstream session again in the client's name, and
+	// the bridge lists again: nothing changed, so no list is announced.
+	before := listed.lists.Load()
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"hi"}}}`)
+	_, heard := answer(3)
+	waitFor(t, 20*time.Second, "the bridge to list again after reconnecting", func() bool { return listed.lists.Load() > before })
+	send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	_, more := answer(4)
+	if other := otherLists(append(heard, more...)); len(other) > 0 {
+		t.Errorf("listing again with nothing changed announced %q", other)
+	}
+
+	// A change after initialization is announced, for the tools only.
+	addTool("after_init")
+	heard = nil
+	deadline := time.After(20 * time.Second)
+	for !slices.Contains(heard, "notifications/tools/list_changed") {
+		select {
+		case m, ok := <-lines:
+			if !ok {
+				t.Fatal("the bridge ended")
+			}
+			if method, _ := m["method"].(string); method != "" {
+				heard = append(heard, method)
+			}
+		case <-deadline:
+			t.Fatalf("no tools/list_changed after a tool was added (heard %q)", heard)
+		}
+	}
+	if other := otherLists(heard); len(other) > 0 {
+		t.Errorf("a new tool announced %q too", other)
+	}
+}
