@@ -100,6 +100,12 @@ func TestBridge(t *testing.T) {
 		t.Fatal("the bridge did not end when its client left")
 	}
 	fromBridge.Close()
+	// The bridge's keep-alive connections to the daemon are in the shared
+	// http.DefaultTransport; one that is still busy when the idle ones are
+	// closed (its last request's answer being read) goes idle after, and
+	// its read and write loops outlive the test (seen with -count=5). The
+	// daemon's side closes them all.
+	daemon.CloseClientConnections()
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	goleak.VerifyNone(t, ignore,
 		goleak.IgnoreAnyFunction("github.com/modelcontextprotocol/go-sdk/mcp.(*StreamableHTTPHandler).ServeHTTP.func1"))
