@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -302,6 +303,10 @@ func connectVerb() verb {
 						return "", "", nil, err
 					}
 					tok, err := store.EnsureClient(*client)
+					if errors.Is(err, tokens.ErrAdminLabel) {
+						// No retry gives this label a token: the bridge says so.
+						return "", "", nil, fmt.Errorf("%w: --client: %w", gateway.ErrRefused, err)
+					}
 					if err != nil {
 						return "", "", nil, err
 					}

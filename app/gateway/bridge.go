@@ -1,12 +1,15 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -34,6 +37,13 @@ type BridgeOptions struct {
 	// Reconnect bounds waiting for the daemon to come back; 0 means 30 s.
 	Reconnect time.Duration
 }
+
+// ErrRefused is wrapped by the errors that retrying does not cure:
+// Switchboard refused the bridge's token (HTTP 401 or 403), or Locate
+// refused to give one (a label reserved for Switchboard's own programs).
+// The bridge then answers its client's requests with the reason and
+// RunBridge returns it once the client leaves.
+var ErrRefused = errors.New("Switchboard refused the bridge")
 
 // bridgeServer is the bridge's name for its one upstream.
 const bridgeServer = "switchboard"
@@ -109,10 +119,28 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 	case <-ctx.Done():
 		return nil
 	}
-	if !b.listed.Load() {
+	refused := up.refused()
+	switch {
+	case refused != nil:
+		// Waiting would not help: the client would wait for answers that
+		// never come. It gets the reason instead, and the bridge's exit
+		// status says it failed.
+		opts.Logger.Error("Switchboard refused this bridge; answering the client with the reason", "err", refused)
+		b.front.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if strings.HasPrefix(method, "notifications/") {
+					return nil, nil
+				}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: refused.Error()}
+			}
+		})
+	case !b.listed.Load():
 		opts.Logger.Warn("cannot reach Switchboard yet; serving an empty list until it answers")
 	}
 	err := b.front.Run(ctx, &mcp.IOTransport{Reader: opts.In, Writer: opts.Out})
+	if refused != nil {
+		return refused
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -154,6 +182,16 @@ type upstream struct {
 	alive  func() bool // whether the daemon behind cs still runs
 	dialed bool        // a session was opened before: a new one means relisting
 	closed bool
+	// refusal is the last dial's error when it wraps ErrRefused.
+	refusal error
+}
+
+// refused returns why Switchboard refused the bridge at the last attempt
+// to connect; nil when it did not.
+func (u *upstream) refused() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.refusal
 }
 
 func (u *upstream) Subscribe(int) (<-chan supervisor.Event, func()) {
@@ -180,7 +218,11 @@ func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
 		u.cs = nil
 	}
 	cs, alive, err := u.dial(ctx)
+	u.refusal = nil
 	if err != nil {
+		if errors.Is(err, ErrRefused) {
+			u.refusal = err
+		}
 		return nil, err
 	}
 	u.cs, u.alive = cs, alive
@@ -205,6 +247,9 @@ func (u *upstream) dial(ctx context.Context) (*mcp.ClientSession, func() bool, e
 		if err == nil {
 			return cs, alive, nil
 		}
+		if errors.Is(err, ErrRefused) {
+			return nil, nil, err
+		}
 		select {
 		case <-ctx.Done():
 			return nil, nil, fmt.Errorf("cannot reach Switchboard: %w", err)
@@ -219,8 +264,9 @@ func (u *upstream) dialOnce(ctx context.Context) (*mcp.ClientSession, func() boo
 	if err != nil {
 		return nil, nil, err
 	}
+	refusal := &refusalNote{}
 	transport := &mcp.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}}
+		HTTPClient: &http.Client{Transport: bearer{token: token, next: http.DefaultTransport, refused: refusal}}}
 	// The session era keeps one upstream session per bridge, so a
 	// session-mode server gives this client one process of its own.
 	impl := &mcp.Implementation{Name: bridgeServer, Version: u.opts.Version}
@@ -228,6 +274,11 @@ func (u *upstream) dialOnce(ctx context.Context) (*mcp.ClientSession, func() boo
 		impl = u.client
 	}
 	cs, err := u.gw.newClient(bridgeServer, impl).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		if r := refusal.get(); r != nil {
+			return nil, nil, r
+		}
+	}
 	return cs, alive, err
 }
 
@@ -335,14 +386,46 @@ func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.Cl
 	return fmt.Errorf("the connection to Switchboard broke during the call (it is being re-established): %w", err)
 }
 
-// bearer adds the token to every request.
+// bearer adds the token to every request, and notes the daemon refusing it.
 type bearer struct {
-	token string
-	next  http.RoundTripper
+	token   string
+	next    http.RoundTripper
+	refused *refusalNote
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
+	resp, err := b.next.RoundTrip(r)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		// The go-sdk's error names the status only: keep the daemon's reason.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		reason := strings.TrimSpace(string(body))
+		var e struct{ Error string }
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			reason = e.Error
+		}
+		b.refused.set(fmt.Errorf("%w: %s answered %s: %s", ErrRefused, r.URL.Redacted(), resp.Status, reason))
+	}
+	return resp, err
+}
+
+// refusalNote holds the daemon's refusal of one upstream connection.
+type refusalNote struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (n *refusalNote) set(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.err = err
+}
+
+func (n *refusalNote) get() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.err
 }

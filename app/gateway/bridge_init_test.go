@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,21 +22,24 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
 // rawBridge runs a bridge to the fixture's gateway and returns a writer of
-// the client's lines and a channel of the bridge's.
-func rawBridge(t *testing.T, f *fixture, opts gateway.BridgeOptions) (send func(string), lines <-chan map[string]any, ended <-chan error) {
+// the client's lines, a channel of the bridge's, and leave, which closes
+// the client's side and returns what RunBridge returned.
+func rawBridge(t *testing.T, f *fixture, opts gateway.BridgeOptions) (send func(string), lines <-chan map[string]any, leave func() error) {
 	t.Helper()
-	daemon := httptest.NewServer(f.gw.Handler())
-	t.Cleanup(daemon.Close)
-	toBridge, toBridgeW := io.Pipe()
-	fromBridge, bridgeOut := io.Pipe()
 	if opts.Locate == nil {
+		daemon := httptest.NewServer(f.gw.Handler())
+		t.Cleanup(daemon.Close)
 		opts.Locate = func(context.Context) (string, string, func() bool, error) {
 			return daemon.URL + "/mcp", "", func() bool { return true }, nil
 		}
 	}
+	toBridge, toBridgeW := io.Pipe()
+	fromBridge, bridgeOut := io.Pipe()
 	opts.In, opts.Out, opts.Version = toBridge, bridgeOut, "test"
 	if opts.Reconnect == 0 {
 		opts.Reconnect = 5 * time.Second
@@ -54,20 +60,50 @@ func rawBridge(t *testing.T, f *fixture, opts gateway.BridgeOptions) (send func(
 			out <- m
 		}
 	}()
-	t.Cleanup(func() {
-		toBridgeW.Close()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("the bridge did not end when its client left")
-		}
-		fromBridge.Close()
-	})
+	var once sync.Once
+	var ended error
+	leave = func() error {
+		once.Do(func() {
+			toBridgeW.Close()
+			select {
+			case ended = <-done:
+			case <-time.After(10 * time.Second):
+				t.Error("the bridge did not end when its client left")
+			}
+			fromBridge.Close()
+		})
+		return ended
+	}
+	t.Cleanup(func() { leave() })
 	return func(line string) {
 		if _, err := io.WriteString(toBridgeW, line+"\n"); err != nil {
 			t.Fatalf("writing to the bridge: %v", err)
 		}
-	}, out, done
+	}, out, leave
+}
+
+// answerTo reads lines up to the answer to request id, returning it and
+// the methods of the notifications before it.
+func answerTo(t *testing.T, lines <-chan map[string]any, id float64) (map[string]any, []string) {
+	t.Helper()
+	var methods []string
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case m, ok := <-lines:
+			if !ok {
+				t.Fatalf("the bridge ended before answering request %v", id)
+			}
+			if m["id"] == id {
+				return m, methods
+			}
+			if method, _ := m["method"].(string); method != "" {
+				methods = append(methods, method)
+			}
+		case <-timeout:
+			t.Fatalf("no answer to request %v", id)
+		}
+	}
 }
 
 // listedLog reads the bridge's log: each list it installs is logged as
@@ -111,28 +147,9 @@ func TestBridgeSendsNothingBeforeInitialize(t *testing.T) {
 		// The bridge hears of it upstream and lists again.
 		waitFor(t, 20*time.Second, "the bridge to list the new tool", func() bool { return listed.tools.Load() > before })
 	}
-	// answer reads the bridge's lines up to the answer to id, returning it
-	// and the methods of the notifications before it.
 	answer := func(id float64) (map[string]any, []string) {
 		t.Helper()
-		var methods []string
-		timeout := time.After(20 * time.Second)
-		for {
-			select {
-			case m, ok := <-lines:
-				if !ok {
-					t.Fatalf("the bridge ended before answering request %v", id)
-				}
-				if m["id"] == id {
-					return m, methods
-				}
-				if method, _ := m["method"].(string); method != "" {
-					methods = append(methods, method)
-				}
-			case <-timeout:
-				t.Fatalf("no answer to request %v", id)
-			}
-		}
+		return answerTo(t, lines, id)
 	}
 	otherLists := func(methods []string) []string {
 		return slices.DeleteFunc(slices.Clone(methods), func(m string) bool {
@@ -182,5 +199,63 @@ func TestBridgeSendsNothingBeforeInitialize(t *testing.T) {
 	}
 	if other := otherLists(heard); len(other) > 0 {
 		t.Errorf("a new tool announced %q too", other)
+	}
+}
+
+// TestBridgeRefusedTellsTheClient: a bridge whose token Switchboard refuses
+// (revoked), or that gets none (a reserved --client label), answers its
+// client at once with an error naming the reason, instead of leaving its
+// requests unanswered, and returns the refusal when the client leaves (the
+// command exits non-zero). Clients of both eras: initialize, or
+// server/discover over stdio.
+func TestBridgeRefusedTellsTheClient(t *testing.T) {
+	spec := supervisor.Spec{Name: "alpha", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}
+	f := newSpecFixture(t, "the-real-token", []supervisor.Spec{spec}, gateway.ServerConfig{Name: "alpha"})
+	for _, tt := range []struct {
+		name   string
+		locate func(context.Context) (string, string, func() bool, error)
+		reason string
+	}{
+		{"revoked token", func(context.Context) (string, string, func() bool, error) {
+			return f.url + "/mcp", "a-revoked-token", func() bool { return true }, nil
+		}, "missing or wrong bearer token"},
+		{"reserved label", func(context.Context) (string, string, func() bool, error) {
+			return "", "", nil, fmt.Errorf("%w: --client: the label \"cli\" is reserved", gateway.ErrRefused)
+		}, `the label "cli" is reserved`},
+	} {
+		for _, era := range []string{"2025-11-25", ""} {
+			t.Run(tt.name+" "+era, func(t *testing.T) {
+				toBridge, toBridgeW := io.Pipe()
+				fromBridge, bridgeOut := io.Pipe()
+				ended := make(chan error, 1)
+				go func() {
+					// Reconnect is long: the answers must not wait for it.
+					ended <- gateway.RunBridge(context.Background(), gateway.BridgeOptions{Locate: tt.locate,
+						In: toBridge, Out: bridgeOut, Version: "test", Reconnect: time.Minute})
+				}()
+				defer fromBridge.Close()
+				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+				defer cancel()
+				client := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.9"}, nil)
+				cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: fromBridge, Writer: toBridgeW},
+					&mcp.ClientSessionOptions{ProtocolVersion: era})
+				if err == nil {
+					_, err = cs.ListTools(ctx, nil)
+					cs.Close()
+				}
+				if err == nil || !strings.Contains(err.Error(), "Switchboard refused the bridge") || !strings.Contains(err.Error(), tt.reason) {
+					t.Errorf("the client got %v, want an error naming %q", err, tt.reason)
+				}
+				toBridgeW.Close()
+				select {
+				case err := <-ended:
+					if !errors.Is(err, gateway.ErrRefused) {
+						t.Errorf("RunBridge returned %v, want the refusal", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("the bridge did not end when its client left")
+				}
+			})
+		}
 	}
 }
