@@ -229,3 +229,58 @@ func TestSessionTimeoutSetting(t *testing.T) {
 		return f.send(t, "POST", "/mcp/alpha", h, list).status == 404
 	})
 }
+
+// TestSessionModeCancelledFirstCallDoesNotFailTheNext: when a session's
+// first call, which is acquiring its process, is cancelled, the call of the
+// same session waiting for that acquisition acquires for itself instead of
+// failing with the other call's cancellation.
+func TestSessionModeCancelledFirstCallDoesNotFailTheNext(t *testing.T) {
+	spec := supervisor.Spec{Name: "sess", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "sess"}),
+		Pool: supervisor.PoolSpec{Mode: supervisor.ModeSession, Max: 1}}
+	f := newSpecFixture(t, "", []supervisor.Spec{spec}, gateway.ServerConfig{Name: "sess", Mode: supervisor.ModeSession})
+	holder := f.connect(t, "/mcp/sess", "2025-11-25", nil)
+	f.waitTools(t, holder, "pid")
+	if res, err := holder.CallTool(t.Context(), &mcp.CallToolParams{Name: "pid"}); err != nil || res.IsError {
+		t.Fatalf("pid: %v %+v", err, res)
+	}
+	waiting := func(n int) func() bool {
+		return func() bool { st, err := f.sup.Status("sess"); return err == nil && st.Waiting == n }
+	}
+	// The pool's only process is leased to holder: the other session's
+	// first call waits for one.
+	cs := f.connect(t, "/mcp/sess", "2025-11-25", nil)
+	first, cancelFirst := context.WithCancel(t.Context())
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(first, &mcp.CallToolParams{Name: "pid"})
+		firstDone <- err
+	}()
+	waitFor(t, 10*time.Second, "the first call to wait for a process", waiting(1))
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	secondDone := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pid"})
+		secondDone <- result{res, err}
+	}()
+	// The second call waits for the first's acquisition; the first is
+	// cancelled (its client gave up), and the second takes its place.
+	waitFor(t, 10*time.Second, "the gateway to have the second call", func() bool {
+		return len(f.rec.allStarted()) == 3 // holder's, the first, the second
+	})
+	cancelFirst()
+	<-firstDone
+	select {
+	case r := <-secondDone:
+		t.Fatalf("the second call ended with the first's cancellation: %v %q", r.err, text(r.res))
+	default:
+	}
+	waitFor(t, 10*time.Second, "the second call to wait for a process", waiting(1))
+	holder.Close() // gives its process back: the pool starts one for cs
+	r := <-secondDone
+	if r.err != nil || r.res.IsError {
+		t.Fatalf("the second call: %v %q", r.err, text(r.res))
+	}
+}

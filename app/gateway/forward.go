@@ -649,9 +649,12 @@ func (s *sessionLeases) get(ctx context.Context, backends Backends, ss *mcp.Serv
 				s.mu.Unlock()
 				select {
 				case <-sl.ready:
-					if sl.err != nil {
+					if sl.err != nil && !(ctx.Err() == nil && isContextErr(sl.err)) {
 						return nil, nil, sl.err
 					}
+					// Acquired, or the acquiring call was cancelled or
+					// timed out, which ends that call, not this one:
+					// look again (and acquire, if it must).
 					continue
 				case <-ctx.Done():
 					return nil, nil, context.Cause(ctx)
@@ -687,6 +690,11 @@ func (s *sessionLeases) get(ctx context.Context, backends Backends, ss *mcp.Serv
 		}
 		return l, s.doneFunc(ss, server, sl, idle), nil
 	}
+}
+
+// isContextErr reports whether err is a cancellation or a deadline.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // doneFunc returns what ends one call on sl: when no call of the session
