@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"log/slog"
@@ -16,34 +17,72 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestStdoutFilter(t *testing.T) {
-	long := "{" + strings.Repeat("x", 200<<10) + "}\n"
+// TestLineReader feeds the stdout framing every shape real servers print:
+// only complete JSON-RPC 2.0 messages reach the protocol; the rest is
+// output, kept for the log.
+func TestLineReader(t *testing.T) {
+	const req = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	const resp = `{"jsonrpc":"2.0","id":7,"result":{}}`
+	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+	long := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("x", 200<<10) + `"}}`
 	tests := []struct {
 		name     string
 		in       string
-		wantOut  string
+		max      int
+		wantMsgs int
 		wantJunk []string
 	}{
-		{"protocol only", "{\"a\":1}\n[1]\n", "{\"a\":1}\n[1]\n", nil},
-		{"banner before protocol", "Server starting...\n{\"a\":1}\n", "{\"a\":1}\n", []string{"Server starting..."}},
-		{"junk between frames", "{}\nWARN: x\r\n{}\n", "{}\n{}\n", []string{"WARN: x"}},
-		{"blank lines and indentation", "\n\n  {}\n", "{}\n", nil},
-		{"frame larger than the buffer", long, long, nil},
-		{"junk at end without newline", "{}\nbye", "{}\n", []string{"bye"}},
+		{"protocol only", req + "\n" + resp + "\n" + note + "\n", 0, 3, nil},
+		{"batch", "[" + req + "," + note + "]\n", 0, 2, nil},
+		{"banner before protocol", "Server starting...\n" + resp + "\n", 0, 1, []string{"Server starting..."}},
+		{"log line in brackets", "[INFO] server started\n" + resp + "\n", 0, 1, []string{"[INFO] server started"}},
+		{"JSON that is not JSON-RPC", `{"foo":1}` + "\n" + resp + "\n", 0, 1, []string{`{"foo":1}`}},
+		{"an array of numbers", "[1,2,3]\n" + resp + "\n", 0, 1, []string{"[1,2,3]"}},
+		{"empty batch", "[]\n", 0, 0, []string{"[]"}},
+		{"batch with a non-message", "[" + req + ",1]\n", 0, 0, []string{"[" + req + ",1]"}},
+		{"node console.log", "{ a: 1 }\n" + resp + "\n", 0, 1, []string{"{ a: 1 }"}},
+		{"python print", "{'a': 1}\n" + resp + "\n", 0, 1, []string{"{'a': 1}"}},
+		{"pretty-printed JSON", "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1\n}\n" + resp + "\n", 0, 1,
+			[]string{"{", `"jsonrpc": "2.0",`, `"id": 1`, "}"}},
+		{"truncated message", `{"jsonrpc":"2.0","id":` + "\n" + resp + "\n", 0, 1, []string{`{"jsonrpc":"2.0","id":`}},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"result":{}}` + "\n", 0, 0, []string{`{"jsonrpc":"1.0","id":1,"result":{}}`}},
+		{"response without result or error", `{"jsonrpc":"2.0","id":1}` + "\n", 0, 0, []string{`{"jsonrpc":"2.0","id":1}`}},
+		{"trailing text after a message", resp + " ok\n", 0, 0, []string{resp + " ok"}},
+		{"junk between frames", resp + "\nWARN: x\r\n" + resp + "\n", 0, 2, []string{"WARN: x"}},
+		{"blank lines and indentation", "\n\n  " + resp + "\n", 0, 1, nil},
+		{"message larger than the buffer", long + "\n", 0, 1, nil},
+		{"message without a final newline", resp, 0, 1, nil},
+		{"junk at end without newline", resp + "\nbye", 0, 1, []string{"bye"}},
+		{"line over the limit is cut", long + "\n" + resp + "\n", 100 << 10, 1,
+			[]string{long[:maxJunkLine] + "… (line cut: longer than the 102400-byte message limit)"}},
+		{"line over the limit ending in the buffer", `{"jsonrpc":"2.0","id":3,"result":"` + strings.Repeat("y", 300) + "\"}\n" + resp + "\n", 100, 1,
+			[]string{`{"jsonrpc":"2.0","id":3,"result":"` + strings.Repeat("y", 100-len(`{"jsonrpc":"2.0","id":3,"result":"`)) + "… (line cut: longer than the 100-byte message limit)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var junk []string
-			f := newStdoutFilter(io.NopCloser(strings.NewReader(tt.in)), func(l string) { junk = append(junk, l) })
-			out, err := io.ReadAll(iotest{f, 7}) // small reads exercise the frame splitting
-			if err != nil {
-				t.Fatal(err)
+			max := tt.max
+			if max == 0 {
+				max = DefaultMaxMessageSize
 			}
-			if string(out) != tt.wantOut {
-				t.Errorf("output differs: got %d bytes, want %d", len(out), len(tt.wantOut))
+			lr := &lineReader{br: bufio.NewReaderSize(iotest{strings.NewReader(tt.in), 7}, 64<<10), max: max,
+				onJunk: func(l string) { junk = append(junk, l) }}
+			var got int
+			for {
+				msgs, err := lr.next()
+				got += len(msgs)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got != tt.wantMsgs {
+				t.Errorf("got %d messages, want %d", got, tt.wantMsgs)
 			}
 			if diff := cmp.Diff(tt.wantJunk, junk); diff != "" {
-				t.Errorf("junk lines (-want +got):\n%s", diff)
+				t.Errorf("output lines (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -35,7 +35,8 @@ type Pool struct {
 	events chan procEvent
 	done   chan struct{} // closed when run returns
 
-	usage atomic.Pointer[Usage]
+	usage       atomic.Pointer[Usage]
+	nonProtocol atomic.Int64 // lines on stdout that were not JSON-RPC messages
 
 	// Owned by run.
 	spec        Spec
@@ -345,6 +346,7 @@ func (p *Pool) Status() PoolStatus {
 		}
 	})
 	st.Usage = p.usage.Load()
+	st.NonProtocolLines = p.nonProtocol.Load()
 	if usage := p.sup.sampler.perProcess(p.name); usage != nil {
 		for i := range st.Processes {
 			st.Processes[i].Usage = usage[st.Processes[i].PID]

@@ -245,12 +245,17 @@ func (pr *proc) handshake(stdout, stdin *os.File, exited <-chan struct{}) (*mcp.
 		cancel()
 	}()
 	p := pr.pool
-	filter := newStdoutFilter(stdout, func(line string) {
-		p.logLine(pr.osPID, "stdout", line)
-		p.sup.logger.Warn("server wrote non-protocol text on stdout; ignored",
-			"server", pr.spec.Name, "pid", pr.osPID, "line", line)
-	})
-	var transport mcp.Transport = &mcp.IOTransport{Reader: filter, Writer: stdin, MaxLineLength: -1}
+	var warned bool // once per process: a chatty server must not flood the daemon's log
+	var transport mcp.Transport = &stdioTransport{stdout: stdout, stdin: stdin, maxMessage: p.sup.opts.MaxMessageSize,
+		onJunk: func(line string) {
+			p.nonProtocol.Add(1)
+			p.logLine(pr.osPID, "stdout", line)
+			if !warned {
+				warned = true
+				p.sup.logger.Warn("server writes non-protocol text on stdout; it is kept as the server's output",
+					"server", pr.spec.Name, "pid", pr.osPID, "line", line)
+			}
+		}}
 	if wrap := p.sup.opts.WrapTransport; wrap != nil {
 		transport = wrap(pr.spec.Name, transport)
 	}

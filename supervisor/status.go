@@ -81,6 +81,9 @@ type PoolStatus struct {
 	// Restarts counts unexpected exits since the pool was created.
 	Restarts  int    `json:"restarts"`
 	LastError string `json:"lastError,omitempty"`
+	// NonProtocolLines counts the lines its processes wrote on stdout that
+	// were not JSON-RPC messages (banners, console output), kept as logs.
+	NonProtocolLines int64 `json:"nonProtocolLines,omitempty"`
 	// Usage is the latest sample, nil before the first.
 	Usage *Usage `json:"usage,omitempty"`
 	// Logs are the most recent lines of all processes, oldest first.

@@ -3,73 +3,216 @@ package supervisor
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // maxJunkLine caps how much of a non-protocol stdout line is kept for the log.
 const maxJunkLine = 4096
 
-// stdoutFilter passes a server's stdout to the MCP client line by line,
-// dropping lines that cannot be JSON-RPC. The spec forbids non-protocol bytes
-// on stdout, but many servers print a banner there anyway; the go-sdk's decoder
-// would end the session on the first such line. A line counts as protocol when
-// its first non-blank byte opens a JSON object or array; protocol lines are
-// streamed through without being buffered whole, so large results cost one
-// extra copy and no allocation.
-type stdoutFilter struct {
-	br      *bufio.Reader
-	rc      io.ReadCloser
-	inFrame bool // inside a protocol line, until its '\n'
-	onJunk  func(line string)
+// DefaultMaxMessageSize bounds one JSON-RPC message a server writes on
+// stdout. Real results can be tens of megabytes (a file, a screenshot); a
+// line longer than this is cut, logged and dropped, never buffered whole.
+const DefaultMaxMessageSize = 128 << 20
+
+// stdioTransport is the connection to a server process over its pipes,
+// framed by lines. The MCP stdio transport says a server writes nothing
+// but newline-delimited JSON-RPC messages on stdout; real servers print
+// banners, console.log objects, pretty-printed JSON and log lines there
+// too, and a decoder that ends the session on the first bad byte (the
+// go-sdk's IOTransport does) turns each of those into a crash. So every
+// line is judged on its own: a complete JSON-RPC 2.0 message (or a batch of
+// them) goes to the protocol; anything else is the server's output, handed
+// to onJunk like a stderr line. The session ends only when stdout does.
+type stdioTransport struct {
+	stdout io.ReadCloser
+	stdin  io.WriteCloser
+	// maxMessage bounds a protocol line; longer lines are cut and logged.
+	maxMessage int
+	// onJunk receives each non-protocol line, cut to maxJunkLine bytes.
+	onJunk func(line string)
 }
 
-func newStdoutFilter(rc io.ReadCloser, onJunk func(string)) *stdoutFilter {
-	return &stdoutFilter{br: bufio.NewReaderSize(rc, 64<<10), rc: rc, onJunk: onJunk}
-}
-
-func (f *stdoutFilter) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &stdioConn{
+		stdin:    t.stdin,
+		stdout:   t.stdout,
+		incoming: make(chan readResult),
+		closed:   make(chan struct{}),
 	}
+	lr := &lineReader{br: bufio.NewReaderSize(t.stdout, 64<<10), max: t.maxMessage, onJunk: t.onJunk}
+	go c.readLoop(lr)
+	return c, nil
+}
+
+type readResult struct {
+	msgs []jsonrpc.Message
+	err  error
+}
+
+// stdioConn is an mcp.Connection over a process's stdin and stdout.
+type stdioConn struct {
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+
+	writeMu sync.Mutex
+
+	incoming  chan readResult
+	closed    chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+
+	queue []jsonrpc.Message // rest of a batch; only Read touches it
+}
+
+// readLoop reads stdout until it ends or the connection closes. Reading in
+// its own goroutine lets Read honour its context and Close.
+func (c *stdioConn) readLoop(lr *lineReader) {
 	for {
-		if f.inFrame {
-			if _, err := f.br.Peek(1); err != nil {
-				return 0, err
-			}
-			chunk, _ := f.br.Peek(min(f.br.Buffered(), len(p)))
-			if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
-				chunk = chunk[:i+1]
-				f.inFrame = false
-			}
-			n := copy(p, chunk)
-			_, _ = f.br.Discard(n)
-			return n, nil
+		msgs, err := lr.next()
+		select {
+		case c.incoming <- readResult{msgs: msgs, err: err}:
+		case <-c.closed:
+			return
 		}
-		b, err := f.br.Peek(1)
 		if err != nil {
-			return 0, err
+			return
+		}
+	}
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if len(c.queue) > 0 {
+		m := c.queue[0]
+		c.queue = c.queue[1:]
+		return m, nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.closed:
+		return nil, io.EOF
+	case r := <-c.incoming:
+		if r.err != nil {
+			return nil, r.err
+		}
+		c.queue = r.msgs[1:]
+		return r.msgs[0], nil
+	}
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding a message for the server: %w", err)
+	}
+	data = append(data, '\n')
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err = c.stdin.Write(data) // one write: a line never interleaves
+	return err
+}
+
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = errors.Join(c.stdout.Close(), c.stdin.Close())
+		close(c.closed)
+	})
+	return c.closeErr
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+// lineReader splits a server's stdout into lines and sorts them into
+// protocol messages and output.
+type lineReader struct {
+	br     *bufio.Reader
+	max    int
+	onJunk func(string)
+}
+
+// next returns the messages of the next protocol line, passing every
+// non-protocol line before it to onJunk. Its error is the end of stdout.
+func (lr *lineReader) next() ([]jsonrpc.Message, error) {
+	for {
+		b, err := lr.br.Peek(1)
+		if err != nil {
+			return nil, err
 		}
 		switch b[0] {
-		case '{', '[':
-			f.inFrame = true
 		case ' ', '\t', '\r', '\n':
-			_, _ = f.br.Discard(1)
+			_, _ = lr.br.Discard(1)
+			continue
+		case '{', '[':
 		default:
-			line, err := f.skipLine()
-			f.onJunk(line)
+			// Not JSON at all: stream past it, keeping the start for the log.
+			line, err := lr.skipLine(nil)
+			lr.onJunk(line)
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
+			continue
+		}
+		line, complete, err := lr.readLine()
+		if !complete {
+			kept := string(line[:min(len(line), maxJunkLine)])
+			if err == bufio.ErrBufferFull { // the line goes on
+				kept, err = lr.skipLine([]byte(kept))
+			}
+			lr.onJunk(fmt.Sprintf("%s… (line cut: longer than the %d-byte message limit)", kept, lr.max))
+			if err != nil && err != bufio.ErrBufferFull {
+				return nil, err
+			}
+			continue
+		}
+		if msgs := decodeLine(line); msgs != nil {
+			return msgs, nil
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			lr.onJunk(junkText(line))
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 }
 
-// skipLine consumes the rest of a line, returning at most maxJunkLine bytes
-// of it without its line ending.
-func (f *stdoutFilter) skipLine() (string, error) {
-	var kept []byte
+// readLine reads one line of at most max bytes. complete is false when the
+// line is longer; line then holds its first max bytes, and err is
+// bufio.ErrBufferFull when the rest of the line is still unread. A last
+// line without a newline counts as a line.
+func (lr *lineReader) readLine() (line []byte, complete bool, err error) {
 	for {
-		chunk, err := f.br.ReadSlice('\n')
+		chunk, err := lr.br.ReadSlice('\n')
+		if len(line)+len(chunk) > lr.max {
+			return append(line, chunk[:lr.max-len(line)]...), false, err
+		}
+		if line == nil && err == nil {
+			// The usual case: the line fits the buffer; one copy.
+			return bytes.Clone(chunk), true, nil
+		}
+		line = append(line, chunk...)
+		if err != bufio.ErrBufferFull {
+			return line, true, err
+		}
+	}
+}
+
+// skipLine consumes the rest of a line, returning kept plus as much of it
+// as fits maxJunkLine, without its line ending.
+func (lr *lineReader) skipLine(kept []byte) (string, error) {
+	for {
+		chunk, err := lr.br.ReadSlice('\n')
 		if room := maxJunkLine - len(kept); room > 0 {
 			kept = append(kept, chunk[:min(room, len(chunk))]...)
 		}
@@ -79,4 +222,58 @@ func (f *stdoutFilter) skipLine() (string, error) {
 	}
 }
 
-func (f *stdoutFilter) Close() error { return f.rc.Close() }
+func junkText(line []byte) string {
+	line = bytes.TrimRight(line, "\r\n")
+	if len(line) > maxJunkLine {
+		return string(line[:maxJunkLine]) + "…"
+	}
+	return string(line)
+}
+
+// decodeLine returns the JSON-RPC 2.0 messages of line, or nil when line is
+// not exactly one message or a non-empty batch of them.
+func decodeLine(line []byte) []jsonrpc.Message {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	if line[0] == '[' {
+		var raws []json.RawMessage
+		if json.Unmarshal(line, &raws) != nil || len(raws) == 0 {
+			return nil
+		}
+		msgs := make([]jsonrpc.Message, 0, len(raws))
+		for _, raw := range raws {
+			m := decodeMessage(raw)
+			if m == nil {
+				return nil
+			}
+			msgs = append(msgs, m)
+		}
+		return msgs
+	}
+	if m := decodeMessage(line); m != nil {
+		return []jsonrpc.Message{m}
+	}
+	return nil
+}
+
+// decodeMessage decodes one JSON-RPC 2.0 message: an object with
+// "jsonrpc":"2.0" and either a method (a request or notification) or an id
+// with a result or an error (a response).
+func decodeMessage(data []byte) jsonrpc.Message {
+	data = bytes.TrimSpace(data)
+	// The decoder stops at the end of the first value; text after it (a
+	// message with a remark appended) makes the line output, not protocol.
+	if len(data) == 0 || data[0] != '{' || data[len(data)-1] != '}' {
+		return nil
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return nil
+	}
+	if r, ok := msg.(*jsonrpc.Response); ok && r.Result == nil && r.Error == nil {
+		return nil
+	}
+	return msg
+}

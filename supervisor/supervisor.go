@@ -59,6 +59,9 @@ type Options struct {
 	CrashWindow     time.Duration // default 1m
 	FailingCoolDown time.Duration // a failing server is tried again after this; default 5m
 	LogLines        int           // stderr lines kept per server; default 500
+	// MaxMessageSize bounds one JSON-RPC message on a server's stdout; a
+	// longer line is cut, logged and dropped. 0 means DefaultMaxMessageSize.
+	MaxMessageSize int
 }
 
 func (o Options) withDefaults() Options {
@@ -81,6 +84,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ProtocolVersion == "" {
 		o.ProtocolVersion = DefaultProtocolVersion
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = DefaultMaxMessageSize
 	}
 	if o.LogLines == 0 {
 		o.LogLines = 500
