@@ -47,6 +47,11 @@ type Pool struct {
 	stoppedWait []chan struct{}
 	wanted      bool // false after Stop: no process is started
 	keepOne     bool // Start asked for a running process even with min 0
+	// retry is set when a start someone asked for failed: the pool keeps
+	// starting a process, with backoff, until one is ready or the server
+	// is failing (and again after the cool-down), so a failed first start
+	// follows the crash rules instead of leaving the server down for good.
+	retry       bool
 	closing     bool
 	state       State
 	failingTill time.Time // zero unless failing
@@ -229,12 +234,16 @@ func (p *Pool) waitError(ctx context.Context) error {
 }
 
 // Start makes the pool run again after Stop or a failing state and waits
-// until a process is ready.
+// until a process is ready. On a running pool it returns at once.
 func (p *Pool) Start(ctx context.Context) error {
 	ready := make(chan error, 1)
 	if !p.do(func() {
 		p.wanted, p.keepOne = true, true
 		p.clearFailing()
+		if p.hasReady() {
+			ready <- nil
+			return
+		}
 		p.readyWait = append(p.readyWait, ready)
 	}) {
 		return fmt.Errorf("server %q: %w", p.name, ErrClosed)
@@ -260,6 +269,16 @@ func (p *Pool) Restart(ctx context.Context) error {
 	return p.await(ctx, ready)
 }
 
+// hasReady reports whether a process of the current spec is ready to serve.
+func (p *Pool) hasReady() bool {
+	for _, pr := range p.procs {
+		if pr.state == procReady && pr.gen == p.gen && pr.ctx.Err() == nil && !pr.gone.Load() {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *Pool) await(ctx context.Context, ch <-chan error) error {
 	select {
 	case err := <-ch:
@@ -274,7 +293,7 @@ func (p *Pool) await(ctx context.Context, ch <-chan error) error {
 func (p *Pool) Stop(ctx context.Context) error {
 	stopped := make(chan struct{})
 	if !p.do(func() {
-		p.wanted, p.keepOne = false, false
+		p.wanted, p.keepOne, p.retry = false, false, false
 		p.stoppedWait = append(p.stoppedWait, stopped)
 	}) {
 		return nil
@@ -390,6 +409,9 @@ func (p *Pool) handle(ev procEvent, now time.Time) {
 			pr.state = procReady
 			pr.lastUsed, pr.lastPing = now, now
 		}
+		if pr.gen == p.gen {
+			p.retry = false
+		}
 		p.lastInit = pr.init
 		p.publish(Event{Kind: EventReady, PID: pr.pid})
 		p.sup.logger.Info("server ready", "server", p.name, "pid", pr.pid, "protocol", pr.init.ProtocolVersion)
@@ -435,6 +457,7 @@ func (p *Pool) crashed(pr *proc, err error, now time.Time) {
 	if pr.state == procStarting && pr.gen == p.gen {
 		p.failWaiters(err)
 		p.notifyReady(err)
+		p.retry = p.wanted && !p.closing
 	}
 
 	o := p.sup.opts
@@ -535,7 +558,7 @@ func (p *Pool) dispatch(now time.Time) {
 	for len(p.waiters) > 0 {
 		var best *proc
 		for _, pr := range p.procs {
-			if pr.state != procReady || pr.gen != p.gen || pr.leased || pr.ctx.Err() != nil {
+			if pr.state != procReady || pr.gen != p.gen || pr.leased || pr.ctx.Err() != nil || pr.gone.Load() {
 				continue // a process whose ctx ended died: its exit report is on the way
 			}
 			if best == nil || pr.inFlight < best.inFlight {
@@ -560,9 +583,11 @@ func (p *Pool) dispatch(now time.Time) {
 }
 
 // scale starts processes: up to min, one for waiting callers, one more when
-// every process is busy (shared) or a spare per waiting session (session) —
+// every process is loaded (shared) or a spare per waiting session (session) —
 // never beyond max counting every process that still exists, and not before
-// a backoff delay has passed.
+// a backoff delay has passed. A process is loaded when it serves calls
+// concurrently: a lone call (say the gateway listing tools on a cold
+// start) does not make a second process, calls that overlap do.
 func (p *Pool) scale(now time.Time) {
 	if now.Before(p.notBefore) {
 		return
@@ -578,7 +603,7 @@ func (p *Pool) scale(now time.Time) {
 			starting++
 		case procReady:
 			ready++
-			if pr.inFlight > 0 {
+			if pr.inFlight >= loadedInFlight {
 				busy++
 			}
 		}
@@ -600,7 +625,7 @@ func (p *Pool) scale(now time.Time) {
 			want = max(want, live+1)
 		}
 	}
-	if p.keepOne && live == 0 {
+	if (p.keepOne || p.retry) && live == 0 {
 		want = max(want, 1)
 	}
 	n := min(want-live, p.spec.Pool.Max-len(p.procs))
@@ -610,6 +635,9 @@ func (p *Pool) scale(now time.Time) {
 		go pr.supervise()
 	}
 }
+
+// loadedInFlight is how many concurrent calls make a process loaded.
+const loadedInFlight = 2
 
 // stopIdle stops processes beyond min that served nothing for IdleTimeout.
 func (p *Pool) stopIdle(now time.Time) {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -53,6 +54,9 @@ type proc struct {
 	stopOnce  sync.Once
 	stopNow   atomic.Bool // skip the polite steps (the process is hung)
 	unhealthy atomic.Bool // stopped because it failed a health check: counts as a crash
+	// gone is set the moment the OS process has exited, before its exit is
+	// described and reported, so that no new call is handed to it meanwhile.
+	gone atomic.Bool
 
 	// Owned by the pool's run goroutine.
 	pid      int // 0 until spawned
@@ -164,6 +168,7 @@ func (pr *proc) run() error {
 	var waitErr error
 	go func() {
 		waitErr = cmd.Wait()
+		pr.gone.Store(true)
 		close(exited)
 	}()
 
@@ -285,10 +290,15 @@ func (pr *proc) describeExit(hsErr error, waitErr *error, exited, stderrDone <-c
 		return hsErr
 	}
 	waitFor(stderrDone, 200*time.Millisecond)
+	status := "exit status 0"
 	if *waitErr != nil {
-		return fmt.Errorf("exited during initialize (%v)", *waitErr)
+		status = (*waitErr).Error()
 	}
-	return errors.New("exited during initialize (exit status 0)")
+	// A server that refused initialize said why; that beats its exit status.
+	if rpcErr, ok := errors.AsType[*jsonrpc.Error](hsErr); ok {
+		return fmt.Errorf("answered initialize with an error: %s; then exited (%s)", rpcErr.Message, status)
+	}
+	return fmt.Errorf("exited during initialize (%s)", status)
 }
 
 // shutdown follows the MCP stdio shutdown order, applied to the whole group:

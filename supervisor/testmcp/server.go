@@ -3,6 +3,7 @@ package testmcp
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,10 +25,16 @@ func runServer(o Options) int {
 		fmt.Fprintf(os.Stderr, "testmcp: failing to start on purpose (pid %d)\n", pid)
 		return failStartCode
 	}
+	if o.InitError != "" {
+		return refuseInitialize(o.InitError)
+	}
 	if o.IgnoreSIGTERM {
 		signal.Ignore(syscall.SIGTERM)
 	}
 	fmt.Fprintf(os.Stderr, "testmcp: serving pid %d\n", pid)
+	if o.Banner != "" {
+		_, _ = os.Stdout.WriteString(o.Banner)
+	}
 	if o.StartDelay > 0 {
 		time.Sleep(o.StartDelay)
 	}
@@ -55,6 +62,29 @@ func runServer(o Options) int {
 	return status
 }
 
+// refuseInitialize answers the first request on stdin with a JSON-RPC
+// error carrying msg, as a server that cannot start (bad credentials, a
+// missing setting) does, and returns failStartCode.
+func refuseInitialize(msg string) int {
+	line, err := bufio.NewReader(os.Stdin).ReadBytes('\n')
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testmcp: no request before refusing: %v\n", err)
+		return failStartCode
+	}
+	var req struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(line, &req); err != nil || len(req.ID) == 0 {
+		fmt.Fprintf(os.Stderr, "testmcp: cannot read the request id: %v\n", err)
+		return failStartCode
+	}
+	resp, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID,
+		"error": map[string]any{"code": -32603, "message": msg}})
+	writeLine(os.Stdout, string(resp))
+	fmt.Fprintf(os.Stderr, "testmcp: refused initialize: %s\n", msg)
+	return failStartCode
+}
+
 // writeLine writes s and a newline with a single Write call, so the line
 // cannot interleave with protocol frames written to the same file.
 func writeLine(f *os.File, s string) {
@@ -76,7 +106,10 @@ type (
 		Code   int    `json:"code,omitempty" jsonschema:"exit status (0 means 1)"`
 		Stderr string `json:"stderr,omitempty" jsonschema:"text written to stderr before exiting"`
 	}
-	noArgs   struct{}
+	noArgs    struct{}
+	printArgs struct {
+		Text string `json:"text" jsonschema:"text written to stdout as is (add newlines yourself)"`
+	}
 	junkArgs struct {
 		Lines int `json:"lines,omitempty" jsonschema:"number of non-JSON lines to write to stdout (default 1)"`
 	}
@@ -163,6 +196,14 @@ func newServer(name string) *mcp.Server {
 				writeLine(os.Stdout, fmt.Sprintf("this is not json %d", i))
 			}
 			return text("ok"), nil, nil
+		})
+
+	addTool(st, &mcp.Tool{Name: "print", Description: "Write text to stdout as is, in one write, before replying."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in printArgs) (*mcp.CallToolResult, any, error) {
+			if _, err := os.Stdout.WriteString(in.Text); err != nil {
+				return nil, nil, fmt.Errorf("print: %w", err)
+			}
+			return text("printed"), nil, nil
 		})
 
 	addTool(st, &mcp.Tool{Name: "spawn", Description: "Start a sleeping grandchild process in the server's process group."},

@@ -13,9 +13,12 @@
 //
 // The server speaks newline-delimited JSON-RPC on stdin/stdout (go-sdk
 // [mcp.StdioTransport]), logs to stderr, and exits 0 when stdin reaches EOF.
-// Its tools (echo, sleep, crash, hang, freeze, junk, spawn, pid, stderr, env,
-// cwd) let a test provoke the situations a supervisor must handle: crashes,
-// hangs, stopped processes, non-JSON output, grandchildren and so on.
+// Its tools (echo, sleep, crash, hang, freeze, junk, print, spawn, pid,
+// stderr, env, cwd) let a test provoke the situations a supervisor must
+// handle: crashes, hangs, stopped processes, non-JSON output (print writes
+// any text to stdout: JSON that is not JSON-RPC, console.log output, a
+// truncated message), grandchildren and so on; Options add a banner before
+// initialize and a refused initialize.
 //
 // # Other MCP features
 //
@@ -129,6 +132,8 @@ const (
 	envStartDelay     = "SWITCHBOARD_TESTMCP_START_DELAY"
 	envFailStart      = "SWITCHBOARD_TESTMCP_FAIL_START"
 	envName           = "SWITCHBOARD_TESTMCP_NAME"
+	envBanner         = "SWITCHBOARD_TESTMCP_BANNER"
+	envInitError      = "SWITCHBOARD_TESTMCP_INIT_ERROR"
 )
 
 // envPrefix is the prefix shared by every variable this package reads.
@@ -164,6 +169,13 @@ type Options struct {
 	// Name is the server name reported in initialize; "testmcp" when empty
 	// (env SWITCHBOARD_TESTMCP_NAME).
 	Name string
+	// Banner is written to stdout verbatim before serving, as servers that
+	// print a banner or log lines there do (env SWITCHBOARD_TESTMCP_BANNER).
+	Banner string
+	// InitError, when set, answers the first request (initialize) with a
+	// JSON-RPC error carrying this message, then exits with status 3
+	// (env SWITCHBOARD_TESTMCP_INIT_ERROR).
+	InitError string
 }
 
 // Env returns the environment entries ("K=V") that make a re-executed binary run the server, with opts.
@@ -183,6 +195,8 @@ func Env(opts Options) []string {
 		envStartDelay + "=" + delay,
 		envFailStart + "=" + flag(opts.FailStart),
 		envName + "=" + opts.Name,
+		envBanner + "=" + opts.Banner,
+		envInitError + "=" + opts.InitError,
 	}
 }
 
@@ -206,6 +220,8 @@ func optionsFromEnv() (Options, error) {
 		IgnoreStdinEOF: envBool(envIgnoreStdinEOF),
 		FailStart:      envBool(envFailStart),
 		Name:           os.Getenv(envName),
+		Banner:         os.Getenv(envBanner),
+		InitError:      os.Getenv(envInitError),
 	}
 	if s := os.Getenv(envStartDelay); s != "" {
 		d, err := time.ParseDuration(s)
