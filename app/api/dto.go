@@ -60,6 +60,9 @@ type ServerView struct {
 	Restarts int `json:"restarts"`
 	// LastError is the last crash or start failure, if any.
 	LastError string `json:"lastError,omitempty"`
+	// NonProtocolLines counts lines the server wrote on stdout that were
+	// not MCP messages (banners, console output); they are in its logs.
+	NonProtocolLines int64 `json:"nonProtocolLines,omitempty"`
 	// Usage is the latest resource sample, absent before the first.
 	Usage *supervisor.Usage `json:"usage,omitempty"`
 	// RecentLogs are the server's last RecentLogLines lines, oldest first;

@@ -125,6 +125,7 @@ func newView(name string, sc config.Server, ps supervisor.PoolStatus, known bool
 		}
 		v.Restarts = ps.Restarts
 		v.LastError = ps.LastError
+		v.NonProtocolLines = ps.NonProtocolLines
 		v.Usage = ps.Usage
 		v.RecentLogs = append(v.RecentLogs, ps.Logs[max(0, len(ps.Logs)-RecentLogLines):]...)
 	}

@@ -210,7 +210,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
-		SessionTimeout: store.Current().SessionTimeout.Duration})
+		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir)})
 	// Server logs, lifecycle events and resource samples go to the history
 	// and to the live feed.
 	supEvents, stopEvents := sup.Subscribe(4096)
@@ -474,12 +474,25 @@ func withSecrets(log *slog.Logger, specs []supervisor.Spec, cfg *config.Config, 
 	return specs
 }
 
+// DefaultPoolIdleTimeout stops a process beyond pool.min that served nothing
+// this long, when the config does not say: a lazy server (min 0) started
+// for a call, or once to learn its tools, does not run forever.
+const DefaultPoolIdleTimeout = 10 * time.Minute
+
+// ListsDir is the folder under the data directory where each server's last
+// tool, prompt and resource lists are kept (see gateway.Options.ListsDir).
+const ListsDir = "lists"
+
 // Specs turns the enabled servers of cfg into what the supervisor runs.
 func Specs(cfg *config.Config) []supervisor.Spec {
 	var specs []supervisor.Spec
 	for name, s := range cfg.Servers {
 		if !s.IsEnabled() {
 			continue
+		}
+		idle := s.Pool.IdleTimeout.Duration
+		if idle == 0 {
+			idle = DefaultPoolIdleTimeout
 		}
 		specs = append(specs, supervisor.Spec{
 			Name:    name,
@@ -491,7 +504,7 @@ func Specs(cfg *config.Config) []supervisor.Spec {
 				Mode:        supervisor.Mode(s.Pool.Mode),
 				Min:         s.Pool.Min,
 				Max:         s.Pool.Max,
-				IdleTimeout: s.Pool.IdleTimeout.Duration,
+				IdleTimeout: idle,
 			},
 		})
 	}

@@ -23,16 +23,20 @@ func TestSpecsAndGatewayConfigs(t *testing.T) {
 		"fs": {Command: "npx", Args: []string{"-y", "fs"}, Env: map[string]string{"A": "1"}, Cwd: "/tmp",
 			Pool:    config.Pool{Mode: "session", Min: 1, Max: 3, IdleTimeout: config.Duration{Duration: time.Minute}},
 			Timeout: config.Duration{Duration: 30 * time.Second}, DisabledTools: []string{"rm"}, Alias: "f", Roots: []string{"/srv"}},
-		"off": {Command: "x", Enabled: &off},
+		"off":  {Command: "x", Enabled: &off},
+		"lazy": {Command: "y"},
 	}
 	wantSpecs := []supervisor.Spec{{Name: "fs", Command: "npx", Args: []string{"-y", "fs"}, Env: map[string]string{"A": "1"},
-		Dir: "/tmp", Pool: supervisor.PoolSpec{Mode: supervisor.ModeSession, Min: 1, Max: 3, IdleTimeout: time.Minute}}}
-	if diff := cmp.Diff(wantSpecs, Specs(cfg)); diff != "" {
+		Dir: "/tmp", Pool: supervisor.PoolSpec{Mode: supervisor.ModeSession, Min: 1, Max: 3, IdleTimeout: time.Minute}},
+		{Name: "lazy", Command: "y", Pool: supervisor.PoolSpec{IdleTimeout: DefaultPoolIdleTimeout}}}
+	byName := func(a, b supervisor.Spec) bool { return a.Name < b.Name }
+	if diff := cmp.Diff(wantSpecs, Specs(cfg), cmpopts.SortSlices(byName)); diff != "" {
 		t.Errorf("Specs (-want +got):\n%s", diff)
 	}
 	wantGW := []gateway.ServerConfig{{Name: "fs", Alias: "f", Mode: supervisor.ModeSession, Timeout: 30 * time.Second, DisabledTools: []string{"rm"},
-		IdleTimeout: time.Minute, Roots: []string{"/srv"}}}
-	if diff := cmp.Diff(wantGW, GatewayConfigs(cfg), cmpopts.EquateEmpty()); diff != "" {
+		IdleTimeout: time.Minute, Roots: []string{"/srv"}}, {Name: "lazy"}}
+	if diff := cmp.Diff(wantGW, GatewayConfigs(cfg), cmpopts.EquateEmpty(),
+		cmpopts.SortSlices(func(a, b gateway.ServerConfig) bool { return a.Name < b.Name })); diff != "" {
 		t.Errorf("GatewayConfigs (-want +got):\n%s", diff)
 	}
 }

@@ -40,7 +40,12 @@ type backend struct {
 	// relist re-registers only what changed (each change notifies clients).
 	registered map[string][]byte
 
-	listed atomic.Bool // features were listed at least once
+	listed atomic.Bool // features are known: listed, or kept from an earlier run
+	// fresh is set once a process of this daemon run listed the server;
+	// until then a ready process is asked for its lists.
+	fresh   atomic.Bool
+	listing atomic.Bool // a relist is running
+	kept    []byte      // the kept-lists file as last read or written (under mu)
 	// tried is closed after the first list attempt, whatever its outcome;
 	// requests wait for it (see awaitLists) so a client's first tools/list
 	// is complete.
@@ -57,9 +62,17 @@ type backend struct {
 }
 
 func (g *Gateway) newBackend(c ServerConfig) *backend {
-	return &backend{g: g, cfg: c, front: g.newFront(c.Name), registered: map[string][]byte{},
+	b := &backend{g: g, cfg: c, front: g.newFront(c.Name), registered: map[string][]byte{},
 		tried: make(chan struct{}), kickCh: make(chan struct{}, 1), readyCh: make(chan struct{}, 1),
 		done: make(chan struct{})}
+	if f, data, ok := g.loadKept(c.Name); ok {
+		// Known from an earlier run: served from the kept lists, and
+		// listed again when a process next starts.
+		b.features, b.kept = f, data
+		b.listed.Store(true)
+		b.triedOnce.Do(func() { close(b.tried) })
+	}
+	return b
 }
 
 func (b *backend) config() ServerConfig {
@@ -85,8 +98,9 @@ func (b *backend) kick() {
 	}
 }
 
-// kickUnlisted asks for a list of a server not listed yet, made only if
-// it is still unlisted when its turn comes: a process of the server became
+// kickUnlisted asks for a list of a server no process of this run has
+// listed yet (its lists may be kept from an earlier run), made only if that
+// still holds when its turn comes: a process of the server became
 // ready, and usually the list in progress started it and lists it. (A
 // needless list is not free: in session mode it leases a process of its
 // own, started for it and stopped after.)
@@ -110,7 +124,7 @@ func (b *backend) run(ctx context.Context) {
 		case <-b.kickCh:
 			b.list(ctx)
 		case <-b.readyCh:
-			if !b.listed.Load() {
+			if !b.fresh.Load() {
 				b.list(ctx)
 			}
 		}
@@ -160,6 +174,8 @@ func (b *backend) relist(ctx context.Context) error {
 		}
 		return nil
 	}
+	b.listing.Store(true)
+	defer b.listing.Store(false)
 	b.mu.Lock()
 	announcer := b.announcer
 	b.announcer = nil
@@ -182,8 +198,14 @@ func (b *backend) relist(ctx context.Context) error {
 	}
 	b.mu.Lock()
 	b.features = f
+	last := b.kept
 	b.mu.Unlock()
 	b.listed.Store(true)
+	b.fresh.Store(true)
+	kept := b.g.saveKept(name, f, last)
+	b.mu.Lock()
+	b.kept = kept
+	b.mu.Unlock()
 	b.install()
 	b.g.rebuildAggregate()
 	b.g.log.Info("server listed", "server", name, "tools", len(f.tools), "prompts", len(f.prompts),

@@ -44,7 +44,8 @@ func (g *Gateway) newFront(server string) *mcp.Server {
 				return g.subscribe(ctx, req, server, req.Params.URI, false)
 			},
 		})
-	s.AddReceivingMiddleware(g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server), g.rawResults())
+	s.AddReceivingMiddleware(g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server),
+		g.unlistedTools(server), g.rawResults())
 	return s
 }
 

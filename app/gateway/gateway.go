@@ -133,6 +133,11 @@ type Options struct {
 	// MaxSessionsPerToken bounds the open sessions of one token; 0 means
 	// DefaultMaxSessionsPerToken.
 	MaxSessionsPerToken int
+	// ListsDir keeps each server's last lists (tools, prompts, resources),
+	// one file per server, so that they are served while the server is down
+	// and after a restart of the daemon without starting it; "" keeps them
+	// in memory only.
+	ListsDir string
 	// KeepAlive is how long a call's response stream may stay silent
 	// before an SSE comment is written on it; 0 means DefaultKeepAlive,
 	// negative disables.
@@ -308,7 +313,7 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 			delete(g.backends, name)
 		}
 	}
-	var added []*backend
+	var added, reinstall []*backend
 	for name, c := range want {
 		b, ok := g.backends[name]
 		if !ok {
@@ -319,14 +324,19 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 		}
 		// b.mu guards cfg: calls read it (config) while Sync runs.
 		b.mu.Lock()
-		relist := !slices.Equal(b.cfg.DisabledTools, c.DisabledTools) || b.cfg.Alias != c.Alias
+		changed := !slices.Equal(b.cfg.DisabledTools, c.DisabledTools) || b.cfg.Alias != c.Alias
 		b.cfg = c
 		b.mu.Unlock()
-		if relist {
-			b.kick()
+		if changed {
+			// What is known is registered again under the new settings;
+			// no need to ask (and maybe start) the server.
+			reinstall = append(reinstall, b)
 		}
 	}
 	g.mu.Unlock()
+	for _, b := range reinstall {
+		b.install()
+	}
 
 	for _, b := range removed {
 		b.close()
@@ -335,6 +345,13 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 	g.rebuildAggregate()
 	for _, b := range added {
 		g.wg.Go(func() { b.run(g.ctx) })
+		if b.listed.Load() {
+			// Kept lists: a lazy server starts on its first call, not now.
+			b.install()
+			continue
+		}
+		// Never listed: start it once to learn what it offers (a lazy
+		// server's process then stops after its idle timeout).
 		b.kick()
 	}
 }
@@ -358,8 +375,9 @@ func (g *Gateway) Close() {
 	g.wg.Wait()
 }
 
-// followSupervisor relists a server that becomes ready when its lists are
-// not known yet (it failed to start before, or never started).
+// followSupervisor relists a server that becomes ready when no process of
+// this run listed it yet (it failed to start before, never started, or its
+// lists are kept from an earlier run).
 func (g *Gateway) followSupervisor() {
 	events, cancel := g.opts.Backends.Subscribe(256)
 	defer cancel()
@@ -377,7 +395,7 @@ func (g *Gateway) followSupervisor() {
 			g.mu.Lock()
 			b := g.backends[ev.Server]
 			g.mu.Unlock()
-			if b != nil && !b.listed.Load() {
+			if b != nil && !b.fresh.Load() {
 				b.kickUnlisted()
 			}
 		}
