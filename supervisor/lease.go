@@ -15,9 +15,25 @@ import (
 // is stopped when it is released. Release exactly once (later calls are
 // no-ops).
 type Lease struct {
-	pool *Pool
-	proc *proc
-	once sync.Once
+	pool  *Pool
+	proc  *proc
+	light bool
+	once  sync.Once
+}
+
+type housekeepingKey struct{}
+
+// Housekeeping marks ctx as the context of calls a client of the
+// supervisor makes for itself (listing a server's tools), not for a user:
+// leases acquired with it do not count as load when the pool decides
+// whether to start another process.
+func Housekeeping(ctx context.Context) context.Context {
+	return context.WithValue(ctx, housekeepingKey{}, true)
+}
+
+func isHousekeeping(ctx context.Context) bool {
+	v, _ := ctx.Value(housekeepingKey{}).(bool)
+	return v
 }
 
 // Session is the MCP client session to the process, already initialized.
@@ -76,5 +92,5 @@ const exitReportWait = time.Second
 
 // Release gives the process back to the pool.
 func (l *Lease) Release() {
-	l.once.Do(func() { l.pool.release(l.proc) })
+	l.once.Do(func() { l.pool.release(l.proc, l.light) })
 }

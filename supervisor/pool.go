@@ -67,6 +67,7 @@ type Pool struct {
 // waiter is an Acquire call waiting for a process.
 type waiter struct {
 	reply chan acquired // buffered: the pool never blocks on a caller
+	light bool          // housekeeping (see Housekeeping): not load
 	// state moves once from waiting to granted (by the pool) or to
 	// abandoned (by a caller whose context ended), whichever comes first.
 	state atomic.Int32
@@ -191,7 +192,7 @@ func (p *Pool) addLog(l LogLine) {
 // the process is the caller's alone until it releases the lease, which stops
 // the process.
 func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
-	w := &waiter{reply: make(chan acquired, 1)}
+	w := &waiter{reply: make(chan acquired, 1), light: isHousekeeping(ctx)}
 	// Queue the waiter without waiting for it to be queued (post, not do):
 	// the caller then wakes once, for the answer, instead of once for the
 	// queueing and again for the answer — a goroutine wake-up fewer on
@@ -574,11 +575,14 @@ func (p *Pool) dispatch(now time.Time) {
 			continue
 		}
 		best.inFlight++
+		if w.light {
+			best.lightInFlight++
+		}
 		best.lastUsed = now
 		if p.spec.Pool.Mode == ModeSession {
 			best.leased = true
 		}
-		w.reply <- acquired{lease: &Lease{pool: p, proc: best}}
+		w.reply <- acquired{lease: &Lease{pool: p, proc: best, light: w.light}}
 	}
 }
 
@@ -603,7 +607,7 @@ func (p *Pool) scale(now time.Time) {
 			starting++
 		case procReady:
 			ready++
-			if pr.inFlight >= loadedInFlight {
+			if pr.inFlight-pr.lightInFlight >= loadedInFlight {
 				busy++
 			}
 		}
@@ -751,9 +755,12 @@ func (p *Pool) setState(now time.Time) {
 }
 
 // release returns a lease's process to the pool.
-func (p *Pool) release(pr *proc) {
+func (p *Pool) release(pr *proc, light bool) {
 	p.post(func() {
 		pr.inFlight--
+		if light {
+			pr.lightInFlight--
+		}
 		pr.lastUsed = time.Now()
 		if pr.leased {
 			pr.leased = false

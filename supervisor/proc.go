@@ -63,10 +63,12 @@ type proc struct {
 	started  time.Time
 	state    procState
 	inFlight int
-	leased   bool
-	lastUsed time.Time
-	lastPing time.Time
-	pinging  bool
+	// lightInFlight counts the housekeeping calls among inFlight.
+	lightInFlight int
+	leased        bool
+	lastUsed      time.Time
+	lastPing      time.Time
+	pinging       bool
 }
 
 func newProc(p *Pool, spec Spec, gen int) *proc {

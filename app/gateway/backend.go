@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // listTimeout bounds listing a server's features, start-up included.
@@ -183,7 +185,7 @@ func (b *backend) relist(ctx context.Context) error {
 	if announcer == nil || list(ctx, announcer) != nil {
 		// None announced a change, or it has gone: any process of the pool.
 		f = features{}
-		lease, err := b.g.opts.Backends.Acquire(ctx, name)
+		lease, err := b.g.opts.Backends.Acquire(supervisor.Housekeeping(ctx), name)
 		if err != nil {
 			return err
 		}

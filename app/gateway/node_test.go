@@ -167,9 +167,16 @@ func alphaSpec() supervisor.Spec {
 // every request must carry when token is set (as the daemon's API would).
 func newSpecFixture(t *testing.T, token string, specs []supervisor.Spec, servers ...gateway.ServerConfig) *fixture {
 	t.Helper()
+	return newTunedFixture(t, token, nil, specs, servers...)
+}
+
+// newTunedFixture is newSpecFixture with tune, when not nil, changing the
+// supervisor's and the gateway's options before they start.
+func newTunedFixture(t *testing.T, token string, tune func(*supervisor.Options, *gateway.Options),
+	specs []supervisor.Spec, servers ...gateway.ServerConfig) *fixture {
+	t.Helper()
 	f := &fixture{rec: &recorder{}}
-	var err error
-	f.sup, err = supervisor.New(t.Context(), supervisor.Options{
+	supOpts := supervisor.Options{
 		StateDir: t.TempDir(), Env: os.Environ(), StopGrace: 500 * time.Millisecond,
 		BackoffInitial: 20 * time.Millisecond, SampleInterval: -1, HealthInterval: -1,
 		NewClient: func(s string) *mcp.Client { return f.gw.NewClient(s) },
@@ -177,12 +184,19 @@ func newSpecFixture(t *testing.T, token string, specs []supervisor.Spec, servers
 			return f.gw.Prepare(ctx, s, cs)
 		},
 		WrapTransport: func(s string, t mcp.Transport) mcp.Transport { return f.gw.WrapTransport(s, t) },
-	})
+	}
+	gwOpts := gateway.Options{Recorder: f.rec, Version: "test",
+		ClientLabel: func(context.Context) string { return "test-client" }}
+	if tune != nil {
+		tune(&supOpts, &gwOpts)
+	}
+	var err error
+	f.sup, err = supervisor.New(t.Context(), supOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(f.sup), Recorder: f.rec, Version: "test",
-		ClientLabel: func(context.Context) string { return "test-client" }})
+	gwOpts.Backends = gateway.FromSupervisor(f.sup)
+	f.gw = gateway.New(gwOpts)
 	if err := f.sup.Apply(t.Context(), specs); err != nil {
 		t.Fatal(err)
 	}
