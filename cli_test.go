@@ -93,6 +93,16 @@ func TestCommandLineAgainstDaemon(t *testing.T) {
 		t.Fatalf("servers --json: %d %v\n%s", code, err, out)
 	}
 
+	// Start on a running server answers at once (it used to wait for a
+	// ready event that never came, for 2 min 15 s).
+	startedAt := time.Now()
+	if code, out, errOut := cli(t, home, "start", "beta"); code != exitOK || out != "beta: running\n" {
+		t.Errorf("start of a running server: %d %q %q", code, out, errOut)
+	}
+	if took := time.Since(startedAt); took > time.Second {
+		t.Errorf("start of a running server took %s, want under 1 s", took)
+	}
+
 	if code, out, errOut := cli(t, home, "stop", "alpha"); code != exitOK || out != "alpha: stopped\n" {
 		t.Errorf("stop: %d %q %q", code, out, errOut)
 	}

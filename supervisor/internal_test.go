@@ -53,9 +53,9 @@ func TestLineReader(t *testing.T) {
 		{"message larger than the buffer", long + "\n", 0, 1, nil},
 		{"message without a final newline", resp, 0, 1, nil},
 		{"junk at end without newline", resp + "\nbye", 0, 1, []string{"bye"}},
-		{"line over the limit is cut", long + "\n" + resp + "\n", 100 << 10, 1,
+		{"line over the limit is cut", long + "\n" + resp + "\n", 100 << 10, 2,
 			[]string{long[:maxJunkLine] + "… (line cut: longer than the 102400-byte message limit)"}},
-		{"line over the limit ending in the buffer", `{"jsonrpc":"2.0","id":3,"result":"` + strings.Repeat("y", 300) + "\"}\n" + resp + "\n", 100, 1,
+		{"line over the limit ending in the buffer", `{"jsonrpc":"2.0","id":3,"result":"` + strings.Repeat("y", 300) + "\"}\n" + resp + "\n", 100, 2,
 			[]string{`{"jsonrpc":"2.0","id":3,"result":"` + strings.Repeat("y", 100-len(`{"jsonrpc":"2.0","id":3,"result":"`)) + "… (line cut: longer than the 100-byte message limit)"}},
 	}
 	for _, tt := range tests {
@@ -195,5 +195,31 @@ func TestRegistrySweep(t *testing.T) {
 	data, err := os.ReadFile(reg.path)
 	if err != nil || strings.TrimSpace(string(data)) != "[]" {
 		t.Errorf("registry after sweep = %q, %v; want empty", data, err)
+	}
+}
+
+// TestTooLongResponse: a response cut at the message limit still fails
+// its call when its id comes before its result.
+func TestTooLongResponse(t *testing.T) {
+	tests := []struct {
+		prefix string
+		wantID any // nil: no stand-in response
+	}{
+		{`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"xxxx`, int64(7)},
+		{`{"jsonrpc":"2.0","id":"a-1","error":{"code":1,"message":"xxxx`, "a-1"},
+		{`{"result":{"content":"xxxx`, nil},
+		{`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"xxxx`, nil},
+		{`{"jsonrpc":"1.0","id":7,"result":"xxxx`, nil},
+		{`{"id":`, nil},
+	}
+	for _, tt := range tests {
+		resp := tooLongResponse([]byte(tt.prefix), 100)
+		switch {
+		case tt.wantID == nil && resp != nil:
+			t.Errorf("%s: got a stand-in response for id %v", tt.prefix, resp.ID.Raw())
+		case tt.wantID != nil && (resp == nil || resp.ID.Raw() != tt.wantID || resp.Error == nil ||
+			!strings.Contains(resp.Error.Error(), "longer than the 100-byte message limit")):
+			t.Errorf("%s: got %+v, want an error response for id %v", tt.prefix, resp, tt.wantID)
+		}
 	}
 }

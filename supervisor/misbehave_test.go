@@ -273,3 +273,26 @@ func testCallDuringCrashRestart(t *testing.T, min int) {
 		oldPID = pid
 	}
 }
+
+// TestOverLongResultFailsItsCall: a result over the message limit is
+// dropped, and its call fails at once with the reason; the process stays.
+func TestOverLongResultFailsItsCall(t *testing.T) {
+	opts := fastOptions(t)
+	opts.MaxMessageSize = 1 << 20
+	s := newSupervisor(t, opts)
+	apply(t, s, testSpec("huge", testmcp.Options{}, supervisor.PoolSpec{}))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, pid, err := call(ctx, s, "huge", "big", map[string]any{"kb": 2048})
+	if err == nil || !strings.Contains(err.Error(), "longer than the 1048576-byte message limit") {
+		t.Fatalf("over-long result: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the call failed after %s, want at once", took)
+	}
+	res, again, err := call(ctx, s, "huge", "big", map[string]any{"kb": 512})
+	if err != nil || len(text(res)) != 512<<10 || again != pid {
+		t.Fatalf("a result within the limit after that: %v (pid %d, was %d)", err, again, pid)
+	}
+}

@@ -165,6 +165,9 @@ func (lr *lineReader) next() ([]jsonrpc.Message, error) {
 		}
 		line, complete, err := lr.readLine()
 		if !complete {
+			// A response too large to take fails its call now rather than
+			// at its timeout, when its id comes before its result.
+			tooLong := tooLongResponse(line, lr.max)
 			kept := string(line[:min(len(line), maxJunkLine)])
 			if err == bufio.ErrBufferFull { // the line goes on
 				kept, err = lr.skipLine([]byte(kept))
@@ -172,6 +175,9 @@ func (lr *lineReader) next() ([]jsonrpc.Message, error) {
 			lr.onJunk(fmt.Sprintf("%s… (line cut: longer than the %d-byte message limit)", kept, lr.max))
 			if err != nil && err != bufio.ErrBufferFull {
 				return nil, err
+			}
+			if tooLong != nil {
+				return []jsonrpc.Message{tooLong}, nil
 			}
 			continue
 		}
@@ -228,6 +234,45 @@ func junkText(line []byte) string {
 		return string(line[:maxJunkLine]) + "…"
 	}
 	return string(line)
+}
+
+// tooLongResponse returns an error response for the request whose
+// response starts with prefix, when prefix shows a JSON-RPC response whose
+// "id" comes before its "result" (as the SDKs write them); nil otherwise.
+func tooLongResponse(prefix []byte, limit int) *jsonrpc.Response {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var version string
+	var id jsonrpc.ID
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		switch key {
+		case "jsonrpc":
+			if dec.Decode(&version) != nil {
+				return nil
+			}
+		case "id":
+			var raw any
+			if dec.Decode(&raw) != nil {
+				return nil
+			}
+			if id, err = jsonrpc.MakeID(raw); err != nil {
+				return nil
+			}
+		default:
+			if version != "2.0" || !id.IsValid() || (key != "result" && key != "error") {
+				return nil
+			}
+			return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: fmt.Sprintf("the server's response is longer than the %d-byte message limit; it was dropped", limit)}}
+		}
+	}
+	return nil
 }
 
 // decodeLine returns the JSON-RPC 2.0 messages of line, or nil when line is
