@@ -45,9 +45,11 @@ func TestLineReader(t *testing.T) {
 		{"pretty-printed JSON", "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1\n}\n" + resp + "\n", 0, 1,
 			[]string{"{", `"jsonrpc": "2.0",`, `"id": 1`, "}"}},
 		{"truncated message", `{"jsonrpc":"2.0","id":` + "\n" + resp + "\n", 0, 1, []string{`{"jsonrpc":"2.0","id":`}},
+		{"truncated response", `{"jsonrpc":"2.0","id":4,"result":{"content":[` + "\n" + resp + "\n", 0, 2,
+			[]string{`{"jsonrpc":"2.0","id":4,"result":{"content":[`}},
 		{"wrong version", `{"jsonrpc":"1.0","id":1,"result":{}}` + "\n", 0, 0, []string{`{"jsonrpc":"1.0","id":1,"result":{}}`}},
 		{"response without result or error", `{"jsonrpc":"2.0","id":1}` + "\n", 0, 0, []string{`{"jsonrpc":"2.0","id":1}`}},
-		{"trailing text after a message", resp + " ok\n", 0, 0, []string{resp + " ok"}},
+		{"trailing text after a message", resp + " ok\n", 0, 1, []string{resp + " ok"}},
 		{"junk between frames", resp + "\nWARN: x\r\n" + resp + "\n", 0, 2, []string{"WARN: x"}},
 		{"blank lines and indentation", "\n\n  " + resp + "\n", 0, 1, nil},
 		{"message larger than the buffer", long + "\n", 0, 1, nil},
@@ -198,9 +200,9 @@ func TestRegistrySweep(t *testing.T) {
 	}
 }
 
-// TestTooLongResponse: a response cut at the message limit still fails
-// its call when its id comes before its result.
-func TestTooLongResponse(t *testing.T) {
+// TestFailedResponse: a response cut at the message limit, or broken,
+// still fails its call when its id comes before its result.
+func TestFailedResponse(t *testing.T) {
 	tests := []struct {
 		prefix string
 		wantID any // nil: no stand-in response
@@ -213,7 +215,7 @@ func TestTooLongResponse(t *testing.T) {
 		{`{"id":`, nil},
 	}
 	for _, tt := range tests {
-		resp := tooLongResponse([]byte(tt.prefix), 100)
+		resp := failedResponse([]byte(tt.prefix), "longer than the 100-byte message limit")
 		switch {
 		case tt.wantID == nil && resp != nil:
 			t.Errorf("%s: got a stand-in response for id %v", tt.prefix, resp.ID.Raw())

@@ -296,3 +296,28 @@ func TestOverLongResultFailsItsCall(t *testing.T) {
 		t.Fatalf("a result within the limit after that: %v (pid %d, was %d)", err, again, pid)
 	}
 }
+
+// TestTruncatedResponseFailsItsCall: a response cut short (then a newline)
+// fails its call at once instead of at its timeout, and the next call on
+// the same process works.
+func TestTruncatedResponseFailsItsCall(t *testing.T) {
+	s := newSupervisor(t, fastOptions(t))
+	apply(t, s, testSpec("cut", testmcp.Options{}, supervisor.PoolSpec{}))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, pid, err := call(ctx, s, "cut", "truncated", nil)
+	if err == nil || !strings.Contains(err.Error(), "not a valid JSON-RPC message") {
+		t.Fatalf("truncated response: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the call failed after %s, want at once", took)
+	}
+	res, again, err := call(ctx, s, "cut", "echo", map[string]any{"text": "next"})
+	if err != nil || text(res) != "next" || again != pid {
+		t.Fatalf("the next call: %v %v (pid %d, was %d)", res, err, again, pid)
+	}
+	if st := status(t, s, "cut"); st.Restarts != 0 || st.NonProtocolLines != 1 {
+		t.Errorf("restarts %d, non-protocol lines %d; want 0 and 1", st.Restarts, st.NonProtocolLines)
+	}
+}

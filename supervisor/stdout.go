@@ -167,7 +167,8 @@ func (lr *lineReader) next() ([]jsonrpc.Message, error) {
 		if !complete {
 			// A response too large to take fails its call now rather than
 			// at its timeout, when its id comes before its result.
-			tooLong := tooLongResponse(line, lr.max)
+			tooLong := failedResponse(line,
+				fmt.Sprintf("the server's response is longer than the %d-byte message limit; it was dropped", lr.max))
 			kept := string(line[:min(len(line), maxJunkLine)])
 			if err == bufio.ErrBufferFull { // the line goes on
 				kept, err = lr.skipLine([]byte(kept))
@@ -186,6 +187,11 @@ func (lr *lineReader) next() ([]jsonrpc.Message, error) {
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			lr.onJunk(junkText(line))
+		}
+		// A broken response (cut short, then a newline) still names the
+		// call it answers: fail that call now, not at its timeout.
+		if broken := failedResponse(line, "the server's response was not a valid JSON-RPC message (it is in the server's log)"); broken != nil {
+			return []jsonrpc.Message{broken}, err
 		}
 		if err != nil {
 			return nil, err
@@ -236,10 +242,11 @@ func junkText(line []byte) string {
 	return string(line)
 }
 
-// tooLongResponse returns an error response for the request whose
-// response starts with prefix, when prefix shows a JSON-RPC response whose
-// "id" comes before its "result" (as the SDKs write them); nil otherwise.
-func tooLongResponse(prefix []byte, limit int) *jsonrpc.Response {
+// failedResponse returns an error response saying why for the request
+// whose response starts with prefix (cut at the size limit, or broken),
+// when prefix shows a JSON-RPC 2.0 response whose "id" comes before its
+// "result" or "error" (as the SDKs write them); nil otherwise.
+func failedResponse(prefix []byte, why string) *jsonrpc.Response {
 	dec := json.NewDecoder(bytes.NewReader(prefix))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
@@ -268,8 +275,7 @@ func tooLongResponse(prefix []byte, limit int) *jsonrpc.Response {
 			if version != "2.0" || !id.IsValid() || (key != "result" && key != "error") {
 				return nil
 			}
-			return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-				Message: fmt.Sprintf("the server's response is longer than the %d-byte message limit; it was dropped", limit)}}
+			return &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: why}}
 		}
 	}
 	return nil

@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,8 +46,9 @@ func runServer(o Options) int {
 		}
 	}
 
-	server := newServer(o.Name)
-	err := server.Run(context.Background(), &mcp.StdioTransport{})
+	ids := &callIDs{ids: make(map[string]jsonrpc.ID)}
+	server := newServer(o.Name, ids)
+	err := server.Run(context.Background(), &idTransport{Transport: &mcp.StdioTransport{}, ids: ids})
 	status := 0
 	switch {
 	case err == nil || errors.Is(err, io.EOF):
@@ -142,7 +145,7 @@ func text(s string) *mcp.CallToolResult {
 }
 
 // newServer builds the MCP server with all the test tools, prompts and resources.
-func newServer(name string) *mcp.Server {
+func newServer(name string, ids *callIDs) *mcp.Server {
 	st := newState(name)
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"}, st.serverOptions())
 	st.server = s
@@ -206,6 +209,19 @@ func newServer(name string) *mcp.Server {
 			return text("printed"), nil, nil
 		})
 
+	addTool(st, &mcp.Tool{Name: "truncated", Description: "Answer with a response cut short (its id, then half a result, then a newline), then block until cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+			id, ok := ids.take("truncated")
+			if !ok {
+				return nil, nil, errors.New("truncated: the request id was not seen")
+			}
+			head, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id.Raw()})
+			// {"id":..,"jsonrpc":"2.0"} → {"id":..,"jsonrpc":"2.0","result":{"content":[
+			writeLine(os.Stdout, string(head[:len(head)-1])+`,"result":{"content":[`)
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+
 	addTool(st, &mcp.Tool{Name: "spawn", Description: "Start a sleeping grandchild process in the server's process group."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in spawnArgs) (*mcp.CallToolResult, pidOut, error) {
 			pid, err := spawnSleeper(in.IgnoreTerm, in.HoldStdout)
@@ -254,6 +270,55 @@ func newServer(name string) *mcp.Server {
 
 	st.addFeatures()
 	return s
+}
+
+// callIDs hands a tool the JSON-RPC id of the tools/call that runs it
+// (the go-sdk does not expose it), by tool name.
+type callIDs struct {
+	mu  sync.Mutex
+	ids map[string]jsonrpc.ID
+}
+
+func (c *callIDs) take(tool string) (jsonrpc.ID, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.ids[tool]
+	delete(c.ids, tool)
+	return id, ok
+}
+
+// idTransport notes the id of each tools/call it reads, for callIDs.
+type idTransport struct {
+	mcp.Transport
+	ids *callIDs
+}
+
+func (t *idTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &idConn{Connection: c, ids: t.ids}, nil
+}
+
+type idConn struct {
+	mcp.Connection
+	ids *callIDs
+}
+
+func (c *idConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.IsCall() {
+		var p struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			c.ids.mu.Lock()
+			c.ids.ids[p.Name] = req.ID
+			c.ids.mu.Unlock()
+		}
+	}
+	return msg, err
 }
 
 // progressInterval is how often the sleep tool reports progress.

@@ -13,12 +13,13 @@
 //
 // The server speaks newline-delimited JSON-RPC on stdin/stdout (go-sdk
 // [mcp.StdioTransport]), logs to stderr, and exits 0 when stdin reaches EOF.
-// Its tools (echo, sleep, crash, hang, freeze, junk, print, spawn, pid,
-// stderr, env, cwd) let a test provoke the situations a supervisor must
-// handle: crashes, hangs, stopped processes, non-JSON output (print writes
-// any text to stdout: JSON that is not JSON-RPC, console.log output, a
-// truncated message), grandchildren and so on; Options add a banner before
-// initialize and a refused initialize.
+// Its tools (echo, sleep, crash, hang, freeze, junk, print, truncated,
+// spawn, pid, stderr, env, cwd) let a test provoke the situations a
+// supervisor must handle: crashes, hangs, stopped processes, non-JSON output
+// (print writes any text to stdout: JSON that is not JSON-RPC, console.log
+// output, a truncated message), a response cut short (truncated),
+// grandchildren and so on; Options add a banner before initialize and a
+// refused initialize.
 //
 // # Other MCP features
 //
