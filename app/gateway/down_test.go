@@ -112,6 +112,15 @@ func TestLazyServerWithKeptLists(t *testing.T) {
 	if st := poolStatus(t, second, "lazy"); spawned != 1 || len(st.Processes) != 1 {
 		t.Errorf("first use spawned %d processes (%d live), want exactly 1", spawned, len(st.Processes))
 	}
+
+	// A server that leaves (uninstalled, disabled) leaves no kept list.
+	// (Its endpoint's sessions are closed first: once it has left, their
+	// DELETE finds no endpoint.)
+	one.Close()
+	second.gw.Sync(nil)
+	if _, err := os.Stat(filepath.Join(lists, "lazy.json")); !os.IsNotExist(err) {
+		t.Errorf("the kept list of a removed server is still there: %v", err)
+	}
 }
 
 // TestCallToADownServerAnswersTheCause: the kept tools of a server that

@@ -340,6 +340,7 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 
 	for _, b := range removed {
 		b.close()
+		g.forgetKept(b.config().Name) // uninstalled or disabled: listed afresh if it comes back
 		g.log.Info("server left the gateway", "server", b.config().Name)
 	}
 	g.rebuildAggregate()

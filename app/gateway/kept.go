@@ -151,3 +151,14 @@ func (g *Gateway) unlistedTool(endpoint, name string) (server, original string, 
 	}
 	return "", "", false
 }
+
+// forgetKept removes server's kept lists.
+func (g *Gateway) forgetKept(server string) {
+	path := g.keptPath(server)
+	if path == "" {
+		return
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		g.log.Warn("cannot remove a server's kept tool list", "server", server, "file", path, "err", err)
+	}
+}
