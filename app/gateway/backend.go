@@ -204,6 +204,11 @@ func (b *backend) relist(ctx context.Context) error {
 	b.mu.Unlock()
 	b.listed.Store(true)
 	b.fresh.Store(true)
+	select {
+	case <-b.done: // it left the gateway meanwhile: keep nothing
+		return nil
+	default:
+	}
 	kept := b.g.saveKept(name, f, last)
 	b.mu.Lock()
 	b.kept = kept
