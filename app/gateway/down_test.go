@@ -202,3 +202,20 @@ func TestCallDuringACrashRestart(t *testing.T) {
 		t.Fatalf("call during the restart: %q", text(res))
 	}
 }
+
+// TestBrokenKeptListIsIgnored: a kept-lists file that cannot be read is
+// ignored (the server is listed as a new one) and replaced.
+func TestBrokenKeptListIsIgnored(t *testing.T) {
+	lists := t.TempDir()
+	path := filepath.Join(lists, "mended.json")
+	if err := os.WriteFile(path, []byte(`{"version":1,"server":"mended","tools":[{"name":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newTunedFixture(t, "", withLists(lists),
+		[]supervisor.Spec{lazySpec("mended", testmcp.Options{}, supervisor.PoolSpec{})}, gateway.ServerConfig{Name: "mended"})
+	f.waitTools(t, f.connect(t, "/mcp/mended", "2025-11-25", nil), "echo")
+	waitFor(t, 10*time.Second, "the file replaced", func() bool {
+		data, err := os.ReadFile(path)
+		return err == nil && strings.Contains(string(data), `"name": "echo"`)
+	})
+}
