@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"log/slog"
@@ -67,18 +66,23 @@ func TestLineReader(t *testing.T) {
 			if max == 0 {
 				max = DefaultMaxMessageSize
 			}
-			lr := &lineReader{br: bufio.NewReaderSize(iotest{strings.NewReader(tt.in), 7}, 64<<10), max: max,
-				onJunk: func(l string) { junk = append(junk, l) }}
+			tr := &stdioTransport{stdout: io.NopCloser(iotest{strings.NewReader(tt.in), 7}), stdin: nopWriteCloser{},
+				maxMessage: max, onJunk: func(l string) { junk = append(junk, l) }}
+			conn, err := tr.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
 			var got int
 			for {
-				msgs, err := lr.next()
-				got += len(msgs)
+				_, err := conn.Read(t.Context())
 				if err == io.EOF {
 					break
 				}
 				if err != nil {
 					t.Fatal(err)
 				}
+				got++
 			}
 			if got != tt.wantMsgs {
 				t.Errorf("got %d messages, want %d", got, tt.wantMsgs)
@@ -89,6 +93,11 @@ func TestLineReader(t *testing.T) {
 		})
 	}
 }
+
+type nopWriteCloser struct{}
+
+func (nopWriteCloser) Write(p []byte) (int, error) { return len(p), nil }
+func (nopWriteCloser) Close() error                { return nil }
 
 // iotest reads through r in chunks of at most n bytes.
 type iotest struct {

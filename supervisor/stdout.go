@@ -47,13 +47,44 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan readResult),
 		closed:   make(chan struct{}),
 	}
-	lr := &lineReader{br: bufio.NewReaderSize(t.stdout, 64<<10), max: t.maxMessage, onJunk: t.onJunk}
-	go c.readLoop(lr)
+	// Lines are judged by the read loop and, for those that are valid JSON,
+	// by whoever decodes them: one at a time.
+	var junkMu sync.Mutex
+	onJunk := func(line string) {
+		junkMu.Lock()
+		defer junkMu.Unlock()
+		t.onJunk(line)
+	}
+	c.lr = &lineReader{br: bufio.NewReaderSize(t.stdout, 64<<10), max: t.maxMessage, onJunk: onJunk}
+	go c.readLoop()
 	return c, nil
 }
 
+// A LineConn is the mcp.Connection the supervisor makes over a process's
+// pipes. Besides Read, it hands out each line that may be a message before
+// it is decoded, so that a client of the supervisor can take a big response
+// without decoding it (the gateway passes a tool's result on as the
+// server's own bytes): NextLine, then DecodeLine for what it does not take.
+type LineConn interface {
+	mcp.Connection
+	// NextLine returns the next line that may be a JSON-RPC message, or,
+	// in place of a response too long to take, an error response for its
+	// call (msg set, line nil). Lines that cannot be a message (a banner)
+	// have been kept as the server's output already.
+	NextLine(ctx context.Context) (line []byte, msg jsonrpc.Message, err error)
+	// DecodeLine decodes a line from NextLine: ok is false when it is not
+	// a JSON-RPC 2.0 message (or batch), which is then kept as the server's
+	// output (and a response it started fails its call: ok, with msg the
+	// error response). A batch's first message is returned, the rest are
+	// queued for Read.
+	DecodeLine(line []byte) (msg jsonrpc.Message, ok bool)
+	// Queued reports whether messages of a batch wait to be Read.
+	Queued() bool
+}
+
 type readResult struct {
-	msgs []jsonrpc.Message
+	line []byte
+	msg  jsonrpc.Message
 	err  error
 }
 
@@ -69,16 +100,19 @@ type stdioConn struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	queue []jsonrpc.Message // rest of a batch; only Read touches it
+	lr    *lineReader       // read by readLoop; DecodeLine uses its onJunk
+	queue []jsonrpc.Message // rest of a batch; only the reading goroutine touches it
 }
+
+var _ LineConn = (*stdioConn)(nil)
 
 // readLoop reads stdout until it ends or the connection closes. Reading in
 // its own goroutine lets Read honour its context and Close.
-func (c *stdioConn) readLoop(lr *lineReader) {
+func (c *stdioConn) readLoop() {
 	for {
-		msgs, err := lr.next()
+		line, msg, err := c.lr.next()
 		select {
-		case c.incoming <- readResult{msgs: msgs, err: err}:
+		case c.incoming <- readResult{line: line, msg: msg, err: err}:
 		case <-c.closed:
 			return
 		}
@@ -94,19 +128,49 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.queue = c.queue[1:]
 		return m, nil
 	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.closed:
-		return nil, io.EOF
-	case r := <-c.incoming:
-		if r.err != nil {
-			return nil, r.err
+	for {
+		line, msg, err := c.NextLine(ctx)
+		if err != nil {
+			return nil, err
 		}
-		c.queue = r.msgs[1:]
-		return r.msgs[0], nil
+		if msg != nil {
+			return msg, nil
+		}
+		if msg, ok := c.DecodeLine(line); ok {
+			return msg, nil
+		}
 	}
 }
+
+func (c *stdioConn) NextLine(ctx context.Context) ([]byte, jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	case <-c.closed:
+		return nil, nil, io.EOF
+	case r := <-c.incoming:
+		return r.line, r.msg, r.err
+	}
+}
+
+func (c *stdioConn) DecodeLine(line []byte) (jsonrpc.Message, bool) {
+	if msgs := decodeLine(line); msgs != nil {
+		c.queue = append(c.queue, msgs[1:]...)
+		return msgs[0], true
+	}
+	c.lr.onJunk(junkText(line))
+	// A broken response (cut short, then a newline) still names the call
+	// it answers: fail that call now, not at its timeout.
+	if broken := failedResponse(line, brokenResponse); broken != nil {
+		return broken, true
+	}
+	return nil, false
+}
+
+// brokenResponse is the error of a call whose response was not a message.
+const brokenResponse = "the server's response was not a valid JSON-RPC message (it is in the server's log)"
+
+func (c *stdioConn) Queued() bool { return len(c.queue) > 0 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
@@ -141,13 +205,15 @@ type lineReader struct {
 	onJunk func(string)
 }
 
-// next returns the messages of the next protocol line, passing every
-// non-protocol line before it to onJunk. Its error is the end of stdout.
-func (lr *lineReader) next() ([]jsonrpc.Message, error) {
+// next returns the next line that may be a message (it opens a JSON
+// object or array), passing every other line before it to onJunk; or, for
+// a line over the size limit, an error response for the call it answers
+// when it shows one. Its error is the end of stdout.
+func (lr *lineReader) next() ([]byte, jsonrpc.Message, error) {
 	for {
 		b, err := lr.br.Peek(1)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		switch b[0] {
 		case ' ', '\t', '\r', '\n':
@@ -159,7 +225,7 @@ func (lr *lineReader) next() ([]jsonrpc.Message, error) {
 			line, err := lr.skipLine(nil)
 			lr.onJunk(line)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
@@ -175,27 +241,34 @@ func (lr *lineReader) next() ([]jsonrpc.Message, error) {
 			}
 			lr.onJunk(fmt.Sprintf("%s… (line cut: longer than the %d-byte message limit)", kept, lr.max))
 			if err != nil && err != bufio.ErrBufferFull {
-				return nil, err
+				return nil, nil, err
 			}
 			if tooLong != nil {
-				return []jsonrpc.Message{tooLong}, nil
+				return nil, tooLong, nil
 			}
 			continue
 		}
-		if msgs := decodeLine(line); msgs != nil {
-			return msgs, nil
+		if len(bytes.TrimSpace(line)) == 0 {
+			if err != nil {
+				return nil, nil, err
+			}
+			continue
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
+		// Not JSON at all (pretty-printed fragments, console.log objects,
+		// a message cut short): output, judged here, in order. JSON that is
+		// no JSON-RPC message is judged when it is decoded.
+		if !json.Valid(line) {
 			lr.onJunk(junkText(line))
+			if broken := failedResponse(line, brokenResponse); broken != nil {
+				return nil, broken, nil
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			continue
 		}
-		// A broken response (cut short, then a newline) still names the
-		// call it answers: fail that call now, not at its timeout.
-		if broken := failedResponse(line, "the server's response was not a valid JSON-RPC message (it is in the server's log)"); broken != nil {
-			return []jsonrpc.Message{broken}, err
-		}
-		if err != nil {
-			return nil, err
-		}
+		// A last line without a newline: its EOF comes with the next read.
+		return line, nil, nil
 	}
 }
 
@@ -203,27 +276,32 @@ func (lr *lineReader) next() ([]jsonrpc.Message, error) {
 // line is longer; line then holds its first max bytes, and err is
 // bufio.ErrBufferFull when the rest of the line is still unread. A last
 // line without a newline counts as a line.
+//
+// A long line is kept in pieces until its end is found, then copied once
+// into a slice of its exact size: the line is what a big result stays in
+// on its way through (see LineConn), so it must not carry spare capacity.
 func (lr *lineReader) readLine() (line []byte, complete bool, err error) {
+	var pieces [][]byte
+	total := 0
 	for {
 		chunk, err := lr.br.ReadSlice('\n')
-		if len(line)+len(chunk) > lr.max {
-			return append(line, chunk[:lr.max-len(line)]...), false, err
+		if total+len(chunk) > lr.max {
+			line = make([]byte, 0, min(total, maxJunkLine)+len(chunk))
+			for _, p := range pieces {
+				line = append(line, p[:min(len(p), maxJunkLine-len(line))]...)
+			}
+			return append(line, chunk[:lr.max-total]...), false, err
 		}
-		if line == nil && err == nil {
-			// The usual case: the line fits the buffer; one copy.
-			return bytes.Clone(chunk), true, nil
+		if err == bufio.ErrBufferFull {
+			pieces = append(pieces, bytes.Clone(chunk))
+			total += len(chunk)
+			continue
 		}
-		if n := len(line) + len(chunk); n > cap(line) {
-			// Double, rather than append's 1.25× for large slices: a 20 MB
-			// result then costs about 2× its size in copies, not 5×.
-			grown := make([]byte, len(line), min(max(2*cap(line), n, 256<<10), max(lr.max, n)))
-			copy(grown, line)
-			line = grown
+		line = make([]byte, 0, total+len(chunk))
+		for _, p := range pieces {
+			line = append(line, p...)
 		}
-		line = append(line, chunk...)
-		if err != bufio.ErrBufferFull {
-			return line, true, err
-		}
+		return append(line, chunk...), true, err
 	}
 }
 

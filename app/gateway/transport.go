@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // WrapTransport wraps a backend process's transport
@@ -19,8 +21,9 @@ import (
 //   - a forwarded tools/call's result is kept as the server's bytes (see
 //     rawCapture).
 //
-// Over a process's pipes (an IOTransport) the connection is the gateway's
-// own lineConn, which reads a big result once (see lineconn.go).
+// Over a process's pipes the supervisor's connection hands out lines
+// before decoding them (supervisor.LineConn): a big captured result is
+// then never decoded, and stays in the line read (see responseEnvelope).
 func (g *Gateway) WrapTransport(_ string, t mcp.Transport) mcp.Transport {
 	return countingTransport{Transport: t, g: g}
 }
@@ -31,21 +34,18 @@ type countingTransport struct {
 }
 
 func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	if io, ok := t.Transport.(*mcp.IOTransport); ok {
-		lc := newLineConn(io.Reader, io.Writer)
-		return &backendConn{Connection: lc, lines: lc, g: t.g, captures: map[jsonrpc.ID]*rawCapture{}}, nil
-	}
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &backendConn{Connection: c, g: t.g, captures: map[jsonrpc.ID]*rawCapture{}}, nil
+	lines, _ := c.(supervisor.LineConn)
+	return &backendConn{Connection: c, lines: lines, g: t.g, captures: map[jsonrpc.ID]*rawCapture{}}, nil
 }
 
 // A backendConn is the connection to one backend process.
 type backendConn struct {
 	mcp.Connection
-	lines *lineConn // the Connection, when it is the gateway's own
+	lines supervisor.LineConn // the Connection, when it hands out lines
 	g     *Gateway
 
 	mu       sync.Mutex
@@ -91,25 +91,34 @@ func (c *backendConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // are captured, is looked at before it is decoded: a response whose result
 // is captured is not decoded (its result stays in the line read).
 func (c *backendConn) read(ctx context.Context) (jsonrpc.Message, error) {
-	if c.lines == nil || len(c.lines.queue) > 0 {
+	if c.lines == nil || c.lines.Queued() {
 		return c.Connection.Read(ctx)
 	}
-	line, err := c.lines.next(ctx)
-	if err != nil {
-		return nil, err
-	}
-	line = bytes.TrimLeft(line, " \t")
-	if len(line) >= spliceMin && line[0] == '{' {
-		c.mu.Lock()
-		capturing := len(c.captures) > 0
-		c.mu.Unlock()
-		if capturing {
-			if id, result, ok := responseEnvelope(line); ok {
-				return &jsonrpc.Response{ID: id, Result: result}, nil
+	for {
+		line, msg, err := c.lines.NextLine(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if msg != nil {
+			return msg, nil
+		}
+		line = bytes.TrimLeft(line, " \t")
+		if len(line) >= spliceMin && line[0] == '{' {
+			c.mu.Lock()
+			capturing := len(c.captures) > 0
+			c.mu.Unlock()
+			if capturing {
+				if id, result, ok := responseEnvelope(line); ok {
+					return &jsonrpc.Response{ID: id, Result: result}, nil
+				}
 			}
 		}
+		// What is not a message is the server's output (the supervisor
+		// logs it); the next line may be one.
+		if msg, ok := c.lines.DecodeLine(line); ok {
+			return msg, nil
+		}
 	}
-	return c.lines.decode(line)
 }
 
 // forget drops id's capture if it is still rc (no response came).
