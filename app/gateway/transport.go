@@ -87,9 +87,9 @@ func (c *backendConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return msg, err
 }
 
-// read reads the next message. A big line on a lineConn, while results
-// are captured, is looked at before it is decoded: a response whose result
-// is captured is not decoded (its result stays in the line read).
+// read reads the next message. A big line on a supervisor.LineConn, while
+// results are captured, is looked at before it is decoded: a response whose
+// result is captured is not decoded (its result stays in the line read).
 func (c *backendConn) read(ctx context.Context) (jsonrpc.Message, error) {
 	if c.lines == nil || c.lines.Queued() {
 		return c.Connection.Read(ctx)
