@@ -45,9 +45,8 @@ type backend struct {
 	listed atomic.Bool // features are known: listed, or kept from an earlier run
 	// fresh is set once a process of this daemon run listed the server;
 	// until then a ready process is asked for its lists.
-	fresh   atomic.Bool
-	listing atomic.Bool // a relist is running
-	kept    []byte      // the kept-lists file as last read or written (under mu)
+	fresh atomic.Bool
+	kept  []byte // the kept-lists file as last read or written (under mu)
 	// tried is closed after the first list attempt, whatever its outcome;
 	// requests wait for it (see awaitLists) so a client's first tools/list
 	// is complete.
@@ -176,8 +175,6 @@ func (b *backend) relist(ctx context.Context) error {
 		}
 		return nil
 	}
-	b.listing.Store(true)
-	defer b.listing.Store(false)
 	b.mu.Lock()
 	announcer := b.announcer
 	b.announcer = nil
