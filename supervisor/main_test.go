@@ -154,16 +154,10 @@ func pids(st supervisor.PoolStatus) []int {
 }
 
 // alive reports whether pid is a live process (zombies count as dead: where
-// PID 1 does not reap, killed orphans linger as zombies).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
-}
+// PID 1 does not reap, killed orphans linger as zombies). It is the
+// supervisor's own check, so it holds on every OS: a read of /proc under
+// Wine answered for whichever Linux process had that number.
+func alive(pid int) bool { return supervisor.ProcessAlive(pid) }
 
 func isExitError(err error) bool {
 	_, ok := errors.AsType[*supervisor.ExitError](err)

@@ -1,11 +1,16 @@
 package testmcp
 
-import "errors"
+import "golang.org/x/sys/windows"
 
-// errUnsupported is returned by tools that cannot work on this platform.
-var errUnsupported = errors.New("unsupported")
+// ntSuspendProcess suspends every thread of a process, the calling one
+// included: Windows' nearest thing to SIGSTOP.
+var ntSuspendProcess = windows.NewLazySystemDLL("ntdll.dll").NewProc("NtSuspendProcess")
 
-// freeze is not supported on Windows, which has no SIGSTOP.
+// freeze suspends the whole process; it returns once something resumes it
+// (NtResumeProcess), as the Unix SIGSTOP version returns on SIGCONT.
 func freeze() error {
-	return errUnsupported
+	if st, _, _ := ntSuspendProcess.Call(uintptr(windows.CurrentProcess())); st != 0 {
+		return windows.NTStatus(st)
+	}
+	return nil
 }

@@ -181,7 +181,7 @@ func newServer(name string, ids *callIDs) *mcp.Server {
 			return nil, nil, ctx.Err()
 		})
 
-	addTool(st, &mcp.Tool{Name: "freeze", Description: "Stop the whole server process with SIGSTOP (Unix only)."},
+	addTool(st, &mcp.Tool{Name: "freeze", Description: "Stop the whole server process (SIGSTOP on Unix, NtSuspendProcess on Windows)."},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			if err := freeze(); err != nil {
 				return nil, nil, fmt.Errorf("freeze: %w", err)
