@@ -63,7 +63,7 @@ func write(path string, data []byte, perm fs.FileMode, check func() error) (err 
 			return err
 		}
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	if err := rename(tmp, target); err != nil {
 		return fmt.Errorf("replacing %s: %w", target, err)
 	}
 	syncDir(dir)

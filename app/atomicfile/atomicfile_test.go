@@ -1,12 +1,39 @@
 package atomicfile
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
+
+// holdEnv makes the test binary the other process of
+// TestReplaceWhileAnotherProcessHoldsIt: it opens the named file, says
+// "open", waits for its stdin to close, and prints what it read.
+const holdEnv = "ATOMICFILE_TEST_HOLD"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(holdEnv); path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			os.Stdout.WriteString("error " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Stdout.WriteString("open\n")
+		io.Copy(io.Discard, os.Stdin)
+		data, _ := io.ReadAll(f)
+		f.Close()
+		os.Stdout.WriteString("read " + string(data) + "\n")
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 func TestWrite(t *testing.T) {
 	dir := t.TempDir()
@@ -85,5 +112,82 @@ func TestWriteChecked(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != "ours" {
 		t.Errorf("content %q, want ours", got)
+	}
+}
+
+// TestReplaceWhileAnotherProcessHoldsIt: another process has the file open
+// (as a client reading its config does). On Unix the replace goes through at
+// once; on Windows, where an open handle blocks the rename, Write waits for
+// the reader to let go instead of failing. The reader sees the old content.
+func TestReplaceWhileAnotherProcessHoldsIt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "held.json")
+	if err := Write(path, []byte("one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), holdEnv+"="+path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "open" {
+		t.Fatalf("holder said %q, want open", lines.Text())
+	}
+
+	if runtime.GOOS == "windows" {
+		// The OS refuses a plain rename over the held file: the case Write handles.
+		other := filepath.Join(filepath.Dir(path), "other")
+		if err := os.WriteFile(other, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(other, path); err == nil {
+			t.Fatal("renamed over a file another process holds open; the test proves nothing here")
+		}
+		os.Remove(other)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Write(path, []byte("two"), 0o600) }()
+	if runtime.GOOS != "windows" {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("replace while held: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("replace while held did not finish")
+		}
+	}
+	stdin.Close() // the holder reads and lets go
+	if runtime.GOOS == "windows" {
+		if err := <-done; err != nil {
+			t.Fatalf("replace once the holder let go: %v", err)
+		}
+	}
+	if !lines.Scan() || lines.Text() != "read one" {
+		t.Errorf("holder %q, want %q: its open file is the old one", lines.Text(), "read one")
+	}
+	if got, _ := os.ReadFile(path); string(got) != "two" {
+		t.Errorf("content %q, want two", got)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %s, want only held.json", strings.Join(names, ", "))
 	}
 }
