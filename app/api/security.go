@@ -247,11 +247,14 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // quote quotes s for an error message, capping its length: it comes from
-// the request.
+// the request. Control characters and quotes are escaped; backslashes are
+// not, so a Windows path reads as the user typed it (C:\Users\me, not
+// C:\\Users\\me).
 func quote(s string) string {
 	const limit = 100
 	if len(s) > limit {
 		s = s[:limit] + "…"
 	}
-	return strconv.Quote(s)
+	q := strconv.Quote(s)
+	return strings.ReplaceAll(q, `\\`, `\`)
 }
