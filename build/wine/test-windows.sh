@@ -42,6 +42,8 @@ if [ -z "$wine" ] || [ -z "$wineserver" ] || [ -z "$mingw" ]; then
 	exit 1
 fi
 
+# The Go caches stay where they are when HOME changes below.
+export GOCACHE="$(go env GOCACHE)" GOMODCACHE="$(go env GOMODCACHE)" GOPATH="$(go env GOPATH)"
 rm -rf "$lane"
 mkdir -p "$lane/bin" "$lane/overlay" "$lane/logs" "$lane/home"
 # Wine and the programs under it see only this lane's directories: HOME is
