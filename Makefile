@@ -156,7 +156,7 @@ dist: frontend gui-deps
 	tar -C $(STAGE)/linux --owner=0 --group=0 --transform 's,^\.,switchboard_$(VERSION)_linux_amd64,' \
 	  -czf $(DIST)/switchboard_$(VERSION)_linux_amd64.tar.gz .
 	# Windows: per-user NSIS installer and .zip
-	makensis -V2 -DVERSION='$(VERSION)' -DVIVERSION='$(WIN_VERSION)' -DSTAGE='$(STAGE)/windows' \
+	makensis -V2 -NOCD -DVERSION='$(VERSION)' -DVIVERSION='$(WIN_VERSION)' -DSTAGE='$(STAGE)/windows' \
 	  -DOUTFILE='$(DIST)/switchboard_$(VERSION)_windows_amd64_setup.exe' build/windows/installer.nsi
 	cp README.md $(STAGE)/windows/ && cp build/windows/icon.ico $(STAGE)/windows/switchboard.ico
 	cd $(STAGE)/windows && zip -q -X -r ../../switchboard_$(VERSION)_windows_amd64.zip .

@@ -1,5 +1,5 @@
 ; The per-user Windows installer, built by `make dist` with Debian's makensis:
-;   makensis -DVERSION=<git describe> -DVIVERSION=<a.b.c.d> -DSTAGE=<dir with the .exe files>
+;   makensis -NOCD -DVERSION=<git describe> -DVIVERSION=<a.b.c.d> -DSTAGE=<dir with the .exe files>
 ;            -DOUTFILE=<installer path> build/windows/installer.nsi
 ; It installs into %LOCALAPPDATA%\Programs\Switchboard without elevation:
 ; the tray app (the daemon runs inside it), the window app, the command
@@ -37,8 +37,8 @@ VIAddVersionKey "FileVersion" "${VERSION}"
 VIAddVersionKey "FileDescription" "${APP} installer"
 VIAddVersionKey "LegalCopyright" "Switchboard authors"
 
-!define MUI_ICON "build\windows\icon.ico"
-!define MUI_UNICON "build\windows\icon.ico"
+!define MUI_ICON "build/windows/icon.ico"
+!define MUI_UNICON "build/windows/icon.ico"
 !define MUI_FINISHPAGE_RUN "$INSTDIR\switchboard-tray.exe"
 !define MUI_FINISHPAGE_RUN_TEXT "Start Switchboard (in the notification area)"
 !insertmacro MUI_PAGE_COMPONENTS
@@ -77,10 +77,10 @@ Section "Switchboard (required)" SecApp
   SectionIn RO
   !insertmacro StopSwitchboard
   SetOutPath "$INSTDIR"
-  File "${STAGE}\switchboard.exe"
-  File "${STAGE}\switchboard-tray.exe"
-  File "${STAGE}\switchboard-window.exe"
-  File "/oname=switchboard.ico" "build\windows\icon.ico"
+  File "${STAGE}/switchboard.exe"
+  File "${STAGE}/switchboard-tray.exe"
+  File "${STAGE}/switchboard-window.exe"
+  File "/oname=switchboard.ico" "build/windows/icon.ico"
   File "/oname=README.md" "README.md"
   WriteUninstaller "$INSTDIR\uninstall.exe"
 
