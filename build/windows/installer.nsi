@@ -7,7 +7,9 @@
 ; the app's own "Start at login" setting writes), and an uninstaller that
 ; stops Switchboard first. Your data in %APPDATA%\Switchboard is kept.
 
-Unicode true
+; A 64-bit installer, like the programs it installs (and Wine's wine64, with
+; which CI runs it, cannot run 32-bit ones).
+Target amd64-unicode
 !include "MUI2.nsh"
 !include "LogicLib.nsh"
 
@@ -51,7 +53,9 @@ VIAddVersionKey "LegalCopyright" "Switchboard authors"
 
 ; Stops a running Switchboard so its files can be replaced or removed: the
 ; tray is asked to close first (it then stops every server), whatever is
-; left is ended (the supervisor's Job Objects take the servers with it).
+; left is ended (the supervisor's Job Objects take the servers with it, so
+; no /T: Wine's taskkill refuses it, and it has no tasklist, so under Wine
+; the wait below ends at once).
 !macro StopSwitchboard
   nsExec::Exec 'taskkill /IM switchboard-tray.exe'
   Pop $0
@@ -65,11 +69,11 @@ VIAddVersionKey "LegalCopyright" "Switchboard authors"
     Sleep 250
     IntOp $1 $1 + 1
   ${LoopUntil} $1 >= 40
-  nsExec::Exec 'taskkill /F /T /IM switchboard-tray.exe'
+  nsExec::Exec 'taskkill /F /IM switchboard-tray.exe'
   Pop $0
-  nsExec::Exec 'taskkill /F /T /IM switchboard-window.exe'
+  nsExec::Exec 'taskkill /F /IM switchboard-window.exe'
   Pop $0
-  nsExec::Exec 'taskkill /F /T /IM switchboard.exe'
+  nsExec::Exec 'taskkill /F /IM switchboard.exe'
   Pop $0
 !macroend
 
