@@ -133,8 +133,8 @@ test-windows:
 # WIN_VERSION the a.b.c.d the installer's version resource requires.
 DIST        := dist
 STAGE       := $(DIST)/stage
-DEB_VERSION := $(shell echo '$(VERSION)' | sed -e 's/^v\([0-9]\)/\1/' -e '/^[0-9][0-9]*\./!s/^/0.0.0~/')
-WIN_VERSION := $(shell echo '$(VERSION)' | sed -n 's/^v\{0,1\}\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\).*/\1.\2.\3.0/p' | grep . || echo 0.0.0.0)
+DEB_VERSION = $(shell echo '$(VERSION)' | sed -e 's/^v\([0-9]\)/\1/' -e '/^[0-9][0-9]*\./!s/^/0.0.0~/')
+WIN_VERSION = $(shell echo '$(VERSION)' | sed -n 's/^v\{0,1\}\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\).*/\1.\2.\3.0/p' | grep . || echo 0.0.0.0)
 NFPM        := $(GO) tool -modfile=build/tools/go.mod nfpm
 GOBUILD     := $(GO) build -trimpath
 
@@ -167,11 +167,14 @@ dist: frontend gui-deps
 	    -czf $(DIST)/switchboard_$(VERSION)_darwin_$$a.tar.gz . || exit 1; \
 	done
 	rm -rf $(STAGE)
+	echo '$(VERSION)' > $(DIST)/VERSION
 	cd $(DIST) && sha256sum * > SHA256SUMS && cat SHA256SUMS
 
 # Checks what `make dist` built: contents of every archive, the .deb
 # installed with dpkg (as root) and run from /usr/bin, then removed, and the
-# NSIS installer run under Wine. Needs what .ci/run installs.
+# NSIS installer run under Wine. Needs what .ci/run installs. The version
+# checked is the one make dist stamped (dist/VERSION), even if HEAD moved.
+dist-test: VERSION = $(shell cat $(DIST)/VERSION 2>/dev/null || echo 'missing: run make dist')
 dist-test:
 	VERSION='$(VERSION)' DEB_VERSION='$(DEB_VERSION)' ./build/dist-test.sh
 
