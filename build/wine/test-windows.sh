@@ -45,7 +45,9 @@ fi
 # The Go caches stay where they are when HOME changes below.
 export GOCACHE="$(go env GOCACHE)" GOMODCACHE="$(go env GOMODCACHE)" GOPATH="$(go env GOPATH)"
 rm -rf "$lane"
-mkdir -p "$lane/bin" "$lane/overlay" "$lane/logs" "$lane/home"
+# _overlay: go ignores directories starting with _, so the generated files
+# never join `go vet ./...` and `go test ./...` of the module.
+mkdir -p "$lane/bin" "$lane/_overlay" "$lane/logs" "$lane/home"
 # Wine and the programs under it see only this lane's directories: HOME is
 # never the real one, and the prefix is made fresh for every run (so the
 # Run key, %APPDATA% and %TEMP% start empty).
@@ -77,7 +79,7 @@ for pkg in $packages; do
 	name=$(go list -f '{{.Name}}' "$pkg")
 	slug=${rel//\//_}
 	# The overlay adds one file to the package, in the test binary only.
-	cat >"$lane/overlay/$slug.go" <<EOF
+	cat >"$lane/_overlay/$slug.go" <<EOF
 //go:build windows
 
 package $name
@@ -93,11 +95,11 @@ var wineLaneDeleteatFallback bool
 
 func init() { wineLaneDeleteatFallback = true }
 EOF
-	printf '{"Replace":{"%s":"%s"}}' "$root/$rel/zz_wine_lane.go" "$lane/overlay/$slug.go" >"$lane/overlay/$slug.json"
+	printf '{"Replace":{"%s":"%s"}}' "$root/$rel/zz_wine_lane.go" "$lane/_overlay/$slug.go" >"$lane/_overlay/$slug.json"
 	exe=$lane/bin/$slug.test.exe
 	t0=$(date +%s)
 	if ! GOOS=windows GOARCH=amd64 CGO_ENABLED=0 go test -c -o "$exe" \
-		-overlay "$lane/overlay/$slug.json" -ldflags=-checklinkname=0 "$pkg"; then
+		-overlay "$lane/_overlay/$slug.json" -ldflags=-checklinkname=0 "$pkg"; then
 		echo "test-windows: $rel: build failed" >&2
 		failed=1
 		continue
