@@ -30,6 +30,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -482,7 +483,11 @@ func makePrivate(path string, create bool) error {
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	if info.Mode().Perm() != FileMode {
+	// Windows has no mode bits (Go reports 0666; Chmod only toggles the
+	// read-only attribute), and the files are private by the ACL of the
+	// per-user data directory. Chmod there only fails where SQLite holds
+	// the -shm file open (Wine answers it with a sharing violation).
+	if runtime.GOOS != "windows" && info.Mode().Perm() != FileMode {
 		if err := os.Chmod(path, FileMode); err != nil {
 			return fmt.Errorf("history: making %s private: %w", path, err)
 		}

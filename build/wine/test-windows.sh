@@ -102,6 +102,7 @@ EOF
 		-overlay "$lane/_overlay/$slug.json" -ldflags=-checklinkname=0 "$pkg"; then
 		echo "test-windows: $rel: build failed" >&2
 		failed=1
+		table+=("$rel|-|-|-|BUILD FAILED")
 		continue
 	fi
 	[ -f "$exe" ] || { table+=("$rel|0|0|-|no tests"); continue; }
