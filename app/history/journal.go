@@ -188,17 +188,23 @@ func (j *Journal) compact() {
 		for _, b := range begun {
 			data = append(data, b.line...)
 		}
-		if err := atomicfile.Write(j.path, data, 0o600); err != nil {
-			j.log.Warn("history: cannot compact the call journal", "err", err)
-			return
+		// Windows refuses to replace a file that is open, by this process
+		// too: the append handle is closed for the rename and reopened.
+		j.f.Close()
+		rewritten := atomicfile.Write(j.path, data, 0o600)
+		if rewritten != nil {
+			j.log.Warn("history: cannot compact the call journal", "err", rewritten)
 		}
 		f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
+			// j.f stays closed: each write fails, and write reports it.
 			j.log.Warn("history: cannot reopen the call journal", "err", err)
 			return
 		}
-		j.f.Close()
-		j.f, j.open, j.size = f, len(begun), int64(len(data))
+		j.f = f
+		if rewritten == nil {
+			j.open, j.size = len(begun), int64(len(data))
+		}
 	}
 }
 

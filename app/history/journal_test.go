@@ -38,7 +38,9 @@ func TestJournalInterruptedCalls(t *testing.T) {
 		}
 	}
 	flush(t, s)
-	// The daemon dies: nothing closes the journal.
+	// The daemon dies: nothing closes the journal; the OS lets go of its
+	// file (which Windows needs before the next daemon replaces it).
+	j.f.Close()
 	j2, left, err := OpenJournal(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -72,9 +74,13 @@ func TestJournalInterruptedCalls(t *testing.T) {
 	if err != nil || len(page.Calls) != 2 {
 		t.Fatalf("interrupted calls in the history: %+v %v", page, err)
 	}
-	_, left, err = OpenJournal(path, nil)
+	j2.f.Close() // this daemon dies too
+	j3, left, err := OpenJournal(path, nil)
 	if err != nil || len(left) != 1 || left[0].Name != "next" {
 		t.Errorf("third open: %+v %v", left, err)
+	}
+	if j3 != nil {
+		j3.Close()
 	}
 }
 
