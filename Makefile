@@ -77,10 +77,10 @@ vet:
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	CGO_ENABLED=0 $(GO) build ./...
-	$(GO) vet -tags tray ./app/tray .
-	$(GO) vet -tags $(GUI_TAGS) ./app/window .
-	GOOS=windows $(GO) vet -tags tray ./app/tray
-	GOOS=windows $(GO) vet -tags desktop,production ./app/window
+	$(GO) vet -tags tray ./app/tray ./app/cli .
+	$(GO) vet -tags $(GUI_TAGS) ./app/window ./app/cli .
+	GOOS=windows $(GO) vet -tags tray ./app/tray ./app/cli
+	GOOS=windows $(GO) vet -tags desktop,production ./app/window ./app/cli
 
 $(NODE_HARNESS)/node_modules/.package-lock.json: $(NODE_HARNESS)/package-lock.json
 	cd $(NODE_HARNESS) && npm ci --no-audit --no-fund

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -51,11 +51,11 @@ func serveVerb() verb {
 				return fmt.Errorf("finding this program for the reaper: %w", err)
 			}
 			return daemon.Run(ctx, daemon.Options{
-				Home: e.home, Listen: *listen, RegistryURL: *registry, Version: version, Logger: logger, Reaper: []string{exe}, Binary: exe,
+				Home: e.home, Listen: *listen, RegistryURL: *registry, Version: e.version, Logger: logger, Reaper: []string{exe}, Binary: exe,
 				Dashboard: builtDashboard(), AutostartCommand: loginCommand(exe),
 				HTTP: daemon.HTTPLimits{ReadTimeout: *readTimeout, MaxConns: *maxConns},
 				Ready: func(info daemon.Info) {
-					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", version, info.PID)
+					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", e.version, info.PID)
 					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one)\n", info.Address, info.Address)
 					fmt.Fprintf(e.stdout, "  API:     %s\n", info.APIURL())
 					fmt.Fprintf(e.stdout, "  UI:      %s/ (sign in with `switchboard open`)\n", info.Address)
@@ -315,7 +315,7 @@ func connectVerb() verb {
 				return info.Address + path, token, info.Alive, nil
 			}
 			return gateway.RunBridge(ctx, gateway.BridgeOptions{Locate: locate, In: os.Stdin, Out: os.Stdout,
-				Logger: logger, Version: version})
+				Logger: logger, Version: e.version})
 		},
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestFacesNotInBuild(t *testing.T) {
 		"tray":   "the tray is not in this build; build with -tags tray",
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run([]string{"--home", t.TempDir(), verb}, &stdout, &stderr)
+		code := run("test", []string{"--home", t.TempDir(), verb}, &stdout, &stderr)
 		if code != exitError || !strings.Contains(stderr.String(), want) {
 			t.Errorf("switchboard %s: exit %d, stderr %q; want %d and %q", verb, code, stderr.String(), exitError, want)
 		}

@@ -1,8 +1,9 @@
-package main
+package e2e
 
 import (
-	"context"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -80,16 +81,19 @@ func TestTop(t *testing.T) {
 		t.Errorf("beta row %q in:\n%s", b, out)
 	}
 
-	// The live view: a call and a stop show up without a restart of top.
-	v := newTopView()
-	if err := v.load(t.Context(), d.client, time.Now()); err != nil {
+	// The live view: a call and a stop show up without a restart of top,
+	// and Ctrl-C ends it without an error.
+	screen := &syncBuffer{}
+	live := exec.Command(binary, "top")
+	live.Env = testEnv(t, home)
+	live.Stdout, live.Stderr = screen, screen
+	if err := live.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	screen := &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- v.follow(ctx, d.client, screen, false) }()
+	go func() { done <- live.Wait() }()
+	defer live.Process.Kill()
+	eventually(t, 20*time.Second, "the first view", func() bool { return len(topRow(screen.String(), "beta")) > 1 })
 	call("y")
 	if _, err := d.client.Stop(t.Context(), "beta"); err != nil {
 		t.Fatal(err)
@@ -98,8 +102,10 @@ func TestTop(t *testing.T) {
 		a, b := topRow(screen.String(), "alpha"), topRow(screen.String(), "beta")
 		return len(a) == 8 && a[5] == "0.05" && len(b) > 1 && b[1] == "stopped"
 	})
-	cancel()
-	if err := <-done; err != context.Canceled {
-		t.Errorf("follow ended with %v", err)
+	if err := live.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("top after Ctrl-C: %v\n%s", err, screen.String())
 	}
 }

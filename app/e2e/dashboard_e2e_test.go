@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ import (
 
 // screenshotsDir is where the dashboard walk leaves its screenshots; the
 // README links them.
-const screenshotsDir = "docs/screenshots"
+const screenshotsDir = "../../docs/screenshots" // from app/e2e, where go test runs
 
 // TestDashboardInChromium walks the real dashboard, served by a real daemon,
 // in Debian's Chromium (playwright-core, frontend/e2e/walk.mjs): sign in
@@ -45,7 +45,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if _, ok := frontend.Assets(); !ok {
 		t.Fatal("the dashboard is not built: run `make test` (it builds frontend/ first)")
 	}
-	if _, err := os.Stat("frontend/node_modules/playwright-core"); err != nil {
+	if _, err := os.Stat("../../frontend/node_modules/playwright-core"); err != nil {
 		t.Fatal("playwright-core is not installed: run `make test` (npm ci in frontend/)")
 	}
 	node, err := exec.LookPath("node")
@@ -117,7 +117,7 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.CommandContext(t.Context(), node, "frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
+	cmd := exec.CommandContext(t.Context(), node, "../../frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
 		"--out", screenshotsDir, "--mutate", "--first-run", "cursor", "--install", entryName, "--add", "beta="+string(addCfg),
 		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--revoke", "cursor", "--chromium", chromium)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_E2E_TOKEN="+d.client.Token, "TMPDIR="+t.TempDir())

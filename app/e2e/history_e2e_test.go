@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 // tsHarness is the official TypeScript SDK client the gateway's tests use
 // (installed by `make node-deps`).
-const tsHarness = "app/gateway/testdata/node"
+const tsHarness = "../gateway/testdata/node" // from app/e2e, where go test runs
 
 // TestTSClientCallsInHistoryAndEvents: calls made by the official
 // TypeScript SDK client through the daemon's gateway — one that works, one

@@ -1,6 +1,6 @@
 //go:build tray
 
-package main
+package cli
 
 // defaultVerb is what the tray build runs without a command: the app as
 // users start it (from a launcher, or at login).

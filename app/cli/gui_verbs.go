@@ -1,4 +1,4 @@
-package main
+package cli
 
 // The GUI faces: `window` (the Wails dashboard window, in the build with
 // -tags desktop,production,webkit2_41) and `tray` (the tray icon with the
@@ -156,7 +156,7 @@ func runTray(ctx context.Context, e *env, logger *slog.Logger, exe, listen strin
 	ready := make(chan daemon.Info, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- daemon.Run(daemonCtx, daemon.Options{Home: e.home, Listen: listen, Version: version, Logger: logger,
+		done <- daemon.Run(daemonCtx, daemon.Options{Home: e.home, Listen: listen, Version: e.version, Logger: logger,
 			Reaper: []string{exe}, Binary: exe, Dashboard: builtDashboard(),
 			AutostartCommand: []string{exe}, Ready: func(i daemon.Info) { ready <- i }})
 	}()
@@ -173,7 +173,7 @@ func runTray(ctx context.Context, e *env, logger *slog.Logger, exe, listen strin
 		stopDaemon()
 		return <-done
 	}
-	fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d) at %s/mcp\n", version, info.PID, info.Address)
+	fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d) at %s/mcp\n", e.version, info.PID, info.Address)
 
 	wait := func() error {
 		stopDaemon()

@@ -1,6 +1,6 @@
 //go:build !tray
 
-package main
+package cli
 
 // defaultVerb: without a command, the window and headless builds print
 // the usage.

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// cli runs the command line in-process, as a user would type it.
+func cli(t *testing.T, home string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	t.Setenv("HOME", t.TempDir())
+	code = run("test", append([]string{"--home", home}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestCommandLineUsage(t *testing.T) {
+	home := t.TempDir()
+	tests := []struct {
+		args       []string
+		wantCode   int
+		wantOutput string // in stdout or stderr
+	}{
+		{nil, exitUsage, "Usage: switchboard"},
+		{[]string{"--help"}, exitOK, "Commands:"},
+		{[]string{"help"}, exitOK, "Commands:"},
+		{[]string{"bogus"}, exitUsage, `unknown command "bogus"`},
+		{[]string{"--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"servers", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"start"}, exitUsage, "missing server name"},
+		{[]string{"stop", "a", "b"}, exitUsage, "expected one server name"},
+		{[]string{"status", "extra"}, exitUsage, `unexpected argument "extra"`},
+		{[]string{"logs", "-n", "-3", "x"}, exitUsage, "-n must not be negative"},
+		{[]string{"logs", "x", "-n", "-3"}, exitUsage, "-n must not be negative"}, // flags after arguments
+		{[]string{"clients", "connect"}, exitUsage, "expected: clients, or clients connect|disconnect CLIENT"},
+		{[]string{"serve", "--log-level", "loud"}, exitUsage, `invalid log level "loud"`},
+		{[]string{"help", "start"}, exitOK, "Usage: switchboard start [flags] NAME"},
+		{[]string{"logs", "--help"}, exitOK, "keep printing new lines"},
+		{[]string{"version"}, exitOK, "switchboard "},
+		{[]string{"status"}, exitError, "switchboard is not running for " + home},
+		{[]string{"servers"}, exitError, "start it with `switchboard serve`"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := cli(t, home, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, out, errOut)
+			}
+			if !strings.Contains(out+errOut, tt.wantOutput) {
+				t.Errorf("output lacks %q\nstdout: %s\nstderr: %s", tt.wantOutput, out, errOut)
+			}
+		})
+	}
+	for _, v := range verbs() {
+		if code, out, _ := cli(t, home, v.name, "--help"); code != exitOK || !strings.Contains(out, "Usage: switchboard "+v.name) {
+			t.Errorf("%s --help: exit %d, output %q", v.name, code, out)
+		}
+	}
+}
