@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/catalog/install"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // fakeInstaller reports the four phases and succeeds, fails, or waits for
@@ -220,7 +221,7 @@ func TestInstallFailureAndCancel(t *testing.T) {
 		!strings.Contains(err.Error(), "being installed") {
 		t.Errorf("concurrent install: %v", err)
 	}
-	eventually(t, 5*time.Second, "the install downloading", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the install downloading", func() bool {
 		st, err := ie.client.InstallStatus(t.Context(), v.ID)
 		return err == nil && st.Phase == string(install.PhaseDownload)
 	})

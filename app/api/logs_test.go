@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -132,7 +133,7 @@ func TestFollowLogs(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("FollowLogs did not return after cancel")
 	}
-	eventually(t, 10*time.Second, "the handler to unsubscribe", func() bool { return e.sup.subscribers() == 0 })
+	testutil.Eventually(t, 10*time.Second, "the handler to unsubscribe", func() bool { return e.sup.subscribers() == 0 })
 	select {
 	case l := <-got:
 		t.Errorf("unexpected line %+v", l)
@@ -169,7 +170,7 @@ func TestFollowRaw(t *testing.T) {
 		t.Fatalf("event %q: %+v, %v", lines[2], l, err)
 	}
 	resp.Body.Close()
-	eventually(t, 10*time.Second, "the handler to unsubscribe", func() bool { return e.sup.subscribers() == 0 })
+	testutil.Eventually(t, 10*time.Second, "the handler to unsubscribe", func() bool { return e.sup.subscribers() == 0 })
 }
 
 func TestFollowErrors(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -252,24 +253,7 @@ type testEnv struct {
 	cfg    *fakeConfig
 	tokens *tokens.Store
 	token  tokens.Token // the "cli" token, with its secret
-	logs   *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs   *testutil.SyncBuffer
 }
 
 // newEnv starts an API with servers "fs" (enabled, running with two log
@@ -299,7 +283,7 @@ func newEnv(t *testing.T, edit ...func(*api.Options)) *testEnv {
 	sup.logLine("fs", "first line")
 	sup.logLine("fs", "second line")
 
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	opts := api.Options{
 		Supervisor: sup,
 		Config:     fc,
@@ -369,16 +353,4 @@ func (e *testEnv) request(t *testing.T, method, path, body string, header map[st
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

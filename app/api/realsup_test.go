@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -110,7 +111,7 @@ func TestRealSupervisor(t *testing.T) {
 	}
 	pid := v.Processes[0].PID
 	serving := fmt.Sprintf("testmcp: serving pid %d", pid)
-	eventually(t, 10*time.Second, "the server's first log line", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the server's first log line", func() bool {
 		lines, err := c.Logs(ctx, "echo", 10)
 		return err == nil && slices.ContainsFunc(lines, func(l supervisor.LogLine) bool { return l.Text == serving })
 	})

@@ -18,7 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/daemon"
-	"github.com/switchboardhq/switchboard/app/tokens"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // buildBigHistory makes home's history.db a database of at least size
@@ -45,38 +45,10 @@ func buildBigHistory(t *testing.T, home string, size int64) {
 // started it answers GET /api/v1/status and a tools/call on /mcp/alpha.
 func timeToServe(t *testing.T, home string) (d *daemonProc, status, call time.Duration) {
 	t.Helper()
-	d = &daemonProc{out: &syncBuffer{}, done: make(chan struct{}), userHome: t.TempDir()}
-	d.cmd = exec.Command(binary, "serve", "--log-level", "debug")
-	d.cmd.Env = testEnvWithHome(home, d.userHome)
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	start := time.Now()
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { d.cmd.Wait(); close(d.done) }()
-	t.Cleanup(func() {
-		d.cmd.Process.Kill()
-		<-d.done
-		if t.Failed() {
-			t.Logf("daemon output:\n%s", d.out.String())
-		}
-	})
-	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := store.Ensure("cli")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, start := launchDaemon(t, home)
+	token := cliToken(t, home)
 	poll := func(what string, ok func() bool) time.Duration {
-		deadline := time.Now().Add(30 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s within 30 s of start", what)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		testutil.EventuallyEvery(t, 30*time.Second, 2*time.Millisecond, what, ok)
 		return time.Since(start)
 	}
 	status = poll("status", func() bool {
@@ -85,13 +57,13 @@ func timeToServe(t *testing.T, home string) (d *daemonProc, status, call time.Du
 			return false
 		}
 		d.info = info
-		d.client = &api.Client{BaseURL: info.Address, Token: tok.Secret}
+		d.client = &api.Client{BaseURL: info.Address, Token: token}
 		_, err = d.client.Status(t.Context())
 		return err == nil
 	})
 	call = poll("answered call", func() bool {
 		transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp/alpha",
-			HTTPClient: &http.Client{Transport: bearerTransport(tok.Secret)}}
+			HTTPClient: &http.Client{Transport: bearerTransport(token)}}
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "start-test", Version: "1"}, nil).Connect(ctx, transport, nil)
@@ -128,7 +100,7 @@ func TestServesAtOnceWithBigHistory(t *testing.T) {
 				t.Errorf("no background check after a kill -9:\n%s", d.out.String())
 			}
 			checkStart := time.Now()
-			eventually(t, 2*time.Minute, "the background check to find the file intact", func() bool {
+			testutil.Eventually(t, 2*time.Minute, "the background check to find the file intact", func() bool {
 				return strings.Contains(d.out.String(), "history: the database is intact")
 			})
 			t.Logf("the background check ended within %s of the daemon answering", time.Since(checkStart).Round(time.Millisecond))

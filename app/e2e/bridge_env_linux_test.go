@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -47,7 +48,7 @@ func TestBridgeKeepsSwitchboardEnvFromDaemonAndServers(t *testing.T) {
 
 	cmd := exec.Command(binary, "connect", "--log-level", "info")
 	cmd.Env = append(testEnv(t, home), "SWITCHBOARD_TOKEN="+clientTok.Secret, "SWITCHBOARD_SOMETHING_ELSE=1")
-	stderr := &syncBuffer{}
+	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
@@ -80,7 +81,7 @@ func TestBridgeKeepsSwitchboardEnvFromDaemonAndServers(t *testing.T) {
 	}
 	c := &api.Client{BaseURL: info.Address, Token: cliTok.Secret}
 	var pids []int
-	eventually(t, 30*time.Second, "alpha's processes", func() bool {
+	testutil.Eventually(t, 30*time.Second, "alpha's processes", func() bool {
 		v, err := c.Server(t.Context(), "alpha")
 		if err != nil || len(v.Processes) == 0 {
 			return false
@@ -107,7 +108,7 @@ func TestBridgeKeepsSwitchboardEnvFromDaemonAndServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stored []byte
-	eventually(t, 10*time.Second, "the call in the history", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the call in the history", func() bool {
 		page, err := c.History(t.Context(), url.Values{"server": {"alpha"}})
 		if err != nil {
 			t.Logf("history: %v", err)

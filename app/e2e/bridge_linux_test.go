@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // TestBridgeAsClaudeDesktopRunsIt launches `switchboard connect` the way
@@ -26,7 +27,7 @@ func TestBridgeAsClaudeDesktopRunsIt(t *testing.T) {
 
 	cmd := exec.Command(binary, "connect", "--log-level", "info")
 	cmd.Env = testEnv(t, home)
-	stderr := &syncBuffer{}
+	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
@@ -65,7 +66,7 @@ func TestBridgeAsClaudeDesktopRunsIt(t *testing.T) {
 	}
 
 	syscall.Kill(first.PID, syscall.SIGKILL)
-	eventually(t, 5*time.Second, "the daemon to die", func() bool { return !alive(first.PID) })
+	testutil.Eventually(t, 5*time.Second, "the daemon to die", func() bool { return !alive(first.PID) })
 
 	// The next call, made after the daemon died, succeeds in the same
 	// client session: the bridge starts a new daemon and reconnects.
@@ -90,5 +91,5 @@ func stopDaemonOf(t *testing.T, home string) {
 		return
 	}
 	syscall.Kill(info.PID, syscall.SIGTERM)
-	eventually(t, 30*time.Second, "the daemon to stop", func() bool { return !alive(info.PID) })
+	testutil.Eventually(t, 30*time.Second, "the daemon to stop", func() bool { return !alive(info.PID) })
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -86,7 +87,7 @@ func TestCommandLineAgainstDaemon(t *testing.T) {
 	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "beta replaced", func() bool {
+	testutil.Eventually(t, 30*time.Second, "beta replaced", func() bool {
 		now := pidsByServer(t, d)
 		return len(now["beta"]) == 1 && !slices.Equal(now["beta"], before["beta"])
 	})
@@ -98,7 +99,7 @@ func TestCommandLineAgainstDaemon(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte("{\n  \"version\": 1,\n  \"servers\": {\n}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the problem reported", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the problem reported", func() bool {
 		_, out, _ := cli(t, home, "status")
 		return strings.Contains(out, "PROBLEM: "+cfgPath+":4:")
 	})
@@ -170,7 +171,7 @@ func TestConnectingAClient(t *testing.T) {
 		t.Fatalf("call with cursor's entry: %v %+v", err, res)
 	}
 	cs.Close()
-	eventually(t, 10*time.Second, "the call in the history under cursor's token", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the call in the history under cursor's token", func() bool {
 		page, err := d.client.History(t.Context(), url.Values{"client": {"cursor"}})
 		return err == nil && len(page.Calls) == 1 && page.Calls[0].ClientLabel == "cursor"
 	})
@@ -214,7 +215,7 @@ func TestLifecycleInTheHistory(t *testing.T) {
 	want := []string{"beta config added to the config", "beta ready", " client-config wrote Cursor's config",
 		"beta config removed from the config", "beta stopped"}
 	var got []string
-	eventually(t, 20*time.Second, "the lifecycle events", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the lifecycle events", func() bool {
 		evs, err := d.client.Lifecycle(t.Context(), url.Values{"limit": {"1000"}})
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -106,7 +107,7 @@ func TestClientsEndToEnd(t *testing.T) {
 	for k, v := range entry.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	bridgeErr := &syncBuffer{}
+	bridgeErr := &testutil.SyncBuffer{}
 	cmd.Stderr = bridgeErr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.9"}, nil).
 		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -157,7 +158,7 @@ func TestClientsEndToEnd(t *testing.T) {
 	cursor.Close()
 
 	// History names each client by its own token.
-	eventually(t, 10*time.Second, "the bridge's call in the history", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the bridge's call in the history", func() bool {
 		page, err := d.client.History(ctx, url.Values{"client": {"claude-desktop"}, "tool": {"alpha__echo"}})
 		return err == nil && len(page.Calls) == 1 && page.Calls[0].ClientLabel == "claude-desktop"
 	})

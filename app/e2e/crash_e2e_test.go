@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 )
 
@@ -75,7 +76,7 @@ func TestCallsInFlightAtKill9AreInterrupted(t *testing.T) {
 
 	d = startDaemon(t, home)
 	var page history.CallPage
-	eventually(t, 10*time.Second, "the interrupted calls in the history", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the interrupted calls in the history", func() bool {
 		var err error
 		page, err = d.client.History(t.Context(), url.Values{"outcome": {record.OutcomeInterrupted}})
 		return err == nil && len(page.Calls) == 3

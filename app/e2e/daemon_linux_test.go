@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // TestKilledDaemonLeavesNoProcess kills the daemon with SIGKILL and checks
@@ -33,7 +34,7 @@ func TestKilledDaemonLeavesNoProcess(t *testing.T) {
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.done
 	killedAt := time.Now()
-	eventually(t, 2*time.Second, "every descendant to exit", func() bool { return len(living(tree)) == 0 })
+	testutil.Eventually(t, 2*time.Second, "every descendant to exit", func() bool { return len(living(tree)) == 0 })
 	t.Logf("all %d descendants gone %s after SIGKILL", len(tree), time.Since(killedAt).Round(time.Millisecond))
 
 	// Now lose the reaper too: the servers' direct children die with the
@@ -43,10 +44,10 @@ func TestKilledDaemonLeavesNoProcess(t *testing.T) {
 	tree = descendants(d.cmd.Process.Pid)
 	reaper := reaperOf(t, d.cmd.Process.Pid)
 	syscall.Kill(reaper, syscall.SIGKILL)
-	eventually(t, 5*time.Second, "the reaper to die", func() bool { return !alive(reaper) })
+	testutil.Eventually(t, 5*time.Second, "the reaper to die", func() bool { return !alive(reaper) })
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	<-d.done
-	eventually(t, 5*time.Second, "the daemon's direct children to die", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the daemon's direct children to die", func() bool {
 		return len(living(tree)) < len(tree)-3
 	})
 	survivors := living(tree)
@@ -56,7 +57,7 @@ func TestKilledDaemonLeavesNoProcess(t *testing.T) {
 
 	// ...until the next daemon sweeps them.
 	d = startDaemon(t, home)
-	eventually(t, 10*time.Second, "the sweep to stop the survivors", func() bool { return len(living(survivors)) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the sweep to stop the survivors", func() bool { return len(living(survivors)) == 0 })
 	if !strings.Contains(d.out.String(), "left behind by an earlier daemon") {
 		t.Errorf("the daemon did not report the sweep:\n%s", d.out.String())
 	}

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -57,29 +55,9 @@ func TestDashboardInChromium(t *testing.T) {
 	// A registry with one server to install: this test binary as the
 	// test MCP server, asking for a required input and a secret.
 	const entryName = "io.github.switchboard-test/notes"
-	var fixedEnv []map[string]any
-	for _, kv := range testmcp.Env(testmcp.Options{}) {
-		k, v, _ := strings.Cut(kv, "=")
-		if v != "" {
-			fixedEnv = append(fixedEnv, map[string]any{"name": k, "value": v})
-		}
-	}
-	env := append(fixedEnv,
+	registry := fakeRegistry(t, entryName,
 		map[string]any{"name": "NOTES_DIR", "description": "Where the notes live", "isRequired": true},
 		map[string]any{"name": "NOTES_API_KEY", "description": "API key of the notes service", "isRequired": true, "isSecret": true})
-	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		server := map[string]any{"name": entryName, "title": "Notes (test)", "description": "A test server installed from a fake registry",
-			"version": "1.0.0", "packages": []map[string]any{{"registryType": "command", "identifier": exe, "version": "1.0.0",
-				"transport": map[string]string{"type": "stdio"}, "environmentVariables": env}}}
-		envelope := map[string]any{"server": server, "_meta": map[string]any{
-			"io.modelcontextprotocol.registry/official": map[string]any{"status": "active", "isLatest": true}}}
-		if strings.HasSuffix(r.URL.Path, "/versions/latest") {
-			json.NewEncoder(w).Encode(envelope)
-			return
-		}
-		json.NewEncoder(w).Encode(map[string]any{"servers": []any{envelope}, "metadata": map[string]any{"count": 1}})
-	}))
-	defer registry.Close()
 	t.Setenv(daemon.RegistryEnv, registry.URL)
 
 	// First run: Switchboard has no server; Cursor, "installed" in the

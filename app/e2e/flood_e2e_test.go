@@ -19,6 +19,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -155,7 +156,7 @@ func TestStderrFloodKeepsDaemonSmall(t *testing.T) {
 	}
 	defer db.Close()
 	var kept, dropped, records int
-	eventually(t, 20*time.Second, "kept and dropped lines to add up to the flood", func() bool {
+	testutil.Eventually(t, 20*time.Second, "kept and dropped lines to add up to the flood", func() bool {
 		kept, dropped, records = 0, 0, 0
 		rows, err := db.Query(`SELECT stream, text FROM logs WHERE server = 'alpha' AND (stream = ? OR text LIKE 'flood %')`, supervisor.StreamDropped)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 )
 
@@ -96,7 +97,7 @@ func TestTSClientCallsInHistoryAndEvents(t *testing.T) {
 		"alpha__crash": record.OutcomeUnavailable,
 	}
 	var calls []history.Call
-	eventually(t, 20*time.Second, "the TS client's calls in the history", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the TS client's calls in the history", func() bool {
 		page, err := d.client.History(t.Context(), url.Values{"client": {"ts-e2e"}})
 		calls = page.Calls
 		return err == nil && len(page.Calls) == 4
@@ -126,7 +127,7 @@ func TestTSClientCallsInHistoryAndEvents(t *testing.T) {
 	}
 
 	// The same calls reached the live feed, with their history ids.
-	eventually(t, 20*time.Second, "the calls on /api/v1/events", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the calls on /api/v1/events", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range calls {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // TestInstallFromNPM installs @modelcontextprotocol/server-everything from
@@ -61,7 +62,7 @@ func TestInstallFromNPM(t *testing.T) {
 	}
 	defer cs.Close()
 	var names []string
-	eventually(t, 60*time.Second, "the installed server's tools on /mcp", func() bool {
+	testutil.Eventually(t, 60*time.Second, "the installed server's tools on /mcp", func() bool {
 		res, err := cs.ListTools(t.Context(), nil)
 		if err != nil {
 			return false
@@ -126,7 +127,7 @@ func TestInstallFailureRollsBack(t *testing.T) {
 	if after, _ := os.ReadFile(filepath.Join(home, daemon.ConfigFile)); string(after) != string(before) {
 		t.Errorf("config changed by a failed install:\n%s", after)
 	}
-	eventually(t, 10*time.Second, "the failed install in the server's lifecycle", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the failed install in the server's lifecycle", func() bool {
 		evs, err := d.client.Lifecycle(t.Context(), url.Values{"server": {"missing"}})
 		return err == nil && len(evs) == 1 && evs[0].Kind == daemon.EventInstall &&
 			strings.Contains(evs[0].Message, "install of "+name+" failed") && strings.Contains(evs[0].Message, "404")
@@ -173,7 +174,7 @@ func TestMemoryDataSurvivesUninstall(t *testing.T) {
 		}
 		defer cs.Close()
 		var text string
-		eventually(t, 60*time.Second, "memory__"+tool+" to answer", func() bool {
+		testutil.Eventually(t, 60*time.Second, "memory__"+tool+" to answer", func() bool {
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "memory__" + tool, Arguments: args})
 			if err != nil || res.IsError || len(res.Content) == 0 {
 				return false

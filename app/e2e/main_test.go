@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -104,7 +103,7 @@ func writeConfig(t *testing.T, home string, names ...string) {
 // daemonProc is a `switchboard serve` started by a test.
 type daemonProc struct {
 	cmd      *exec.Cmd
-	out      *syncBuffer
+	out      *testutil.SyncBuffer
 	done     chan struct{}
 	info     daemon.Info
 	client   *api.Client
@@ -115,10 +114,29 @@ type daemonProc struct {
 // waits until it serves.
 func startDaemon(t *testing.T, home string, serveFlags ...string) *daemonProc {
 	t.Helper()
-	d := &daemonProc{out: &syncBuffer{}, done: make(chan struct{}), userHome: t.TempDir()}
+	d, _ := launchDaemon(t, home, serveFlags...)
+	testutil.Eventually(t, 30*time.Second, "daemon.json", func() bool {
+		info, err := daemon.ReadInfo(home)
+		if err == nil && info.PID == d.cmd.Process.Pid {
+			d.info = info
+			return true
+		}
+		return false
+	})
+	d.client = &api.Client{BaseURL: d.info.Address, Token: cliToken(t, home)}
+	return d
+}
+
+// launchDaemon starts `switchboard serve` for home, with serveFlags, and
+// returns when the process started, without waiting for it to serve. The
+// daemon is killed when the test ends, and its output logged if it failed.
+func launchDaemon(t *testing.T, home string, serveFlags ...string) (d *daemonProc, started time.Time) {
+	t.Helper()
+	d = &daemonProc{out: &testutil.SyncBuffer{}, done: make(chan struct{}), userHome: t.TempDir()}
 	d.cmd = exec.Command(binary, append([]string{"serve", "--log-level", "debug"}, serveFlags...)...)
 	d.cmd.Env = testEnvWithHome(home, d.userHome)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	started = time.Now()
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -130,14 +148,12 @@ func startDaemon(t *testing.T, home string, serveFlags ...string) *daemonProc {
 			t.Logf("daemon output:\n%s", d.out.String())
 		}
 	})
-	eventually(t, 30*time.Second, "daemon.json", func() bool {
-		info, err := daemon.ReadInfo(home)
-		if err == nil && info.PID == d.cmd.Process.Pid {
-			d.info = info
-			return true
-		}
-		return false
-	})
+	return d, started
+}
+
+// cliToken is the secret of the cli token for home's daemon.
+func cliToken(t *testing.T, home string) string {
+	t.Helper()
 	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
 	if err != nil {
 		t.Fatal(err)
@@ -146,15 +162,14 @@ func startDaemon(t *testing.T, home string, serveFlags ...string) *daemonProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.client = &api.Client{BaseURL: d.info.Address, Token: tok.Secret}
-	return d
+	return tok.Secret
 }
 
 // waitRunning waits until every named server has a ready process.
 func (d *daemonProc) waitRunning(t *testing.T, names ...string) []api.ServerView {
 	t.Helper()
 	var list []api.ServerView
-	eventually(t, 60*time.Second, "servers running", func() bool {
+	testutil.Eventually(t, 60*time.Second, "servers running", func() bool {
 		var err error
 		list, err = d.client.Servers(t.Context())
 		if err != nil {
@@ -169,35 +184,6 @@ func (d *daemonProc) waitRunning(t *testing.T, names ...string) []api.ServerView
 		return running == len(names)
 	})
 	return list
-}
-
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writing process and a reading test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestOneDaemonPerHome: a second daemon for the same data directory says
@@ -289,7 +275,7 @@ func TestMCPEndpointThroughTheDaemon(t *testing.T) {
 
 	// Both calls are in the history, with who made them.
 	var page history.CallPage
-	eventually(t, 10*time.Second, "the calls in the history", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the calls in the history", func() bool {
 		var err error
 		page, err = d.client.History(t.Context(), url.Values{"server": {"alpha"}, "tool": {"alpha__echo"}})
 		return err == nil && len(page.Calls) == 1

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -127,7 +128,7 @@ func TestSecuritySuite(t *testing.T) {
 			}
 		}
 		// The call is Cursor's in the history.
-		eventually(t, 10*time.Second, "the call in the history", func() bool {
+		testutil.Eventually(t, 10*time.Second, "the call in the history", func() bool {
 			page, err := d.client.History(t.Context(), url.Values{"client": {"cursor"}, "server": {"alpha"}})
 			return err == nil && len(page.Calls) == 1 && page.Calls[0].ClientLabel == "cursor" && page.Calls[0].Session == session
 		})
@@ -181,7 +182,7 @@ func TestSecuritySuite(t *testing.T) {
 				t.Errorf("the revoked token's session: %d, want 401", r.StatusCode)
 			}
 			// The session itself is closed, not only unreachable.
-			eventually(t, 2*time.Second, "the session closed in the daemon", func() bool {
+			testutil.Eventually(t, 2*time.Second, "the session closed in the daemon", func() bool {
 				return strings.Count(d.out.String(), "closed the MCP sessions of a revoked token") == i+1
 			})
 		})

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // topRow finds server's row in a rendered view: name, state, procs, CPU,
@@ -62,7 +64,7 @@ func TestTop(t *testing.T) {
 			t.Logf("last view:\n%s", last)
 		}
 	}()
-	eventually(t, 20*time.Second, "a sample of every server and both calls recorded", func() bool {
+	testutil.Eventually(t, 20*time.Second, "a sample of every server and both calls recorded", func() bool {
 		_, out, _ := cli(t, home, "top", "--once")
 		last = out
 		a, b := topRow(out, "alpha"), topRow(out, "beta")
@@ -83,7 +85,7 @@ func TestTop(t *testing.T) {
 
 	// The live view: a call and a stop show up without a restart of top,
 	// and Ctrl-C ends it without an error.
-	screen := &syncBuffer{}
+	screen := &testutil.SyncBuffer{}
 	live := exec.Command(binary, "top")
 	live.Env = testEnv(t, home)
 	live.Stdout, live.Stderr = screen, screen
@@ -93,12 +95,12 @@ func TestTop(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- live.Wait() }()
 	defer live.Process.Kill()
-	eventually(t, 20*time.Second, "the first view", func() bool { return len(topRow(screen.String(), "beta")) > 1 })
+	testutil.Eventually(t, 20*time.Second, "the first view", func() bool { return len(topRow(screen.String(), "beta")) > 1 })
 	call("y")
 	if _, err := d.client.Stop(t.Context(), "beta"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the live view updated", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the live view updated", func() bool {
 		a, b := topRow(screen.String(), "alpha"), topRow(screen.String(), "beta")
 		return len(a) == 8 && a[5] == "0.05" && len(b) > 1 && b[1] == "stopped"
 	})

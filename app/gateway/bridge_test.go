@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // TestBridge runs the stdio bridge against a gateway: the daemon records
@@ -88,7 +89,7 @@ func TestBridge(t *testing.T) {
 	before := located.Load()
 	down.Store(true)
 	f.gw.SetSessionTimeout(50 * time.Millisecond)
-	waitFor(t, 20*time.Second, "the bridge to try to reconnect", func() bool { return located.Load() > before })
+	testutil.Eventually(t, 20*time.Second, "the bridge to try to reconnect", func() bool { return located.Load() > before })
 	cs.Close()
 	toBridgeW.Close()
 	select {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
@@ -89,7 +90,7 @@ func TestSessionModeIdleLeaseIsReleased(t *testing.T) {
 		t.Fatalf("two sessions share process %s in session mode", pa)
 	}
 	// Both sessions go quiet (abandoned): a third client gets a process.
-	waitFor(t, 10*time.Second, "idle leases to be released", func() bool { return f.leased(t, "sess") == 0 })
+	testutil.Eventually(t, 10*time.Second, "idle leases to be released", func() bool { return f.leased(t, "sess") == 0 })
 	c := f.connect(t, "/mcp/sess", "2025-11-25", nil)
 	call(c)
 	call(a) // a quiet session leases again when it comes back
@@ -136,7 +137,7 @@ func TestSubscribeDoesNotWaitForAnotherServer(t *testing.T) {
 	defer wg.Wait()
 	defer cancel()
 	wg.Go(func() { _ = slow.Subscribe(ctx, &mcp.SubscribeParams{URI: testmcp.URIHangSubscribe}) })
-	waitFor(t, 10*time.Second, "alpha to be answering the subscription", func() bool {
+	testutil.Eventually(t, 10*time.Second, "alpha to be answering the subscription", func() bool {
 		st, _ := f.sup.Status("alpha")
 		for _, p := range st.Processes {
 			if p.InFlight > 0 {
@@ -224,7 +225,7 @@ func TestSessionTimeoutSetting(t *testing.T) {
 		}
 	}
 	// Idle for longer than the timeout, it is closed.
-	waitFor(t, 10*time.Second, "the idle session to be closed", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the idle session to be closed", func() bool {
 		time.Sleep(400 * time.Millisecond) // idle: longer than the timeout between requests
 		return f.send(t, "POST", "/mcp/alpha", h, list).status == 404
 	})

@@ -13,21 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // TestPromptsResourcesAndCompletion goes through /mcp (prefixed prompts,
 // resources by URI) and /mcp/<server> in both eras.
@@ -181,7 +170,7 @@ func TestListChangeFromOneProcessOfAPool(t *testing.T) {
 		Pool: supervisor.PoolSpec{Min: 2, Max: 2}}
 	f := newSpecFixture(t, "", []supervisor.Spec{spec}, gateway.ServerConfig{Name: "alpha"})
 	watcher := f.watchLists(t, "2026-07-28")
-	waitFor(t, 30*time.Second, "two processes", func() bool {
+	testutil.Eventually(t, 30*time.Second, "two processes", func() bool {
 		st, err := f.sup.Status("alpha")
 		return err == nil && len(st.Processes) == 2
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
@@ -313,7 +314,7 @@ func TestSubscribeToTemplatedResource(t *testing.T) {
 				if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
 					t.Fatalf("subscribe %s: %v", uri, err)
 				}
-				waitFor(t, 10*time.Second, "the server to know of the subscription to "+uri, func() bool {
+				testutil.Eventually(t, 10*time.Second, "the server to know of the subscription to "+uri, func() bool {
 					res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__touch", Arguments: map[string]any{"uri": uri}})
 					if err != nil || res.IsError {
 						t.Fatalf("touch: %v %+v", err, res)

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
@@ -265,7 +266,7 @@ func TestRequestStateBoundToToken(t *testing.T) {
 	park := func(token string) (state, key string) {
 		t.Helper()
 		var res map[string]any
-		waitFor(t, 20*time.Second, "alpha__elicit to be listed", func() bool {
+		testutil.Eventually(t, 20*time.Second, "alpha__elicit to be listed", func() bool {
 			res, _ = call(token, "alpha__elicit", "", "")["result"].(map[string]any)
 			return res != nil && res["requestState"] != nil
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/switchboardhq/switchboard/app/autostart"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,7 +59,7 @@ func startApp(t *testing.T, f *fakeAPI, windowCmd []string, auto autostart.Entry
 func (ta *testApp) click(t *testing.T, title string) {
 	t.Helper()
 	var h *fakeHandle
-	eventually(t, "item "+title, func() bool { h = ta.b.find(title); return h != nil && !h.isDisabled() })
+	testutil.Eventually(t, 10*time.Second, "item "+title, func() bool { h = ta.b.find(title); return h != nil && !h.isDisabled() })
 	select {
 	case h.clicked <- struct{}{}:
 	case <-time.After(5 * time.Second):
@@ -72,10 +73,10 @@ func TestAppFollowsTheDaemon(t *testing.T) {
 			f := newFakeAPI(t, view("fs", "running"), view("db", "starting"))
 			f.noSSE = mode == "polling"
 			ta := startApp(t, f, []string{"/bin/true"}, nil)
-			eventually(t, "first menu", func() bool { return ta.b.find("◐ db — starting") != nil })
+			testutil.Eventually(t, 10*time.Second, "first menu", func() bool { return ta.b.find("◐ db — starting") != nil })
 
 			f.set("db", "running")
-			eventually(t, "db running", func() bool { return ta.b.find("● db — running") != nil })
+			testutil.Eventually(t, 10*time.Second, "db running", func() bool { return ta.b.find("● db — running") != nil })
 			_, _, tip, _ := ta.b.snapshot()
 			if tip != "Switchboard: 2 servers, 2 running" {
 				t.Errorf("tooltip %q", tip)
@@ -84,7 +85,7 @@ func TestAppFollowsTheDaemon(t *testing.T) {
 			// A server that starts failing: the menu says so and a
 			// notification goes out, once.
 			f.set("db", "failing")
-			eventually(t, "db failed", func() bool { return ta.b.find("✕ db — failed") != nil })
+			testutil.Eventually(t, 10*time.Second, "db failed", func() bool { return ta.b.find("✕ db — failed") != nil })
 			select {
 			case n := <-ta.notified:
 				if !strings.HasPrefix(n, "Switchboard: db failed") {
@@ -98,7 +99,7 @@ func TestAppFollowsTheDaemon(t *testing.T) {
 			// stays.
 			items, _, _, _ := ta.b.snapshot()
 			f.set("db", "")
-			eventually(t, "db removed", func() bool { return ta.b.find("▲ db") == nil })
+			testutil.Eventually(t, 10*time.Second, "db removed", func() bool { return ta.b.find("▲ db") == nil })
 			if now, _, _, _ := ta.b.snapshot(); now != items {
 				t.Errorf("pool changed from %d to %d items", items, now)
 			}
@@ -120,11 +121,11 @@ func TestAppActionsCallTheAPI(t *testing.T) {
 
 	calls := func(n int) func() bool { return func() bool { return len(f.requests()) == n } }
 	ta.click(t, "● fs — running > Restart")
-	eventually(t, "restart call", calls(1))
+	testutil.Eventually(t, 10*time.Second, "restart call", calls(1))
 	ta.click(t, "○ git — stopped > Start")
-	eventually(t, "git started", func() bool { return ta.b.find("● git — running") != nil })
+	testutil.Eventually(t, 10*time.Second, "git started", func() bool { return ta.b.find("● git — running") != nil })
 	ta.click(t, "● web — running > Stop")
-	eventually(t, "web stopped", func() bool { return ta.b.find("○ web — stopped") != nil })
+	testutil.Eventually(t, 10*time.Second, "web stopped", func() bool { return ta.b.find("○ web — stopped") != nil })
 	want := []string{"POST /api/v1/servers/fs/restart", "POST /api/v1/servers/git/start", "POST /api/v1/servers/web/stop"}
 	if got := f.requests(); !slices.Equal(got, want) {
 		t.Errorf("API calls %q, want %q", got, want)
@@ -133,9 +134,9 @@ func TestAppActionsCallTheAPI(t *testing.T) {
 	// Pause all stops what runs and remembers it; Resume all starts
 	// exactly those again.
 	ta.click(t, "Pause all servers")
-	eventually(t, "paused", func() bool { return ta.b.find("Resume all servers (2 paused)") != nil })
+	testutil.Eventually(t, 10*time.Second, "paused", func() bool { return ta.b.find("Resume all servers (2 paused)") != nil })
 	ta.click(t, "Resume all servers (2 paused)")
-	eventually(t, "resumed", func() bool { return ta.b.find("● fs — running") != nil && ta.b.find("● git — running") != nil })
+	testutil.Eventually(t, 10*time.Second, "resumed", func() bool { return ta.b.find("● fs — running") != nil && ta.b.find("● git — running") != nil })
 	want = append(want, "POST /api/v1/servers/fs/stop", "POST /api/v1/servers/git/stop",
 		"POST /api/v1/servers/fs/start", "POST /api/v1/servers/git/start")
 	if got := f.requests(); !slices.Equal(got, want) {
@@ -154,7 +155,7 @@ func TestAppActionsCallTheAPI(t *testing.T) {
 func TestAppActionErrorNotifies(t *testing.T) {
 	f := newFakeAPI(t, view("fs", "stopped"))
 	ta := startApp(t, f, []string{"/bin/true"}, nil)
-	eventually(t, "menu", func() bool { return ta.b.find("○ fs") != nil })
+	testutil.Eventually(t, 10*time.Second, "menu", func() bool { return ta.b.find("○ fs") != nil })
 	// The server vanishes between drawing and clicking.
 	f.mu.Lock()
 	delete(f.views, "fs")
@@ -182,7 +183,7 @@ func TestAppWindowAndQuit(t *testing.T) {
 
 	ta.click(t, "Open Switchboard")
 	ta.click(t, "● fs — running > Show logs")
-	eventually(t, "two window launches", func() bool {
+	testutil.Eventually(t, 10*time.Second, "two window launches", func() bool {
 		data, _ := os.ReadFile(argsFile)
 		return strings.Count(string(data), "\n") == 2
 	})
@@ -237,11 +238,11 @@ func TestAppAutostartToggle(t *testing.T) {
 	path := filepath.Join(home, ".config", "autostart", autostart.Name+".desktop")
 
 	ta.click(t, "Start at login")
-	eventually(t, "autostart file", func() bool { _, err := os.Stat(path); return err == nil })
-	eventually(t, "checked", func() bool { h := ta.b.find("Start at login"); return h != nil && h.isChecked() })
+	testutil.Eventually(t, 10*time.Second, "autostart file", func() bool { _, err := os.Stat(path); return err == nil })
+	testutil.Eventually(t, 10*time.Second, "checked", func() bool { h := ta.b.find("Start at login"); return h != nil && h.isChecked() })
 	ta.click(t, "Start at login")
-	eventually(t, "autostart removed", func() bool { _, err := os.Stat(path); return errors.Is(err, os.ErrNotExist) })
-	eventually(t, "unchecked", func() bool { h := ta.b.find("Start at login"); return h != nil && !h.isChecked() })
+	testutil.Eventually(t, 10*time.Second, "autostart removed", func() bool { _, err := os.Stat(path); return errors.Is(err, os.ErrNotExist) })
+	testutil.Eventually(t, 10*time.Second, "unchecked", func() bool { h := ta.b.find("Start at login"); return h != nil && !h.isChecked() })
 }
 
 func TestNewAppChecksOptions(t *testing.T) {

@@ -18,11 +18,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -278,16 +278,11 @@ func Missing(t *testing.T, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-// WaitFor polls cond until it holds or d passes.
+// WaitFor polls cond until it holds or d passes, every 100 ms: a GUI
+// condition usually runs an X tool.
 func WaitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testutil.EventuallyEvery(t, d, 100*time.Millisecond, what, cond)
 }
 
 // ProcessState is the State line of /proc/PID/status ("" when the process
@@ -349,17 +344,7 @@ func SaveScreenshot(t *testing.T, file, name string) {
 }
 
 // SyncBuffer is a bytes.Buffer safe for a process's output and the test.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *SyncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+type SyncBuffer = testutil.SyncBuffer
 
 // A Proc is a program a GUI test started, with its output.
 type Proc struct {
