@@ -1,9 +1,9 @@
 package cli
 
-// The GUI faces: `window` (the Wails dashboard window, in the build with
+// The GUI verbs: `window` (the Wails dashboard window, in the build with
 // -tags desktop,production,webkit2_41) and `tray` (the tray icon with the
 // daemon in-process, in the build with -tags tray). Both verbs exist in
-// every build; app/window and app/tray say clearly when their face is not
+// every build; app/window and app/tray say clearly when their GUI is not
 // linked in.
 
 import (

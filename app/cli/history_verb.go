@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+func historyVerb() verb {
+	var server, tool, client, outcome, since, text *string
+	var limit *int
+	var asJSON *bool
+	return verb{
+		name:    "history",
+		noArgs:  true,
+		summary: "list recorded calls, newest first, with filters",
+		flags: func(fs *flag.FlagSet) {
+			server = fs.String("server", "", "only calls to this server")
+			tool = fs.String("tool", "", "only calls of this tool, prompt or resource")
+			client = fs.String("client", "", "only calls from this client (token label or client name)")
+			outcome = fs.String("outcome", "", "ok, tool_error, protocol_error, timeout, cancelled, server_unavailable, interrupted, or error (all but ok)")
+			since = fs.String("since", "", "only calls since this time: RFC 3339 or a duration back from now (1h)")
+			text = fs.String("q", "", "free text to find in arguments and errors")
+			limit = fs.Int("n", 50, "how many calls (at most 1000)")
+			asJSON = fs.Bool("json", false, "print JSON instead of a table")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			q := url.Values{}
+			for k, v := range map[string]string{"server": *server, "tool": *tool, "client": *client,
+				"outcome": *outcome, "since": *since, "q": *text, "limit": strconv.Itoa(*limit)} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			page, err := c.History(ctx, q)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(e.stdout, page.Calls)
+			}
+			if len(page.Calls) == 0 {
+				fmt.Fprintln(e.stdout, "No calls recorded that match.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tCLIENT\tSERVER\tMETHOD\tNAME\tOUTCOME\tDURATION\tERROR")
+			for _, call := range page.Calls {
+				who := call.ClientName
+				if who == "" {
+					who = call.ClientLabel
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", call.Start.Local().Format(time.DateTime), orDash(who),
+					orDash(call.Server), call.Method, orDash(call.Name), call.Outcome, call.Duration.Round(time.Microsecond),
+					orDash(truncate(call.Error, 60)))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }

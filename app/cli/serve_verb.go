@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/daemon"
+)
+
+func serveVerb() verb {
+	var listen, logLevel, registry *string
+	var readTimeout *time.Duration
+	var maxConns *int
+	return verb{
+		name:    "serve",
+		noArgs:  true,
+		summary: "run the daemon in the foreground (until Ctrl-C)",
+		flags: func(fs *flag.FlagSet) {
+			listen = fs.String("listen", "", `loopback address to listen on (default: "listen" in config.json, 127.0.0.1:7391)`)
+			logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+			readTimeout = fs.Duration("read-timeout", daemon.DefaultReadTimeout,
+				"close a connection that has not sent a whole request (headers and body) within this time")
+			maxConns = fs.Int("max-conns", daemon.DefaultMaxConns, "connections open at once; more wait until one closes")
+			registry = fs.String("registry", "", "URL of the MCP registry the catalog reads (default: $"+daemon.RegistryEnv+", else the official one)")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			logger, err := newLogger(e.stderr, *logLevel)
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding this program for the reaper: %w", err)
+			}
+			return daemon.Run(ctx, daemon.Options{
+				Home: e.home, Listen: *listen, RegistryURL: *registry, Version: e.version, Logger: logger, Reaper: []string{exe}, Binary: exe,
+				Dashboard: builtDashboard(), AutostartCommand: loginCommand(exe),
+				HTTP: daemon.HTTPLimits{ReadTimeout: *readTimeout, MaxConns: *maxConns},
+				Ready: func(info daemon.Info) {
+					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", e.version, info.PID)
+					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one)\n", info.Address, info.Address)
+					fmt.Fprintf(e.stdout, "  API:     %s\n", info.APIURL())
+					fmt.Fprintf(e.stdout, "  UI:      %s/ (sign in with `switchboard open`)\n", info.Address)
+					fmt.Fprintf(e.stdout, "  data:    %s\n", info.Home)
+					fmt.Fprintf(e.stdout, "Press Ctrl-C to stop every server and quit.\n")
+				},
+			})
+		},
+	}
+}
+
+// loginCommand is what starts Switchboard at login, for the daemon run by
+// exe: the tray program beside it if there is one (the app as users know
+// it), else this program's daemon.
+func loginCommand(exe string) []string {
+	tray := filepath.Join(filepath.Dir(exe), "switchboard-tray")
+	if runtime.GOOS == "windows" {
+		tray += ".exe"
+	}
+	if st, err := os.Stat(tray); err == nil && !st.IsDir() {
+		return []string{tray}
+	}
+	return []string{exe, "serve"}
+}
