@@ -10,11 +10,11 @@ import (
 	"github.com/switchboardhq/switchboard/app/window"
 )
 
-// TestFacesNotInBuild: a build without the GUI tags says clearly how to
+// TestGUIVerbsNotInBuild: a build without the GUI tags says clearly how to
 // get the window and the tray.
-func TestFacesNotInBuild(t *testing.T) {
+func TestGUIVerbsNotInBuild(t *testing.T) {
 	if window.InBuild || tray.InBuild {
-		t.Skip("this test binary has a GUI face linked in")
+		t.Skip("this test binary has a GUI linked in")
 	}
 	for verb, want := range map[string]string{
 		"window": "the window is not in this build; build with -tags desktop,production,webkit2_41",

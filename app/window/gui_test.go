@@ -207,7 +207,7 @@ func builtDashboard(t *testing.T) bool {
 	root := guitest.RepoRoot(t)
 	_, err1 := os.Stat(filepath.Join(root, "frontend", "embed.go"))
 	_, err2 := os.Stat(filepath.Join(root, "frontend", "dist", "index.html"))
-	src, _ := os.ReadFile(filepath.Join(root, "face_assets.go"))
+	src, _ := os.ReadFile(filepath.Join(root, "app", "cli", "dashboard_assets.go"))
 	return err1 == nil && err2 == nil && bytes.Contains(src, []byte("frontend.Assets()"))
 }
 
