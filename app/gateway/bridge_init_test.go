@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
@@ -136,7 +137,7 @@ func TestBridgeSendsNothingBeforeInitialize(t *testing.T) {
 	f.waitTools(t, direct, "alpha__echo")
 	var listed listedLog
 	send, lines, _ := rawBridge(t, f, gateway.BridgeOptions{Logger: slog.New(slog.NewTextHandler(&listed, nil))})
-	waitFor(t, 20*time.Second, "the bridge's first list", func() bool { return listed.lists.Load() > 0 })
+	testutil.Eventually(t, 20*time.Second, "the bridge's first list", func() bool { return listed.lists.Load() > 0 })
 	addTool := func(name string) {
 		t.Helper()
 		before := listed.tools.Load()
@@ -145,7 +146,7 @@ func TestBridgeSendsNothingBeforeInitialize(t *testing.T) {
 			t.Fatalf("add_tool: %v %+v", err, res)
 		}
 		// The bridge hears of it upstream and lists again.
-		waitFor(t, 20*time.Second, "the bridge to list the new tool", func() bool { return listed.tools.Load() > before })
+		testutil.Eventually(t, 20*time.Second, "the bridge to list the new tool", func() bool { return listed.tools.Load() > before })
 	}
 	answer := func(id float64) (map[string]any, []string) {
 		t.Helper()
@@ -173,7 +174,7 @@ func TestBridgeSendsNothingBeforeInitialize(t *testing.T) {
 	before := listed.lists.Load()
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"hi"}}}`)
 	_, heard := answer(3)
-	waitFor(t, 20*time.Second, "the bridge to list again after reconnecting", func() bool { return listed.lists.Load() > before })
+	testutil.Eventually(t, 20*time.Second, "the bridge to list again after reconnecting", func() bool { return listed.lists.Load() > before })
 	send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
 	_, more := answer(4)
 	if other := otherLists(append(heard, more...)); len(other) > 0 {

@@ -256,7 +256,7 @@ func TestSessionModeCancelledFirstCallDoesNotFailTheNext(t *testing.T) {
 		_, err := cs.CallTool(first, &mcp.CallToolParams{Name: "pid"})
 		firstDone <- err
 	}()
-	waitFor(t, 10*time.Second, "the first call to wait for a process", waiting(1))
+	testutil.Eventually(t, 10*time.Second, "the first call to wait for a process", waiting(1))
 	type result struct {
 		res *mcp.CallToolResult
 		err error
@@ -268,7 +268,7 @@ func TestSessionModeCancelledFirstCallDoesNotFailTheNext(t *testing.T) {
 	}()
 	// The second call waits for the first's acquisition; the first is
 	// cancelled (its client gave up), and the second takes its place.
-	waitFor(t, 10*time.Second, "the gateway to have the second call", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the gateway to have the second call", func() bool {
 		return len(f.rec.allStarted()) == 3 // holder's, the first, the second
 	})
 	cancelFirst()
@@ -278,7 +278,7 @@ func TestSessionModeCancelledFirstCallDoesNotFailTheNext(t *testing.T) {
 		t.Fatalf("the second call ended with the first's cancellation: %v %q", r.err, text(r.res))
 	default:
 	}
-	waitFor(t, 10*time.Second, "the second call to wait for a process", waiting(1))
+	testutil.Eventually(t, 10*time.Second, "the second call to wait for a process", waiting(1))
 	holder.Close() // gives its process back: the pool starts one for cs
 	r := <-secondDone
 	if r.err != nil || r.res.IsError {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -75,7 +76,7 @@ func TestLazyServerWithKeptLists(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(lists, "lazy.json")); err != nil {
 		t.Fatalf("the list was not kept: %v", err)
 	}
-	waitFor(t, 10*time.Second, "the learning process to idle out", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the learning process to idle out", func() bool {
 		st := poolStatus(t, first, "lazy")
 		return len(st.Processes) == 0 && st.State == supervisor.StateStopped
 	})
@@ -155,7 +156,7 @@ func TestCallToADownServerAnswersTheCause(t *testing.T) {
 	}
 
 	// The pool retries by itself and becomes failing; calls then say so.
-	waitFor(t, 20*time.Second, "failing", func() bool { return poolStatus(t, f, "flaky").State == supervisor.StateFailing })
+	testutil.Eventually(t, 20*time.Second, "failing", func() bool { return poolStatus(t, f, "flaky").State == supervisor.StateFailing })
 	res = callTool(t, cs, "flaky__echo", map[string]any{"text": "x"})
 	if msg := text(res); !res.IsError || !strings.Contains(msg, `"flaky" is failing`) || !strings.Contains(msg, "FLAKY_TOKEN is not set") {
 		t.Errorf("call to the failing server: %q", msg)
@@ -214,7 +215,7 @@ func TestBrokenKeptListIsIgnored(t *testing.T) {
 	f := newTunedFixture(t, "", withLists(lists),
 		[]supervisor.Spec{lazySpec("mended", testmcp.Options{}, supervisor.PoolSpec{})}, gateway.ServerConfig{Name: "mended"})
 	f.waitTools(t, f.connect(t, "/mcp/mended", "2025-11-25", nil), "echo")
-	waitFor(t, 10*time.Second, "the file replaced", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the file replaced", func() bool {
 		data, err := os.ReadFile(path)
 		return err == nil && strings.Contains(string(data), `"name": "echo"`)
 	})
