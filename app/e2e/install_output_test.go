@@ -15,7 +15,7 @@ import (
 )
 
 // fakeRegistry serves one MCP registry entry, name, whose package is this
-// test binary run as the test MCP server (20 tools), with extra inputs.
+// test binary run as the test MCP server, with extra inputs.
 func fakeRegistry(t *testing.T, name string, inputs ...map[string]any) *httptest.Server {
 	t.Helper()
 	var env []map[string]any
