@@ -77,6 +77,13 @@ func TestFreeze(t *testing.T) {
 	if err := cs.Ping(ctx, nil); err == nil {
 		t.Error("a frozen server answered a ping")
 	}
+	// Nor did it answer the freeze on its way to the stop: the ping's wait
+	// gave such an answer time to arrive.
+	select {
+	case r := <-freezeDone:
+		t.Fatalf("freeze answered before SIGCONT: %v %+v", r.err, r.res)
+	default:
+	}
 
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
