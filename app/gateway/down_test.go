@@ -47,19 +47,18 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 // lastCall waits for the recorder to hold a call of tool and returns it.
 func lastCall(t *testing.T, f *fixture, tool string) record.Call {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var last record.Call
+	testutil.Eventually(t, 10*time.Second, "a recorded call of "+tool, func() bool {
 		calls := f.rec.all()
 		for i := len(calls) - 1; i >= 0; i-- {
 			if calls[i].Name == tool {
-				return calls[i]
+				last = calls[i]
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no call of %s recorded; got %+v", tool, calls)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
+	return last
 }
 
 // TestLazyServerWithKeptLists: a server never listed starts once to learn

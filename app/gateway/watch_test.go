@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // TestCallWatcherSeesCallsWhileTheyRun: a Recorder that is a CallWatcher
@@ -23,13 +24,7 @@ func TestCallWatcherSeesCallsWhileTheyRun(t *testing.T) {
 		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__sleep", Arguments: map[string]any{"ms": 1500}})
 		done <- err
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(f.rec.allStarted()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no CallStarted while the call runs")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "a CallStarted while the call runs", func() bool { return len(f.rec.allStarted()) > 0 })
 	started := f.rec.allStarted()[0]
 	for _, c := range f.rec.all() {
 		if c.Name == "alpha__sleep" {
