@@ -43,8 +43,9 @@ type backend struct {
 	registered map[string][]byte
 
 	listed atomic.Bool // features are known: listed, or kept from an earlier run
-	// fresh is set once a process of this daemon run listed the server;
-	// until then a ready process is asked for its lists.
+	// fresh is set once a process of this daemon run listed the server,
+	// and cleared again when a list fails; while it is unset a ready
+	// process is asked for its lists (see run).
 	fresh atomic.Bool
 	kept  []byte // the kept-lists file as last read or written (under mu)
 	// tried is closed after the first list attempt, whatever its outcome;
@@ -99,12 +100,14 @@ func (b *backend) kick() {
 	}
 }
 
-// kickUnlisted asks for a list of a server no process of this run has
-// listed yet (its lists may be kept from an earlier run), made only if that
-// still holds when its turn comes: a process of the server became
-// ready, and usually the list in progress started it and lists it. (A
-// needless list is not free: in session mode it leases a process of its
-// own, started for it and stopped after.)
+// kickUnlisted says a process of the server became ready: it asks for a
+// list made only if, when its turn comes, no process of this run has
+// listed the server since its last failed list (its lists may be kept from
+// an earlier run). Usually the list in progress started that process and
+// lists it. (A needless list is not free: in session mode it leases a
+// process of its own, started for it and stopped after.) The check is
+// run's, not the caller's: a list running when the process became ready
+// may still fail, and the ready event is then its retry.
 func (b *backend) kickUnlisted() {
 	select {
 	case b.readyCh <- struct{}{}:
@@ -132,9 +135,13 @@ func (b *backend) run(ctx context.Context) {
 	}
 }
 
-// list relists the server, logging a failure.
+// list relists the server, logging a failure. A failed list is made
+// again when a process of the server is next ready: also for a server
+// listed before in this run (a relist after it announced a change, or
+// after Relist), whose lists would otherwise stay stale.
 func (b *backend) list(ctx context.Context) {
 	if err := b.relist(ctx); err != nil {
+		b.fresh.Store(false)
 		b.g.log.Warn("cannot list the server's tools; retrying when it is ready",
 			"server", b.config().Name, "err", err)
 	}

@@ -222,7 +222,10 @@ func New(opts Options) *Gateway {
 		PropagateRequestCancellation: true, // a closed stream cancels the call, as the spec says
 	}), opts.KeepAlive, &g.splice)
 	g.sse = g.guardSSE(keepAlive(mcp.NewSSEHandler(g.serverFor, nil), 0, &g.splice))
-	g.wg.Go(g.followSupervisor)
+	// Subscribed before New returns, so that no server that becomes ready
+	// from now on goes unseen.
+	events, unsubscribe := opts.Backends.Subscribe(256)
+	g.wg.Go(func() { g.followSupervisor(events, unsubscribe) })
 	return g
 }
 
@@ -377,11 +380,11 @@ func (g *Gateway) Close() {
 }
 
 // followSupervisor relists a server that becomes ready when no process of
-// this run listed it yet (it failed to start before, never started, or its
-// lists are kept from an earlier run).
-func (g *Gateway) followSupervisor() {
-	events, cancel := g.opts.Backends.Subscribe(256)
-	defer cancel()
+// this run listed it yet (it failed to start before, never started, its
+// lists are kept from an earlier run, or its last list failed): the
+// backend's run decides when the list's turn comes (see kickUnlisted).
+func (g *Gateway) followSupervisor(events <-chan supervisor.Event, unsubscribe func()) {
+	defer unsubscribe()
 	for {
 		select {
 		case <-g.ctx.Done():
@@ -396,7 +399,7 @@ func (g *Gateway) followSupervisor() {
 			g.mu.Lock()
 			b := g.backends[ev.Server]
 			g.mu.Unlock()
-			if b != nil && !b.fresh.Load() {
+			if b != nil {
 				b.kickUnlisted()
 			}
 		}
