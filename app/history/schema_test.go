@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // rawDB opens path with no migrations applied.
@@ -181,14 +183,8 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 			opts := testOptions()
 			opts.Now = clock.Now
 			s := openAt(t, path, opts)
-			deadline := time.Now().Add(20 * time.Second)
-			for s.Recovered() == nil && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			testutil.Eventually(t, 20*time.Second, "the corrupt database to be recovered", func() bool { return s.Recovered() != nil })
 			rec := s.Recovered()
-			if rec == nil {
-				t.Fatal("Recovered = nil for a corrupt database")
-			}
 			wantMoved := path + ".corrupt-20260301T120000Z"
 			if rec.MovedTo != wantMoved || rec.Path != path || rec.Reason == "" {
 				t.Errorf("Recovery = %+v, want MovedTo %s", rec, wantMoved)
@@ -245,10 +241,7 @@ func TestIntegrityCheckOnlyAfterUncleanStop(t *testing.T) {
 	if !s2.Unclean() {
 		t.Error("Unclean = false with the marker left behind")
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for s2.Checking() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, "the background integrity check to end", func() bool { return !s2.Checking() })
 	if s2.Recovered() != nil {
 		t.Errorf("intact database replaced: %v", s2.Recovered())
 	}
