@@ -1,13 +1,9 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +35,8 @@ type backend struct {
 	cfg      ServerConfig
 	features features
 	// registered holds what front has, by kind and name, as JSON, so that a
-	// relist re-registers only what changed (each change notifies clients).
+	// relist re-registers only what changed (each change notifies clients;
+	// see diffRegistered).
 	registered map[string][]byte
 
 	listed atomic.Bool // features are known: listed, or kept from an earlier run
@@ -251,270 +248,22 @@ func (b *backend) visible() (ServerConfig, features) {
 // install registers the server's features on its own endpoint, unprefixed.
 func (b *backend) install() {
 	cfg, f := b.visible()
-	want := map[string][]byte{}
-	var addTools []*mcp.Tool
-	var addPrompts []*mcp.Prompt
-	var addResources []*mcp.Resource
-	var addTemplates []*mcp.ResourceTemplate
-	b.mu.Lock()
-	changed := func(key string, v any) bool {
-		data, _ := json.Marshal(v)
-		want[key] = data
-		return !bytes.Equal(b.registered[key], data)
-	}
+	var want []registration
 	for _, t := range f.tools {
-		if changed("tool:"+t.Name, t) {
-			addTools = append(addTools, t)
-		}
+		want = append(want, registration{"tool:" + t.Name, t, func() { addTool(b.g, b.front, t, t.Name, cfg.Name) }})
 	}
 	for _, p := range f.prompts {
-		if changed("prompt:"+p.Name, p) {
-			addPrompts = append(addPrompts, p)
-		}
+		want = append(want, registration{"prompt:" + p.Name, p, func() { b.front.AddPrompt(p, b.g.promptHandler(cfg.Name, p.Name)) }})
 	}
 	for _, r := range f.resources {
-		if changed("resource:"+r.URI, r) {
-			addResources = append(addResources, r)
-		}
+		want = append(want, registration{"resource:" + r.URI, r, func() { b.front.AddResource(r, b.g.resourceHandler(cfg.Name)) }})
 	}
 	for _, t := range f.templates {
-		if changed("template:"+t.URITemplate, t) {
-			addTemplates = append(addTemplates, t)
-		}
+		want = append(want, registration{"template:" + t.URITemplate, t, func() { b.front.AddResourceTemplate(t, b.g.resourceHandler(cfg.Name)) }})
 	}
-	var gone []string
-	for key := range b.registered {
-		if _, ok := want[key]; !ok {
-			gone = append(gone, key)
-		}
-	}
-	b.registered = want
+	b.mu.Lock()
+	d := diffRegistered(b.registered, want)
+	b.registered = d.registered
 	b.mu.Unlock()
-
-	removeRegistered(b.front, gone)
-	for _, t := range addTools {
-		addTool(b.g, b.front, t, t.Name, cfg.Name)
-	}
-	for _, p := range addPrompts {
-		b.front.AddPrompt(p, b.g.promptHandler(cfg.Name, p.Name))
-	}
-	for _, r := range addResources {
-		b.front.AddResource(r, b.g.resourceHandler(cfg.Name))
-	}
-	for _, t := range addTemplates {
-		b.front.AddResourceTemplate(t, b.g.resourceHandler(cfg.Name))
-	}
-}
-
-// removeRegistered removes "kind:name" keys from s.
-func removeRegistered(s *mcp.Server, keys []string) {
-	var tools, prompts, resources, templates []string
-	for _, k := range keys {
-		kind, name, _ := strings.Cut(k, ":")
-		switch kind {
-		case "tool":
-			tools = append(tools, name)
-		case "prompt":
-			prompts = append(prompts, name)
-		case "resource":
-			resources = append(resources, name)
-		case "template":
-			templates = append(templates, name)
-		}
-	}
-	if len(tools) > 0 {
-		s.RemoveTools(tools...)
-	}
-	if len(prompts) > 0 {
-		s.RemovePrompts(prompts...)
-	}
-	if len(resources) > 0 {
-		s.RemoveResources(resources...)
-	}
-	if len(templates) > 0 {
-		s.RemoveResourceTemplates(templates...)
-	}
-}
-
-// addTool registers t under name on s, calling original on server. The
-// go-sdk panics on a tool without an object input schema; a server that
-// lists one gets the tool left out and a warning instead.
-func addTool(g *Gateway, s *mcp.Server, t *mcp.Tool, name, server string) {
-	cp := *t
-	cp.Name = name
-	if cp.InputSchema == nil {
-		cp.InputSchema = map[string]any{"type": "object"}
-	}
-	if m, ok := cp.InputSchema.(map[string]any); !ok || m["type"] != "object" {
-		g.log.Warn("server lists a tool whose input schema is not an object; leaving it out",
-			"server", server, "tool", t.Name)
-		return
-	}
-	s.AddTool(&cp, g.toolHandler(server, t.Name))
-}
-
-// aggregateState is what /mcp has registered, and for which server.
-type aggregateState struct {
-	tools      map[string]exposed // aggregated name → owner
-	prompts    map[string]exposed
-	resources  map[string]string // URI → server
-	templates  map[string]string // URI template → server
-	registered map[string][]byte // as backend.registered
-	collisions []Collision
-}
-
-func newAggregateState() aggregateState {
-	return aggregateState{tools: map[string]exposed{}, prompts: map[string]exposed{},
-		resources: map[string]string{}, templates: map[string]string{}, registered: map[string][]byte{}}
-}
-
-// rebuildAggregate recomputes /mcp from every server's features: tools and
-// prompts prefixed (collisions resolved in sorted order), resources and
-// templates under their own URIs (the first server in name order wins a
-// duplicate).
-func (g *Gateway) rebuildAggregate() {
-	g.aggMu.Lock()
-	defer g.aggMu.Unlock()
-	g.mu.Lock()
-	backends := slices.Collect(maps.Values(g.backends))
-	g.mu.Unlock()
-	slices.SortFunc(backends, func(a, b *backend) int { return strings.Compare(a.config().Name, b.config().Name) })
-
-	toolNames, promptNames := map[string][]string{}, map[string][]string{}
-	prefixes := map[string]string{}
-	tools := map[string]map[string]*mcp.Tool{}
-	prompts := map[string]map[string]*mcp.Prompt{}
-	next := newAggregateState()
-	var addResources []struct {
-		r      *mcp.Resource
-		server string
-	}
-	var addTemplates []struct {
-		t      *mcp.ResourceTemplate
-		server string
-	}
-	want := map[string][]byte{}
-	for _, b := range backends {
-		cfg, f := b.visible()
-		prefixes[cfg.Name] = cfg.prefix()
-		tools[cfg.Name], prompts[cfg.Name] = map[string]*mcp.Tool{}, map[string]*mcp.Prompt{}
-		for _, t := range f.tools {
-			toolNames[cfg.Name] = append(toolNames[cfg.Name], t.Name)
-			tools[cfg.Name][t.Name] = t
-		}
-		for _, p := range f.prompts {
-			promptNames[cfg.Name] = append(promptNames[cfg.Name], p.Name)
-			prompts[cfg.Name][p.Name] = p
-		}
-		for _, r := range f.resources {
-			if _, dup := next.resources[r.URI]; !dup {
-				next.resources[r.URI] = cfg.Name
-				addResources = append(addResources, struct {
-					r      *mcp.Resource
-					server string
-				}{r, cfg.Name})
-			}
-		}
-		for _, t := range f.templates {
-			if _, dup := next.templates[t.URITemplate]; !dup {
-				next.templates[t.URITemplate] = cfg.Name
-				addTemplates = append(addTemplates, struct {
-					t      *mcp.ResourceTemplate
-					server string
-				}{t, cfg.Name})
-			}
-		}
-	}
-	exposedTools, toolCollisions := assignNames(toolNames, prefixes)
-	exposedPrompts, promptCollisions := assignNames(promptNames, prefixes)
-	next.collisions = append(toolCollisions, promptCollisions...)
-
-	g.mu.Lock()
-	old, oldCollisions := g.agg.registered, g.agg.collisions
-	g.mu.Unlock()
-	changed := func(key string, v any) bool {
-		data, _ := json.Marshal(v)
-		want[key] = data
-		return !bytes.Equal(old[key], data)
-	}
-	type toolAdd struct {
-		t *mcp.Tool
-		e exposed
-	}
-	var addT []toolAdd
-	for _, e := range exposedTools {
-		next.tools[e.Name] = e
-		t := tools[e.Server][e.Original]
-		if changed("tool:"+e.Name, struct {
-			T *mcp.Tool
-			S string
-		}{t, e.Server}) {
-			addT = append(addT, toolAdd{t, e})
-		}
-	}
-	var addP []exposed
-	for _, e := range exposedPrompts {
-		next.prompts[e.Name] = e
-		if changed("prompt:"+e.Name, struct {
-			P *mcp.Prompt
-			S string
-		}{prompts[e.Server][e.Original], e.Server}) {
-			addP = append(addP, e)
-		}
-	}
-	for _, a := range addResources {
-		changed("resource:"+a.r.URI, struct {
-			R *mcp.Resource
-			S string
-		}{a.r, a.server})
-	}
-	for _, a := range addTemplates {
-		changed("template:"+a.t.URITemplate, struct {
-			T *mcp.ResourceTemplate
-			S string
-		}{a.t, a.server})
-	}
-	var gone []string
-	for key := range old {
-		if _, ok := want[key]; !ok {
-			gone = append(gone, key)
-		}
-	}
-	for _, c := range next.collisions {
-		if !slices.Contains(oldCollisions, c) {
-			g.log.Warn("two servers offer items with the same name on /mcp; renamed the later one",
-				"server", c.Server, "item", c.Item, "wanted", c.Wanted, "got", c.Got)
-		}
-	}
-	next.registered = want
-	g.mu.Lock()
-	g.agg = next
-	g.mu.Unlock()
-
-	removeRegistered(g.aggregate, gone)
-	for _, a := range addT {
-		addTool(g, g.aggregate, a.t, a.e.Name, a.e.Server)
-	}
-	for _, e := range addP {
-		p := *prompts[e.Server][e.Original]
-		p.Name = e.Name
-		g.aggregate.AddPrompt(&p, g.promptHandler(e.Server, e.Original))
-	}
-	for _, a := range addResources {
-		if !bytes.Equal(old["resource:"+a.r.URI], want["resource:"+a.r.URI]) {
-			g.aggregate.AddResource(a.r, g.resourceHandler(a.server))
-		}
-	}
-	for _, a := range addTemplates {
-		if !bytes.Equal(old["template:"+a.t.URITemplate], want["template:"+a.t.URITemplate]) {
-			g.aggregate.AddResourceTemplate(a.t, g.resourceHandler(a.server))
-		}
-	}
-}
-
-// Collisions lists the items renamed on /mcp because of a name clash.
-func (g *Gateway) Collisions() []Collision {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.agg.collisions)
+	d.apply(b.front)
 }

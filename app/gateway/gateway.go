@@ -17,13 +17,34 @@
 //	                                             ▲
 //	        progress, logging, list changes, sampling, elicitation, roots
 //	        come back through the backend client's handlers (client.go)
+//
+// The files, by concern:
+//
+//	gateway.go       Gateway, Options, servers coming and going, the HTTP handler
+//	front.go         the fronts: construction, middlewares, the request handlers, subscriptions
+//	forward.go       the call core: forward, acquire, the _meta filter
+//	leases.go        session mode: a client session keeps its process
+//	progress.go      progress tokens and the caller index (who asked, on which process)
+//	backend.go       one server's lifecycle: listing, relisting, its own endpoint
+//	aggregation.go   /mcp's aggregate, and the one registered-items diff both fronts use
+//	kept.go          lists kept on disk between runs
+//	names.go         prefixed names and collisions on /mcp
+//	tools.go         ToolInfo: a server's tools for the dashboard and the API
+//	client.go        the backend client: notifications and requests from servers
+//	mrtr.go          stateless clients' input-required rounds (pendingCalls)
+//	record.go        what the Recorder is told of each call
+//	raw.go, eras.go  results passed on as sent, shaped per protocol era
+//	sessionguard.go, idle.go, httpchecks.go, keepalive.go
+//	                 sessions' owners and idle timeout, malformed requests, keep-alive
+//	bridge.go        switchboard connect (a gateway whose backend is the daemon)
+//	transport.go, lineconn.go
+//	                 the backend processes' transport, read a line at a time
 package gateway
 
 import (
 	"bytes"
 	"context"
 	"log/slog"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -206,7 +227,7 @@ func New(opts Options) *Gateway {
 	}
 	g.callers.init()
 	g.splice.init()
-	g.pending.calls = map[string]*pendingCall{}
+	g.pending.init()
 	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
 	g.aggregate = g.newFront("")
@@ -370,10 +391,7 @@ func (g *Gateway) Close() {
 	}
 	g.mu.Unlock()
 	g.leases.releaseAll()
-	g.pending.mu.Lock()
-	parked := slices.Collect(maps.Values(g.pending.calls))
-	g.pending.mu.Unlock()
-	for _, p := range parked {
+	for _, p := range g.pending.list(nil) {
 		g.endPending(p)
 	}
 	g.wg.Wait()

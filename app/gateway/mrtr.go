@@ -68,11 +68,56 @@ func pendingFrom(ctx context.Context) *pendingCall {
 	return p
 }
 
-// pendingCalls holds the parked calls by requestState.
+// pendingCalls holds the parked calls by requestState. Its mutex is
+// locked by its methods only.
 type pendingCalls struct {
 	mu    sync.Mutex
 	calls map[string]*pendingCall
 	next  int
+}
+
+func (c *pendingCalls) init() { c.calls = map[string]*pendingCall{} }
+
+// add parks p under its requestState.
+func (c *pendingCalls) add(p *pendingCall) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[p.state] = p
+}
+
+// get returns the call parked under state, or nil.
+func (c *pendingCalls) get(state string) *pendingCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls[state]
+}
+
+// remove forgets p.
+func (c *pendingCalls) remove(p *pendingCall) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.calls, p.state)
+}
+
+// nextSeq numbers a server's request to a client, unique in the gateway.
+func (c *pendingCalls) nextSeq() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next++
+	return c.next
+}
+
+// list returns the parked calls keep accepts; keep nil accepts all.
+func (c *pendingCalls) list(keep func(*pendingCall) bool) []*pendingCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*pendingCall
+	for _, p := range c.calls {
+		if keep == nil || keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ask hands a server's request to the client's next round and waits for
@@ -96,9 +141,7 @@ func (p *pendingCall) ask(ctx context.Context, req mcp.InputRequest, seq int) (m
 func (g *Gateway) statelessToolCall(ctx context.Context, req *mcp.CallToolRequest, server, original string) (*mcp.CallToolResult, error) {
 	var p *pendingCall
 	if state := req.Params.RequestState; state != "" {
-		g.pending.mu.Lock()
-		p = g.pending.calls[state]
-		g.pending.mu.Unlock()
+		p = g.pending.get(state)
 		if p == nil || p.token != g.opts.ClientToken(ctx) || p.server != server || p.original != original {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 				Message: "unknown or expired requestState: the call it continued is over; call the tool again"}
@@ -149,9 +192,7 @@ func (g *Gateway) startPending(ctx context.Context, req *mcp.CallToolRequest, se
 	// The expiry runs only while the client owes an answer.
 	p.expiry = time.AfterFunc(inputWait, func() { g.endPending(p) })
 	p.expiry.Stop()
-	g.pending.mu.Lock()
-	g.pending.calls[p.state] = p
-	g.pending.mu.Unlock()
+	g.pending.add(p)
 	runCtx = context.WithValue(runCtx, pendingKey{}, p)
 	// The first round's recorder entry is written when that round ends; the
 	// call itself must not touch it afterwards.
@@ -167,9 +208,7 @@ func (g *Gateway) startPending(ctx context.Context, req *mcp.CallToolRequest, se
 func (g *Gateway) endPending(p *pendingCall) {
 	p.expiry.Stop()
 	p.stop()
-	g.pending.mu.Lock()
-	delete(g.pending.calls, p.state)
-	g.pending.mu.Unlock()
+	g.pending.remove(p)
 }
 
 func newRequestState() string {
@@ -182,11 +221,7 @@ func (g *Gateway) askClient(ctx context.Context, c caller, req mcp.InputRequest)
 	if c.pending == nil {
 		return nil, fmt.Errorf("internal: askClient without a pending call")
 	}
-	g.pending.mu.Lock()
-	g.pending.next++
-	seq := g.pending.next
-	g.pending.mu.Unlock()
-	return c.pending.ask(ctx, req, seq)
+	return c.pending.ask(ctx, req, g.pending.nextSeq())
 }
 
 // samplingResult turns a client's answer into what the server's request expects.

@@ -214,15 +214,7 @@ func (g *Gateway) liveSessions() map[string]bool {
 // so do the token's stateless calls waiting for its next round.
 func (g *Gateway) CloseSessionsOf(tokenID string) int {
 	// The token's parked stateless calls (input-required rounds) end too.
-	g.pending.mu.Lock()
-	var parked []*pendingCall
-	for _, p := range g.pending.calls {
-		if p.token == tokenID {
-			parked = append(parked, p)
-		}
-	}
-	g.pending.mu.Unlock()
-	for _, p := range parked {
+	for _, p := range g.pending.list(func(p *pendingCall) bool { return p.token == tokenID }) {
 		g.endPending(p)
 	}
 	g.guard.mu.Lock()

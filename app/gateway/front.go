@@ -1,0 +1,362 @@
+// The fronts: the mcp.Server behind each endpoint (/mcp and /mcp/<server>),
+// its middlewares (waiting for first lists, the backends' instructions), and
+// the handlers that route each request to a server: tools, prompts,
+// resources, completion, and counted resource subscriptions. Each handler
+// hands the call to forward (forward.go).
+
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// newFront makes the mcp.Server behind one endpoint: server "" is /mcp.
+func (g *Gateway) newFront(server string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: g.opts.Version},
+		&mcp.ServerOptions{
+			Logger: g.log,
+			// Every capability a backend may have is declared from the start:
+			// servers are listed after a client may already have initialized,
+			// and a client only lists what the capabilities promise. Lists of
+			// a kind no server offers are empty.
+			Capabilities: &mcp.ServerCapabilities{
+				Tools:       &mcp.ToolCapabilities{ListChanged: true},
+				Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+				Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+				Logging:     &mcp.LoggingCapabilities{},
+				Completions: &mcp.CompletionCapabilities{},
+			},
+			CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+				return g.complete(ctx, req, server)
+			},
+			SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+				return g.subscribe(ctx, req, server, req.Params.URI, true)
+			},
+			UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+				return g.subscribe(ctx, req, server, req.Params.URI, false)
+			},
+		})
+	s.AddReceivingMiddleware(g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server),
+		g.unlistedTools(server), g.rawResults())
+	return s
+}
+
+// firstListWait bounds how long a request waits for servers to be listed
+// for the first time (a lazy server starts a process to be listed).
+const firstListWait = 30 * time.Second
+
+// awaitLists holds requests that depend on a server's lists until each
+// server of the endpoint has been listed once (or failed to be), so that a
+// client connecting right after the daemon starts sees every tool.
+func (g *Gateway) awaitLists(server string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "initialize", "notifications/initialized", "ping", "server/discover", "logging/setLevel":
+				return next(ctx, method, req)
+			}
+			// Once every server has been tried (the usual case) nothing
+			// waits: no timer, no list.
+			var waits []<-chan struct{}
+			g.mu.Lock()
+			for name, b := range g.backends {
+				if server == "" || name == server {
+					select {
+					case <-b.tried:
+					default:
+						waits = append(waits, b.tried)
+					}
+				}
+			}
+			g.mu.Unlock()
+			if len(waits) == 0 {
+				return next(ctx, method, req)
+			}
+			timer := time.NewTimer(firstListWait)
+			defer timer.Stop()
+			for _, w := range waits {
+				select {
+				case <-w:
+				case <-timer.C:
+					return next(ctx, method, req)
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// instructionsMiddleware answers initialize and server/discover with the
+// backends' own instructions, each under its server's name.
+func (g *Gateway) instructionsMiddleware(server string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				r.Instructions = g.instructions(server)
+			case *mcp.DiscoverResult:
+				r.Instructions = g.instructions(server)
+			}
+			return res, err
+		}
+	}
+}
+
+func (g *Gateway) instructions(server string) string {
+	if server != "" {
+		if b, ok := g.backend(server); ok {
+			_, f := b.visible()
+			return f.instructions
+		}
+		return ""
+	}
+	g.mu.Lock()
+	var names []string
+	for name := range g.backends {
+		names = append(names, name)
+	}
+	g.mu.Unlock()
+	var text string
+	for _, name := range slices.Sorted(slices.Values(names)) {
+		if b, ok := g.backend(name); ok {
+			if _, f := b.visible(); f.instructions != "" {
+				text += "## " + name + "\n\n" + f.instructions + "\n\n"
+			}
+		}
+	}
+	return text
+}
+
+// toolHandler forwards a tools/call to original on server. Failures of the
+// server itself (down, crashed, timed out) come back as a tool error naming
+// the server and the cause, so the model sees them; errors the server sends
+// pass through unchanged.
+func (g *Gateway) toolHandler(server, original string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.ProtocolVersion() >= statelessVersion {
+			return g.statelessToolCall(ctx, req, server, original)
+		}
+		return g.callTool(ctx, req, server, original)
+	}
+}
+
+// callTool forwards one tools/call.
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, server, original string) (*mcp.CallToolResult, error) {
+	params := &mcp.CallToolParams{Name: original, Meta: forwardMeta(req.Params.Meta)}
+	if len(req.Params.Arguments) > 0 {
+		params.Arguments = req.Params.Arguments // forwarded as received, not re-encoded
+	}
+	var res *mcp.CallToolResult
+	err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.CallTool(ctx, params)
+		return err
+	})
+	if rc := rawCaptureFrom(ctx); rc != nil {
+		rc.done(err == nil)
+	}
+	if err != nil {
+		if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
+			return nil, err
+		}
+		if rec := recordFrom(ctx); rec != nil {
+			rec.failure = err
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+	}
+	return res, nil
+}
+
+func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		params := &mcp.GetPromptParams{Name: original, Arguments: req.Params.Arguments, Meta: forwardMeta(req.Params.Meta)}
+		var res *mcp.GetPromptResult
+		err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+			var err error
+			res, err = cs.GetPrompt(ctx, params)
+			return err
+		})
+		return res, err
+	}
+}
+
+func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		params := &mcp.ReadResourceParams{URI: req.Params.URI, Meta: forwardMeta(req.Params.Meta)}
+		var res *mcp.ReadResourceResult
+		err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+			var err error
+			res, err = cs.ReadResource(ctx, params)
+			return err
+		})
+		return res, err
+	}
+}
+
+// complete routes completion/complete by its reference: a prompt to the
+// prompt's server, a resource template to the template's server.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front string) (*mcp.CompleteResult, error) {
+	params := *req.Params
+	if params.Ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion/complete without a ref"}
+	}
+	ref := *params.Ref
+	params.Ref = &ref
+	server := front
+	if front == "" {
+		g.mu.Lock()
+		switch ref.Type {
+		case "ref/prompt":
+			e, ok := g.agg.prompts[ref.Name]
+			server, ref.Name = e.Server, e.Original
+			if !ok {
+				server = ""
+			}
+		case "ref/resource":
+			server = g.agg.templates[ref.URI]
+			if server == "" {
+				server = g.agg.resources[ref.URI]
+			}
+		}
+		g.mu.Unlock()
+		if server == "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no server offers %s %q", ref.Type, ref.Name+ref.URI)}
+		}
+	}
+	var res *mcp.CompleteResult
+	err := g.forward(ctx, req, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.Complete(ctx, &params)
+		return err
+	})
+	return res, err
+}
+
+// subscribe forwards resources/subscribe and /unsubscribe to the server
+// owning uri. Subscriptions are counted per server and URI: the server is
+// asked once, when the first client subscribes, and told to stop when the
+// last one unsubscribes, so one client leaving does not cut the others off.
+// (The go-sdk front sends each update to the sessions that subscribed.)
+func (g *Gateway) subscribe(ctx context.Context, req mcp.Request, front, uri string, on bool) error {
+	server := front
+	if front == "" {
+		if server = g.resourceOwner(uri); server == "" {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no server offers resource %q", uri)}
+		}
+	}
+	key := server + "\x00" + uri
+	for {
+		g.subsMu.Lock()
+		st := g.subs[key]
+		if st == nil {
+			st = &subscriptionState{}
+			g.subs[key] = st
+		}
+		g.subsMu.Unlock()
+		// st.mu orders the subscribe and unsubscribe of this URI on this
+		// server only: a server slow to answer holds up no other.
+		st.mu.Lock()
+		g.subsMu.Lock()
+		current := g.subs[key] == st
+		g.subsMu.Unlock()
+		if !current { // emptied and forgotten while this call waited
+			st.mu.Unlock()
+			continue
+		}
+		err := g.subscribeLocked(ctx, req, st, key, server, uri, on)
+		st.mu.Unlock()
+		return err
+	}
+}
+
+// resourceOwner returns the server that offers uri on /mcp: the one that
+// lists it, else the first in name order with a resource template that
+// matches it, else the only server when one is enabled; "" when none.
+func (g *Gateway) resourceOwner(uri string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if server := g.agg.resources[uri]; server != "" {
+		return server
+	}
+	var owner string
+	for tmpl, server := range g.agg.templates {
+		if owner != "" && server >= owner {
+			continue
+		}
+		if t, err := uritemplate.New(tmpl); err == nil && t.Regexp().MatchString(uri) {
+			owner = server
+		}
+	}
+	if owner == "" && len(g.backends) == 1 {
+		for name := range g.backends {
+			owner = name
+		}
+	}
+	return owner
+}
+
+// subscriptionState counts the client sessions subscribed to one URI of
+// one server.
+type subscriptionState struct {
+	mu sync.Mutex
+	n  int
+}
+
+// subscribeLocked counts a subscribe or unsubscribe, asking the server when
+// the count leaves or reaches zero; the caller holds st.mu.
+func (g *Gateway) subscribeLocked(ctx context.Context, req mcp.Request, st *subscriptionState, key, server, uri string, on bool) error {
+	switch {
+	case on && st.n > 0:
+		st.n++
+		return nil
+	case !on && st.n > 1:
+		st.n--
+		return nil
+	case !on && st.n == 0:
+		g.forgetSubscription(key, st)
+		return nil
+	}
+	err := g.forward(ctx, req, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
+		if on {
+			return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		}
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	})
+	if err != nil {
+		if st.n == 0 {
+			g.forgetSubscription(key, st)
+		}
+		return err
+	}
+	if on {
+		st.n = 1
+	} else {
+		st.n = 0
+		g.forgetSubscription(key, st)
+	}
+	return nil
+}
+
+// forgetSubscription drops st, which counts nobody, from the map.
+func (g *Gateway) forgetSubscription(key string, st *subscriptionState) {
+	g.subsMu.Lock()
+	if g.subs[key] == st {
+		delete(g.subs, key)
+	}
+	g.subsMu.Unlock()
+}
