@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/internal/sse"
 )
 
 // eventTypes are the types a client may ask for with ?types=.
@@ -45,16 +46,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	sub := s.bus.Subscribe(since, 0)
 	defer sub.Close()
 
-	rc := startEventStream(w)
+	stream := sse.Start(w)
 	send := func(ev events.Event) error {
 		if want != nil && !want[ev.Type] {
 			return nil
 		}
-		_, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, ev.Data)
-		return err
+		return stream.Event(sse.Event{ID: strconv.FormatUint(ev.ID, 10), Type: ev.Type, Data: ev.Data})
 	}
 	if sub.Reset {
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: {}\n\n", TypeReset); err != nil {
+		if stream.Event(sse.Event{Type: TypeReset, Data: []byte("{}")}) != nil {
 			return
 		}
 	}
@@ -64,7 +64,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// Flushing now also tells the client the stream is open.
-	if _, err := fmt.Fprint(w, ": switchboard events\n\n"); err != nil || rc.Flush() != nil {
+	if stream.Comment("switchboard events") != nil || stream.Flush() != nil {
 		return
 	}
 
@@ -98,11 +98,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 					more = false
 				}
 			}
-			if rc.Flush() != nil {
+			if stream.Flush() != nil {
 				return
 			}
 		case <-keepAlive.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+			if stream.Comment("keep-alive") != nil || stream.Flush() != nil {
 				return
 			}
 		}

@@ -3,11 +3,11 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/internal/sse"
 	"github.com/switchboardhq/switchboard/app/redact"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -104,18 +104,6 @@ func (s *Server) storedLogs(r *http.Request, name string, n int) []supervisor.Lo
 	return lines
 }
 
-// startEventStream answers 200 with the headers of a server-sent event
-// stream and returns the controller that flushes it.
-func startEventStream(w http.ResponseWriter) *http.ResponseController {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Accel-Buffering", "no") // no proxy buffering
-	w.WriteHeader(http.StatusOK)
-	return http.NewResponseController(w)
-}
-
 // logKey identifies a line: the event of a line carries the very time value
 // the line has.
 type logKey struct {
@@ -135,7 +123,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all
 		seen[logKey{l.Time, l.PID, l.Stream, l.Text}] = true
 	}
 
-	rc := startEventStream(w)
+	stream := sse.Start(w)
 	send := func(l supervisor.LogLine) error {
 		if redactValues {
 			l.Text = redact.Values(l.Text)
@@ -144,15 +132,14 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(w, "data: %s\n\n", data)
-		return err
+		return stream.Event(sse.Event{Data: data})
 	}
 	for _, l := range lines {
 		if send(l) != nil {
 			return
 		}
 	}
-	if rc.Flush() != nil {
+	if stream.Flush() != nil {
 		return
 	}
 
@@ -174,11 +161,11 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all
 				delete(seen, k)
 				continue
 			}
-			if send(l) != nil || rc.Flush() != nil {
+			if send(l) != nil || stream.Flush() != nil {
 				return
 			}
 		case <-keepAlive.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+			if stream.Comment("keep-alive") != nil || stream.Flush() != nil {
 				return
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/internal/sse"
 )
 
 // DefaultKeepAlive is how long a response stream may stay silent before
@@ -117,7 +119,7 @@ func (k *keepAliveWriter) comment(interval time.Duration) time.Duration {
 	if silent := time.Since(k.last); !k.started || !k.sse || silent < interval {
 		return interval - min(silent, interval) + time.Millisecond
 	}
-	if _, err := k.ResponseWriter.Write([]byte(": keep-alive\n\n")); err != nil {
+	if sse.WriteComment(k.ResponseWriter, "keep-alive") != nil {
 		return 0
 	}
 	k.flushLocked()
