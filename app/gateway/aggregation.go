@@ -154,21 +154,15 @@ func (g *Gateway) rebuildAggregate() {
 			prompts[cfg.Name][p.Name] = p
 		}
 		for _, r := range f.resources {
-			if _, dup := next.resources[r.URI]; !dup {
-				next.resources[r.URI] = cfg.Name
-				wantResources = append(wantResources, registration{"resource:" + r.URI, struct {
-					R *mcp.Resource
-					S string
-				}{r, cfg.Name}, func() { g.aggregate.AddResource(r, g.resourceHandler(cfg.Name)) }})
+			if claimFirst(next.resources, r.URI, cfg.Name) {
+				add := func() { g.aggregate.AddResource(r, g.resourceHandler(cfg.Name)) }
+				wantResources = append(wantResources, registration{"resource:" + r.URI, owned[*mcp.Resource]{r, cfg.Name}, add})
 			}
 		}
 		for _, t := range f.templates {
-			if _, dup := next.templates[t.URITemplate]; !dup {
-				next.templates[t.URITemplate] = cfg.Name
-				wantTemplates = append(wantTemplates, registration{"template:" + t.URITemplate, struct {
-					T *mcp.ResourceTemplate
-					S string
-				}{t, cfg.Name}, func() { g.aggregate.AddResourceTemplate(t, g.resourceHandler(cfg.Name)) }})
+			if claimFirst(next.templates, t.URITemplate, cfg.Name) {
+				add := func() { g.aggregate.AddResourceTemplate(t, g.resourceHandler(cfg.Name)) }
+				wantTemplates = append(wantTemplates, registration{"template:" + t.URITemplate, owned[*mcp.ResourceTemplate]{t, cfg.Name}, add})
 			}
 		}
 	}
@@ -180,17 +174,12 @@ func (g *Gateway) rebuildAggregate() {
 	for _, e := range exposedTools {
 		next.tools[e.Name] = e
 		t := tools[e.Server][e.Original]
-		want = append(want, registration{"tool:" + e.Name, struct {
-			T *mcp.Tool
-			S string
-		}{t, e.Server}, func() { addTool(g, g.aggregate, t, e.Name, e.Server) }})
+		want = append(want, registration{"tool:" + e.Name, owned[*mcp.Tool]{t, e.Server},
+			func() { addTool(g, g.aggregate, t, e.Name, e.Server) }})
 	}
 	for _, e := range exposedPrompts {
 		next.prompts[e.Name] = e
-		want = append(want, registration{"prompt:" + e.Name, struct {
-			P *mcp.Prompt
-			S string
-		}{prompts[e.Server][e.Original], e.Server}, func() {
+		want = append(want, registration{"prompt:" + e.Name, owned[*mcp.Prompt]{prompts[e.Server][e.Original], e.Server}, func() {
 			p := *prompts[e.Server][e.Original]
 			p.Name = e.Name
 			g.aggregate.AddPrompt(&p, g.promptHandler(e.Server, e.Original))
@@ -213,6 +202,23 @@ func (g *Gateway) rebuildAggregate() {
 	g.agg = next
 	g.mu.Unlock()
 	d.apply(g.aggregate)
+}
+
+// owned is an item of /mcp with the server it goes to, as a registration's
+// value: a change of either registers it again.
+type owned[T any] struct {
+	Item   T
+	Server string
+}
+
+// claimFirst makes server the owner of uri in owners unless a server
+// earlier in name order has it, and reports whether it did.
+func claimFirst(owners map[string]string, uri, server string) bool {
+	if _, dup := owners[uri]; dup {
+		return false
+	}
+	owners[uri] = server
+	return true
 }
 
 // Collisions lists the items renamed on /mcp because of a name clash.

@@ -161,12 +161,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, server
 	if len(req.Params.Arguments) > 0 {
 		params.Arguments = req.Params.Arguments // forwarded as received, not re-encoded
 	}
-	var res *mcp.CallToolResult
-	err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.CallTool(ctx, params)
-		return err
-	})
+	res, err := forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params, (*mcp.ClientSession).CallTool)
 	if rc := rawCaptureFrom(ctx); rc != nil {
 		rc.done(err == nil)
 	}
@@ -185,27 +180,28 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, server
 func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		params := &mcp.GetPromptParams{Name: original, Arguments: req.Params.Arguments, Meta: forwardMeta(req.Params.Meta)}
-		var res *mcp.GetPromptResult
-		err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
-			var err error
-			res, err = cs.GetPrompt(ctx, params)
-			return err
-		})
-		return res, err
+		return forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params, (*mcp.ClientSession).GetPrompt)
 	}
 }
 
 func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		params := &mcp.ReadResourceParams{URI: req.Params.URI, Meta: forwardMeta(req.Params.Meta)}
-		var res *mcp.ReadResourceResult
-		err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
-			var err error
-			res, err = cs.ReadResource(ctx, params)
-			return err
-		})
-		return res, err
+		return forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params, (*mcp.ClientSession).ReadResource)
 	}
+}
+
+// forwardRequest forwards one request to server (see forward) with params,
+// and returns the server's result.
+func forwardRequest[P progressParams, R any](ctx context.Context, g *Gateway, req mcp.Request, server string, token any, params P,
+	call func(*mcp.ClientSession, context.Context, P) (R, error)) (R, error) {
+	var res R
+	err := g.forward(ctx, req, server, token, params, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = call(cs, ctx, params)
+		return err
+	})
+	return res, err
 }
 
 // complete routes completion/complete by its reference: a prompt to the

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -266,19 +267,11 @@ func TestProgressReachesTheCaller(t *testing.T) {
 	if _, err := cs.CallTool(t.Context(), params); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, "several progress notifications with the caller's token", func() bool {
 		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("received %d progress notifications with the caller's token, want several", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(got) >= 2
+	})
 }
 
 func TestCancellationAndCrashAreReportedPromptly(t *testing.T) {
@@ -344,23 +337,9 @@ func TestSessionModeLeasesAProcessPerClientSession(t *testing.T) {
 		t.Errorf("a session's calls moved from process %s to %s", pa, again)
 	}
 	a.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st, _ := f.sup.Status("sess")
-		leased := 0
-		for _, p := range st.Processes {
-			if p.Leased {
-				leased++
-			}
-		}
-		if leased == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after closing one session, %d processes are leased, want 1", leased)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "one leased process after closing one session", func() bool {
+		return f.leased(t, "sess") == 1
+	})
 }
 
 func TestLegacySSEClient(t *testing.T) {

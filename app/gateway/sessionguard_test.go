@@ -24,35 +24,37 @@ import (
 
 type testTokenKey struct{}
 
+// newTokenGateway runs the test MCP server as "alpha" (one process) behind
+// a gateway whose client token is each request's X-Token header, as the
+// API's authentication hands it over in the daemon; tune, when not nil,
+// changes the gateway's options before it starts.
+func newTokenGateway(t *testing.T, tune func(*gateway.Options)) (*gateway.Gateway, *httptest.Server) {
+	t.Helper()
+	f := newTunedFixture(t, "", func(_ *supervisor.Options, o *gateway.Options) {
+		o.ClientToken = func(ctx context.Context) string { s, _ := ctx.Value(testTokenKey{}).(string); return s }
+		if tune != nil {
+			tune(o)
+		}
+	}, []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
+		Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}},
+		gateway.ServerConfig{Name: "alpha"})
+	h := f.gw.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testTokenKey{}, r.Header.Get("X-Token"))))
+	}))
+	t.Cleanup(func() { // before the fixture's cleanup, which closes the gateway
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return f.gw, srv
+}
+
 // TestSessionsBoundToTokenAndEndpoint: a session answers only the token
 // that opened it, on the endpoint that opened it (404 otherwise, as for an
 // unknown session); a token may have MaxSessionsPerToken open (429 naming
 // the limit); CloseSessionsOf ends a token's sessions.
 func TestSessionsBoundToTokenAndEndpoint(t *testing.T) {
-	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
-		StopGrace: 500 * time.Millisecond, SampleInterval: -1, HealthInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Version: "test", MaxSessionsPerToken: 2,
-		ClientToken: func(ctx context.Context) string { s, _ := ctx.Value(testTokenKey{}).(string); return s }})
-	if err := sup.Apply(t.Context(), []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
-		Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
-	h := gw.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testTokenKey{}, r.Header.Get("X-Token"))))
-	}))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		gw.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = sup.Close(ctx)
-	})
+	gw, srv := newTokenGateway(t, func(o *gateway.Options) { o.MaxSessionsPerToken = 2 })
 
 	post := func(token, path, session, body string) (*http.Response, string) {
 		t.Helper()
@@ -196,35 +198,7 @@ func TestSessionGuardWithSDKClient(t *testing.T) {
 // requestState" and neither answers the server nor reads the result; and
 // CloseSessionsOf ends the token's parked calls too.
 func TestRequestStateBoundToToken(t *testing.T) {
-	var gw *gateway.Gateway
-	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
-		StopGrace: 500 * time.Millisecond, SampleInterval: -1, HealthInterval: -1,
-		NewClient:     func(s string) *mcp.Client { return gw.NewClient(s) },
-		Prepare:       func(ctx context.Context, s string, cs *mcp.ClientSession) error { return gw.Prepare(ctx, s, cs) },
-		WrapTransport: func(s string, t mcp.Transport) mcp.Transport { return gw.WrapTransport(s, t) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Version: "test",
-		ClientToken: func(ctx context.Context) string { s, _ := ctx.Value(testTokenKey{}).(string); return s }})
-	if err := sup.Apply(t.Context(), []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
-		Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
-	h := gw.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testTokenKey{}, r.Header.Get("X-Token"))))
-	}))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		gw.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = sup.Close(ctx)
-	})
+	gw, srv := newTokenGateway(t, nil)
 
 	// call sends a stateless tools/call and returns its JSON-RPC answer.
 	call := func(token, tool, state, key string) map[string]any {
