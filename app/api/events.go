@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/internal/sse"
@@ -68,45 +67,27 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	keepAlive := time.NewTicker(s.keepAlive)
-	defer keepAlive.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case ev, ok := <-sub.C():
-			if !ok {
-				// Cut off for falling behind, or the daemon is stopping: the
-				// client reconnects with its last id and catches up.
-				return
-			}
-			if send(ev) != nil {
-				return
-			}
-			// Send what else is waiting in one write.
-			for more := true; more; {
-				select {
-				case ev, ok := <-sub.C():
-					if !ok {
-						more = false
-						break
-					}
-					if send(ev) != nil {
-						return
-					}
-				default:
-					more = false
+	// A closed subscription was cut off for falling behind, or the daemon
+	// is stopping: the client reconnects with its last id and catches up.
+	sse.Follow(r.Context(), stream, s.keepAlive, sub.C(), func(ev events.Event) error {
+		if err := send(ev); err != nil {
+			return err
+		}
+		// Send what else is waiting in one write.
+		for {
+			select {
+			case ev, ok := <-sub.C():
+				if !ok {
+					return nil
 				}
-			}
-			if stream.Flush() != nil {
-				return
-			}
-		case <-keepAlive.C:
-			if stream.Comment("keep-alive") != nil || stream.Flush() != nil {
-				return
+				if err := send(ev); err != nil {
+					return err
+				}
+			default:
+				return nil
 			}
 		}
-	}
+	})
 }
 
 // sinceParam reads the id to resume after: the Last-Event-ID header, else

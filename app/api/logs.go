@@ -143,31 +143,16 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all
 		return
 	}
 
-	keepAlive := time.NewTicker(s.keepAlive)
-	defer keepAlive.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case ev, ok := <-events:
-			if !ok {
-				return // the supervisor is shutting down
-			}
-			if ev.Kind != supervisor.EventLog || ev.Server != name {
-				continue
-			}
-			l := supervisor.LogLine{Time: ev.Time, PID: ev.PID, Stream: ev.Stream, Text: ev.Message}
-			if k := (logKey{l.Time, l.PID, l.Stream, l.Text}); seen[k] {
-				delete(seen, k)
-				continue
-			}
-			if send(l) != nil || stream.Flush() != nil {
-				return
-			}
-		case <-keepAlive.C:
-			if stream.Comment("keep-alive") != nil || stream.Flush() != nil {
-				return
-			}
+	// A closed subscription: the supervisor is shutting down.
+	sse.Follow(r.Context(), stream, s.keepAlive, events, func(ev supervisor.Event) error {
+		if ev.Kind != supervisor.EventLog || ev.Server != name {
+			return nil
 		}
-	}
+		l := supervisor.LogLine{Time: ev.Time, PID: ev.PID, Stream: ev.Stream, Text: ev.Message}
+		if k := (logKey{l.Time, l.PID, l.Stream, l.Text}); seen[k] {
+			delete(seen, k)
+			return nil
+		}
+		return send(l)
+	})
 }

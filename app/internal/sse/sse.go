@@ -1,17 +1,20 @@
 // Package sse writes server-sent events (the text/event-stream format of
 // the HTML standard): the headers that open a stream, events with an id, a
 // type and data, comments (a keep-alive, or a first line that shows the
-// stream is open), and flushes. The daemon's event feed and log streams
+// stream is open), flushes, and Follow, the loop that writes what a channel
+// brings with keep-alive comments between. The daemon's event feed and log streams
 // (app/api) and the gateway's keep-alive comments all write through it, so
 // the bytes on the wire are made in one place.
 package sse
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // An Event is one server-sent event. ID and Type are left out when empty;
@@ -96,3 +99,27 @@ func (s *Stream) Comment(text string) error { return WriteComment(s.w, text) }
 
 // Flush sends what was written to the client.
 func (s *Stream) Flush() error { return s.rc.Flush() }
+
+// Follow writes to s what c brings, until ctx ends (the client went away),
+// c is closed, or writing fails: write turns one value into events (or
+// nothing, for a value the client did not ask for), and what it wrote is
+// flushed. Every keepAlive, a ": keep-alive" comment is written and
+// flushed, so that proxies and clients with idle timeouts keep the stream.
+func Follow[T any](ctx context.Context, s *Stream, keepAlive time.Duration, c <-chan T, write func(T) error) {
+	ticker := time.NewTicker(keepAlive)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case v, ok := <-c:
+			if !ok || write(v) != nil || s.Flush() != nil {
+				return
+			}
+		case <-ticker.C:
+			if s.Comment("keep-alive") != nil || s.Flush() != nil {
+				return
+			}
+		}
+	}
+}

@@ -2,11 +2,16 @@ package sse
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 func TestWriteEvent(t *testing.T) {
@@ -129,6 +134,88 @@ func TestStream(t *testing.T) {
 		t.Errorf("body %q, want %q", got, want)
 	}
 }
+
+func TestFollow(t *testing.T) {
+	boom := errors.New("client gone")
+	tests := []struct {
+		name   string
+		values []string // sent, then the channel is closed
+		fail   string   // write fails for this value
+		want   string
+	}{
+		{"each value, flushed, until the channel closes", []string{"a", "skip", "b"}, "", "data: a\n\ndata: b\n\n"},
+		{"a failed write ends it", []string{"a", "bad", "b"}, "bad", "data: a\n\n"},
+		{"a closed channel at once", nil, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &syncRecorder{header: http.Header{}}
+			s := Start(w)
+			c := make(chan string, len(tt.values))
+			for _, v := range tt.values {
+				c <- v
+			}
+			close(c)
+			flushesAfter := map[string]int{}
+			Follow(t.Context(), s, time.Hour, c, func(v string) error {
+				switch v {
+				case tt.fail:
+					return boom
+				case "skip":
+					return nil
+				}
+				flushesAfter[v] = w.flushCount()
+				return s.Event(Event{Data: []byte(v)})
+			})
+			if got := w.body(); got != tt.want {
+				t.Errorf("body %q, want %q", got, tt.want)
+			}
+			if n, ok := flushesAfter["b"]; ok && n <= flushesAfter["a"] {
+				t.Errorf("no flush between a and b (%d, %d)", flushesAfter["a"], n)
+			}
+		})
+	}
+}
+
+// TestFollowKeepsAlive: a silent stream gets a keep-alive comment, flushed,
+// every interval, until the client goes away.
+func TestFollowKeepsAlive(t *testing.T) {
+	w := &syncRecorder{header: http.Header{}}
+	s := Start(w)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Follow(ctx, s, 5*time.Millisecond, make(chan string), func(string) error { return nil })
+	}()
+	testutil.Eventually(t, 5*time.Second, "two flushed keep-alive comments", func() bool {
+		return strings.HasPrefix(w.body(), ": keep-alive\n\n: keep-alive\n\n") && w.flushCount() >= 2
+	})
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Follow did not return when its context ended")
+	}
+	if body := strings.ReplaceAll(w.body(), ": keep-alive\n\n", ""); body != "" {
+		t.Errorf("besides keep-alives, the stream has %q", body)
+	}
+}
+
+// syncRecorder is a ResponseWriter and Flusher that a test may read while
+// a writer writes.
+type syncRecorder struct {
+	header  http.Header
+	buf     testutil.SyncBuffer
+	flushes atomic.Int64
+}
+
+func (r *syncRecorder) Header() http.Header         { return r.header }
+func (r *syncRecorder) WriteHeader(int)             {}
+func (r *syncRecorder) Write(p []byte) (int, error) { return r.buf.Write(p) }
+func (r *syncRecorder) Flush()                      { r.flushes.Add(1) }
+func (r *syncRecorder) body() string                { return r.buf.String() }
+func (r *syncRecorder) flushCount() int             { return int(r.flushes.Load()) }
 
 type countingWriter struct {
 	bytes.Buffer
