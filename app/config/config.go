@@ -179,6 +179,11 @@ type Install struct {
 // set to false.
 func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
 
+// UnknownKeys returns a copy of the entry's keys this package does not
+// know, with their JSON values (compacted); nil when there are none. The
+// API shows them as they are.
+func (s Server) UnknownKeys() map[string]json.RawMessage { return cloneExtra(s.extra) }
+
 // Pool modes. The empty mode means PoolShared.
 const (
 	// PoolShared: one set of processes serves every client session.
@@ -213,6 +218,10 @@ type Pool struct {
 func (p Pool) IsZero() bool {
 	return p.Mode == "" && p.Min == 0 && p.Max == 0 && p.IdleTimeout.Duration == 0 && len(p.extra) == 0
 }
+
+// UnknownKeys returns a copy of the pool's keys this package does not
+// know, with their JSON values (compacted); nil when there are none.
+func (p Pool) UnknownKeys() map[string]json.RawMessage { return cloneExtra(p.extra) }
 
 // Default returns the configuration used when there is no config file:
 // CurrentVersion, DefaultListen and no servers.

@@ -1,0 +1,179 @@
+package wire
+
+import "time"
+
+// ClientView is one MCP client (GET /api/v1/clients).
+type ClientView struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Path      string `json:"path,omitempty"`
+	Installed bool   `json:"installed"` // its config file or folder exists
+	Connected bool   `json:"connected"` // it has Switchboard's entry
+	// Servers are the entries of its config; the values of env variables
+	// and headers whose names look secret are masked.
+	Servers []ClientEntry `json:"servers"`
+	Error   string        `json:"error,omitempty"` // the file could not be read
+}
+
+// ClientEntry is one server entry of a client's config file. Its keys are
+// capitalised, unlike the rest of the API, and nothing is omitted (absent
+// lists and maps are null): that is how the API has always written them.
+type ClientEntry struct {
+	Name    string            `json:"Name"`
+	Command string            `json:"Command"`
+	Args    []string          `json:"Args"`
+	Env     map[string]string `json:"Env"`
+	Cwd     string            `json:"Cwd"`
+	URL     string            `json:"URL"`
+	Headers map[string]string `json:"Headers"`
+}
+
+// ClientChange is the body of POST /api/v1/clients/{id}/plan and /apply.
+type ClientChange struct {
+	// Action is "connect" or "disconnect".
+	Action string `json:"action"`
+	// Servers, on connect, get an entry of their own (/mcp/<server>).
+	Servers []string `json:"servers,omitempty"`
+	// Hash, on apply, is the Hash of the plan the user saw: the file must
+	// still be what it was then, or changed only by Switchboard itself.
+	Hash string `json:"hash,omitempty"`
+	// Replace, on connect, replaces entries named "switchboard" or
+	// "switchboard-<server>" that Switchboard did not write (the plan's
+	// Conflicts); without it apply refuses to touch them.
+	Replace bool `json:"replace,omitempty"`
+	// Force changes a read-only file, or a file in a read-only folder.
+	Force bool `json:"force,omitempty"`
+	// Revoke, on disconnect, also revokes the client's token.
+	Revoke bool `json:"revoke,omitempty"`
+}
+
+// ClientPlan is a change to a client's file, shown before it is made.
+type ClientPlan struct {
+	Client  string `json:"client"`
+	Path    string `json:"path"`
+	Hash    string `json:"hash"`    // of the file as it is now; send it back to apply
+	Diff    string `json:"diff"`    // unified diff, with the token masked
+	Changed bool   `json:"changed"` // false: applying changes nothing
+	// Remove: applying deletes the file (connect created it).
+	Remove bool `json:"remove,omitempty"`
+	// Conflicts are entries of Switchboard's names that Switchboard did
+	// not write: apply refuses to replace them unless Replace is set.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Kept are entries of Switchboard's names that Switchboard did not
+	// write: they stay as they are.
+	Kept []string `json:"kept,omitempty"`
+	// Notes say what the change leaves as it is, and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// A Conflict is an entry of one of Switchboard's names that Switchboard did
+// not write.
+type Conflict struct {
+	Name string `json:"name"`
+	// What the entry runs or points at.
+	Target string `json:"target"`
+}
+
+// ClientApplied is the answer of POST /api/v1/clients/{id}/apply: the
+// client as it is now, and what became of its token on disconnect.
+type ClientApplied struct {
+	ClientView
+	// Revoked counts the client's tokens revoked (disconnect with Revoke).
+	Revoked int `json:"revoked,omitempty"`
+	// TokenValid: after a disconnect without Revoke, the client's token
+	// still works.
+	TokenValid bool `json:"tokenValid,omitempty"`
+	// TokenLabel is the label to revoke it with (DELETE /api/v1/tokens/{label}).
+	TokenLabel string `json:"tokenLabel,omitempty"`
+}
+
+// ImportRequest is the body of POST /api/v1/clients/{id}/import/plan and
+// /import/apply.
+type ImportRequest struct {
+	// Servers names the entries of the client's file to import; empty
+	// means every entry Switchboard can run.
+	Servers []string `json:"servers,omitempty"`
+	// Replace also rewrites the client's file: the imported entries are
+	// removed and Switchboard's entry is written in their place.
+	Replace bool `json:"replace,omitempty"`
+	// Hash, on apply, is the Hash of the plan the user saw.
+	Hash string `json:"hash,omitempty"`
+}
+
+// Import actions of an ImportedServer.
+const (
+	// ImportAdd: the server is added to Switchboard's config.
+	ImportAdd = "add"
+	// ImportExists: Switchboard already has the same server, named Name;
+	// nothing is added.
+	ImportExists = "exists"
+)
+
+// ImportedServer is one entry of a client's file and what importing it
+// does.
+type ImportedServer struct {
+	// Entry is the entry's name in the client's file.
+	Entry string `json:"entry"`
+	// Name is the server's name in Switchboard's config.
+	Name string `json:"name"`
+	// Action is ImportAdd or ImportExists.
+	Action string `json:"action"`
+	// Renamed is set when the server is added under another name than
+	// Entry.
+	Renamed bool `json:"renamed,omitempty"`
+	// Server is the config entry added (for ImportExists: the one the
+	// client's entry amounts to).
+	Server ServerConfig `json:"server"`
+}
+
+// SkippedEntry is an entry of a client's file that import leaves alone.
+type SkippedEntry struct {
+	Entry  string `json:"entry"`
+	Reason string `json:"reason"`
+}
+
+// ImportPlan is what an import would do, shown before it is done.
+type ImportPlan struct {
+	Client string `json:"client"`
+	Path   string `json:"path"`
+	// Hash covers the client's file and the servers listed: send it back
+	// to apply exactly this.
+	Hash    string `json:"hash"`
+	Replace bool   `json:"replace"`
+	// Diff is the change to the client's file (with Replace), with tokens
+	// and secret values masked; "" without Replace.
+	Diff string `json:"diff"`
+	// Changed tells whether applying writes the client's file.
+	Changed bool             `json:"changed"`
+	Servers []ImportedServer `json:"servers"`
+	Skipped []SkippedEntry   `json:"skipped"`
+}
+
+// ImportResult is the answer of a successful import.
+type ImportResult struct {
+	Servers []ImportedServer `json:"servers"`
+	// Client is the client as it is now (connected when Replace).
+	Client ClientView `json:"client"`
+}
+
+// BackupView is one backup of a client's file.
+type BackupView struct {
+	// Name names it for POST .../restore/plan and /apply.
+	Name string    `json:"name"`
+	Time time.Time `json:"time"`
+	// Size is the backup's size in bytes; 0 when Absent.
+	Size int64 `json:"size"`
+	// Path is the client's file the backup is of.
+	Path string `json:"path"`
+	// Absent: there was no file; restoring removes it.
+	Absent bool `json:"absent,omitempty"`
+}
+
+// RestoreRequest is the body of POST /api/v1/clients/{id}/restore/plan and
+// /restore/apply.
+type RestoreRequest struct {
+	// Backup is a BackupView's Name.
+	Backup string `json:"backup"`
+	// Hash, on apply, is the Hash of the plan the user saw.
+	Hash string `json:"hash,omitempty"`
+}

@@ -1,0 +1,85 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The types of the events on GET /api/v1/events (Event.Type), and the type
+// of their Data.
+const (
+	TypeCall      = "call"       // a call was recorded (Call)
+	TypeCallStart = "call-start" // a call is on its way to a server (CallStartEvent)
+	TypeLog       = "log"        // a server wrote a line (LogEvent)
+	TypeState     = "state"      // a server's lifecycle changed (StateEvent)
+	TypeSample    = "sample"     // a resource sample of a server (SampleEvent)
+	TypeInstall   = "install"    // install progress (InstallEvent)
+	TypeConfig    = "config"     // the server list or a server's settings changed
+	TypeDropped   = "dropped"    // history records were dropped (DroppedEvent)
+	// TypeReset is sent first when the events after the client's
+	// Last-Event-ID are no longer kept: it must refetch its snapshots. It
+	// has no id and its data is {}.
+	TypeReset = "reset"
+)
+
+// An Event is one server-sent event of GET /api/v1/events: its id (the
+// SSE id; 0 for TypeReset), its type (the SSE event name) and its JSON
+// data.
+type Event struct {
+	ID   uint64
+	Type string
+	Data json.RawMessage
+}
+
+// LogEvent is the data of a TypeLog event.
+type LogEvent struct {
+	Server string    `json:"server"`
+	Time   time.Time `json:"time"`
+	PID    int       `json:"pid"`
+	Stream string    `json:"stream"`
+	Text   string    `json:"text"`
+}
+
+// SampleEvent is the data of a TypeSample event.
+type SampleEvent struct {
+	Server     string    `json:"server"`
+	Time       time.Time `json:"time"`
+	CPUPercent float64   `json:"cpuPercent"`
+	RSSBytes   uint64    `json:"rssBytes"`
+	Processes  int       `json:"processes"`
+}
+
+// CallStartEvent is the data of a TypeCallStart event; the call's TypeCall
+// event follows when it ends.
+type CallStartEvent struct {
+	Start       time.Time `json:"start"`
+	Server      string    `json:"server"`
+	Endpoint    string    `json:"endpoint"` // "" for the aggregated /mcp
+	Method      string    `json:"method"`
+	Name        string    `json:"name"`
+	ClientLabel string    `json:"clientLabel"`
+	ClientName  string    `json:"clientName"`
+	Session     string    `json:"session"`
+}
+
+// StateEvent is the data of a TypeState event: something that happened to
+// a server's processes.
+type StateEvent struct {
+	Time   time.Time `json:"time"`
+	Server string    `json:"server"`
+	// Kind is what happened: starting, ready, stopping, stopped, crashed,
+	// backoff, failing, state, log or usage.
+	Kind    string        `json:"kind"`
+	PID     int           `json:"pid,omitempty"`
+	State   string        `json:"state,omitempty"`
+	Exit    string        `json:"exit,omitempty"`
+	Message string        `json:"message,omitempty"`
+	Stream  string        `json:"stream,omitempty"`
+	Delay   time.Duration `json:"delay,omitempty"`
+	Usage   *Usage        `json:"usage,omitempty"`
+}
+
+// DroppedEvent is the data of a TypeDropped event.
+type DroppedEvent struct {
+	Count uint64 `json:"count"`
+}

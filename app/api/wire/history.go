@@ -1,0 +1,89 @@
+package wire
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Call outcomes (Call.Outcome) a client tells apart; the others are kinds
+// of failure.
+const OutcomeOK = "ok"
+
+// Call is one recorded call (GET /api/v1/history/{id}, and the data of a
+// TypeCall event).
+type Call struct {
+	ID            int64         `json:"id"`
+	Start         time.Time     `json:"start"`
+	Duration      time.Duration `json:"duration"` // nanoseconds, stored to the microsecond
+	ClientLabel   string        `json:"clientLabel"`
+	ClientName    string        `json:"clientName"`
+	ClientVersion string        `json:"clientVersion"`
+	Session       string        `json:"session"`
+	Endpoint      string        `json:"endpoint"`
+	Server        string        `json:"server"`
+	Method        string        `json:"method"`
+	Name          string        `json:"name"`
+	// Arguments are redacted and capped; a page of calls leaves them out.
+	Arguments    json.RawMessage `json:"arguments,omitempty"`
+	Outcome      string          `json:"outcome"`
+	Error        string          `json:"error,omitempty"`
+	ResponseSize int             `json:"responseSize"`
+	// ResponsePreview is the start of the response: cut JSON text, not
+	// necessarily valid JSON. A page of calls leaves it out.
+	ResponsePreview string `json:"responsePreview,omitempty"`
+	PID             int    `json:"pid,omitempty"`
+}
+
+// A CallPage is one page of calls, newest first (GET /api/v1/history).
+type CallPage struct {
+	Calls []Call `json:"calls"`
+	// Next is the cursor of the following (older) page; "" on the last page.
+	Next string `json:"next,omitempty"`
+}
+
+// A Stat summarises the calls of one server, or one tool of a server, over
+// a window (GET /api/v1/stats?by=server or by=tool).
+type Stat struct {
+	Server    string        `json:"server"`
+	Tool      string        `json:"tool,omitempty"` // set when grouped by tool
+	Count     int64         `json:"count"`
+	Errors    int64         `json:"errors"`    // calls whose outcome is not ok
+	ErrorRate float64       `json:"errorRate"` // Errors / Count, 0..1
+	P50       time.Duration `json:"p50"`       // nearest-rank percentiles of the duration
+	P95       time.Duration `json:"p95"`
+}
+
+// TimeStat counts the calls that started in one bucket of a timeline
+// (GET /api/v1/stats?by=time).
+type TimeStat struct {
+	Time   time.Time     `json:"time"` // the bucket's start
+	Count  int64         `json:"count"`
+	Errors int64         `json:"errors"`
+	P50    time.Duration `json:"p50"` // 0 for an empty bucket
+	P95    time.Duration `json:"p95"`
+}
+
+// Sample is a resource point of a server (GET /api/v1/usage): a raw sample
+// (Span 0), or the merge of the samples of one bucket of Span.
+type Sample struct {
+	Time       time.Time     `json:"time"` // the sample's time, or its bucket's start
+	Server     string        `json:"server"`
+	CPUPercent float64       `json:"cpuPercent"` // average over the bucket
+	RSSBytes   uint64        `json:"rssBytes"`   // maximum over the bucket
+	Processes  int           `json:"processes"`  // maximum over the bucket
+	Span       time.Duration `json:"span,omitempty"`
+}
+
+// LifecycleEvent is one recorded lifecycle event of a server
+// (GET /api/v1/lifecycle): a start, an exit, a crash, a config change, an
+// install, a client's config written.
+type LifecycleEvent struct {
+	ID      int64     `json:"id"`
+	Time    time.Time `json:"time"`
+	Server  string    `json:"server"`
+	Kind    string    `json:"kind"`
+	PID     int       `json:"pid,omitempty"`
+	Exit    string    `json:"exit,omitempty"`
+	Message string    `json:"message,omitempty"`
+	State   string    `json:"state,omitempty"`
+}

@@ -1,0 +1,135 @@
+// Package wire is the JSON contract of the daemon's local API: the request
+// and response bodies of every route and the data of every event on
+// /api/v1/events. The server (app/api) converts its internal types into
+// these at its edge, and the Go client (app/api/client) and the dashboard
+// (mirrored in TypeScript) read them, so a change inside the daemon does not
+// change what goes over the wire.
+//
+// It imports nothing of the app, only the standard library. Every endpoint
+// answers one of these types, a list of them, or an ErrorResponse; there is
+// no envelope.
+package wire
+
+import "time"
+
+// Status is the daemon's answer to GET /api/v1/status.
+type Status struct {
+	// Version is the daemon's build version.
+	Version string `json:"version"`
+	// PID is the daemon's process id.
+	PID int `json:"pid"`
+	// Home is the data directory.
+	Home string `json:"home"`
+	// ConfigFile is the absolute path of config.json.
+	ConfigFile string `json:"configFile"`
+	// ConfigProblem is why the config file on disk is not the one in force
+	// (a bad hand edit, with file:line:column and field), or "".
+	ConfigProblem string `json:"configProblem,omitempty"`
+	// Listen is the address the request came in on (host:port).
+	Listen string `json:"listen"`
+	// Started is when the daemon started.
+	Started time.Time `json:"started"`
+	// Servers counts the servers in the config, disabled ones included.
+	Servers int `json:"servers"`
+	// Running counts the servers with at least one ready process.
+	Running int `json:"running"`
+}
+
+// The states of a server (ServerView.State): the supervisor's pool states,
+// and StateDisabled.
+const (
+	StateStopped  = "stopped"  // no process, none wanted
+	StateStarting = "starting" // a process is spawning or handshaking, none ready yet
+	StateRunning  = "running"  // at least one process is ready
+	StateBackoff  = "backoff"  // a process crashed; the next start waits
+	StateFailing  = "failing"  // crashed too often; stays down until started again
+	StateStopping = "stopping" // the processes are shutting down
+	// StateDisabled is the State of a server whose config says
+	// "enabled": false.
+	StateDisabled = "disabled"
+)
+
+// DefaultActionTimeout is how long the daemon waits, unless told otherwise,
+// for a start, stop or restart to finish before it answers 504: a little
+// more than the supervisor's start timeout (2 minutes).
+const DefaultActionTimeout = 2*time.Minute + 15*time.Second
+
+// ServerView is one configured server: its config entry and what the
+// supervisor knows about it.
+type ServerView struct {
+	Name string `json:"name"`
+	// Config is the server's entry in config.json, unknown keys included.
+	Config ServerConfig `json:"config"`
+	// Enabled is whether the config runs the server at all.
+	Enabled bool `json:"enabled"`
+	// State is one of the State constants. A server the supervisor does
+	// not run (yet) is StateStopped.
+	State string `json:"state"`
+	// Mode is the pool mode, "shared" or "session".
+	Mode string `json:"mode"`
+	// Processes are the server's OS processes; empty, never null.
+	Processes []ProcessStatus `json:"processes"`
+	// Restarts counts unexpected exits since the server was added.
+	Restarts int `json:"restarts"`
+	// LastError is the last crash or start failure, if any.
+	LastError string `json:"lastError,omitempty"`
+	// NonProtocolLines counts lines the server wrote on stdout that were
+	// not MCP messages (banners, console output); they are in its logs.
+	NonProtocolLines int64 `json:"nonProtocolLines,omitempty"`
+	// Usage is the latest resource sample, absent before the first.
+	Usage *Usage `json:"usage,omitempty"`
+	// RecentLogs are the server's last lines, oldest first; empty, never
+	// null.
+	RecentLogs []LogLine `json:"recentLogs"`
+	// Tools are what the server listed last, disabled ones marked; empty
+	// before the first listing.
+	Tools []ToolInfo `json:"tools"`
+}
+
+// ProcessStatus is one OS process of a server.
+type ProcessStatus struct {
+	PID      int       `json:"pid"`
+	State    string    `json:"state"` // starting, ready, stopping
+	Started  time.Time `json:"started"`
+	InFlight int       `json:"inFlight"`
+	Leased   bool      `json:"leased"`
+	Server   string    `json:"serverInfo,omitempty"` // name/version from initialize
+	Protocol string    `json:"protocol,omitempty"`   // negotiated protocol version
+	Usage    *Usage    `json:"usage,omitempty"`
+}
+
+// Usage is a resource sample of a server's (or a process's) process tree.
+type Usage struct {
+	CPUPercent float64 `json:"cpuPercent"` // 100 = one core busy
+	RSSBytes   uint64  `json:"rssBytes"`
+	Processes  int     `json:"processes"` // OS processes, descendants included
+}
+
+// LogLine is a line a server wrote on stderr (or non-MCP output on
+// stdout).
+type LogLine struct {
+	Time   time.Time `json:"time"`
+	PID    int       `json:"pid"`
+	Stream string    `json:"stream"`
+	Text   string    `json:"text"`
+}
+
+// ToolInfo is a tool a server listed.
+type ToolInfo struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Disabled is true for a tool the server's config hides from clients.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// AddServerRequest is the body of POST /api/v1/servers.
+type AddServerRequest struct {
+	Name   string       `json:"name"`
+	Server ServerConfig `json:"server"`
+}
+
+// ErrorResponse is the body of every error answer (status 400 and up).
+type ErrorResponse struct {
+	Error string `json:"error"`
+}
