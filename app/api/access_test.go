@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/events"
 )
 
@@ -98,7 +100,7 @@ func TestRequireJSON(t *testing.T) {
 }
 
 // signIn trades a login code for the dashboard's cookie value.
-func signIn(t *testing.T, e *testEnv, lc api.LoginCode) string {
+func signIn(t *testing.T, e *testEnv, lc wire.LoginCode) string {
 	t.Helper()
 	dash := httptest.NewServer(e.api.Dashboard(nil))
 	defer dash.Close()
@@ -191,7 +193,7 @@ func TestDashboardSessions(t *testing.T) {
 // naming the limit, and using one makes room.
 func TestLoginCodeCap(t *testing.T) {
 	e := newEnv(t)
-	var codes []api.LoginCode
+	var codes []wire.LoginCode
 	for range api.MaxLoginCodes {
 		lc, err := e.client.LoginCode(t.Context())
 		if err != nil {
@@ -200,7 +202,7 @@ func TestLoginCodeCap(t *testing.T) {
 		codes = append(codes, lc)
 	}
 	_, err := e.client.LoginCode(t.Context())
-	var ae *api.APIError
+	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.Status != 429 || !strings.Contains(ae.Message, "limit is 5") {
 		t.Fatalf("code over the cap: %v", err)
 	}
@@ -253,7 +255,7 @@ func TestRevokeEndsStreams(t *testing.T) {
 			}
 		})
 	}
-	var views []api.TokenView
+	var views []wire.TokenView
 	resp := e.request(t, "GET", "/api/v1/tokens", "", nil)
 	_ = json.NewDecoder(resp.Body).Decode(&views)
 	if len(views) == 0 || views[0].Label != "cli" || views[0].Scope != "admin" {

@@ -1,6 +1,8 @@
 // Package api is the daemon's local REST API: what the CLI verbs, the tray
-// and the dashboard use to see and change the servers. It also holds the Go
-// [Client] of that API.
+// and the dashboard use to see and change the servers. The request and
+// response types are those of app/api/wire (the names below); the handlers
+// convert the daemon's internal types into them. The Go client is
+// app/api/client.
 //
 // Routes (all JSON; errors are {"error": "message"} with a fitting status):
 //
@@ -8,13 +10,13 @@
 //	GET    /api/v1/servers                      []ServerView, sorted by name
 //	POST   /api/v1/servers                      AddServerRequest → 201 ServerView
 //	GET    /api/v1/servers/{name}               ServerView
-//	PUT    /api/v1/servers/{name}               config.Server → ServerView
+//	PUT    /api/v1/servers/{name}               ServerConfig → ServerView
 //	DELETE /api/v1/servers/{name}               204
 //	POST   /api/v1/servers/{name}/start         ServerView once a process is ready
 //	POST   /api/v1/servers/{name}/stop          ServerView once the processes exited
 //	POST   /api/v1/servers/{name}/restart       ServerView once a new process is ready
-//	GET    /api/v1/servers/{name}/logs?n=100    []supervisor.LogLine
-//	GET    /api/v1/servers/{name}/logs?follow=1 text/event-stream of supervisor.LogLine
+//	GET    /api/v1/servers/{name}/logs?n=100    []LogLine
+//	GET    /api/v1/servers/{name}/logs?follow=1 text/event-stream of LogLine
 //	GET    /api/v1/events[?since=ID&types=a,b]  text/event-stream of the live feed (see events.go)
 //	GET    /api/v1/clients[?workspace=DIR]      []ClientView (workspace: VS Code's DIR/.vscode/mcp.json)
 //	POST   /api/v1/clients/{id}/plan            ClientChange → ClientPlan (the diff; nothing written)
@@ -27,8 +29,8 @@
 //	                                            (every /clients route takes ?workspace=DIR, absolute)
 //	GET    /api/v1/tokens                       []TokenView (never a secret)
 //	DELETE /api/v1/tokens/{label}               []TokenView revoked; "cli" is refused (403)
-//	GET    /api/v1/catalog?q=&limit=            catalog.Result (curated + registry; see installs.go)
-//	GET    /api/v1/catalog/{name}               catalog.Entry
+//	GET    /api/v1/catalog?q=&limit=            CatalogResult (curated + registry; see installs.go)
+//	GET    /api/v1/catalog/{name}               CatalogEntry
 //	POST   /api/v1/installs                     InstallRequest → 202 InstallView; progress on /events
 //	GET    /api/v1/installs[/{id}]              InstallView(s); POST .../{id}/cancel
 //	GET    /api/v1/servers/{name}/update        UpdateCheck; POST → 202 InstallView
@@ -172,7 +174,8 @@ type Tools interface {
 
 // DefaultActionTimeout is a little more than supervisor.DefaultStartTimeout,
 // so that a start that takes too long fails with the supervisor's error,
-// which names the cause, rather than with the API's timeout.
+// which names the cause, rather than with the API's timeout. Clients read
+// it as wire.DefaultActionTimeout (TestWireConstants keeps the two equal).
 const DefaultActionTimeout = supervisor.DefaultStartTimeout + 15*time.Second
 
 // DefaultKeepAlive is how often an idle log stream sends a comment.

@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/clients"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/redact"
@@ -34,71 +34,6 @@ type ClientsOptions struct {
 	// the bridge entry names it (`connect --home DIR`) so that the bridge
 	// reaches this daemon. Empty for the default directory.
 	Home string
-}
-
-// ClientView is one MCP client as the API shows it.
-type ClientView struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Path      string `json:"path,omitempty"`
-	Installed bool   `json:"installed"` // its config file or folder exists
-	Connected bool   `json:"connected"` // it has Switchboard's entry
-	// Servers are the entries of its config; the values of env variables
-	// and headers whose names look secret are masked.
-	Servers []clients.Entry `json:"servers"`
-	Error   string          `json:"error,omitempty"` // the file could not be read
-}
-
-// ClientChange is the body of POST /api/v1/clients/{id}/plan and /apply.
-type ClientChange struct {
-	// Action is "connect" or "disconnect".
-	Action string `json:"action"`
-	// Servers, on connect, get an entry of their own (/mcp/<server>).
-	Servers []string `json:"servers,omitempty"`
-	// Hash, on apply, is the Hash of the plan the user saw: the file must
-	// still be what it was then, or changed only by Switchboard itself (then
-	// the change is planned again and applied).
-	Hash string `json:"hash,omitempty"`
-	// Replace, on connect, replaces entries named "switchboard" or
-	// "switchboard-<server>" that Switchboard did not write (the plan's
-	// Conflicts); without it apply refuses to touch them.
-	Replace bool `json:"replace,omitempty"`
-	// Force changes a read-only file, or a file in a read-only folder.
-	Force bool `json:"force,omitempty"`
-	// Revoke, on disconnect, also revokes the client's token.
-	Revoke bool `json:"revoke,omitempty"`
-}
-
-// ClientPlan is a change to a client's file, shown before it is made.
-type ClientPlan struct {
-	Client  string `json:"client"`
-	Path    string `json:"path"`
-	Hash    string `json:"hash"`    // of the file as it is now; send it back to apply
-	Diff    string `json:"diff"`    // unified diff, with the token masked
-	Changed bool   `json:"changed"` // false: applying changes nothing
-	// Remove: applying deletes the file (connect created it).
-	Remove bool `json:"remove,omitempty"`
-	// Conflicts are entries of Switchboard's names that Switchboard did
-	// not write: apply refuses to replace them unless Replace is set.
-	Conflicts []clients.Conflict `json:"conflicts,omitempty"`
-	// Kept are entries of Switchboard's names that Switchboard did not
-	// write: they stay as they are.
-	Kept []string `json:"kept,omitempty"`
-	// Notes say what the change leaves as it is, and why.
-	Notes []string `json:"notes,omitempty"`
-}
-
-// ClientApplied is the answer of POST /api/v1/clients/{id}/apply: the
-// client as it is now, and what became of its token on disconnect.
-type ClientApplied struct {
-	ClientView
-	// Revoked counts the client's tokens revoked (disconnect with Revoke).
-	Revoked int `json:"revoked,omitempty"`
-	// TokenValid: after a disconnect without Revoke, the client's token
-	// still works (anything that holds it can still call the servers).
-	TokenValid bool `json:"tokenValid,omitempty"`
-	// TokenLabel is the label to revoke it with (DELETE /api/v1/tokens/{label}).
-	TokenLabel string `json:"tokenLabel,omitempty"`
 }
 
 const maskedSecret = "••••••"
@@ -164,30 +99,30 @@ func lookupClient(r *http.Request) (clients.Client, error) {
 }
 
 // viewOf returns the client's view as Detect sees it now.
-func viewOf(co ClientsOptions, env clients.Env, id string) (ClientView, error) {
+func viewOf(co ClientsOptions, env clients.Env, id string) (wire.ClientView, error) {
 	for _, st := range co.Editor.Detect(env) {
 		if st.Client.ID == id {
 			return clientView(st), nil
 		}
 	}
-	return ClientView{}, errorf(http.StatusNotFound, "unknown client %q", id)
+	return wire.ClientView{}, errorf(http.StatusNotFound, "unknown client %q", id)
 }
 
-func (s *Server) listClients(r *http.Request) ([]ClientView, error) {
+func (s *Server) listClients(r *http.Request) ([]wire.ClientView, error) {
 	co, env, err := s.clientEnv(r)
 	if err != nil {
 		return nil, err
 	}
-	var out []ClientView
+	var out []wire.ClientView
 	for _, st := range co.Editor.Detect(env) {
 		out = append(out, clientView(st))
 	}
 	return out, nil
 }
 
-func clientView(st clients.Status) ClientView {
-	v := ClientView{ID: st.Client.ID, Name: st.Client.Name, Path: st.Path, Installed: st.Installed,
-		Connected: st.Connected, Servers: []clients.Entry{}}
+func clientView(st clients.Status) wire.ClientView {
+	v := wire.ClientView{ID: st.Client.ID, Name: st.Client.Name, Path: st.Path, Installed: st.Installed,
+		Connected: st.Connected, Servers: []wire.ClientEntry{}}
 	if st.Err != nil {
 		v.Error = st.Err.Error()
 	}
@@ -196,7 +131,7 @@ func clientView(st clients.Status) ClientView {
 		e.Headers = maskSecrets(e.Headers)
 		e.Args = maskArgs(e.Args)
 		e.URL = redact.Values(e.URL)
-		v.Servers = append(v.Servers, e)
+		v.Servers = append(v.Servers, wire.ClientEntry(e))
 	}
 	return v
 }
@@ -234,8 +169,8 @@ func maskSecrets(m map[string]string) map[string]string {
 
 // clientRequest reads a plan or apply request: the client, its
 // environment and the change asked for.
-func (s *Server) clientRequest(r *http.Request) (ClientsOptions, clients.Env, clients.Client, ClientChange, error) {
-	var change ClientChange
+func (s *Server) clientRequest(r *http.Request) (ClientsOptions, clients.Env, clients.Client, wire.ClientChange, error) {
+	var change wire.ClientChange
 	co, env, err := s.clientEnv(r)
 	if err != nil {
 		return co, env, clients.Client{}, change, err
@@ -270,7 +205,7 @@ func (s *Server) clientRequest(r *http.Request) (ClientsOptions, clients.Env, cl
 // clientChange is what change does to client c's file. Connecting issues
 // (or reuses) the client's own token, so that history knows it and it can
 // be revoked alone.
-func (s *Server) clientChange(co ClientsOptions, c clients.Client, change ClientChange) (clients.Change, error) {
+func (s *Server) clientChange(co ClientsOptions, c clients.Client, change wire.ClientChange) (clients.Change, error) {
 	if change.Action == "disconnect" {
 		return clients.Disconnect{Force: change.Force}, nil
 	}
@@ -290,23 +225,31 @@ func planError(err error) error {
 	return errorf(http.StatusUnprocessableEntity, "%v", err)
 }
 
-func planView(p *clients.Plan) ClientPlan {
-	return ClientPlan{Client: p.Client.ID, Path: p.Path, Hash: p.Hash, Diff: p.Diff, Changed: p.Changed(),
-		Remove: p.Remove && p.Changed(), Conflicts: p.Conflicts, Kept: p.Kept, Notes: p.Notes}
+func conflicts(cs []clients.Conflict) []wire.Conflict {
+	var out []wire.Conflict
+	for _, c := range cs {
+		out = append(out, wire.Conflict(c))
+	}
+	return out
 }
 
-func (s *Server) planClient(r *http.Request) (ClientPlan, error) {
+func planView(p *clients.Plan) wire.ClientPlan {
+	return wire.ClientPlan{Client: p.Client.ID, Path: p.Path, Hash: p.Hash, Diff: p.Diff, Changed: p.Changed(),
+		Remove: p.Remove && p.Changed(), Conflicts: conflicts(p.Conflicts), Kept: p.Kept, Notes: p.Notes}
+}
+
+func (s *Server) planClient(r *http.Request) (wire.ClientPlan, error) {
 	co, env, c, change, err := s.clientRequest(r)
 	if err != nil {
-		return ClientPlan{}, err
+		return wire.ClientPlan{}, err
 	}
 	cc, err := s.clientChange(co, c, change)
 	if err != nil {
-		return ClientPlan{}, err
+		return wire.ClientPlan{}, err
 	}
 	p, err := co.Editor.Plan(c, env, cc)
 	if err != nil {
-		return ClientPlan{}, planError(err)
+		return wire.ClientPlan{}, planError(err)
 	}
 	return planView(p), nil
 }
@@ -315,33 +258,33 @@ func (s *Server) planClient(r *http.Request) (ClientPlan, error) {
 // other change of the same file: a plan the user saw that only
 // Switchboard's own writes made outdated (two connects at once) is planned
 // again and applied, not refused.
-func (s *Server) applyClient(r *http.Request) (ClientApplied, error) {
+func (s *Server) applyClient(r *http.Request) (wire.ClientApplied, error) {
 	co, env, c, change, err := s.clientRequest(r)
 	if err != nil {
-		return ClientApplied{}, err
+		return wire.ClientApplied{}, err
 	}
 	if change.Hash == "" {
-		return ClientApplied{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../plan first)")
+		return wire.ClientApplied{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../plan first)")
 	}
 	cc, err := s.clientChange(co, c, change)
 	if err != nil {
-		return ClientApplied{}, err
+		return wire.ClientApplied{}, err
 	}
 	p, err := co.Editor.Do(c, env, cc, change.Hash)
 	switch {
 	case p == nil && err != nil:
-		return ClientApplied{}, planError(err)
+		return wire.ClientApplied{}, planError(err)
 	case errors.Is(err, clients.ErrChanged):
-		return ClientApplied{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
+		return wire.ClientApplied{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
 	case errors.Is(err, clients.ErrConflict):
-		return ClientApplied{}, errorf(http.StatusConflict, "%v", err)
+		return wire.ClientApplied{}, errorf(http.StatusConflict, "%v", err)
 	case err != nil:
-		return ClientApplied{}, errorf(http.StatusConflict, "writing %s: %v", p.Path, err)
+		return wire.ClientApplied{}, errorf(http.StatusConflict, "writing %s: %v", p.Path, err)
 	}
 	if p.Changed() {
 		s.journalClientFile(p)
 	}
-	out := ClientApplied{}
+	out := wire.ClientApplied{}
 	if out.ClientView, err = viewOf(s.clients, env, c.ID); err != nil {
 		return out, err
 	}
@@ -363,103 +306,31 @@ func (s *Server) applyClient(r *http.Request) (ClientApplied, error) {
 	return out, nil
 }
 
-// ImportRequest is the body of POST /api/v1/clients/{id}/import/plan and
-// /import/apply.
-type ImportRequest struct {
-	// Servers names the entries of the client's file to import; empty
-	// means every entry Switchboard can run (the stdio servers that are
-	// not Switchboard's own).
-	Servers []string `json:"servers,omitempty"`
-	// Replace also rewrites the client's file: the imported entries are
-	// removed and Switchboard's entry is written in their place, so that
-	// each server runs once, in Switchboard, for every client.
-	Replace bool `json:"replace,omitempty"`
-	// Hash, on apply, is the Hash of the plan the user saw.
-	Hash string `json:"hash,omitempty"`
-}
-
-// Import actions of an ImportedServer.
-const (
-	// ImportAdd: the server is added to Switchboard's config.
-	ImportAdd = "add"
-	// ImportExists: Switchboard already has the same server (same command,
-	// arguments, environment and folder), named Name; nothing is added.
-	ImportExists = "exists"
-)
-
-// ImportedServer is one entry of a client's file and what importing it
-// does.
-type ImportedServer struct {
-	// Entry is the entry's name in the client's file.
-	Entry string `json:"entry"`
-	// Name is the server's name in Switchboard's config.
-	Name string `json:"name"`
-	// Action is ImportAdd or ImportExists.
-	Action string `json:"action"`
-	// Renamed is set when the server is added under another name than
-	// Entry (a name taken by another server, or characters a server name
-	// cannot have).
-	Renamed bool `json:"renamed,omitempty"`
-	// Server is the config entry added (for ImportExists: the one the
-	// client's entry amounts to). Variables named in its SecretEnv have
-	// their values in the secret store, not here.
-	Server config.Server `json:"server"`
-}
-
-// SkippedEntry is an entry of a client's file that import leaves alone.
-type SkippedEntry struct {
-	Entry  string `json:"entry"`
-	Reason string `json:"reason"`
-}
-
-// ImportPlan is what an import would do, shown before it is done.
-type ImportPlan struct {
-	Client string `json:"client"`
-	Path   string `json:"path"`
-	// Hash covers the client's file and the servers listed: send it back
-	// to apply exactly this.
-	Hash    string `json:"hash"`
-	Replace bool   `json:"replace"`
-	// Diff is the change to the client's file (with Replace), with tokens
-	// and secret values masked; "" without Replace.
-	Diff string `json:"diff"`
-	// Changed tells whether applying writes the client's file.
-	Changed bool             `json:"changed"`
-	Servers []ImportedServer `json:"servers"`
-	Skipped []SkippedEntry   `json:"skipped"`
-}
-
-// ImportResult is the answer of a successful import.
-type ImportResult struct {
-	Servers []ImportedServer `json:"servers"`
-	// Client is the client as it is now (connected when Replace).
-	Client ClientView `json:"client"`
-}
-
 // importPlan is an ImportPlan with what applying it needs: the secret
 // values and the client file's plan.
 type importPlan struct {
-	view    ImportPlan
-	secrets map[string]map[string]string // server → variable → value, for ImportAdd
+	view    wire.ImportPlan
+	secrets map[string]map[string]string // server → variable → value, for wire.ImportAdd
+	configs map[string]config.Server     // server → its entry, for every server of the view
 	file    *clients.Plan                // nil without Replace
 	env     clients.Env
 }
 
-func (s *Server) planImport(r *http.Request) (ImportPlan, error) {
-	var req ImportRequest
+func (s *Server) planImport(r *http.Request) (wire.ImportPlan, error) {
+	var req wire.ImportRequest
 	if err := decodeBody(r, &req); err != nil {
-		return ImportPlan{}, err
+		return wire.ImportPlan{}, err
 	}
 	ip, err := s.importPlan(r, req)
 	if err != nil {
-		return ImportPlan{}, err
+		return wire.ImportPlan{}, err
 	}
 	return ip.view, nil
 }
 
 // importPlan reads the client's servers, merges them with Switchboard's
 // (see clients.MergeImports) and, with Replace, plans the client's file.
-func (s *Server) importPlan(r *http.Request, req ImportRequest) (*importPlan, error) {
+func (s *Server) importPlan(r *http.Request, req wire.ImportRequest) (*importPlan, error) {
 	co, env, err := s.clientEnv(r)
 	if err != nil {
 		return nil, err
@@ -473,8 +344,8 @@ func (s *Server) importPlan(r *http.Request, req ImportRequest) (*importPlan, er
 		return nil, errorf(http.StatusUnprocessableEntity, "%v", err)
 	}
 	path, _ := c.Path(env)
-	ip := &importPlan{env: env, secrets: map[string]map[string]string{},
-		view: ImportPlan{Client: c.ID, Path: path, Replace: req.Replace, Servers: []ImportedServer{}, Skipped: []SkippedEntry{}}}
+	ip := &importPlan{env: env, secrets: map[string]map[string]string{}, configs: map[string]config.Server{},
+		view: wire.ImportPlan{Client: c.ID, Path: path, Replace: req.Replace, Servers: []wire.ImportedServer{}, Skipped: []wire.SkippedEntry{}}}
 
 	importable := clients.EntriesToImport(entries, co.GatewayURL)
 	byName := map[string]clients.ImportEntry{}
@@ -504,7 +375,7 @@ func (s *Server) importPlan(r *http.Request, req ImportRequest) (*importPlan, er
 			if _, ok := byName[e.Name]; !ok {
 				reason = skipReason(e, co.GatewayURL)
 			}
-			ip.view.Skipped = append(ip.view.Skipped, SkippedEntry{Entry: e.Name, Reason: reason})
+			ip.view.Skipped = append(ip.view.Skipped, wire.SkippedEntry{Entry: e.Name, Reason: reason})
 		}
 	}
 
@@ -525,9 +396,9 @@ func (s *Server) importPlan(r *http.Request, req ImportRequest) (*importPlan, er
 			}
 			sc.Env[v.Name] = v.Value
 		}
-		is := ImportedServer{Entry: m.Entry.Name, Name: m.Name, Action: ImportAdd, Renamed: m.Renamed(), Server: sc}
+		is := wire.ImportedServer{Entry: m.Entry.Name, Name: m.Name, Action: wire.ImportAdd, Renamed: m.Renamed(), Server: serverConfig(sc)}
 		if m.Same != "" {
-			is.Action = ImportExists
+			is.Action = wire.ImportExists
 		} else if len(vals) > 0 {
 			if s.secrets == nil {
 				return nil, errorf(http.StatusServiceUnavailable, "cannot import %q: it has secrets (%s) and this daemon has no secret store",
@@ -536,6 +407,7 @@ func (s *Server) importPlan(r *http.Request, req ImportRequest) (*importPlan, er
 			ip.secrets[m.Name] = vals
 		}
 		ip.view.Servers = append(ip.view.Servers, is)
+		ip.configs[m.Name] = sc
 	}
 
 	hashed := fileHash
@@ -628,24 +500,24 @@ type errImportRace struct{ msg string }
 
 func (e *errImportRace) Error() string { return e.msg }
 
-func (s *Server) applyImport(r *http.Request) (ImportResult, error) {
-	var req ImportRequest
+func (s *Server) applyImport(r *http.Request) (wire.ImportResult, error) {
+	var req wire.ImportRequest
 	if err := decodeBody(r, &req); err != nil {
-		return ImportResult{}, err
+		return wire.ImportResult{}, err
 	}
 	if req.Hash == "" {
-		return ImportResult{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../import/plan first)")
+		return wire.ImportResult{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../import/plan first)")
 	}
 	ip, err := s.importPlan(r, req)
 	if err != nil {
-		return ImportResult{}, err
+		return wire.ImportResult{}, err
 	}
 	if req.Hash != ip.view.Hash {
-		return ImportResult{}, errorf(http.StatusConflict, "%s or Switchboard's servers changed since the plan was shown; look at the new plan first", ip.view.Path)
+		return wire.ImportResult{}, errorf(http.StatusConflict, "%s or Switchboard's servers changed since the plan was shown; look at the new plan first", ip.view.Path)
 	}
-	var adds []ImportedServer
+	var adds []wire.ImportedServer
 	for _, is := range ip.view.Servers {
-		if is.Action == ImportAdd {
+		if is.Action == wire.ImportAdd {
 			adds = append(adds, is)
 		}
 	}
@@ -655,7 +527,7 @@ func (s *Server) applyImport(r *http.Request) (ImportResult, error) {
 		stored, err := s.storeSecrets(ip.secrets)
 		if err != nil {
 			s.forgetSecrets(stored)
-			return ImportResult{}, err
+			return wire.ImportResult{}, err
 		}
 		_, err = s.cfg.Update(r.Context(), func(cfg *config.Config) error {
 			if cfg.Servers == nil {
@@ -664,12 +536,12 @@ func (s *Server) applyImport(r *http.Request) (ImportResult, error) {
 			for _, is := range ip.view.Servers {
 				_, taken := cfg.Servers[is.Name]
 				switch {
-				case is.Action == ImportAdd && taken:
+				case is.Action == wire.ImportAdd && taken:
 					return &errImportRace{fmt.Sprintf("a server named %q was added meanwhile; plan the import again", is.Name)}
-				case is.Action == ImportExists && !taken:
+				case is.Action == wire.ImportExists && !taken:
 					return &errImportRace{fmt.Sprintf("server %q was removed meanwhile; plan the import again", is.Name)}
-				case is.Action == ImportAdd:
-					cfg.Servers[is.Name] = is.Server
+				case is.Action == wire.ImportAdd:
+					cfg.Servers[is.Name] = ip.configs[is.Name]
 				}
 			}
 			return nil
@@ -677,9 +549,9 @@ func (s *Server) applyImport(r *http.Request) (ImportResult, error) {
 		if err != nil {
 			s.forgetSecrets(stored)
 			if race, ok := errors.AsType[*errImportRace](err); ok {
-				return ImportResult{}, errorf(http.StatusConflict, "%s", race.msg)
+				return wire.ImportResult{}, errorf(http.StatusConflict, "%s", race.msg)
 			}
-			return ImportResult{}, errorf(http.StatusBadRequest, "importing from %s: %v", ip.view.Client, err)
+			return wire.ImportResult{}, errorf(http.StatusBadRequest, "importing from %s: %v", ip.view.Client, err)
 		}
 		s.log.Info("imported servers from a client", "client", ip.view.Client, "added", len(adds), "servers", len(ip.view.Servers))
 	}
@@ -688,15 +560,15 @@ func (s *Server) applyImport(r *http.Request) (ImportResult, error) {
 	// finds them the same and only rewrites the file.
 	if ip.file != nil && ip.file.Changed() {
 		if err := s.writeClientFile(ip.file); err != nil {
-			return ImportResult{}, errorf(http.StatusConflict,
+			return wire.ImportResult{}, errorf(http.StatusConflict,
 				"the servers were imported, but %s was not rewritten: %v; plan the import again to replace them", ip.file.Path, err)
 		}
 	}
 	v, err := viewOf(s.clients, ip.env, ip.view.Client)
 	if err != nil {
-		return ImportResult{}, err
+		return wire.ImportResult{}, err
 	}
-	return ImportResult{Servers: ip.view.Servers, Client: v}, nil
+	return wire.ImportResult{Servers: ip.view.Servers, Client: v}, nil
 }
 
 type storedSecret struct{ server, key string }
@@ -724,29 +596,7 @@ func (s *Server) forgetSecrets(stored []storedSecret) {
 	}
 }
 
-// BackupView is one backup of a client's file.
-type BackupView struct {
-	// Name names it for POST .../restore/plan and /apply.
-	Name string    `json:"name"`
-	Time time.Time `json:"time"`
-	// Size is the backup's size in bytes; 0 when Absent.
-	Size int64 `json:"size"`
-	// Path is the client's file the backup is of.
-	Path string `json:"path"`
-	// Absent: there was no file; restoring removes it.
-	Absent bool `json:"absent,omitempty"`
-}
-
-// RestoreRequest is the body of POST /api/v1/clients/{id}/restore/plan and
-// /restore/apply.
-type RestoreRequest struct {
-	// Backup is a BackupView's Name.
-	Backup string `json:"backup"`
-	// Hash, on apply, is the Hash of the plan the user saw.
-	Hash string `json:"hash,omitempty"`
-}
-
-func (s *Server) listBackups(r *http.Request) ([]BackupView, error) {
+func (s *Server) listBackups(r *http.Request) ([]wire.BackupView, error) {
 	co, _, err := s.clientEnv(r)
 	if err != nil {
 		return nil, err
@@ -759,9 +609,9 @@ func (s *Server) listBackups(r *http.Request) ([]BackupView, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []BackupView{}
+	out := []wire.BackupView{}
 	for _, b := range bs {
-		v := BackupView{Name: b.Name(), Time: b.Time, Path: b.Path, Absent: b.Absent}
+		v := wire.BackupView{Name: b.Name(), Time: b.Time, Path: b.Path, Absent: b.Absent}
 		if !b.Absent {
 			fi, err := os.Stat(b.File)
 			if err != nil {
@@ -774,8 +624,8 @@ func (s *Server) listBackups(r *http.Request) ([]BackupView, error) {
 	return out, nil
 }
 
-func (s *Server) restorePlan(r *http.Request) (*clients.Plan, RestoreRequest, clients.Env, error) {
-	var req RestoreRequest
+func (s *Server) restorePlan(r *http.Request) (*clients.Plan, wire.RestoreRequest, clients.Env, error) {
+	var req wire.RestoreRequest
 	co, env, err := s.clientEnv(r)
 	if err != nil {
 		return nil, req, env, err
@@ -801,27 +651,27 @@ func (s *Server) restorePlan(r *http.Request) (*clients.Plan, RestoreRequest, cl
 	return p, req, env, nil
 }
 
-func (s *Server) planRestore(r *http.Request) (ClientPlan, error) {
+func (s *Server) planRestore(r *http.Request) (wire.ClientPlan, error) {
 	p, _, _, err := s.restorePlan(r)
 	if err != nil {
-		return ClientPlan{}, err
+		return wire.ClientPlan{}, err
 	}
 	return planView(p), nil
 }
 
-func (s *Server) applyRestore(r *http.Request) (ClientView, error) {
+func (s *Server) applyRestore(r *http.Request) (wire.ClientView, error) {
 	p, req, env, err := s.restorePlan(r)
 	if err != nil {
-		return ClientView{}, err
+		return wire.ClientView{}, err
 	}
 	if req.Hash == "" {
-		return ClientView{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../restore/plan first)")
+		return wire.ClientView{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../restore/plan first)")
 	}
 	if req.Hash != p.Hash {
-		return ClientView{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
+		return wire.ClientView{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
 	}
 	if err := s.writeClientFile(p); err != nil {
-		return ClientView{}, errorf(http.StatusConflict, "restoring %s: %v", p.Path, err)
+		return wire.ClientView{}, errorf(http.StatusConflict, "restoring %s: %v", p.Path, err)
 	}
 	s.log.Info("restored a client's config from its backup", "client", p.Client.ID, "backup", req.Backup)
 	return viewOf(s.clients, env, p.Client.ID)

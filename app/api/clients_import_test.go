@@ -15,8 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/clients"
-	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/secrets"
 )
 
@@ -69,7 +70,7 @@ func (e *clientsEnv) write(t *testing.T, id, content string) string {
 }
 
 func statusOf(err error) int {
-	if ae, ok := errors.AsType[*api.APIError](err); ok {
+	if ae, ok := errors.AsType[*client.APIError](err); ok {
 		return ae.Status
 	}
 	return 0
@@ -107,7 +108,7 @@ func TestImportClient(t *testing.T) {
 	if strings.Contains(string(body), "ghp_s3cretvalue") {
 		t.Errorf("the plan shows the secret:\n%s", body)
 	}
-	var plan api.ImportPlan
+	var plan wire.ImportPlan
 	if err := json.Unmarshal(body, &plan); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestImportClient(t *testing.T) {
 	for _, s := range plan.Servers {
 		rows = append(rows, row{s.Entry, s.Name, s.Action})
 	}
-	want := []row{{"filesystem", "fs", api.ImportExists}, {"fs", "fs-2", api.ImportAdd}, {"github", "github", api.ImportAdd}}
+	want := []row{{"filesystem", "fs", wire.ImportExists}, {"fs", "fs-2", wire.ImportAdd}, {"github", "github", wire.ImportAdd}}
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Fatalf("planned servers (-want +got):\n%s", d)
 	}
@@ -142,18 +143,18 @@ func TestImportClient(t *testing.T) {
 	}
 
 	// Apply needs the plan's hash.
-	if _, err := e.client.ApplyImport(ctx, "claude-desktop", "", api.ImportRequest{Replace: true}); statusOf(err) != http.StatusBadRequest {
+	if _, err := e.client.ApplyImport(ctx, "claude-desktop", "", wire.ImportRequest{Replace: true}); statusOf(err) != http.StatusBadRequest {
 		t.Errorf("apply without a hash: %v", err)
 	}
-	if _, err := e.client.ApplyImport(ctx, "claude-desktop", "", api.ImportRequest{Replace: true, Hash: "abc"}); statusOf(err) != http.StatusConflict {
+	if _, err := e.client.ApplyImport(ctx, "claude-desktop", "", wire.ImportRequest{Replace: true, Hash: "abc"}); statusOf(err) != http.StatusConflict {
 		t.Errorf("apply with a wrong hash: %v", err)
 	}
 	// The hash covers the choice: a plan without replace is another plan.
-	if _, err := e.client.ApplyImport(ctx, "claude-desktop", "", api.ImportRequest{Hash: plan.Hash}); statusOf(err) != http.StatusConflict {
+	if _, err := e.client.ApplyImport(ctx, "claude-desktop", "", wire.ImportRequest{Hash: plan.Hash}); statusOf(err) != http.StatusConflict {
 		t.Errorf("apply of another request with this hash: %v", err)
 	}
 
-	res, err := e.client.ApplyImport(ctx, "claude-desktop", "", api.ImportRequest{Replace: true, Hash: plan.Hash})
+	res, err := e.client.ApplyImport(ctx, "claude-desktop", "", wire.ImportRequest{Replace: true, Hash: plan.Hash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestImportClient(t *testing.T) {
   "gh": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"LOG_LEVEL": "info", "GITHUB_TOKEN": "ghp_s3cretvalue0123456789"}},
   "files": {"command": "npx", "args": ["-y", "server-filesystem", "/home/zoë"]}
 }}`)
-	p2, err := e.client.PlanImport(ctx, "cursor", "", api.ImportRequest{})
+	p2, err := e.client.PlanImport(ctx, "cursor", "", wire.ImportRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,13 +208,13 @@ func TestImportClient(t *testing.T) {
 	for _, s := range p2.Servers {
 		rows = append(rows, row{s.Entry, s.Name, s.Action})
 	}
-	if d := cmp.Diff([]row{{"gh", "github", api.ImportExists}, {"files", "fs-2", api.ImportExists}}, rows); d != "" {
+	if d := cmp.Diff([]row{{"gh", "github", wire.ImportExists}, {"files", "fs-2", wire.ImportExists}}, rows); d != "" {
 		t.Errorf("second client (-want +got):\n%s", d)
 	}
 	if p2.Diff != "" || p2.Changed {
 		t.Errorf("an import without replace plans a file change:\n%s", p2.Diff)
 	}
-	if _, err := e.client.ApplyImport(ctx, "cursor", "", api.ImportRequest{Hash: p2.Hash}); err != nil {
+	if _, err := e.client.ApplyImport(ctx, "cursor", "", wire.ImportRequest{Hash: p2.Hash}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(e.cfg.Current().Servers); n != 4 {
@@ -227,7 +228,7 @@ func TestImportConflicts(t *testing.T) {
 	e := newClientsEnv(t)
 	path := e.write(t, "claude-desktop", claudeDesktop)
 	ctx := t.Context()
-	req := api.ImportRequest{Servers: []string{"github"}, Replace: true}
+	req := wire.ImportRequest{Servers: []string{"github"}, Replace: true}
 
 	plan, err := e.client.PlanImport(ctx, "claude-desktop", "", req)
 	if err != nil {
@@ -240,8 +241,8 @@ func TestImportConflicts(t *testing.T) {
 		t.Errorf("apply after the file changed: %v", err)
 	}
 
-	plan, _ = e.client.PlanImport(ctx, "claude-desktop", "", api.ImportRequest{Servers: []string{"github"}, Replace: true})
-	if _, err := e.client.AddServer(ctx, "github", config.Server{Command: "other"}); err != nil {
+	plan, _ = e.client.PlanImport(ctx, "claude-desktop", "", wire.ImportRequest{Servers: []string{"github"}, Replace: true})
+	if _, err := e.client.AddServer(ctx, "github", wire.ServerConfig{Command: "other"}); err != nil {
 		t.Fatal(err)
 	}
 	req.Hash = plan.Hash
@@ -262,11 +263,11 @@ func TestImportConflicts(t *testing.T) {
 	e.cfg.mu.Lock()
 	e.cfg.updateErr = errors.New("disk full")
 	e.cfg.mu.Unlock()
-	plan, err = e.client.PlanImport(ctx, "claude-desktop", "", api.ImportRequest{Servers: []string{"github"}})
+	plan, err = e.client.PlanImport(ctx, "claude-desktop", "", wire.ImportRequest{Servers: []string{"github"}})
 	if err != nil || plan.Servers[0].Name != "github-2" {
 		t.Fatalf("plan: %+v %v", plan, err)
 	}
-	_, err = e.client.ApplyImport(ctx, "claude-desktop", "", api.ImportRequest{Servers: []string{"github"}, Hash: plan.Hash})
+	_, err = e.client.ApplyImport(ctx, "claude-desktop", "", wire.ImportRequest{Servers: []string{"github"}, Hash: plan.Hash})
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("apply with a failing config update: %v", err)
 	}
@@ -294,7 +295,7 @@ func TestImportBadRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := e.request(t, http.MethodPost, tt.path, tt.body, nil)
-			var er api.ErrorResponse
+			var er wire.ErrorResponse
 			json.NewDecoder(resp.Body).Decode(&er)
 			if resp.StatusCode != tt.status || !strings.Contains(er.Error, tt.want) {
 				t.Errorf("%d %q, want %d with %q", resp.StatusCode, er.Error, tt.status, tt.want)
@@ -327,16 +328,16 @@ func TestWorkspaceParameter(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := filepath.Join(ws, ".vscode", "mcp.json")
-	i := slices.IndexFunc(list, func(v api.ClientView) bool { return v.ID == "vscode-workspace" })
+	i := slices.IndexFunc(list, func(v wire.ClientView) bool { return v.ID == "vscode-workspace" })
 	if i < 0 || list[i].Path != file || list[i].Error != "" {
 		t.Fatalf("vscode-workspace in %s: %+v", ws, list[i])
 	}
 	plain, _ := e.client.Clients(ctx)
-	if i := slices.IndexFunc(plain, func(v api.ClientView) bool { return v.ID == "vscode-workspace" }); plain[i].Error == "" {
+	if i := slices.IndexFunc(plain, func(v wire.ClientView) bool { return v.ID == "vscode-workspace" }); plain[i].Error == "" {
 		t.Errorf("vscode-workspace without a workspace: %+v", plain[i])
 	}
 
-	change := api.ClientChange{Action: "connect"}
+	change := wire.ClientChange{Action: "connect"}
 	p, err := e.client.PlanClientIn(ctx, "vscode-workspace", ws, change)
 	if err != nil || p.Path != file || !strings.Contains(p.Diff, `"type": "http"`) {
 		t.Fatalf("plan: %+v %v", p, err)
@@ -363,7 +364,7 @@ func TestBackupsAndRestore(t *testing.T) {
 	if bs, err := e.client.Backups(ctx, "zed", ""); err != nil || len(bs) != 0 {
 		t.Fatalf("backups before any change: %+v %v", bs, err)
 	}
-	change := api.ClientChange{Action: "connect"}
+	change := wire.ClientChange{Action: "connect"}
 	p, _ := e.client.PlanClient(ctx, "zed", change)
 	change.Hash = p.Hash
 	if _, err := e.client.ApplyClient(ctx, "zed", change); err != nil {
@@ -374,14 +375,14 @@ func TestBackupsAndRestore(t *testing.T) {
 		t.Fatalf("backups: %+v %v", bs, err)
 	}
 
-	if _, err := e.client.PlanRestore(ctx, "zed", "", api.RestoreRequest{Backup: "nope"}); statusOf(err) != http.StatusNotFound ||
+	if _, err := e.client.PlanRestore(ctx, "zed", "", wire.RestoreRequest{Backup: "nope"}); statusOf(err) != http.StatusNotFound ||
 		!strings.Contains(err.Error(), bs[0].Name) {
 		t.Errorf("unknown backup: %v", err)
 	}
-	if _, err := e.client.PlanRestore(ctx, "zed", "", api.RestoreRequest{}); statusOf(err) != http.StatusBadRequest {
+	if _, err := e.client.PlanRestore(ctx, "zed", "", wire.RestoreRequest{}); statusOf(err) != http.StatusBadRequest {
 		t.Errorf("no backup named: %v", err)
 	}
-	rp, err := e.client.PlanRestore(ctx, "zed", "", api.RestoreRequest{Backup: bs[0].Name})
+	rp, err := e.client.PlanRestore(ctx, "zed", "", wire.RestoreRequest{Backup: bs[0].Name})
 	if err != nil || !rp.Changed || !strings.Contains(rp.Diff, `+  "context_servers": {"a": {"command": "x"}},`) ||
 		!strings.Contains(rp.Diff, `"switchboard": {"url"`) || strings.Contains(rp.Diff, "Bearer sb_") {
 		t.Fatalf("restore plan: %+v %v", rp, err)
@@ -389,13 +390,13 @@ func TestBackupsAndRestore(t *testing.T) {
 	if got, _ := os.ReadFile(path); string(got) == original {
 		t.Fatal("planning a restore restored")
 	}
-	if _, err := e.client.ApplyRestore(ctx, "zed", "", api.RestoreRequest{Backup: bs[0].Name}); statusOf(err) != http.StatusBadRequest {
+	if _, err := e.client.ApplyRestore(ctx, "zed", "", wire.RestoreRequest{Backup: bs[0].Name}); statusOf(err) != http.StatusBadRequest {
 		t.Errorf("restore without a hash: %v", err)
 	}
-	if _, err := e.client.ApplyRestore(ctx, "zed", "", api.RestoreRequest{Backup: bs[0].Name, Hash: "0"}); statusOf(err) != http.StatusConflict {
+	if _, err := e.client.ApplyRestore(ctx, "zed", "", wire.RestoreRequest{Backup: bs[0].Name, Hash: "0"}); statusOf(err) != http.StatusConflict {
 		t.Errorf("restore with a stale hash: %v", err)
 	}
-	v, err := e.client.ApplyRestore(ctx, "zed", "", api.RestoreRequest{Backup: bs[0].Name, Hash: rp.Hash})
+	v, err := e.client.ApplyRestore(ctx, "zed", "", wire.RestoreRequest{Backup: bs[0].Name, Hash: rp.Hash})
 	if err != nil || v.Connected {
 		t.Fatalf("restore: %+v %v", v, err)
 	}

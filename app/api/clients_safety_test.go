@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -42,7 +42,7 @@ func TestClientConflictsSecretsAndRevoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(list, func(v api.ClientView) bool { return v.ID == "cursor" })
+	i := slices.IndexFunc(list, func(v wire.ClientView) bool { return v.ID == "cursor" })
 	if i < 0 || list[i].Connected {
 		t.Fatalf("cursor: %+v (a user's switchboard entry pointing elsewhere is not Switchboard's)", list)
 	}
@@ -67,7 +67,7 @@ func TestClientConflictsSecretsAndRevoke(t *testing.T) {
 		}
 	}
 
-	change := api.ClientChange{Action: "connect"}
+	change := wire.ClientChange{Action: "connect"}
 	plan, err := e.client.PlanClient(ctx, "cursor", change)
 	if err != nil {
 		t.Fatal(err)
@@ -94,9 +94,9 @@ func TestClientConflictsSecretsAndRevoke(t *testing.T) {
 		t.Fatalf("apply with replace: %+v %v", v, err)
 	}
 
-	disconnect := func(revoke bool) api.ClientApplied {
+	disconnect := func(revoke bool) wire.ClientApplied {
 		t.Helper()
-		ch := api.ClientChange{Action: "disconnect", Revoke: revoke}
+		ch := wire.ClientChange{Action: "disconnect", Revoke: revoke}
 		p, err := e.client.PlanClient(ctx, "cursor", ch)
 		if err != nil {
 			t.Fatal(err)
@@ -118,10 +118,10 @@ func TestClientConflictsSecretsAndRevoke(t *testing.T) {
 	if got, _ := os.ReadFile(path); string(got) != cursorWithConflict {
 		t.Errorf("connect then disconnect is not the exact inverse:\n%s", got)
 	}
-	if _, err := e.client.ApplyClient(ctx, "cursor", api.ClientChange{Action: "disconnect", Revoke: true, Hash: "x"}); err == nil {
+	if _, err := e.client.ApplyClient(ctx, "cursor", wire.ClientChange{Action: "disconnect", Revoke: true, Hash: "x"}); err == nil {
 		t.Error("disconnect with a made-up hash: no error")
 	}
-	if _, err := e.client.PlanClient(ctx, "cursor", api.ClientChange{Action: "connect", Revoke: true}); statusOf(err) != 400 {
+	if _, err := e.client.PlanClient(ctx, "cursor", wire.ClientChange{Action: "connect", Revoke: true}); statusOf(err) != 400 {
 		t.Errorf("connect with revoke = %v, want 400", err)
 	}
 	v = disconnect(true)
@@ -137,7 +137,7 @@ func TestConcurrentConnectsThroughAPI(t *testing.T) {
 	ctx := t.Context()
 	e.write(t, "claude-code", `{"numStartups": 1, "mcpServers": {}}`)
 	for round := range 20 {
-		change := api.ClientChange{Action: "connect"}
+		change := wire.ClientChange{Action: "connect"}
 		plan, err := e.client.PlanClient(ctx, "claude-code", change)
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestConcurrentConnectsThroughAPI(t *testing.T) {
 				t.Fatalf("round %d, connect %d: %v", round, i, err)
 			}
 		}
-		ch := api.ClientChange{Action: "disconnect"}
+		ch := wire.ClientChange{Action: "disconnect"}
 		p, err := e.client.PlanClient(ctx, "claude-code", ch)
 		if err != nil {
 			t.Fatal(err)
@@ -174,7 +174,7 @@ func TestConnectUnknownServer(t *testing.T) {
 	ctx := t.Context()
 	path := e.write(t, "cursor", "{}\n")
 	for _, apply := range []bool{false, true} {
-		change := api.ClientChange{Action: "connect", Servers: []string{"fs", "nope"}, Hash: "x"}
+		change := wire.ClientChange{Action: "connect", Servers: []string{"fs", "nope"}, Hash: "x"}
 		var err error
 		if apply {
 			_, err = e.client.ApplyClient(ctx, "cursor", change)
@@ -189,7 +189,7 @@ func TestConnectUnknownServer(t *testing.T) {
 		t.Errorf("the file was changed: %s", data)
 	}
 	// Configured ones, disabled included, are fine.
-	if _, err := e.client.PlanClient(ctx, "cursor", api.ClientChange{Action: "connect", Servers: []string{"fs", "off"}}); err != nil {
+	if _, err := e.client.PlanClient(ctx, "cursor", wire.ClientChange{Action: "connect", Servers: []string{"fs", "off"}}); err != nil {
 		t.Error(err)
 	}
 }

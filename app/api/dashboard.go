@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -37,27 +38,10 @@ const (
 	SessionCookie = "switchboard_session"
 	// DashboardTokenLabel is the label of the token behind the sessions.
 	DashboardTokenLabel = tokens.LabelDashboard
-	// LoginCodeTTL is how long a login code may wait to be used.
-	LoginCodeTTL = 2 * time.Minute
 	// MaxLoginCodes is how many unused, unexpired login codes one token
 	// may have; another request gets 429.
 	MaxLoginCodes = 5
 )
-
-// LoginCodeRequest is the optional body of POST /api/v1/login-codes.
-type LoginCodeRequest struct {
-	// Keep makes the session the code opens a "keep me signed in" one:
-	// it lasts DashboardKeepMaxAge and survives a restart of the daemon.
-	Keep bool `json:"keep,omitempty"`
-}
-
-// LoginCode is the answer of POST /api/v1/login-codes.
-type LoginCode struct {
-	Code    string    `json:"code"`
-	URL     string    `json:"url"` // http://HOST/login?code=CODE
-	Expires time.Time `json:"expires"`
-	Keep    bool      `json:"keep,omitempty"`
-}
 
 // loginCodes are the codes handed out and not yet used.
 type loginCodes struct {
@@ -75,13 +59,13 @@ type loginCode struct {
 // codes outstanding.
 var errTooManyCodes = errorf(http.StatusTooManyRequests,
 	"too many dashboard login codes outstanding for this token (the limit is %d): use one, or wait %s for them to expire",
-	MaxLoginCodes, LoginCodeTTL)
+	MaxLoginCodes, wire.LoginCodeTTL)
 
 func (lc *loginCodes) issue(now time.Time, tokenID string, keep bool) (string, time.Time, error) {
 	b := make([]byte, 24)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	code := hex.EncodeToString(b)
-	exp := now.Add(LoginCodeTTL)
+	exp := now.Add(wire.LoginCodeTTL)
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.codes == nil {
@@ -117,18 +101,18 @@ func (lc *loginCodes) use(code string, now time.Time) (ok, keep bool) {
 	return false, false
 }
 
-func (s *Server) newLoginCode(r *http.Request) (LoginCode, error) {
-	var req LoginCodeRequest
+func (s *Server) newLoginCode(r *http.Request) (wire.LoginCode, error) {
+	var req wire.LoginCodeRequest
 	if r.ContentLength != 0 {
 		if err := decodeBody(r, &req); err != nil {
-			return LoginCode{}, err
+			return wire.LoginCode{}, err
 		}
 	}
 	code, exp, err := s.logins.issue(time.Now(), TokenID(r.Context()), req.Keep)
 	if err != nil {
-		return LoginCode{}, err
+		return wire.LoginCode{}, err
 	}
-	return LoginCode{Code: code, URL: "http://" + r.Host + "/login?code=" + code, Expires: exp.UTC(), Keep: req.Keep}, nil
+	return wire.LoginCode{Code: code, URL: "http://" + r.Host + "/login?code=" + code, Expires: exp.UTC(), Keep: req.Keep}, nil
 }
 
 // Dashboard returns the handler of the browser dashboard: GET /login, and

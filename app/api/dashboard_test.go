@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
 )
 
 // TestDashboardSignIn: `switchboard open` gets a one-time code with the CLI
@@ -27,7 +28,7 @@ func TestDashboardSignIn(t *testing.T) {
 	mux.Handle("/", e.api.Dashboard(assets))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	client := &api.Client{BaseURL: srv.URL, Token: e.client.Token}
+	client := &client.Client{BaseURL: srv.URL, Token: e.client.Token}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 	get := func(path string, header map[string]string) (*http.Response, string) {

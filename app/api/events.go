@@ -1,16 +1,12 @@
 package api
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"mime"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/internal/sse"
 )
@@ -18,10 +14,6 @@ import (
 // eventTypes are the types a client may ask for with ?types=.
 var eventTypes = []string{events.TypeCall, events.TypeCallStart, events.TypeLog, events.TypeState, events.TypeSample,
 	events.TypeInstall, events.TypeConfig, events.TypeDropped}
-
-// TypeReset is the event sent first when the events after the client's
-// Last-Event-ID are no longer kept: it must refetch its snapshots.
-const TypeReset = "reset"
 
 // events serves GET /api/v1/events: the daemon's live feed as server-sent
 // events, each with its id and type. A client resumes with the
@@ -53,7 +45,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return stream.Event(sse.Event{ID: strconv.FormatUint(ev.ID, 10), Type: ev.Type, Data: ev.Data})
 	}
 	if sub.Reset {
-		if stream.Event(sse.Event{Type: TypeReset, Data: []byte("{}")}) != nil {
+		if stream.Event(sse.Event{Type: wire.TypeReset, Data: []byte("{}")}) != nil {
 			return
 		}
 	}
@@ -122,50 +114,4 @@ func typesParam(v string) (map[string]bool, error) {
 		want[t] = true
 	}
 	return want, nil
-}
-
-// Events follows the daemon's event stream: fn gets each event after since
-// (0: only new ones) of the given types (none: all), until ctx ends (Events
-// then returns ctx's error), fn returns an error, or the daemon closes the
-// stream. A reset (events after since were lost) reaches fn as an event of
-// type TypeReset with ID 0. Callers that want to follow forever reconnect
-// with the last ID they saw.
-func (c *Client) Events(ctx context.Context, since uint64, types []string, fn func(events.Event) error) error {
-	q := url.Values{}
-	if since > 0 {
-		q.Set("since", strconv.FormatUint(since, 10))
-	}
-	if len(types) > 0 {
-		q.Set("types", strings.Join(types, ","))
-	}
-	path := "/api/v1/events"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	resp, err := c.send(ctx, http.MethodGet, path, nil, "text/event-stream")
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
-		return fmt.Errorf("following events: the daemon answered %q, not an event stream", ct)
-	}
-	err = readEvents(resp.Body, func(se sseEvent) error {
-		ev := events.Event{Type: se.event, Data: json.RawMessage(slices.Clone(se.data))}
-		if se.id != "" {
-			id, err := strconv.ParseUint(se.id, 10, 64)
-			if err != nil {
-				return fmt.Errorf("following events: bad event id %q", se.id)
-			}
-			ev.ID = id
-		}
-		return fn(ev)
-	})
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("following events: the daemon closed the stream")
 }

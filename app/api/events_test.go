@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/events"
 )
 
@@ -19,13 +21,13 @@ func withBus(bus *events.Bus) func(*api.Options) {
 }
 
 // collect follows the event stream after since until n events arrived.
-func collect(t *testing.T, c *api.Client, since uint64, types []string, n int) []events.Event {
+func collect(t *testing.T, c *client.Client, since uint64, types []string, n int) []wire.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	var got []events.Event
+	var got []wire.Event
 	done := errors.New("done")
-	err := c.Events(ctx, since, types, func(ev events.Event) error {
+	err := c.Events(ctx, since, types, func(ev wire.Event) error {
 		got = append(got, ev)
 		if len(got) == n {
 			return done
@@ -75,7 +77,7 @@ func TestEventsResumeAndFilter(t *testing.T) {
 
 	// An id from before the ring (or an earlier daemon) gets a reset first.
 	reset := collect(t, e.client, ids[0]-1000, nil, 1)
-	if reset[0].Type != api.TypeReset || reset[0].ID != 0 {
+	if reset[0].Type != wire.TypeReset || reset[0].ID != 0 {
 		t.Errorf("first event after a lost id = %+v, want a reset", reset[0])
 	}
 }
@@ -134,7 +136,7 @@ func TestEventsBadRequests(t *testing.T) {
 			h["Last-Event-ID"] = tt.header
 		}
 		resp := e.request(t, "GET", tt.path, "", h)
-		var er api.ErrorResponse
+		var er wire.ErrorResponse
 		_ = json.NewDecoder(resp.Body).Decode(&er)
 		resp.Body.Close()
 		if resp.StatusCode != 400 || !strings.Contains(er.Error, tt.want) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/history"
 )
 
@@ -84,36 +85,49 @@ func timeParam(v url.Values, name string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-func (s *Server) listHistory(r *http.Request) (history.CallPage, error) {
+func (s *Server) listHistory(r *http.Request) (wire.CallPage, error) {
 	h, err := s.historyStore()
 	if err != nil {
-		return history.CallPage{}, err
+		return wire.CallPage{}, err
 	}
 	q, err := callQuery(r.URL.Query(), time.Now())
 	if err != nil {
-		return history.CallPage{}, err
+		return wire.CallPage{}, err
 	}
 	page, err := h.Calls(r.Context(), q)
 	if errors.Is(err, history.ErrBadCursor) {
-		return page, errorf(http.StatusBadRequest, "invalid cursor: use the \"next\" of a previous page")
+		return wire.CallPage{}, errorf(http.StatusBadRequest, "invalid cursor: use the \"next\" of a previous page")
 	}
-	return page, err
+	return wire.CallPage{Calls: convertAll(page.Calls, func(c history.Call) wire.Call { return wire.Call(c) }), Next: page.Next}, err
 }
 
-func (s *Server) getCall(r *http.Request) (history.Call, error) {
+func (s *Server) getCall(r *http.Request) (wire.Call, error) {
 	h, err := s.historyStore()
 	if err != nil {
-		return history.Call{}, err
+		return wire.Call{}, err
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
-		return history.Call{}, errorf(http.StatusBadRequest, "invalid call id %q", r.PathValue("id"))
+		return wire.Call{}, errorf(http.StatusBadRequest, "invalid call id %q", r.PathValue("id"))
 	}
 	c, err := h.Call(r.Context(), id)
 	if errors.Is(err, history.ErrNotFound) {
-		return c, errorf(http.StatusNotFound, "no call %d in the history", id)
+		return wire.Call{}, errorf(http.StatusNotFound, "no call %d in the history", id)
 	}
-	return c, err
+	return wire.Call(c), err
+}
+
+// convertAll converts each element of in with fn; nil stays nil, and an
+// empty slice stays empty (the JSON tells null from []).
+func convertAll[In, Out any](in []In, fn func(In) Out) []Out {
+	if in == nil {
+		return nil
+	}
+	out := make([]Out, 0, len(in))
+	for _, v := range in {
+		out = append(out, fn(v))
+	}
+	return out
 }
 
 func (s *Server) exportHistory(w http.ResponseWriter, r *http.Request) {
@@ -175,7 +189,8 @@ func (s *Server) stats(r *http.Request) (any, error) {
 	by := v.Get("by")
 	switch by {
 	case "", "server", "tool":
-		return h.Stats(r.Context(), since, until, by)
+		stats, err := h.Stats(r.Context(), since, until, by)
+		return convertAll(stats, func(st history.Stat) wire.Stat { return wire.Stat(st) }), err
 	case "time":
 	default:
 		return nil, errorf(http.StatusBadRequest, "invalid by %q: server, tool or time", by)
@@ -195,7 +210,8 @@ func (s *Server) stats(r *http.Request) (any, error) {
 	if n := until.Sub(since)/step + 1; n > history.MaxTimeBuckets {
 		return nil, errorf(http.StatusBadRequest, "step %s makes %d buckets over the window: at most %d, use a longer step", step, n, history.MaxTimeBuckets)
 	}
-	return h.Timeline(r.Context(), v.Get("server"), since, until, step)
+	timeline, err := h.Timeline(r.Context(), v.Get("server"), since, until, step)
+	return convertAll(timeline, func(ts history.TimeStat) wire.TimeStat { return wire.TimeStat(ts) }), err
 }
 
 // DefaultUsageWindow is the window of /api/v1/usage without "since".
@@ -205,7 +221,7 @@ const DefaultUsageWindow = time.Hour
 // (starts, exits, crashes, config changes, installs, client configs
 // written), oldest first. Parameters: server, since (default: all kept),
 // limit (default 200, at most 10000).
-func (s *Server) lifecycle(r *http.Request) ([]history.Event, error) {
+func (s *Server) lifecycle(r *http.Request) ([]wire.LifecycleEvent, error) {
 	h, err := s.historyStore()
 	if err != nil {
 		return nil, err
@@ -221,10 +237,14 @@ func (s *Server) lifecycle(r *http.Request) ([]history.Event, error) {
 			return nil, errorf(http.StatusBadRequest, "invalid limit %q: a number from 1 to 10000", l)
 		}
 	}
-	return h.Events(r.Context(), v.Get("server"), since, limit)
+	evs, err := h.Events(r.Context(), v.Get("server"), since, limit)
+	return convertAll(evs, func(e history.Event) wire.LifecycleEvent {
+		return wire.LifecycleEvent{ID: e.ID, Time: e.Time, Server: e.Server, Kind: string(e.Kind), PID: e.PID,
+			Exit: e.Exit, Message: e.Message, State: string(e.State)}
+	}), err
 }
 
-func (s *Server) usage(r *http.Request) ([]history.Sample, error) {
+func (s *Server) usage(r *http.Request) ([]wire.Sample, error) {
 	h, err := s.historyStore()
 	if err != nil {
 		return nil, err
@@ -234,5 +254,6 @@ func (s *Server) usage(r *http.Request) ([]history.Sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.Samples(r.Context(), v.Get("server"), since, until)
+	samples, err := h.Samples(r.Context(), v.Get("server"), since, until)
+	return convertAll(samples, func(sm history.Sample) wire.Sample { return wire.Sample(sm) }), err
 }

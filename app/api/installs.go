@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/catalog"
 	"github.com/switchboardhq/switchboard/app/catalog/install"
 	"github.com/switchboardhq/switchboard/app/config"
@@ -31,73 +32,6 @@ type Installer interface {
 	Remove(server, version string) error
 }
 
-// UninstallRequest is the (optional) body of POST
-// /api/v1/servers/{name}/uninstall.
-type UninstallRequest struct {
-	// Purge also deletes the server's data folder (servers/<name>/data:
-	// a memory graph, a database). Without it the data stays, for a
-	// reinstall to find.
-	Purge bool `json:"purge,omitempty"`
-}
-
-// UninstallResult is the answer of POST /api/v1/servers/{name}/uninstall.
-type UninstallResult struct {
-	Server string `json:"server"`
-	// Data is the data folder that was kept ("" when there was none).
-	Data string `json:"data,omitempty"`
-	// Purged: the data folder was deleted.
-	Purged bool `json:"purged,omitempty"`
-}
-
-// InstallRequest is the body of POST /api/v1/installs.
-type InstallRequest struct {
-	// Entry is the catalog entry: a registry name or a curated short name.
-	Entry string `json:"entry"`
-	// Server is the name in config.json; empty means the entry's short name.
-	Server string `json:"server,omitempty"`
-	// Values are the user's inputs (see install.Request.Values).
-	Values map[string]string `json:"values,omitempty"`
-}
-
-// InstallView is an install, running or finished.
-type InstallView struct {
-	ID      string `json:"id"`
-	Server  string `json:"server"`
-	Entry   string `json:"entry"`
-	Version string `json:"version"`
-	// Update is true for an update of an installed server.
-	Update  bool      `json:"update,omitempty"`
-	Started time.Time `json:"started"`
-	// Phase is the current (or last) phase: resolve, download, install,
-	// verify.
-	Phase string `json:"phase"`
-	// Output holds the last lines of progress (at most installOutputLines).
-	Output []string `json:"output"`
-	Done   bool     `json:"done"`
-	// Error says why the install failed (everything was rolled back).
-	Error string `json:"error,omitempty"`
-	// Tools are what the verified server listed.
-	Tools []install.Tool `json:"tools,omitempty"`
-	// EventsSince is the id of the last event before this install's first
-	// report: /api/v1/events?since=EventsSince&types=install shows every
-	// report of it.
-	EventsSince uint64 `json:"eventsSince"`
-}
-
-// InstallEvent is the data of an events.TypeInstall event: one progress
-// report of an install.
-type InstallEvent struct {
-	ID      string         `json:"id"`
-	Server  string         `json:"server"`
-	Phase   string         `json:"phase"`
-	Line    string         `json:"line,omitempty"`
-	Output  bool           `json:"output,omitempty"`
-	Percent int            `json:"percent"`
-	Done    bool           `json:"done,omitempty"`
-	Error   string         `json:"error,omitempty"`
-	Tools   []install.Tool `json:"tools,omitempty"`
-}
-
 const (
 	installOutputLines = 200
 	// finishedInstallsKept bounds the finished installs GET /installs lists.
@@ -106,6 +40,15 @@ const (
 	// docker image).
 	DefaultInstallTimeout = 15 * time.Minute
 )
+
+// wireTools are the tools of a verified install as the API shows them.
+func wireTools(tools []install.Tool) []wire.Tool {
+	var out []wire.Tool
+	for _, t := range tools {
+		out = append(out, wire.Tool(t))
+	}
+	return out
+}
 
 // installs tracks the installs this daemon runs. Each runs on its own
 // goroutine with the daemon's lifetime, not the request's: the client that
@@ -122,7 +65,7 @@ type installs struct {
 }
 
 type installJob struct {
-	view   InstallView
+	view   wire.InstallView
 	cancel context.CancelFunc
 }
 
@@ -139,7 +82,7 @@ func (in *installs) close() {
 
 func (s *Server) installRoutes() {
 	s.mux.Handle("GET /api/v1/catalog", handle(s.searchCatalog, http.StatusOK))
-	s.mux.Handle("GET /api/v1/catalog/{name...}", handle(s.catalogEntry, http.StatusOK))
+	s.mux.Handle("GET /api/v1/catalog/{name...}", handle(s.getCatalogEntry, http.StatusOK))
 	s.mux.Handle("GET /api/v1/installs", handle(s.listInstalls, http.StatusOK))
 	s.mux.Handle("POST /api/v1/installs", handle(s.startInstall, http.StatusAccepted))
 	s.mux.Handle("GET /api/v1/installs/{id}", handle(s.getInstall, http.StatusOK))
@@ -164,41 +107,73 @@ func (s *Server) installerOrErr() (Installer, error) {
 }
 
 // searchCatalog serves GET /api/v1/catalog?q=&limit=.
-func (s *Server) searchCatalog(r *http.Request) (catalog.Result, error) {
+func (s *Server) searchCatalog(r *http.Request) (wire.CatalogResult, error) {
 	c, err := s.catalogOrErr()
 	if err != nil {
-		return catalog.Result{}, err
+		return wire.CatalogResult{}, err
 	}
 	limit := 50
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {
-			return catalog.Result{}, errorf(http.StatusBadRequest, "invalid limit %q: a number from 1 to 500", v)
+			return wire.CatalogResult{}, errorf(http.StatusBadRequest, "invalid limit %q: a number from 1 to 500", v)
 		}
 		limit = n
 	}
 	res, err := c.Search(r.Context(), r.URL.Query().Get("q"), limit)
 	if err != nil {
-		return catalog.Result{}, fmt.Errorf("searching the catalog: %w", err)
+		return wire.CatalogResult{}, fmt.Errorf("searching the catalog: %w", err)
 	}
-	if res.Entries == nil {
-		res.Entries = []catalog.Entry{}
-	}
-	return res, nil
+	return catalogResult(res), nil
 }
 
 // catalogEntry serves GET /api/v1/catalog/{name}: one entry (its Source
 // says where it came from).
-func (s *Server) catalogEntry(r *http.Request) (catalog.Entry, error) {
+func (s *Server) getCatalogEntry(r *http.Request) (wire.CatalogEntry, error) {
 	c, err := s.catalogOrErr()
 	if err != nil {
-		return catalog.Entry{}, err
+		return wire.CatalogEntry{}, err
 	}
 	res, err := s.lookup(r.Context(), c, r.PathValue("name"))
 	if err != nil {
-		return catalog.Entry{}, err
+		return wire.CatalogEntry{}, err
 	}
-	return res.Entries[0], nil
+	return catalogEntry(res.Entries[0]), nil
+}
+
+// catalogResult is a search's answer as the API shows it; its entries are
+// never null.
+func catalogResult(res catalog.Result) wire.CatalogResult {
+	out := wire.CatalogResult{Entries: make([]wire.CatalogEntry, 0, len(res.Entries)), Source: res.Source,
+		Warning: res.Warning, FetchedAt: res.FetchedAt, More: res.More}
+	for _, e := range res.Entries {
+		out.Entries = append(out.Entries, catalogEntry(e))
+	}
+	return out
+}
+
+func catalogEntry(e catalog.Entry) wire.CatalogEntry {
+	out := wire.CatalogEntry{Name: e.Name, Title: e.Title, Description: e.Description, Version: e.Version,
+		WebsiteURL: e.WebsiteURL, ShortName: e.ShortName, Source: e.Source, Status: e.Status, LatestVersion: e.LatestVersion,
+		Remotes: convertAll(e.Remotes, func(r catalog.Remote) wire.Remote { return wire.Remote(r) }),
+		Packages: convertAll(e.Packages, func(p catalog.Package) wire.Package {
+			return wire.Package{RegistryType: p.RegistryType, RegistryBaseURL: p.RegistryBaseURL, Identifier: p.Identifier,
+				Version: p.Version, FileSHA256: p.FileSHA256, RuntimeHint: p.RuntimeHint, Transport: wire.Transport(p.Transport),
+				RuntimeArguments: convertAll(p.RuntimeArguments, catalogArgument),
+				PackageArguments: convertAll(p.PackageArguments, catalogArgument),
+				EnvironmentVars: convertAll(p.EnvironmentVars, func(kv catalog.KeyValue) wire.KeyValue {
+					return wire.KeyValue{Input: wire.Input(kv.Input), Name: kv.Name}
+				})}
+		})}
+	if e.Repository != nil {
+		repo := wire.Repository(*e.Repository)
+		out.Repository = &repo
+	}
+	return out
+}
+
+func catalogArgument(a catalog.Argument) wire.Argument {
+	return wire.Argument{Input: wire.Input(a.Input), Type: a.Type, Name: a.Name, ValueHint: a.ValueHint, IsRepeated: a.IsRepeated}
 }
 
 func (s *Server) lookup(ctx context.Context, c Catalog, name string) (catalog.Result, error) {
@@ -212,39 +187,39 @@ func (s *Server) lookup(ctx context.Context, c Catalog, name string) (catalog.Re
 	return res, nil
 }
 
-func (s *Server) listInstalls(*http.Request) ([]InstallView, error) {
+func (s *Server) listInstalls(*http.Request) ([]wire.InstallView, error) {
 	s.installs.mu.Lock()
 	defer s.installs.mu.Unlock()
-	out := make([]InstallView, 0, len(s.installs.order))
+	out := make([]wire.InstallView, 0, len(s.installs.order))
 	for _, id := range s.installs.order {
 		out = append(out, s.installs.jobs[id].snapshot())
 	}
 	return out, nil
 }
 
-func (s *Server) getInstall(r *http.Request) (InstallView, error) {
+func (s *Server) getInstall(r *http.Request) (wire.InstallView, error) {
 	s.installs.mu.Lock()
 	defer s.installs.mu.Unlock()
 	j, ok := s.installs.jobs[r.PathValue("id")]
 	if !ok {
-		return InstallView{}, errorf(http.StatusNotFound, "no install %q (finished installs are kept for a while only)", r.PathValue("id"))
+		return wire.InstallView{}, errorf(http.StatusNotFound, "no install %q (finished installs are kept for a while only)", r.PathValue("id"))
 	}
 	return j.snapshot(), nil
 }
 
-func (s *Server) cancelInstall(r *http.Request) (InstallView, error) {
+func (s *Server) cancelInstall(r *http.Request) (wire.InstallView, error) {
 	s.installs.mu.Lock()
 	j, ok := s.installs.jobs[r.PathValue("id")]
 	s.installs.mu.Unlock()
 	if !ok {
-		return InstallView{}, errorf(http.StatusNotFound, "no install %q", r.PathValue("id"))
+		return wire.InstallView{}, errorf(http.StatusNotFound, "no install %q", r.PathValue("id"))
 	}
 	j.cancel()
 	return s.getInstall(r)
 }
 
 // snapshot copies the view; installs.mu must be held.
-func (j *installJob) snapshot() InstallView {
+func (j *installJob) snapshot() wire.InstallView {
 	v := j.view
 	v.Output = slices.Clone(v.Output)
 	v.Tools = slices.Clone(v.Tools)
@@ -255,24 +230,24 @@ func (j *installJob) snapshot() InstallView {
 // installs in the background and answers 202 with the install's view.
 // Progress goes to the event stream (type "install") and to
 // GET /installs/{id}.
-func (s *Server) startInstall(r *http.Request) (InstallView, error) {
-	var req InstallRequest
+func (s *Server) startInstall(r *http.Request) (wire.InstallView, error) {
+	var req wire.InstallRequest
 	if err := decodeBody(r, &req); err != nil {
-		return InstallView{}, err
+		return wire.InstallView{}, err
 	}
 	if req.Entry == "" {
-		return InstallView{}, errorf(http.StatusBadRequest, `invalid request body: "entry" is missing`)
+		return wire.InstallView{}, errorf(http.StatusBadRequest, `invalid request body: "entry" is missing`)
 	}
 	c, err := s.catalogOrErr()
 	if err != nil {
-		return InstallView{}, err
+		return wire.InstallView{}, err
 	}
 	if _, err := s.installerOrErr(); err != nil {
-		return InstallView{}, err
+		return wire.InstallView{}, err
 	}
 	res, err := s.lookup(r.Context(), c, req.Entry)
 	if err != nil {
-		return InstallView{}, err
+		return wire.InstallView{}, err
 	}
 	entry := res.Entries[0]
 	name := req.Server
@@ -285,10 +260,10 @@ func (s *Server) startInstall(r *http.Request) (InstallView, error) {
 	check := config.Default()
 	check.Servers[name] = config.Server{Command: "x"}
 	if err := check.Validate(); err != nil {
-		return InstallView{}, errorf(http.StatusBadRequest, "invalid server name: %v", err)
+		return wire.InstallView{}, errorf(http.StatusBadRequest, "invalid server name: %v", err)
 	}
 	if _, exists := s.cfg.Current().Servers[name]; exists {
-		return InstallView{}, errorf(http.StatusConflict,
+		return wire.InstallView{}, errorf(http.StatusConflict,
 			"a server named %q is already configured: choose another name (\"server\"), or update it with POST /api/v1/servers/%s/update", name, name)
 	}
 	return s.runInstall(entry, install.Request{Server: name, Entry: entry, Values: req.Values}, nil)
@@ -296,10 +271,10 @@ func (s *Server) startInstall(r *http.Request) (InstallView, error) {
 
 // runInstall picks the package, registers the job and starts it.
 // installed is the server's current config for an update, else nil.
-func (s *Server) runInstall(entry catalog.Entry, req install.Request, installed *config.Server) (InstallView, error) {
+func (s *Server) runInstall(entry catalog.Entry, req install.Request, installed *config.Server) (wire.InstallView, error) {
 	pkg, err := entry.RunnablePackage()
 	if err != nil {
-		return InstallView{}, errorf(http.StatusUnprocessableEntity, "%v", err)
+		return wire.InstallView{}, errorf(http.StatusUnprocessableEntity, "%v", err)
 	}
 	req.Package = pkg
 	req.Update = installed != nil
@@ -312,12 +287,12 @@ func (s *Server) runInstall(entry catalog.Entry, req install.Request, installed 
 	for _, j := range in.jobs {
 		if j.view.Server == req.Server && !j.view.Done {
 			in.mu.Unlock()
-			return InstallView{}, errorf(http.StatusConflict, "server %q is being installed already (install %s)", req.Server, j.view.ID)
+			return wire.InstallView{}, errorf(http.StatusConflict, "server %q is being installed already (install %s)", req.Server, j.view.ID)
 		}
 	}
 	in.next++
 	ctx, cancel := context.WithTimeout(in.ctx, DefaultInstallTimeout)
-	j := &installJob{cancel: cancel, view: InstallView{ID: strconv.Itoa(in.next), Server: req.Server, Entry: entry.Name,
+	j := &installJob{cancel: cancel, view: wire.InstallView{ID: strconv.Itoa(in.next), Server: req.Server, Entry: entry.Name,
 		Version: pkg.ExactVersion(), Update: req.Update, Started: time.Now().UTC(), Phase: string(install.PhaseResolve), Output: []string{}}}
 	if s.bus != nil {
 		j.view.EventsSince = s.bus.LastID()
@@ -383,7 +358,8 @@ func (in *installs) forgetOld() {
 // config.json (and starts); an update replaces the old config and removes
 // the old version's files.
 func (s *Server) install(ctx context.Context, j *installJob, req install.Request, installed *config.Server) {
-	report := func(p install.Progress, tools []install.Tool) {
+	report := func(p install.Progress, installed []install.Tool) {
+		tools := wireTools(installed)
 		s.installs.mu.Lock()
 		v := &j.view
 		v.Phase = string(p.Phase)
@@ -399,7 +375,7 @@ func (s *Server) install(ctx context.Context, j *installJob, req install.Request
 		id := v.ID
 		s.installs.mu.Unlock()
 		if s.bus != nil {
-			if _, err := s.bus.Publish(events.TypeInstall, InstallEvent{ID: id, Server: req.Server, Phase: string(p.Phase),
+			if _, err := s.bus.Publish(events.TypeInstall, wire.InstallEvent{ID: id, Server: req.Server, Phase: string(p.Phase),
 				Line: p.Line, Output: p.Output, Percent: p.Percent, Done: p.Done, Error: p.Err, Tools: tools}); err != nil {
 				s.log.Error("publishing install progress", "err", err)
 			}
@@ -509,30 +485,20 @@ func (s *Server) installedServer(name string) (config.Server, error) {
 	return sc, nil
 }
 
-// UpdateCheck is the answer of GET /api/v1/servers/{name}/update.
-type UpdateCheck struct {
-	Server    string `json:"server"`
-	Entry     string `json:"entry"`
-	Installed string `json:"installed"`
-	Latest    string `json:"latest"`
-	Available bool   `json:"available"`
-	Warning   string `json:"warning,omitempty"`
-}
-
-func (s *Server) checkUpdate(r *http.Request) (UpdateCheck, error) {
+func (s *Server) checkUpdate(r *http.Request) (wire.UpdateCheck, error) {
 	c, err := s.catalogOrErr()
 	if err != nil {
-		return UpdateCheck{}, err
+		return wire.UpdateCheck{}, err
 	}
 	sc, err := s.installedServer(r.PathValue("name"))
 	if err != nil {
-		return UpdateCheck{}, err
+		return wire.UpdateCheck{}, err
 	}
 	u, err := c.CheckUpdate(r.Context(), sc.Install.Entry, sc.Install.Version)
 	if err != nil {
-		return UpdateCheck{}, errorf(http.StatusBadGateway, "%v", err)
+		return wire.UpdateCheck{}, errorf(http.StatusBadGateway, "%v", err)
 	}
-	return UpdateCheck{Server: r.PathValue("name"), Entry: sc.Install.Entry, Installed: u.Installed, Latest: u.Latest,
+	return wire.UpdateCheck{Server: r.PathValue("name"), Entry: sc.Install.Entry, Installed: u.Installed, Latest: u.Latest,
 		Available: u.Available, Warning: u.Warning}, nil
 }
 
@@ -540,33 +506,33 @@ func (s *Server) checkUpdate(r *http.Request) (UpdateCheck, error) {
 // version is installed beside the old one and verified; only then does the
 // config switch to it, so a failed update leaves the old version running.
 // The body may carry new input values ({"values": {...}}).
-func (s *Server) updateInstalled(r *http.Request) (InstallView, error) {
+func (s *Server) updateInstalled(r *http.Request) (wire.InstallView, error) {
 	name := r.PathValue("name")
 	var body struct {
 		Values map[string]string `json:"values,omitempty"`
 	}
 	if r.ContentLength != 0 {
 		if err := decodeBody(r, &body); err != nil {
-			return InstallView{}, err
+			return wire.InstallView{}, err
 		}
 	}
 	c, err := s.catalogOrErr()
 	if err != nil {
-		return InstallView{}, err
+		return wire.InstallView{}, err
 	}
 	if _, err := s.installerOrErr(); err != nil {
-		return InstallView{}, err
+		return wire.InstallView{}, err
 	}
 	sc, err := s.installedServer(name)
 	if err != nil {
-		return InstallView{}, err
+		return wire.InstallView{}, err
 	}
 	u, err := c.CheckUpdate(r.Context(), sc.Install.Entry, sc.Install.Version)
 	if err != nil {
-		return InstallView{}, errorf(http.StatusBadGateway, "%v", err)
+		return wire.InstallView{}, errorf(http.StatusBadGateway, "%v", err)
 	}
 	if !u.Available || u.Entry == nil {
-		return InstallView{}, errorf(http.StatusConflict, "server %q is up to date (%s %s)", name, sc.Install.Entry, sc.Install.Version)
+		return wire.InstallView{}, errorf(http.StatusConflict, "server %q is up to date (%s %s)", name, sc.Install.Entry, sc.Install.Version)
 	}
 	return s.runInstall(*u.Entry, install.Request{Server: name, Entry: *u.Entry, Values: body.Values}, &sc)
 }
@@ -574,10 +540,10 @@ func (s *Server) updateInstalled(r *http.Request) (InstallView, error) {
 // uninstall serves POST /api/v1/servers/{name}/uninstall: the server
 // leaves config.json (its processes stop), then its files and secrets go.
 // Its data folder stays unless the body asks to purge it.
-func (s *Server) uninstall(r *http.Request) (UninstallResult, error) {
+func (s *Server) uninstall(r *http.Request) (wire.UninstallResult, error) {
 	name := r.PathValue("name")
-	out := UninstallResult{Server: name}
-	var req UninstallRequest
+	out := wire.UninstallResult{Server: name}
+	var req wire.UninstallRequest
 	if r.ContentLength != 0 {
 		if err := decodeBody(r, &req); err != nil {
 			return out, err

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/catalog"
 	"github.com/switchboardhq/switchboard/app/catalog/install"
 	"github.com/switchboardhq/switchboard/app/config"
@@ -86,16 +88,16 @@ func newInstallEnv(t *testing.T) *installEnv {
 }
 
 // run installs and follows the install to its end.
-func (ie *installEnv) run(t *testing.T, req api.InstallRequest) (api.InstallView, []api.InstallEvent) {
+func (ie *installEnv) run(t *testing.T, req wire.InstallRequest) (wire.InstallView, []wire.InstallEvent) {
 	t.Helper()
 	v, err := ie.client.Install(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []api.InstallEvent
+	var evs []wire.InstallEvent
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	final, err := ie.client.FollowInstall(ctx, v, func(e api.InstallEvent) { evs = append(evs, e) })
+	final, err := ie.client.FollowInstall(ctx, v, func(e wire.InstallEvent) { evs = append(evs, e) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestCatalogSearchAndEntry(t *testing.T) {
 	if err != nil || one.Name != res.Entries[0].Name {
 		t.Fatalf("entry %s: %v %+v", res.Entries[0].Name, err, one)
 	}
-	if _, err := ie.client.CatalogEntry(t.Context(), "nothing-here"); !api.IsNotFound(err) {
+	if _, err := ie.client.CatalogEntry(t.Context(), "nothing-here"); !client.IsNotFound(err) {
 		t.Errorf("unknown entry: %v, want 404", err)
 	}
 	if _, err := ie.client.SearchCatalog(t.Context(), "x", 9999); err == nil || !strings.Contains(err.Error(), "invalid limit") {
@@ -129,7 +131,7 @@ func TestCatalogSearchAndEntry(t *testing.T) {
 // uninstalling removes everything.
 func TestInstallUpdateUninstall(t *testing.T) {
 	ie := newInstallEnv(t)
-	final, evs := ie.run(t, api.InstallRequest{Entry: "everything"})
+	final, evs := ie.run(t, wire.InstallRequest{Entry: "everything"})
 	if final.Error != "" || !final.Done || final.Server != "everything" || len(final.Tools) != 2 {
 		t.Fatalf("install: %+v", final)
 	}
@@ -149,7 +151,7 @@ func TestInstallUpdateUninstall(t *testing.T) {
 	}
 
 	// Installing it again under the same name is refused at once.
-	if _, err := ie.client.Install(t.Context(), api.InstallRequest{Entry: "everything"}); err == nil || !strings.Contains(err.Error(), "already configured") {
+	if _, err := ie.client.Install(t.Context(), wire.InstallRequest{Entry: "everything"}); err == nil || !strings.Contains(err.Error(), "already configured") {
 		t.Errorf("second install: %v", err)
 	}
 
@@ -176,7 +178,7 @@ func TestInstallUpdateUninstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	final, err = ie.client.FollowInstall(t.Context(), v, func(api.InstallEvent) {})
+	final, err = ie.client.FollowInstall(t.Context(), v, func(wire.InstallEvent) {})
 	if err != nil || final.Error != "" || !final.Update {
 		t.Fatalf("update: %+v %v", final, err)
 	}
@@ -194,7 +196,7 @@ func TestInstallUpdateUninstall(t *testing.T) {
 	if _, ok := ie.cfg.Current().Servers["everything"]; ok || !slices.Equal(ie.installer.uninstalled, []string{"everything"}) {
 		t.Errorf("after uninstall: config has it %v, uninstalled %v", ok, ie.installer.uninstalled)
 	}
-	if err := ie.client.Uninstall(t.Context(), "everything"); !api.IsNotFound(err) {
+	if err := ie.client.Uninstall(t.Context(), "everything"); !client.IsNotFound(err) {
 		t.Errorf("uninstall twice: %v", err)
 	}
 }
@@ -203,7 +205,7 @@ func TestInstallUpdateUninstall(t *testing.T) {
 // installer's last output; a cancelled one too.
 func TestInstallFailureAndCancel(t *testing.T) {
 	ie := newInstallEnv(t)
-	final, _ := ie.run(t, api.InstallRequest{Entry: "memory", Server: "mem", Values: map[string]string{"mode": "fail"}})
+	final, _ := ie.run(t, wire.InstallRequest{Entry: "memory", Server: "mem", Values: map[string]string{"mode": "fail"}})
 	if !final.Done || !strings.Contains(final.Error, "npm install failed") || !strings.Contains(final.Error, "404") ||
 		!slices.Contains(final.Output, "npm error 404 Not Found") {
 		t.Errorf("failed install: %+v", final)
@@ -212,12 +214,12 @@ func TestInstallFailureAndCancel(t *testing.T) {
 		t.Error("a failed install is in the config")
 	}
 
-	v, err := ie.client.Install(t.Context(), api.InstallRequest{Entry: "memory", Server: "mem", Values: map[string]string{"mode": "hang"}})
+	v, err := ie.client.Install(t.Context(), wire.InstallRequest{Entry: "memory", Server: "mem", Values: map[string]string{"mode": "hang"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A second install of the same server while one runs is refused.
-	if _, err := ie.client.Install(t.Context(), api.InstallRequest{Entry: "memory", Server: "mem"}); err == nil ||
+	if _, err := ie.client.Install(t.Context(), wire.InstallRequest{Entry: "memory", Server: "mem"}); err == nil ||
 		!strings.Contains(err.Error(), "being installed") {
 		t.Errorf("concurrent install: %v", err)
 	}
@@ -228,7 +230,7 @@ func TestInstallFailureAndCancel(t *testing.T) {
 	if _, err := ie.client.CancelInstall(t.Context(), v.ID); err != nil {
 		t.Fatal(err)
 	}
-	final, err = ie.client.FollowInstall(t.Context(), v, func(api.InstallEvent) {})
+	final, err = ie.client.FollowInstall(t.Context(), v, func(wire.InstallEvent) {})
 	if err != nil || !final.Done || !strings.Contains(final.Error, "context canceled") {
 		t.Errorf("cancelled install: %+v %v", final, err)
 	}
@@ -237,12 +239,12 @@ func TestInstallFailureAndCancel(t *testing.T) {
 	}
 
 	for _, tt := range []struct {
-		req  api.InstallRequest
+		req  wire.InstallRequest
 		want string
 	}{
-		{api.InstallRequest{}, `"entry" is missing`},
-		{api.InstallRequest{Entry: "nothing-here"}, "not in the built-in catalog"},
-		{api.InstallRequest{Entry: "memory", Server: "bad name"}, "invalid server name"},
+		{wire.InstallRequest{}, `"entry" is missing`},
+		{wire.InstallRequest{Entry: "nothing-here"}, "not in the built-in catalog"},
+		{wire.InstallRequest{Entry: "memory", Server: "bad name"}, "invalid server name"},
 	} {
 		_, err := ie.client.Install(t.Context(), tt.req)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/internal/sse"
 	"github.com/switchboardhq/switchboard/app/redact"
 	"github.com/switchboardhq/switchboard/supervisor"
@@ -67,7 +68,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	redactValues := !s.cfg.Current().History.KeepSecretValues
 	if !follow {
-		writeJSON(w, http.StatusOK, redactLines(lines, redactValues))
+		writeJSON(w, http.StatusOK, redactLines(logLines(lines), redactValues))
 		return
 	}
 	s.follow(w, r, name, ps.Logs, lines, events, redactValues)
@@ -77,13 +78,22 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 // replaced when redactValues is set: the supervisor keeps what servers
 // wrote as they wrote it, and the API shows it as the history stores it
 // (see config.History.KeepSecretValues).
-func redactLines(lines []supervisor.LogLine, redactValues bool) []supervisor.LogLine {
-	out := make([]supervisor.LogLine, len(lines))
+func redactLines(lines []wire.LogLine, redactValues bool) []wire.LogLine {
+	out := make([]wire.LogLine, len(lines))
 	copy(out, lines)
 	if redactValues {
 		for i := range out {
 			out[i].Text = redact.Values(out[i].Text)
 		}
+	}
+	return out
+}
+
+// logLines are the supervisor's lines as the API shows them; never nil.
+func logLines(lines []supervisor.LogLine) []wire.LogLine {
+	out := make([]wire.LogLine, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, wire.LogLine(l))
 	}
 	return out
 }

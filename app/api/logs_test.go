@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
-func texts(lines []supervisor.LogLine) []string {
+func texts(lines []wire.LogLine) []string {
 	out := []string{}
 	for _, l := range lines {
 		out = append(out, l.Text)
@@ -64,7 +65,7 @@ func TestLogs(t *testing.T) {
 
 	for _, q := range []string{"n=abc", "n=-1", "follow=maybe"} {
 		resp := e.request(t, "GET", "/api/v1/servers/fs/logs?"+q, "", nil)
-		var er api.ErrorResponse
+		var er wire.ErrorResponse
 		_ = json.NewDecoder(resp.Body).Decode(&er)
 		if resp.StatusCode != 400 || !strings.Contains(er.Error, "invalid") {
 			t.Errorf("?%s: %d %q, want 400", q, resp.StatusCode, er.Error)
@@ -80,13 +81,13 @@ func TestFollowLogs(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	got := make(chan supervisor.LogLine, 16)
+	got := make(chan wire.LogLine, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- e.client.FollowLogs(ctx, "fs", 1, func(l supervisor.LogLine) { got <- l })
+		done <- e.client.FollowLogs(ctx, "fs", 1, func(l wire.LogLine) { got <- l })
 	}()
 
-	next := func(what string) supervisor.LogLine {
+	next := func(what string) wire.LogLine {
 		t.Helper()
 		select {
 		case l := <-got:
@@ -165,7 +166,7 @@ func TestFollowRaw(t *testing.T) {
 			t.Fatalf("line %d = %q, want prefix %q (stream %q)", i, lines[i], want, lines)
 		}
 	}
-	var l supervisor.LogLine
+	var l wire.LogLine
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(lines[2], "data: ")), &l); err != nil || l.Text != "second line" {
 		t.Fatalf("event %q: %+v, %v", lines[2], l, err)
 	}
@@ -175,7 +176,7 @@ func TestFollowRaw(t *testing.T) {
 
 func TestFollowErrors(t *testing.T) {
 	e := newEnv(t)
-	err := e.client.FollowLogs(t.Context(), "nope", 10, func(supervisor.LogLine) { t.Error("line for an unknown server") })
+	err := e.client.FollowLogs(t.Context(), "nope", 10, func(wire.LogLine) { t.Error("line for an unknown server") })
 	wantAPIError(t, err, 404, `unknown server "nope"`)
 	if n := e.sup.subscribers(); n != 0 {
 		t.Errorf("%d subscribers left", n)
@@ -199,8 +200,8 @@ func TestLiveLogsRedacted(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	got := make(chan supervisor.LogLine, 4)
-	go e.client.FollowLogs(ctx, "fs", 1, func(l supervisor.LogLine) { got <- l })
+	got := make(chan wire.LogLine, 4)
+	go e.client.FollowLogs(ctx, "fs", 1, func(l wire.LogLine) { got <- l })
 	select {
 	case l := <-got:
 		if l.Text != "using [redacted]" {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
@@ -248,7 +249,7 @@ func boolPtr(b bool) *bool { return &b }
 type testEnv struct {
 	srv    *httptest.Server
 	api    *api.Server
-	client *api.Client
+	client *client.Client
 	sup    *fakeSupervisor
 	cfg    *fakeConfig
 	tokens *tokens.Store
@@ -305,7 +306,7 @@ func newEnv(t *testing.T, edit ...func(*api.Options)) *testEnv {
 	return &testEnv{
 		srv:    srv,
 		api:    a,
-		client: &api.Client{BaseURL: srv.URL, Token: tok.Secret, HTTP: srv.Client()},
+		client: &client.Client{BaseURL: srv.URL, Token: tok.Secret, HTTP: srv.Client()},
 		sup:    sup,
 		cfg:    fc,
 		tokens: store,

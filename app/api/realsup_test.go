@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
@@ -29,6 +32,20 @@ func testServer(o testmcp.Options) config.Server {
 		env[k] = v
 	}
 	return config.Server{Command: os.Args[0], Env: env}
+}
+
+// wireServer is sc as a client sends it.
+func wireServer(t *testing.T, sc config.Server) wire.ServerConfig {
+	t.Helper()
+	var out wire.ServerConfig
+	data, err := json.Marshal(sc)
+	if err == nil {
+		err = json.Unmarshal(data, &out)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // specs is what the daemon's Config.Update applies: the enabled servers.
@@ -99,7 +116,7 @@ func TestRealSupervisor(t *testing.T) {
 	}
 	srv := httptest.NewServer(a)
 	t.Cleanup(srv.Close)
-	c := &api.Client{BaseURL: srv.URL, Token: tok.Secret, HTTP: srv.Client()}
+	c := &client.Client{BaseURL: srv.URL, Token: tok.Secret, HTTP: srv.Client()}
 	ctx := t.Context()
 
 	v, err := c.Start(ctx, "echo")
@@ -113,15 +130,15 @@ func TestRealSupervisor(t *testing.T) {
 	serving := fmt.Sprintf("testmcp: serving pid %d", pid)
 	testutil.Eventually(t, 10*time.Second, "the server's first log line", func() bool {
 		lines, err := c.Logs(ctx, "echo", 10)
-		return err == nil && slices.ContainsFunc(lines, func(l supervisor.LogLine) bool { return l.Text == serving })
+		return err == nil && slices.ContainsFunc(lines, func(l wire.LogLine) bool { return l.Text == serving })
 	})
 
 	// Follow, restart, and see the new process's first line.
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	got := make(chan supervisor.LogLine, 64)
+	got := make(chan wire.LogLine, 64)
 	done := make(chan error, 1)
-	go func() { done <- c.FollowLogs(fctx, "echo", 1, func(l supervisor.LogLine) { got <- l }) }()
+	go func() { done <- c.FollowLogs(fctx, "echo", 1, func(l wire.LogLine) { got <- l }) }()
 	select {
 	case <-got: // the recent line: the stream is set up
 	case err := <-done:
@@ -168,7 +185,7 @@ func TestRealSupervisor(t *testing.T) {
 	wantAPIError(t, err, 409, `server "off" is disabled in config.json`)
 
 	// A server that fails to start: 502 with the supervisor's reason.
-	if _, err := c.AddServer(ctx, "broken", testServer(testmcp.Options{FailStart: true})); err != nil {
+	if _, err := c.AddServer(ctx, "broken", wireServer(t, testServer(testmcp.Options{FailStart: true}))); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Start(ctx, "broken")

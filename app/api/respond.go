@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 // An httpError is an error with the status code to answer it with. Handlers
@@ -51,7 +53,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, ErrorResponse{Error: msg})
+	writeJSON(w, status, wire.ErrorResponse{Error: msg})
 }
 
 func writeErr(w http.ResponseWriter, err error) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 func TestSecurity(t *testing.T) {
@@ -80,7 +82,7 @@ func TestSecurity(t *testing.T) {
 				t.Errorf("WWW-Authenticate = %q", resp.Header.Get("WWW-Authenticate"))
 			}
 			if tt.wantStatus >= 400 {
-				var er api.ErrorResponse
+				var er wire.ErrorResponse
 				if err := json.Unmarshal(body, &er); err != nil || er.Error == "" {
 					t.Fatalf("error body %s is not an ErrorResponse", body)
 				}
@@ -99,7 +101,7 @@ func TestRequestLog(t *testing.T) {
 	if _, err := e.client.Status(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	bad := &api.Client{BaseURL: e.srv.URL, Token: "sb_not-a-token", HTTP: e.srv.Client()}
+	bad := &client.Client{BaseURL: e.srv.URL, Token: "sb_not-a-token", HTTP: e.srv.Client()}
 	if _, err := bad.Status(t.Context()); err == nil {
 		t.Fatal("a wrong token was accepted")
 	}
@@ -135,7 +137,7 @@ func TestNotFoundAndMethod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			resp := e.request(t, tt.method, tt.path, "", nil)
-			var er api.ErrorResponse
+			var er wire.ErrorResponse
 			if err := json.NewDecoder(resp.Body).Decode(&er); err != nil {
 				t.Fatalf("body is not JSON: %v", err)
 			}

@@ -11,15 +11,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/config"
-	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/redact"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
-func (s *Server) status(r *http.Request) (Status, error) {
+func (s *Server) status(r *http.Request) (wire.Status, error) {
 	cfg := s.cfg.Current()
-	st := Status{
+	st := wire.Status{
 		Version:    s.version,
 		PID:        os.Getpid(),
 		Home:       s.home,
@@ -52,10 +52,10 @@ func (s *Server) statusMap() map[string]supervisor.PoolStatus {
 	return m
 }
 
-func (s *Server) listServers(r *http.Request) ([]ServerView, error) {
+func (s *Server) listServers(r *http.Request) ([]wire.ServerView, error) {
 	cfg := s.cfg.Current()
 	statuses := s.statusMap()
-	out := make([]ServerView, 0, len(cfg.Servers))
+	out := make([]wire.ServerView, 0, len(cfg.Servers))
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		ps, known := statuses[name]
 		out = append(out, s.withTools(redactView(newView(name, cfg.Servers[name], ps, known), cfg)))
@@ -64,34 +64,34 @@ func (s *Server) listServers(r *http.Request) ([]ServerView, error) {
 }
 
 // withTools adds the tools the gateway last listed for the server.
-func (s *Server) withTools(v ServerView) ServerView {
+func (s *Server) withTools(v wire.ServerView) wire.ServerView {
+	v.Tools = []wire.ToolInfo{}
 	if s.tools != nil {
-		v.Tools = s.tools.Tools(v.Name)
-	}
-	if v.Tools == nil {
-		v.Tools = []gateway.ToolInfo{}
+		for _, t := range s.tools.Tools(v.Name) {
+			v.Tools = append(v.Tools, wire.ToolInfo(t))
+		}
 	}
 	return v
 }
 
-func (s *Server) getServer(r *http.Request) (ServerView, error) {
+func (s *Server) getServer(r *http.Request) (wire.ServerView, error) {
 	name := r.PathValue("name")
 	sc, ok := s.cfg.Current().Servers[name]
 	if !ok {
-		return ServerView{}, unknownServer(name)
+		return wire.ServerView{}, unknownServer(name)
 	}
 	return s.view(name, sc), nil
 }
 
 // view describes a server of the config as the supervisor sees it now.
-func (s *Server) view(name string, sc config.Server) ServerView {
+func (s *Server) view(name string, sc config.Server) wire.ServerView {
 	ps, err := s.sup.Status(name)
 	return s.withTools(redactView(newView(name, sc, ps, err == nil), s.cfg.Current()))
 }
 
 // redactView replaces credentials in what the server wrote (its recent
 // lines, its last error) unless the user turned value redaction off.
-func redactView(v ServerView, cfg *config.Config) ServerView {
+func redactView(v wire.ServerView, cfg *config.Config) wire.ServerView {
 	redactValues := !cfg.History.KeepSecretValues
 	v.RecentLogs = redactLines(v.RecentLogs, redactValues)
 	if redactValues {
@@ -100,15 +100,15 @@ func redactView(v ServerView, cfg *config.Config) ServerView {
 	return v
 }
 
-func newView(name string, sc config.Server, ps supervisor.PoolStatus, known bool) ServerView {
-	v := ServerView{
+func newView(name string, sc config.Server, ps supervisor.PoolStatus, known bool) wire.ServerView {
+	v := wire.ServerView{
 		Name:       name,
-		Config:     sc,
+		Config:     serverConfig(sc),
 		Enabled:    sc.IsEnabled(),
 		State:      string(supervisor.StateStopped),
 		Mode:       sc.Pool.Mode,
-		Processes:  []supervisor.ProcessStatus{},
-		RecentLogs: []supervisor.LogLine{},
+		Processes:  []wire.ProcessStatus{},
+		RecentLogs: []wire.LogLine{},
 	}
 	if v.Mode == "" {
 		v.Mode = config.PoolShared
@@ -120,19 +120,43 @@ func newView(name string, sc config.Server, ps supervisor.PoolStatus, known bool
 		if ps.Mode != "" {
 			v.Mode = string(ps.Mode)
 		}
-		if ps.Processes != nil {
-			v.Processes = ps.Processes
+		for _, p := range ps.Processes {
+			v.Processes = append(v.Processes, wire.ProcessStatus{PID: p.PID, State: p.State, Started: p.Started,
+				InFlight: p.InFlight, Leased: p.Leased, Server: p.Server, Protocol: p.Protocol, Usage: usage(p.Usage)})
 		}
 		v.Restarts = ps.Restarts
 		v.LastError = ps.LastError
 		v.NonProtocolLines = ps.NonProtocolLines
-		v.Usage = ps.Usage
-		v.RecentLogs = append(v.RecentLogs, ps.Logs[max(0, len(ps.Logs)-RecentLogLines):]...)
+		v.Usage = usage(ps.Usage)
+		v.RecentLogs = logLines(ps.Logs[max(0, len(ps.Logs)-RecentLogLines):])
 	}
 	if !v.Enabled {
-		v.State = StateDisabled
+		v.State = wire.StateDisabled
 	}
 	return v
+}
+
+// serverConfig is a config entry as the API shows it.
+func serverConfig(sc config.Server) wire.ServerConfig {
+	w := wire.ServerConfig{Command: sc.Command, Args: sc.Args, Env: sc.Env, Cwd: sc.Cwd, Enabled: sc.Enabled,
+		Pool: wire.Pool{Mode: sc.Pool.Mode, Min: sc.Pool.Min, Max: sc.Pool.Max,
+			IdleTimeout: wire.Duration{Duration: sc.Pool.IdleTimeout.Duration}, Unknown: sc.Pool.UnknownKeys()},
+		Timeout:       wire.Duration{Duration: sc.Timeout.Duration},
+		DisabledTools: sc.DisabledTools, Alias: sc.Alias, SecretEnv: sc.SecretEnv, Roots: sc.Roots,
+		Unknown: sc.UnknownKeys()}
+	if sc.Install != nil {
+		in := wire.Install(*sc.Install)
+		w.Install = &in
+	}
+	return w
+}
+
+func usage(u *supervisor.Usage) *wire.Usage {
+	if u == nil {
+		return nil
+	}
+	w := wire.Usage(*u)
+	return &w
 }
 
 // checkUnknown refuses a server entry from a request whose keys unknown to
@@ -156,7 +180,7 @@ func unknownServer(name string) *httpError {
 	return errorf(http.StatusNotFound, "unknown server %q: it is not in config.json", name)
 }
 
-func (s *Server) addServer(r *http.Request) (ServerView, error) {
+func (s *Server) addServer(r *http.Request) (wire.ServerView, error) {
 	// The server is decoded on its own, so that its errors can name the
 	// field as it is in the request ("server.pool.max").
 	var raw struct {
@@ -164,43 +188,44 @@ func (s *Server) addServer(r *http.Request) (ServerView, error) {
 		Server json.RawMessage `json:"server"`
 	}
 	if err := decodeBody(r, &raw); err != nil {
-		return ServerView{}, err
+		return wire.ServerView{}, err
 	}
-	req := AddServerRequest{Name: raw.Name}
+	name := raw.Name
+	var sc config.Server
 	if len(raw.Server) > 0 {
-		if err := json.Unmarshal(raw.Server, &req.Server); err != nil {
+		if err := json.Unmarshal(raw.Server, &sc); err != nil {
 			if ce, ok := errors.AsType[*config.Error](err); ok {
 				ce.Field = strings.TrimSuffix("server."+ce.Field, ".")
 			}
-			return ServerView{}, errorf(http.StatusBadRequest, "invalid request body: %s", jsonProblem(err))
+			return wire.ServerView{}, errorf(http.StatusBadRequest, "invalid request body: %s", jsonProblem(err))
 		}
 	}
-	if req.Name == "" {
-		return ServerView{}, errorf(http.StatusBadRequest, `invalid request body: "name" is missing`)
+	if name == "" {
+		return wire.ServerView{}, errorf(http.StatusBadRequest, `invalid request body: "name" is missing`)
 	}
-	if err := checkUnknown("server.", req.Server); err != nil {
-		return ServerView{}, err
+	if err := checkUnknown("server.", sc); err != nil {
+		return wire.ServerView{}, err
 	}
-	return s.update(r.Context(), req.Name, func(c *config.Config) error {
-		if _, ok := c.Servers[req.Name]; ok {
-			return errorf(http.StatusConflict, "server %q already exists; change it with PUT /api/v1/servers/%s", req.Name, req.Name)
+	return s.update(r.Context(), name, func(c *config.Config) error {
+		if _, ok := c.Servers[name]; ok {
+			return errorf(http.StatusConflict, "server %q already exists; change it with PUT /api/v1/servers/%s", name, name)
 		}
 		if c.Servers == nil {
 			c.Servers = map[string]config.Server{}
 		}
-		c.Servers[req.Name] = req.Server
+		c.Servers[name] = sc
 		return nil
 	})
 }
 
-func (s *Server) updateServer(r *http.Request) (ServerView, error) {
+func (s *Server) updateServer(r *http.Request) (wire.ServerView, error) {
 	name := r.PathValue("name")
 	var sc config.Server
 	if err := decodeBody(r, &sc); err != nil {
-		return ServerView{}, err
+		return wire.ServerView{}, err
 	}
 	if err := checkUnknown("", sc); err != nil {
-		return ServerView{}, err
+		return wire.ServerView{}, err
 	}
 	return s.update(r.Context(), name, func(c *config.Config) error {
 		if _, ok := c.Servers[name]; !ok {
@@ -225,7 +250,7 @@ func (s *Server) removeServer(r *http.Request) (struct{}, error) {
 
 // update changes the config with fn, validated, and returns the view of the
 // named server afterwards (none when name is "").
-func (s *Server) update(ctx context.Context, name string, fn func(*config.Config) error) (ServerView, error) {
+func (s *Server) update(ctx context.Context, name string, fn func(*config.Config) error) (wire.ServerView, error) {
 	cfg, err := s.cfg.Update(ctx, func(c *config.Config) error {
 		if err := fn(c); err != nil {
 			return err
@@ -238,14 +263,14 @@ func (s *Server) update(ctx context.Context, name string, fn func(*config.Config
 		return nil
 	})
 	if err != nil {
-		return ServerView{}, updateError(err)
+		return wire.ServerView{}, updateError(err)
 	}
 	if name == "" {
-		return ServerView{}, nil
+		return wire.ServerView{}, nil
 	}
 	sc, ok := cfg.Servers[name]
 	if !ok {
-		return ServerView{}, unknownServer(name)
+		return wire.ServerView{}, unknownServer(name)
 	}
 	return s.view(name, sc), nil
 }
@@ -266,41 +291,41 @@ func updateError(err error) error {
 	return errorf(http.StatusInternalServerError, "updating config: %v", err)
 }
 
-func (s *Server) startServer(r *http.Request) (ServerView, error) {
+func (s *Server) startServer(r *http.Request) (wire.ServerView, error) {
 	return s.act(r, "start", s.sup.Start)
 }
 
-func (s *Server) stopServer(r *http.Request) (ServerView, error) {
+func (s *Server) stopServer(r *http.Request) (wire.ServerView, error) {
 	return s.act(r, "stop", s.sup.Stop)
 }
 
-func (s *Server) restartServer(r *http.Request) (ServerView, error) {
+func (s *Server) restartServer(r *http.Request) (wire.ServerView, error) {
 	return s.act(r, "restart", s.sup.Restart)
 }
 
 // act runs a supervisor action on a configured server, within the action
 // timeout, and returns the server's view afterwards.
-func (s *Server) act(r *http.Request, verb string, fn func(context.Context, string) error) (ServerView, error) {
+func (s *Server) act(r *http.Request, verb string, fn func(context.Context, string) error) (wire.ServerView, error) {
 	name := r.PathValue("name")
 	sc, ok := s.cfg.Current().Servers[name]
 	if !ok {
-		return ServerView{}, unknownServer(name)
+		return wire.ServerView{}, unknownServer(name)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.actionTimeout)
 	defer cancel()
 	if !sc.IsEnabled() {
 		if verb != "stop" {
-			return ServerView{}, errorf(http.StatusConflict, `server %q is disabled in config.json; set "enabled": true to use it`, name)
+			return wire.ServerView{}, errorf(http.StatusConflict, `server %q is disabled in config.json; set "enabled": true to use it`, name)
 		}
 		// Stopping a disabled server is a no-op unless the supervisor
 		// still runs it.
 		if err := fn(ctx, name); err != nil && !errors.Is(err, supervisor.ErrUnknownServer) {
-			return ServerView{}, actionError(verb, err)
+			return wire.ServerView{}, actionError(verb, err)
 		}
 		return s.view(name, sc), nil
 	}
 	if err := fn(ctx, name); err != nil {
-		return ServerView{}, actionError(verb, err)
+		return wire.ServerView{}, actionError(verb, err)
 	}
 	return s.view(name, sc), nil
 }
@@ -320,3 +345,6 @@ func actionError(verb string, err error) *httpError {
 		return errorf(http.StatusBadGateway, "%v", err)
 	}
 }
+
+// RecentLogLines is how many log lines a ServerView carries.
+const RecentLogLines = 20

@@ -14,17 +14,19 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
-// wantAPIError checks that err is an *api.APIError with the status and a
+// wantAPIError checks that err is an *client.APIError with the status and a
 // message containing want.
 func wantAPIError(t *testing.T, err error, status int, want string) {
 	t.Helper()
-	ae, ok := errors.AsType[*api.APIError](err)
+	ae, ok := errors.AsType[*client.APIError](err)
 	if !ok {
-		t.Fatalf("error = %v (%T), want an *api.APIError %d", err, err, status)
+		t.Fatalf("error = %v (%T), want an *client.APIError %d", err, err, status)
 	}
 	if ae.Status != status || !strings.Contains(ae.Message, want) || ae.Error() != ae.Message {
 		t.Fatalf("APIError = %d %q, want %d containing %q", ae.Status, ae.Message, status, want)
@@ -38,7 +40,7 @@ func TestStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := api.Status{
+	want := wire.Status{
 		Version:       "1.2.3-test",
 		PID:           os.Getpid(),
 		Home:          filepathDir(e.cfg.path),
@@ -74,7 +76,7 @@ func TestListAndGet(t *testing.T) {
 		len(fs.RecentLogs) != 2 || fs.RecentLogs[1].Text != "second line" || fs.Config.Command != "npx" {
 		t.Errorf("fs = %+v", fs)
 	}
-	if off.State != api.StateDisabled || off.Enabled || off.Config.Command != "uvx" || off.Mode != "shared" {
+	if off.State != wire.StateDisabled || off.Enabled || off.Config.Command != "uvx" || off.Mode != "shared" {
 		t.Errorf("off = %+v", off)
 	}
 	got, err := e.client.Server(t.Context(), "fs")
@@ -83,7 +85,7 @@ func TestListAndGet(t *testing.T) {
 	}
 	_, err = e.client.Server(t.Context(), "nope")
 	wantAPIError(t, err, 404, `unknown server "nope"`)
-	if !api.IsNotFound(err) {
+	if !client.IsNotFound(err) {
 		t.Error("IsNotFound = false")
 	}
 
@@ -116,7 +118,7 @@ func TestCRUD(t *testing.T) {
 	ctx := t.Context()
 
 	// Add, with a key config does not know: it is kept.
-	var sc config.Server
+	var sc wire.ServerConfig
 	if err := json.Unmarshal([]byte(`{"command": "node", "args": ["server.js"], "env": {"DEBUG": "1"}, "note": "mine"}`), &sc); err != nil {
 		t.Fatal(err)
 	}
@@ -134,19 +136,19 @@ func TestCRUD(t *testing.T) {
 		t.Errorf("the new server was not applied to the supervisor: %v", err)
 	}
 
-	_, err = e.client.AddServer(ctx, "new", config.Server{Command: "x"})
+	_, err = e.client.AddServer(ctx, "new", wire.ServerConfig{Command: "x"})
 	wantAPIError(t, err, 409, `server "new" already exists`)
 
-	_, err = e.client.AddServer(ctx, "bad", config.Server{})
+	_, err = e.client.AddServer(ctx, "bad", wire.ServerConfig{})
 	wantAPIError(t, err, 400, "servers.bad.command: missing")
 
-	_, err = e.client.AddServer(ctx, "bad name", config.Server{Command: "x"})
+	_, err = e.client.AddServer(ctx, "bad name", wire.ServerConfig{Command: "x"})
 	wantAPIError(t, err, 400, `invalid server name "bad name"`)
 
-	_, err = e.client.AddServer(ctx, "", config.Server{Command: "x"})
+	_, err = e.client.AddServer(ctx, "", wire.ServerConfig{Command: "x"})
 	wantAPIError(t, err, 400, `"name" is missing`)
 
-	_, err = e.client.AddServer(ctx, "bad", config.Server{Command: "x", Pool: config.Pool{Max: 100}})
+	_, err = e.client.AddServer(ctx, "bad", wire.ServerConfig{Command: "x", Pool: wire.Pool{Max: 100}})
 	wantAPIError(t, err, 400, "servers.bad.pool.max")
 
 	// Update.
@@ -157,7 +159,7 @@ func TestCRUD(t *testing.T) {
 	}
 	_, err = e.client.UpdateServer(ctx, "ghost", sc)
 	wantAPIError(t, err, 404, `unknown server "ghost"`)
-	_, err = e.client.UpdateServer(ctx, "new", config.Server{Command: " "})
+	_, err = e.client.UpdateServer(ctx, "new", wire.ServerConfig{Command: " "})
 	wantAPIError(t, err, 400, "servers.new.command")
 	if got := e.cfg.Current().Servers["new"].Args[0]; got != "other.js" {
 		t.Errorf("a refused update changed the config: args %q", got)
@@ -166,7 +168,7 @@ func TestCRUD(t *testing.T) {
 	// Disable through an update: the view says so.
 	sc.Enabled = boolPtr(false)
 	v, err = e.client.UpdateServer(ctx, "new", sc)
-	if err != nil || v.State != api.StateDisabled || v.Enabled {
+	if err != nil || v.State != wire.StateDisabled || v.Enabled {
 		t.Fatalf("disabling: %+v, %v", v, err)
 	}
 
@@ -190,11 +192,11 @@ func TestUpdateRefusedByDaemon(t *testing.T) {
 	e := newEnv(t)
 	e.cfg.updateErr = fmt.Errorf("%s was changed on disk and cannot be used, so it was left as it is; fix it first: %w",
 		e.cfg.path, &config.Error{File: e.cfg.path, Line: 2, Column: 5, Err: errors.New("invalid character")})
-	_, err := e.client.AddServer(t.Context(), "new", config.Server{Command: "x"})
+	_, err := e.client.AddServer(t.Context(), "new", wire.ServerConfig{Command: "x"})
 	wantAPIError(t, err, 409, "fix it first")
 
 	e.cfg.updateErr = errors.New("disk full")
-	_, err = e.client.AddServer(t.Context(), "new", config.Server{Command: "x"})
+	_, err = e.client.AddServer(t.Context(), "new", wire.ServerConfig{Command: "x"})
 	wantAPIError(t, err, 500, "disk full")
 }
 
@@ -225,7 +227,7 @@ func TestBadBodies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp := e.request(t, tt.method, tt.path, tt.body, map[string]string{"Content-Type": "application/json"})
-			var er api.ErrorResponse
+			var er wire.ErrorResponse
 			if err := json.NewDecoder(resp.Body).Decode(&er); err != nil {
 				t.Fatalf("status %d, body not JSON: %v", resp.StatusCode, err)
 			}
@@ -245,25 +247,25 @@ func TestActions(t *testing.T) {
 	tests := []struct {
 		name       string
 		setup      func()
-		do         func() (api.ServerView, error)
+		do         func() (wire.ServerView, error)
 		wantState  string
 		wantCall   string // "" = the supervisor is not called
 		wantStatus int
 		wantError  string
 	}{
-		{name: "stop", do: func() (api.ServerView, error) { return e.client.Stop(t.Context(), "fs") },
+		{name: "stop", do: func() (wire.ServerView, error) { return e.client.Stop(t.Context(), "fs") },
 			wantState: "stopped", wantCall: "stop fs"},
-		{name: "start", do: func() (api.ServerView, error) { return e.client.Start(t.Context(), "fs") },
+		{name: "start", do: func() (wire.ServerView, error) { return e.client.Start(t.Context(), "fs") },
 			wantState: "running", wantCall: "start fs"},
-		{name: "restart", do: func() (api.ServerView, error) { return e.client.Restart(t.Context(), "fs") },
+		{name: "restart", do: func() (wire.ServerView, error) { return e.client.Restart(t.Context(), "fs") },
 			wantState: "running", wantCall: "restart fs"},
-		{name: "start disabled", do: func() (api.ServerView, error) { return e.client.Start(t.Context(), "off") },
+		{name: "start disabled", do: func() (wire.ServerView, error) { return e.client.Start(t.Context(), "off") },
 			wantStatus: 409, wantError: `server "off" is disabled in config.json; set "enabled": true to use it`},
-		{name: "restart disabled", do: func() (api.ServerView, error) { return e.client.Restart(t.Context(), "off") },
+		{name: "restart disabled", do: func() (wire.ServerView, error) { return e.client.Restart(t.Context(), "off") },
 			wantStatus: 409, wantError: `server "off" is disabled in config.json`},
-		{name: "stop disabled", do: func() (api.ServerView, error) { return e.client.Stop(t.Context(), "off") },
-			wantState: api.StateDisabled, wantCall: "stop off"},
-		{name: "start unknown", do: func() (api.ServerView, error) { return e.client.Start(t.Context(), "nope") },
+		{name: "stop disabled", do: func() (wire.ServerView, error) { return e.client.Stop(t.Context(), "off") },
+			wantState: wire.StateDisabled, wantCall: "stop off"},
+		{name: "start unknown", do: func() (wire.ServerView, error) { return e.client.Start(t.Context(), "nope") },
 			wantStatus: 404, wantError: `unknown server "nope"`},
 		{name: "start failure",
 			setup: func() {
@@ -271,24 +273,24 @@ func TestActions(t *testing.T) {
 				e.sup.pools["broken"] = supervisor.PoolStatus{Name: "broken", State: supervisor.StateBackoff}
 				e.sup.errs["start broken"] = startErr
 			},
-			do:         func() (api.ServerView, error) { return e.client.Start(t.Context(), "broken") },
+			do:         func() (wire.ServerView, error) { return e.client.Start(t.Context(), "broken") },
 			wantCall:   "start broken",
 			wantStatus: 502, wantError: startErr.Error()},
 		{name: "failing",
 			setup: func() {
 				e.sup.errs["restart broken"] = fmt.Errorf("server %q is %w after 5 crashes", "broken", supervisor.ErrFailing)
 			},
-			do:         func() (api.ServerView, error) { return e.client.Restart(t.Context(), "broken") },
+			do:         func() (wire.ServerView, error) { return e.client.Restart(t.Context(), "broken") },
 			wantCall:   "restart broken",
 			wantStatus: 502, wantError: "is failing after 5 crashes"},
 		{name: "in config, not in supervisor",
 			setup:      func() { e.cfg.cfg.Servers["new"] = config.Server{Command: "x"} },
-			do:         func() (api.ServerView, error) { return e.client.Start(t.Context(), "new") },
+			do:         func() (wire.ServerView, error) { return e.client.Start(t.Context(), "new") },
 			wantCall:   "start new",
 			wantStatus: 404, wantError: "unknown server"},
 		{name: "start times out",
 			setup:      func() { e.sup.block["start fs"] = true },
-			do:         func() (api.ServerView, error) { return e.client.Start(t.Context(), "fs") },
+			do:         func() (wire.ServerView, error) { return e.client.Start(t.Context(), "fs") },
 			wantCall:   "start fs",
 			wantStatus: 504, wantError: "deadline exceeded"},
 	}
@@ -337,11 +339,11 @@ func TestAPIErrorFromNonJSON(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, tt.body, http.StatusBadGateway)
 		}))
-		c := &api.Client{BaseURL: srv.URL + "/", HTTP: srv.Client()}
+		c := &client.Client{BaseURL: srv.URL + "/", HTTP: srv.Client()}
 		_, err := c.Status(t.Context())
 		srv.Close()
-		if ae, ok := errors.AsType[*api.APIError](err); !ok || ae.Status != 502 || err.Error() != tt.want {
-			t.Errorf("error = %v, want an *api.APIError 502 %q", err, tt.want)
+		if ae, ok := errors.AsType[*client.APIError](err); !ok || ae.Status != 502 || err.Error() != tt.want {
+			t.Errorf("error = %v, want an *client.APIError 502 %q", err, tt.want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/autostart"
 )
 
@@ -36,7 +37,7 @@ func TestSettings(t *testing.T) {
 		`{"retention":{"maxAge":"soon"}}`: "invalid",
 	} {
 		resp := e.request(t, http.MethodPut, "/api/v1/settings", body, nil)
-		var er api.ErrorResponse
+		var er wire.ErrorResponse
 		_ = json.NewDecoder(resp.Body).Decode(&er)
 		resp.Body.Close()
 		if resp.StatusCode != 400 || !strings.Contains(er.Error, want) {
@@ -90,7 +91,7 @@ func TestSettingsSessionTimeout(t *testing.T) {
 	put := func(body string) (int, string) {
 		resp := e.request(t, http.MethodPut, "/api/v1/settings", body, nil)
 		defer resp.Body.Close()
-		var er api.ErrorResponse
+		var er wire.ErrorResponse
 		_ = json.NewDecoder(resp.Body).Decode(&er)
 		return resp.StatusCode, er.Error
 	}
@@ -120,11 +121,11 @@ func TestSettingsRedactValues(t *testing.T) {
 	if err != nil || st.RedactValues == nil || !*st.RedactValues {
 		t.Fatalf("default: %+v %v (want redactValues true)", st, err)
 	}
-	put := func(body string) api.Settings {
+	put := func(body string) wire.Settings {
 		t.Helper()
 		resp := e.request(t, http.MethodPut, "/api/v1/settings", body, nil)
 		defer resp.Body.Close()
-		var got api.Settings
+		var got wire.Settings
 		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
 			t.Fatalf("PUT %s: %d %v", body, resp.StatusCode, err)
 		}

@@ -3,8 +3,8 @@ package api
 import (
 	"errors"
 	"net/http"
-	"time"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -13,28 +13,15 @@ import (
 // would lock the CLI out until it is issued again.
 const CLITokenLabel = tokens.LabelCLI
 
-// TokenView is one token that may call the daemon, without its secret.
-type TokenView struct {
-	ID string `json:"id"`
-	// Label is "cli" or the id of the MCP client the token was issued to.
-	Label string `json:"label"`
-	// Scope is "admin" (the API and MCP) or "client" (MCP only).
-	Scope   string    `json:"scope"`
-	Created time.Time `json:"created"`
-	// LastUsed is when the daemon last accepted the token since it started;
-	// absent when it has not.
-	LastUsed *time.Time `json:"lastUsed,omitempty"`
-}
-
 func (s *Server) tokenRoutes() {
 	s.mux.Handle("GET /api/v1/tokens", handle(s.listTokens, http.StatusOK))
 	s.mux.Handle("DELETE /api/v1/tokens/{label}", handle(s.revokeTokens, http.StatusOK))
 }
 
-func tokenViews(toks []tokens.Token) []TokenView {
-	out := make([]TokenView, 0, len(toks))
+func tokenViews(toks []tokens.Token) []wire.TokenView {
+	out := make([]wire.TokenView, 0, len(toks))
 	for _, t := range toks {
-		v := TokenView{ID: t.ID, Label: t.Label, Scope: string(t.Scope), Created: t.Created}
+		v := wire.TokenView{ID: t.ID, Label: t.Label, Scope: string(t.Scope), Created: t.Created}
 		if !t.LastUsed.IsZero() {
 			used := t.LastUsed
 			v.LastUsed = &used
@@ -44,7 +31,7 @@ func tokenViews(toks []tokens.Token) []TokenView {
 	return out
 }
 
-func (s *Server) listTokens(r *http.Request) ([]TokenView, error) {
+func (s *Server) listTokens(r *http.Request) ([]wire.TokenView, error) {
 	if err := s.tokens.Problem(); err != nil {
 		return nil, errorf(http.StatusInternalServerError, "%v", err)
 	}
@@ -54,7 +41,7 @@ func (s *Server) listTokens(r *http.Request) ([]TokenView, error) {
 // revokeTokens revokes every token with the path's label and returns them.
 // The client that held one gets 401 from its next request; connecting the
 // client again issues a new token.
-func (s *Server) revokeTokens(r *http.Request) ([]TokenView, error) {
+func (s *Server) revokeTokens(r *http.Request) ([]wire.TokenView, error) {
 	label := r.PathValue("label")
 	if label == CLITokenLabel || label == TokenLabel(r.Context()) {
 		return nil, errorf(http.StatusForbidden,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
 )
 
 // Tokens are listed without secrets and revoked by label; a revoked
@@ -104,7 +105,7 @@ func TestTokens(t *testing.T) {
 	}
 
 	// A client token cannot revoke the token it came with either.
-	zed := &api.Client{BaseURL: e.srv.URL, HTTP: e.srv.Client()}
+	zed := &client.Client{BaseURL: e.srv.URL, HTTP: e.srv.Client()}
 	tok, _ := e.tokens.Ensure("zed")
 	zed.Token = tok.Secret
 	if _, err := zed.RevokeTokens(ctx, "zed"); statusOf(err) != http.StatusForbidden {

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/gateway"
 )
 
@@ -22,11 +23,11 @@ func TestServerViewTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string][]gateway.ToolInfo{}
+	got := map[string][]wire.ToolInfo{}
 	for _, v := range list {
 		got[v.Name] = v.Tools
 	}
-	want := map[string][]gateway.ToolInfo{"fs": tools["fs"], "off": {}}
+	want := map[string][]wire.ToolInfo{"fs": {{Name: "read_file", Description: "Read a file"}, {Name: "write_file", Disabled: true}}, "off": {}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
@@ -84,9 +84,9 @@ func verbs() []verb {
 		serveVerb(),
 		statusVerb(),
 		serversVerb(),
-		actionVerb("start", "start a server and wait until it is ready", (*api.Client).Start),
-		actionVerb("stop", "stop a server's processes and keep it down", (*api.Client).Stop),
-		actionVerb("restart", "stop a server's processes and start it again", (*api.Client).Restart),
+		actionVerb("start", "start a server and wait until it is ready", (*client.Client).Start),
+		actionVerb("stop", "stop a server's processes and keep it down", (*client.Client).Stop),
+		actionVerb("restart", "stop a server's processes and start it again", (*client.Client).Restart),
 		logsVerb(),
 		topVerb(),
 		historyVerb(),
@@ -228,7 +228,7 @@ func capitalize(s string) string {
 }
 
 // client connects to the daemon running for e.home.
-func (e *env) client() (*api.Client, error) {
+func (e *env) client() (*client.Client, error) {
 	info, err := daemon.ReadInfo(e.home)
 	if err != nil {
 		return nil, err
@@ -241,7 +241,7 @@ func (e *env) client() (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &api.Client{BaseURL: info.Address, Token: tok.Secret}, nil
+	return &client.Client{BaseURL: info.Address, Token: tok.Secret}, nil
 }
 
 // parseInterspersed parses fs's flags wherever they stand among the

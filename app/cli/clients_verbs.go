@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 // clientsUsage is the synopsis of the clients verb's actions.
@@ -63,7 +64,7 @@ func clientsVerb() verb {
 			action, id := e.args[0], e.args[1]
 			switch action {
 			case "import":
-				return importClient(ctx, e.stdout, c, id, ws, api.ImportRequest{Servers: servers, Replace: *replace}, *dryRun)
+				return importClient(ctx, e.stdout, c, id, ws, wire.ImportRequest{Servers: servers, Replace: *replace}, *dryRun)
 			case "backups":
 				return listBackups(ctx, e.stdout, c, id, ws)
 			case "restore":
@@ -72,7 +73,7 @@ func clientsVerb() verb {
 			if *revoke && action != "disconnect" {
 				return usageError{"--revoke goes with disconnect"}
 			}
-			change := api.ClientChange{Action: action, Servers: servers, Replace: *replace, Force: *force, Revoke: *revoke}
+			change := wire.ClientChange{Action: action, Servers: servers, Replace: *replace, Force: *force, Revoke: *revoke}
 			return changeClient(ctx, e.stdout, c, id, ws, change, *dryRun)
 		},
 	}
@@ -80,7 +81,7 @@ func clientsVerb() verb {
 
 // changeClient shows the plan of a connect or disconnect, then applies it
 // (unless dryRun) and says what became of the client's token.
-func changeClient(ctx context.Context, w io.Writer, c *api.Client, id, ws string, change api.ClientChange, dryRun bool) error {
+func changeClient(ctx context.Context, w io.Writer, c *client.Client, id, ws string, change wire.ClientChange, dryRun bool) error {
 	plan, err := c.PlanClientIn(ctx, id, ws, change)
 	if err != nil {
 		return err
@@ -97,7 +98,7 @@ func changeClient(ctx context.Context, w io.Writer, c *api.Client, id, ws string
 	if len(plan.Conflicts) > 0 {
 		var names []string
 		for _, cf := range plan.Conflicts {
-			names = append(names, cf.String())
+			names = append(names, fmt.Sprintf("%q (%s)", cf.Name, cf.Target))
 		}
 		if !change.Replace {
 			return fmt.Errorf("%s already has %s, which Switchboard did not write; nothing was changed "+
@@ -143,7 +144,7 @@ func changeClient(ctx context.Context, w io.Writer, c *api.Client, id, ws string
 	return nil
 }
 
-func listClients(ctx context.Context, w io.Writer, c *api.Client, workspace string) error {
+func listClients(ctx context.Context, w io.Writer, c *client.Client, workspace string) error {
 	list, err := c.ClientsIn(ctx, workspace)
 	if err != nil {
 		return err
@@ -167,7 +168,7 @@ func listClients(ctx context.Context, w io.Writer, c *api.Client, workspace stri
 
 // importClient shows what importing would do, then does it (unless
 // dryRun): the servers first, then the client file's diff.
-func importClient(ctx context.Context, w io.Writer, c *api.Client, id, workspace string, req api.ImportRequest, dryRun bool) error {
+func importClient(ctx context.Context, w io.Writer, c *client.Client, id, workspace string, req wire.ImportRequest, dryRun bool) error {
 	plan, err := c.PlanImport(ctx, id, workspace, req)
 	if err != nil {
 		return err
@@ -175,7 +176,7 @@ func importClient(ctx context.Context, w io.Writer, c *api.Client, id, workspace
 	adds := 0
 	for _, s := range plan.Servers {
 		switch {
-		case s.Action == api.ImportExists:
+		case s.Action == wire.ImportExists:
 			fmt.Fprintf(w, "= %s: Switchboard already has it as %q\n", s.Entry, s.Name)
 		default:
 			adds++
@@ -219,7 +220,7 @@ func importClient(ctx context.Context, w io.Writer, c *api.Client, id, workspace
 	return nil
 }
 
-func listBackups(ctx context.Context, w io.Writer, c *api.Client, id, workspace string) error {
+func listBackups(ctx context.Context, w io.Writer, c *client.Client, id, workspace string) error {
 	list, err := c.Backups(ctx, id, workspace)
 	if err != nil {
 		return err
@@ -240,8 +241,8 @@ func listBackups(ctx context.Context, w io.Writer, c *api.Client, id, workspace 
 	return tw.Flush()
 }
 
-func restoreClient(ctx context.Context, w io.Writer, c *api.Client, id, workspace, backup string, dryRun bool) error {
-	req := api.RestoreRequest{Backup: backup}
+func restoreClient(ctx context.Context, w io.Writer, c *client.Client, id, workspace, backup string, dryRun bool) error {
+	req := wire.RestoreRequest{Backup: backup}
 	plan, err := c.PlanRestore(ctx, id, workspace, req)
 	if err != nil {
 		return err

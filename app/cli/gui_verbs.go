@@ -11,7 +11,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/switchboardhq/switchboard/app/autostart"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -22,7 +21,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/autostart"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/app/tray"
@@ -197,7 +197,7 @@ func runTray(ctx context.Context, e *env, logger *slog.Logger, exe, listen strin
 		return errors.Join(err, wait())
 	}
 	opts := tray.RunOptions{HostWait: hostWait, Options: tray.Options{
-		Client:   &api.Client{BaseURL: info.Address, Token: tok.Secret},
+		Client:   &client.Client{BaseURL: info.Address, Token: tok.Secret},
 		Endpoint: info.Address + "/mcp",
 		Windows:  windows,
 		Logger:   logger,

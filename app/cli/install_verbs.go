@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +13,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/catalog"
 )
 
@@ -63,7 +65,7 @@ func catalogVerb() verb {
 			fmt.Fprintln(tw, "NAME\tVERSION\tTYPE\tDESCRIPTION")
 			for _, en := range res.Entries {
 				typ := "-"
-				if p, err := en.RunnablePackage(); err == nil {
+				if p, _, err := runnablePackage(en); err == nil {
 					typ = p.RegistryType
 				}
 				name := en.ShortName
@@ -87,8 +89,30 @@ func warn(w io.Writer, msg string) {
 	}
 }
 
+// runnablePackage is the package of en that installing it would use, with
+// the exact version it pins, or why none can be: the catalog's own rules
+// (catalog.Entry.RunnablePackage), asked of the entry the API sent, whose
+// JSON is the catalog's.
+func runnablePackage(en wire.CatalogEntry) (wire.Package, string, error) {
+	var ce catalog.Entry
+	data, err := json.Marshal(en)
+	if err == nil {
+		err = json.Unmarshal(data, &ce)
+	}
+	if err != nil {
+		return wire.Package{}, "", fmt.Errorf("reading catalog entry %s: %w", en.Name, err)
+	}
+	for i, p := range ce.Packages {
+		if p.Runnable() == nil {
+			return en.Packages[i], p.ExactVersion(), nil
+		}
+	}
+	_, err = ce.RunnablePackage()
+	return wire.Package{}, "", err
+}
+
 // printEntry shows an entry with what installing it asks for.
-func printEntry(w io.Writer, en catalog.Entry) {
+func printEntry(w io.Writer, en wire.CatalogEntry) {
 	title := en.Title
 	if title == "" {
 		title = en.Name
@@ -101,21 +125,21 @@ func printEntry(w io.Writer, en catalog.Entry) {
 	if en.LatestVersion != "" && en.LatestVersion != en.Version {
 		fmt.Fprintf(w, "newer:   %s in the registry\n", en.LatestVersion)
 	}
-	p, err := en.RunnablePackage()
+	p, version, err := runnablePackage(en)
 	if err != nil {
 		fmt.Fprintf(w, "cannot be installed: %v\n", err)
 		return
 	}
-	fmt.Fprintf(w, "package: %s %s@%s\n", p.RegistryType, p.Identifier, p.ExactVersion())
+	fmt.Fprintf(w, "package: %s %s@%s\n", p.RegistryType, p.Identifier, version)
 	type input struct {
 		name string
-		in   catalog.Input
+		in   wire.Input
 	}
 	var inputs []input
 	for _, kv := range p.EnvironmentVars {
 		inputs = append(inputs, input{kv.Name, kv.Input})
 	}
-	for _, a := range append(append([]catalog.Argument{}, p.RuntimeArguments...), p.PackageArguments...) {
+	for _, a := range append(append([]wire.Argument{}, p.RuntimeArguments...), p.PackageArguments...) {
 		if a.Value != "" {
 			continue // fixed
 		}
@@ -207,7 +231,7 @@ func installVerb() verb {
 			for k, v := range secretsFromEnv {
 				all[k] = v
 			}
-			v, err := c.Install(ctx, api.InstallRequest{Entry: entry, Server: *name, Values: all})
+			v, err := c.Install(ctx, wire.InstallRequest{Entry: entry, Server: *name, Values: all})
 			if err != nil {
 				return withInputHint(err)
 			}
@@ -275,7 +299,7 @@ func uninstallVerb() verb {
 			if err != nil {
 				return err
 			}
-			res, err := c.UninstallServer(ctx, server, api.UninstallRequest{Purge: *purge})
+			res, err := c.UninstallServer(ctx, server, wire.UninstallRequest{Purge: *purge})
 			if err != nil {
 				return err
 			}
@@ -300,7 +324,7 @@ var installPhases = []string{"resolve", "download", "install", "verify"}
 // (resolve, download, install, verify) as a progress bar on a terminal, a
 // line per step elsewhere; the package manager's lines only with verbose.
 // Ctrl-C cancels the install (it rolls back).
-func followInstall(ctx context.Context, e *env, c *api.Client, v api.InstallView, what string, verbose bool) error {
+func followInstall(ctx context.Context, e *env, c *client.Client, v wire.InstallView, what string, verbose bool) error {
 	fmt.Fprintf(e.stdout, "%sing %s as %q (%s)\n", strings.TrimSuffix(what, "e"), v.Entry, v.Server, v.Version)
 	terminal := isTerminal(e.stdout)
 	step := func(phase string) string {
@@ -309,13 +333,13 @@ func followInstall(ctx context.Context, e *env, c *api.Client, v api.InstallView
 		}
 		return phase
 	}
-	bar := func(ie api.InstallEvent) {
+	bar := func(ie wire.InstallEvent) {
 		const width = 30
 		n := ie.Percent * width / 100
 		fmt.Fprintf(e.stdout, "\r\x1b[K[%s%s] %3d%% %s", strings.Repeat("=", n), strings.Repeat(" ", width-n), ie.Percent, step(ie.Phase))
 	}
 	lastPhase := ""
-	final, err := c.FollowInstall(ctx, v, func(ie api.InstallEvent) {
+	final, err := c.FollowInstall(ctx, v, func(ie wire.InstallEvent) {
 		if ie.Done {
 			return
 		}
@@ -340,12 +364,12 @@ func followInstall(ctx context.Context, e *env, c *api.Client, v api.InstallView
 	}
 	if ctx.Err() != nil {
 		// Ctrl-C: cancel on the daemon, which rolls back.
-		cctx, cancel := context.WithTimeout(context.Background(), api.DefaultActionTimeout)
+		cctx, cancel := context.WithTimeout(context.Background(), wire.DefaultActionTimeout)
 		defer cancel()
 		if _, err := c.CancelInstall(cctx, v.ID); err != nil {
 			return fmt.Errorf("cancelling the %s: %w", what, err)
 		}
-		if _, err := c.FollowInstall(cctx, v, func(api.InstallEvent) {}); err != nil {
+		if _, err := c.FollowInstall(cctx, v, func(wire.InstallEvent) {}); err != nil {
 			return fmt.Errorf("waiting for the cancelled %s to roll back: %w", what, err)
 		}
 		return fmt.Errorf("%s of %s cancelled; everything it made was removed", what, v.Server)

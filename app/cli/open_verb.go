@@ -7,7 +7,7 @@ import (
 
 	"github.com/pkg/browser"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 func openVerb() verb {
@@ -40,7 +40,7 @@ func openVerb() verb {
 				}
 			}
 			fmt.Fprintf(e.stdout, "Open this link within %s to sign in to the dashboard (it works once):\n%s\n",
-				api.LoginCodeTTL, lc.URL)
+				wire.LoginCodeTTL, lc.URL)
 			return nil
 		},
 	}

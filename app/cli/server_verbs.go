@@ -9,8 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
-	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 func statusVerb() verb {
@@ -73,7 +73,7 @@ func serversVerb() verb {
 	}
 }
 
-func printServers(w io.Writer, list []api.ServerView) {
+func printServers(w io.Writer, list []wire.ServerView) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tMODE\tPIDS\tCPU\tRSS\tRESTARTS\tLAST ERROR")
 	for _, s := range list {
@@ -91,7 +91,7 @@ func printServers(w io.Writer, list []api.ServerView) {
 	tw.Flush()
 }
 
-func actionVerb(name, summary string, act func(*api.Client, context.Context, string) (api.ServerView, error)) verb {
+func actionVerb(name, summary string, act func(*client.Client, context.Context, string) (wire.ServerView, error)) verb {
 	return verb{
 		name:    name,
 		args:    " NAME",
@@ -138,7 +138,7 @@ func logsVerb() verb {
 			if err != nil {
 				return err
 			}
-			print := func(l supervisor.LogLine) {
+			print := func(l wire.LogLine) {
 				fmt.Fprintf(e.stdout, "%s [%d] %s\n", l.Time.Local().Format("15:04:05.000"), l.PID, l.Text)
 			}
 			if *follow {

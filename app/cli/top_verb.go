@@ -14,11 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
-	"github.com/switchboardhq/switchboard/app/events"
-	"github.com/switchboardhq/switchboard/app/history"
-	"github.com/switchboardhq/switchboard/app/record"
-	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 // topWindow is the span calls per second and errors are counted over.
@@ -58,7 +55,7 @@ func topVerb() verb {
 // topView is what `switchboard top` shows: the servers as the API last
 // listed them, with the latest samples and the calls of the last minute.
 type topView struct {
-	servers []api.ServerView
+	servers []wire.ServerView
 	calls   map[string][]topCall // by server, oldest first
 	lastID  uint64               // of the last event seen, to resume after
 }
@@ -73,7 +70,7 @@ func newTopView() *topView { return &topView{calls: map[string][]topCall{}} }
 
 // load takes a snapshot: the servers, and the calls of the last minute
 // from the history.
-func (v *topView) load(ctx context.Context, c *api.Client, now time.Time) error {
+func (v *topView) load(ctx context.Context, c *client.Client, now time.Time) error {
 	servers, err := c.Servers(ctx)
 	if err != nil {
 		return err
@@ -84,7 +81,7 @@ func (v *topView) load(ctx context.Context, c *api.Client, now time.Time) error 
 	for {
 		page, err := c.History(ctx, q)
 		if err != nil {
-			var ae *api.APIError
+			var ae *client.APIError
 			if errors.As(err, &ae) && ae.Status == 503 {
 				return nil // a daemon without history: no call figures
 			}
@@ -104,31 +101,31 @@ func (v *topView) load(ctx context.Context, c *api.Client, now time.Time) error 
 	return nil
 }
 
-func (v *topView) addCall(c history.Call) {
-	v.calls[c.Server] = append(v.calls[c.Server], topCall{start: c.Start, ok: c.Outcome == record.OutcomeOK, dur: c.Duration})
+func (v *topView) addCall(c wire.Call) {
+	v.calls[c.Server] = append(v.calls[c.Server], topCall{start: c.Start, ok: c.Outcome == wire.OutcomeOK, dur: c.Duration})
 }
 
 // apply updates the view with one event; it reports whether the server list
 // must be fetched again.
-func (v *topView) apply(ev events.Event) (refetch bool) {
+func (v *topView) apply(ev wire.Event) (refetch bool) {
 	if ev.ID != 0 {
 		v.lastID = ev.ID
 	}
 	switch ev.Type {
-	case api.TypeReset, events.TypeConfig, events.TypeState:
+	case wire.TypeReset, wire.TypeConfig, wire.TypeState:
 		return true
-	case events.TypeSample:
-		var s events.Sample
+	case wire.TypeSample:
+		var s wire.SampleEvent
 		if json.Unmarshal(ev.Data, &s) != nil {
 			return false
 		}
 		for i := range v.servers {
 			if v.servers[i].Name == s.Server {
-				v.servers[i].Usage = &supervisor.Usage{CPUPercent: s.CPUPercent, RSSBytes: s.RSSBytes, Processes: s.Processes}
+				v.servers[i].Usage = &wire.Usage{CPUPercent: s.CPUPercent, RSSBytes: s.RSSBytes, Processes: s.Processes}
 			}
 		}
-	case events.TypeCall:
-		var c history.Call
+	case wire.TypeCall:
+		var c wire.Call
 		if json.Unmarshal(ev.Data, &c) == nil {
 			v.addCall(c)
 		}
@@ -188,14 +185,14 @@ func (v *topView) recent(server string, now time.Time) []topCall {
 
 // follow redraws the view every second from the event stream until ctx
 // ends, reconnecting after the last event seen when the stream breaks.
-func (v *topView) follow(ctx context.Context, c *api.Client, w io.Writer, terminal bool) error {
-	evs := make(chan events.Event, 256)
+func (v *topView) follow(ctx context.Context, c *client.Client, w io.Writer, terminal bool) error {
+	evs := make(chan wire.Event, 256)
 	streamErr := make(chan error, 1)
 	start := func() {
 		since := v.lastID
 		go func() {
-			streamErr <- c.Events(ctx, since, []string{events.TypeCall, events.TypeState, events.TypeSample, events.TypeConfig},
-				func(ev events.Event) error {
+			streamErr <- c.Events(ctx, since, []string{wire.TypeCall, wire.TypeState, wire.TypeSample, wire.TypeConfig},
+				func(ev wire.Event) error {
 					select {
 					case evs <- ev:
 						return nil

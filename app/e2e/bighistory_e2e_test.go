@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
@@ -57,7 +57,7 @@ func timeToServe(t *testing.T, home string) (d *daemonProc, status, call time.Du
 			return false
 		}
 		d.info = info
-		d.client = &api.Client{BaseURL: info.Address, Token: token}
+		d.client = &client.Client{BaseURL: info.Address, Token: token}
 		_, err = d.client.Status(t.Context())
 		return err == nil
 	})

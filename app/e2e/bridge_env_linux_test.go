@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
@@ -50,8 +50,8 @@ func TestBridgeKeepsSwitchboardEnvFromDaemonAndServers(t *testing.T) {
 	cmd.Env = append(testEnv(t, home), "SWITCHBOARD_TOKEN="+clientTok.Secret, "SWITCHBOARD_SOMETHING_ELSE=1")
 	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.1"}, nil)
-	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	mcpClient := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.1"}, nil)
+	cs, err := mcpClient.Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
@@ -79,7 +79,7 @@ func TestBridgeKeepsSwitchboardEnvFromDaemonAndServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &api.Client{BaseURL: info.Address, Token: cliTok.Secret}
+	c := &client.Client{BaseURL: info.Address, Token: cliTok.Secret}
 	var pids []int
 	testutil.Eventually(t, 30*time.Second, "alpha's processes", func() bool {
 		v, err := c.Server(t.Context(), "alpha")

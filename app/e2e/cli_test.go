@@ -14,9 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // cli runs the command line in-process, as a user would type it.
@@ -45,7 +44,7 @@ func TestCommandLineAgainstDaemon(t *testing.T) {
 		t.Errorf("servers table:\n%s", out)
 	}
 	code, out, _ = cli(t, home, "servers", "--json")
-	var list []api.ServerView
+	var list []wire.ServerView
 	if err := json.Unmarshal([]byte(out), &list); code != exitOK || err != nil || len(list) != 2 {
 		t.Fatalf("servers --json: %d %v\n%s", code, err, out)
 	}
@@ -106,7 +105,7 @@ func TestCommandLineAgainstDaemon(t *testing.T) {
 	if code, out, errOut := cli(t, home, "status"); code != exitConfigProblem || !strings.Contains(errOut, "config file has a problem") {
 		t.Errorf("status with a config problem: exit %d, want %d\n%s%s", code, exitConfigProblem, out, errOut)
 	}
-	if st, err := d.client.Servers(t.Context()); err != nil || len(st) != 2 || st[0].State != string(supervisor.StateRunning) {
+	if st, err := d.client.Servers(t.Context()); err != nil || len(st) != 2 || st[0].State != wire.StateRunning {
 		t.Errorf("servers after a broken edit: %v %+v", err, st)
 	}
 }

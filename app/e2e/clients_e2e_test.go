@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
@@ -132,7 +132,7 @@ func TestClientsEndToEnd(t *testing.T) {
 	}
 
 	// Cursor: through the API (plan, then apply with its hash).
-	change := api.ClientChange{Action: "connect"}
+	change := wire.ClientChange{Action: "connect"}
 	plan, err := d.client.PlanClient(ctx, "cursor", change)
 	if err != nil {
 		t.Fatal(err)

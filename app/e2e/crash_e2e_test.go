@@ -16,8 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/daemon"
-	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 )
@@ -75,7 +75,7 @@ func TestCallsInFlightAtKill9AreInterrupted(t *testing.T) {
 	cs.Close()
 
 	d = startDaemon(t, home)
-	var page history.CallPage
+	var page wire.CallPage
 	testutil.Eventually(t, 10*time.Second, "the interrupted calls in the history", func() bool {
 		var err error
 		page, err = d.client.History(t.Context(), url.Values{"outcome": {record.OutcomeInterrupted}})

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "modernc.org/sqlite"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
@@ -105,7 +106,7 @@ func TestStderrFloodKeepsDaemonSmall(t *testing.T) {
 	var liveDropped, liveFlood int
 	var following sync.WaitGroup
 	following.Go(func() {
-		d.client.FollowLogs(followCtx, "alpha", 0, func(l supervisor.LogLine) {
+		d.client.FollowLogs(followCtx, "alpha", 0, func(l wire.LogLine) {
 			liveMu.Lock()
 			defer liveMu.Unlock()
 			switch {

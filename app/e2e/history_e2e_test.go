@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/events"
-	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 )
@@ -45,14 +44,14 @@ func TestTSClientCallsInHistoryAndEvents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	var mu sync.Mutex
-	feed := map[string]history.Call{} // by tool name
+	feed := map[string]wire.Call{} // by tool name
 	followed := make(chan error, 1)
 	go func() {
-		followed <- d.client.Events(ctx, 1, []string{events.TypeCall}, func(ev events.Event) error {
-			if ev.Type != events.TypeCall {
+		followed <- d.client.Events(ctx, 1, []string{wire.TypeCall}, func(ev wire.Event) error {
+			if ev.Type != wire.TypeCall {
 				return nil // the reset that an old id gets
 			}
-			var c history.Call
+			var c wire.Call
 			if err := json.Unmarshal(ev.Data, &c); err != nil {
 				return err
 			}
@@ -92,17 +91,17 @@ func TestTSClientCallsInHistoryAndEvents(t *testing.T) {
 	}
 
 	want := map[string]string{ // tool → outcome
-		"alpha__echo":  record.OutcomeOK,
+		"alpha__echo":  wire.OutcomeOK,
 		"alpha__hang":  record.OutcomeCancelled,
 		"alpha__crash": record.OutcomeUnavailable,
 	}
-	var calls []history.Call
+	var calls []wire.Call
 	testutil.Eventually(t, 20*time.Second, "the TS client's calls in the history", func() bool {
 		page, err := d.client.History(t.Context(), url.Values{"client": {"ts-e2e"}})
 		calls = page.Calls
 		return err == nil && len(page.Calls) == 4
 	})
-	byOutcome := map[string]history.Call{}
+	byOutcome := map[string]wire.Call{}
 	for _, c := range calls {
 		if c.ClientName != "ts-e2e" || c.ClientVersion != "9.9" || c.ClientLabel != "cli" || c.Server != "alpha" ||
 			c.Method != "tools/call" || c.Duration <= 0 {

@@ -129,7 +129,7 @@ func TestInstallFailureRollsBack(t *testing.T) {
 	}
 	testutil.Eventually(t, 10*time.Second, "the failed install in the server's lifecycle", func() bool {
 		evs, err := d.client.Lifecycle(t.Context(), url.Values{"server": {"missing"}})
-		return err == nil && len(evs) == 1 && evs[0].Kind == daemon.EventInstall &&
+		return err == nil && len(evs) == 1 && evs[0].Kind == string(daemon.EventInstall) &&
 			strings.Contains(evs[0].Message, "install of "+name+" failed") && strings.Contains(evs[0].Message, "404")
 	})
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/daemon"
-	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor"
@@ -106,7 +106,7 @@ type daemonProc struct {
 	out      *testutil.SyncBuffer
 	done     chan struct{}
 	info     daemon.Info
-	client   *api.Client
+	client   *client.Client
 	userHome string // the daemon's $HOME, where client configs live
 }
 
@@ -123,7 +123,7 @@ func startDaemon(t *testing.T, home string, serveFlags ...string) *daemonProc {
 		}
 		return false
 	})
-	d.client = &api.Client{BaseURL: d.info.Address, Token: cliToken(t, home)}
+	d.client = &client.Client{BaseURL: d.info.Address, Token: cliToken(t, home)}
 	return d
 }
 
@@ -166,9 +166,9 @@ func cliToken(t *testing.T, home string) string {
 }
 
 // waitRunning waits until every named server has a ready process.
-func (d *daemonProc) waitRunning(t *testing.T, names ...string) []api.ServerView {
+func (d *daemonProc) waitRunning(t *testing.T, names ...string) []wire.ServerView {
 	t.Helper()
-	var list []api.ServerView
+	var list []wire.ServerView
 	testutil.Eventually(t, 60*time.Second, "servers running", func() bool {
 		var err error
 		list, err = d.client.Servers(t.Context())
@@ -177,7 +177,7 @@ func (d *daemonProc) waitRunning(t *testing.T, names ...string) []api.ServerView
 		}
 		running := 0
 		for _, s := range list {
-			if s.State == string(supervisor.StateRunning) {
+			if s.State == wire.StateRunning {
 				running++
 			}
 		}
@@ -274,7 +274,7 @@ func TestMCPEndpointThroughTheDaemon(t *testing.T) {
 	}
 
 	// Both calls are in the history, with who made them.
-	var page history.CallPage
+	var page wire.CallPage
 	testutil.Eventually(t, 10*time.Second, "the calls in the history", func() bool {
 		var err error
 		page, err = d.client.History(t.Context(), url.Values{"server": {"alpha"}, "tool": {"alpha__echo"}})

@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/switchboardhq/switchboard/app/autostart"
 	"log/slog"
 	"net/url"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
-	"github.com/switchboardhq/switchboard/app/events"
-	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
+	"github.com/switchboardhq/switchboard/app/autostart"
 )
 
 // Defaults of Options.
@@ -38,7 +37,7 @@ const (
 // Options configure an App.
 type Options struct {
 	// Client calls the daemon's API. Required.
-	Client *api.Client
+	Client *client.Client
 	// Endpoint is the MCP endpoint URL that "Copy endpoint" copies.
 	Endpoint string
 	// Windows opens and closes the dashboard window process. Required.
@@ -134,7 +133,7 @@ func (a *App) Snapshot(ctx context.Context) Snapshot {
 		// Calls are a detail: the menu still shows the servers.
 		a.log.Warn("tray: reading call counts", "err", err)
 	}
-	s.Calls = make(map[string]history.Stat, len(stats))
+	s.Calls = make(map[string]wire.Stat, len(stats))
 	for _, st := range stats {
 		s.Calls[st.Server] = st
 	}
@@ -149,7 +148,7 @@ func (a *App) observe(s Snapshot) {
 		return
 	}
 	a.mu.Lock()
-	var failed []api.ServerView
+	var failed []wire.ServerView
 	next := make(map[string]string, len(s.Servers))
 	for _, v := range s.Servers {
 		shown := displayState(v)
@@ -274,8 +273,8 @@ func (a *App) Do(ctx context.Context, act Action) error {
 	case ActStart, ActStop, ActRestart:
 		ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 		defer cancel()
-		call := map[ActionKind]func(*api.Client, context.Context, string) (api.ServerView, error){
-			ActStart: (*api.Client).Start, ActStop: (*api.Client).Stop, ActRestart: (*api.Client).Restart}[act.Kind]
+		call := map[ActionKind]func(*client.Client, context.Context, string) (wire.ServerView, error){
+			ActStart: (*client.Client).Start, ActStop: (*client.Client).Stop, ActRestart: (*client.Client).Restart}[act.Kind]
 		if _, err := call(c, ctx, act.Server); err != nil {
 			return fmt.Errorf("%s %s: %w", act.Kind, act.Server, err)
 		}
@@ -335,7 +334,7 @@ func (a *App) resumeAll(ctx context.Context) error {
 	a.mu.Unlock()
 	var errs []error
 	for _, n := range names {
-		if _, err := a.o.Client.Start(ctx, n); err != nil && !api.IsNotFound(err) {
+		if _, err := a.o.Client.Start(ctx, n); err != nil && !client.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("starting %s: %w", n, err))
 			continue
 		}
@@ -372,7 +371,7 @@ func (a *App) followEvents(ctx context.Context, poke func()) {
 	for ctx.Err() == nil {
 		started := time.Now()
 		var err error
-		lastID, err = followEvents(ctx, a.o.Client, lastID, func(ev events.Event) {
+		lastID, err = followEvents(ctx, a.o.Client, lastID, func(ev wire.Event) {
 			if ev.Type == "install" {
 				a.installEvent(ev.Data)
 			}

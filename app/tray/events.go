@@ -6,8 +6,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/switchboardhq/switchboard/app/api"
-	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 // InstallEvent is the data of an "install" event.
@@ -34,21 +34,21 @@ type StateEvent struct {
 var errNoEvents = errors.New("the daemon has no event stream")
 
 // followedTypes are the events the tray redraws on; log lines it ignores.
-var followedTypes = []string{events.TypeState, events.TypeConfig, events.TypeInstall, events.TypeCall,
-	events.TypeSample, events.TypeDropped}
+var followedTypes = []string{wire.TypeState, wire.TypeConfig, wire.TypeInstall, wire.TypeCall,
+	wire.TypeSample, wire.TypeDropped}
 
 // followEvents reads the daemon's event stream, calling fn for each event,
 // until ctx ends or the stream breaks. lastID resumes after that event; it
 // returns the last id seen.
-func followEvents(ctx context.Context, c *api.Client, lastID uint64, fn func(events.Event)) (uint64, error) {
-	err := c.Events(ctx, lastID, followedTypes, func(ev events.Event) error {
+func followEvents(ctx context.Context, c *client.Client, lastID uint64, fn func(wire.Event)) (uint64, error) {
+	err := c.Events(ctx, lastID, followedTypes, func(ev wire.Event) error {
 		if ev.ID != 0 {
 			lastID = ev.ID
 		}
 		fn(ev)
 		return nil
 	})
-	if ae, ok := errors.AsType[*api.APIError](err); ok && (ae.Status == http.StatusNotFound || ae.Status == http.StatusServiceUnavailable) {
+	if ae, ok := errors.AsType[*client.APIError](err); ok && (ae.Status == http.StatusNotFound || ae.Status == http.StatusServiceUnavailable) {
 		return lastID, errNoEvents
 	}
 	return lastID, err

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
-	"github.com/switchboardhq/switchboard/app/history"
-	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 // fakeBackend records what the Renderer does to the menu.
@@ -124,8 +123,8 @@ type fakeAPI struct {
 	t      *testing.T
 	srv    *httptest.Server
 	mu     sync.Mutex
-	views  map[string]api.ServerView
-	calls  map[string]history.Stat
+	views  map[string]wire.ServerView
+	calls  map[string]wire.Stat
 	log    []string // "POST /api/v1/servers/fs/stop"
 	events chan string
 	noSSE  bool
@@ -133,8 +132,8 @@ type fakeAPI struct {
 
 const testToken = "sb_tray-test"
 
-func newFakeAPI(t *testing.T, views ...api.ServerView) *fakeAPI {
-	f := &fakeAPI{t: t, views: map[string]api.ServerView{}, calls: map[string]history.Stat{}, events: make(chan string, 16)}
+func newFakeAPI(t *testing.T, views ...wire.ServerView) *fakeAPI {
+	f := &fakeAPI{t: t, views: map[string]wire.ServerView{}, calls: map[string]wire.Stat{}, events: make(chan string, 16)}
 	for _, v := range views {
 		f.views[v.Name] = v
 	}
@@ -148,7 +147,7 @@ func newFakeAPI(t *testing.T, views ...api.ServerView) *fakeAPI {
 				running++
 			}
 		}
-		json.NewEncoder(w).Encode(api.Status{Version: "test", Servers: len(f.views), Running: running})
+		json.NewEncoder(w).Encode(wire.Status{Version: "test", Servers: len(f.views), Running: running})
 	})
 	mux.HandleFunc("GET /api/v1/servers", func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(f.list())
@@ -160,7 +159,7 @@ func newFakeAPI(t *testing.T, views ...api.ServerView) *fakeAPI {
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		var out []history.Stat
+		var out []wire.Stat
 		for _, s := range f.calls {
 			out = append(out, s)
 		}
@@ -219,12 +218,14 @@ func newFakeAPI(t *testing.T, views ...api.ServerView) *fakeAPI {
 	return f
 }
 
-func (f *fakeAPI) client() *api.Client { return &api.Client{BaseURL: f.srv.URL, Token: testToken} }
+func (f *fakeAPI) client() *client.Client {
+	return &client.Client{BaseURL: f.srv.URL, Token: testToken}
+}
 
-func (f *fakeAPI) list() []api.ServerView {
+func (f *fakeAPI) list() []wire.ServerView {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]api.ServerView, 0, len(f.views))
+	out := make([]wire.ServerView, 0, len(f.views))
 	for _, v := range f.views {
 		out = append(out, v)
 	}
@@ -260,12 +261,12 @@ func (f *fakeAPI) requests() []string {
 	return append([]string(nil), f.log...)
 }
 
-func view(name, state string) api.ServerView {
-	v := api.ServerView{Name: name, State: state, Enabled: state != api.StateDisabled, Mode: "shared",
-		Processes: []supervisor.ProcessStatus{}}
+func view(name, state string) wire.ServerView {
+	v := wire.ServerView{Name: name, State: state, Enabled: state != wire.StateDisabled, Mode: "shared",
+		Processes: []wire.ProcessStatus{}}
 	if state == "running" {
-		v.Processes = []supervisor.ProcessStatus{{PID: 4242, State: "ready"}}
-		v.Usage = &supervisor.Usage{CPUPercent: 1.5, RSSBytes: 34 << 20, Processes: 2}
+		v.Processes = []wire.ProcessStatus{{PID: 4242, State: "ready"}}
+		v.Usage = &wire.Usage{CPUPercent: 1.5, RSSBytes: 34 << 20, Processes: 2}
 	}
 	return v
 }

@@ -4,7 +4,6 @@ package tray
 
 import (
 	"context"
-	"github.com/switchboardhq/switchboard/app/internal/guitest"
 	"image"
 	"image/png"
 	"os"
@@ -17,8 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/guitest"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -76,7 +76,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := &api.Client{BaseURL: info.Address, Token: cli.Secret}
+	client := &client.Client{BaseURL: info.Address, Token: cli.Secret}
 	var serverPIDs []int
 	guitest.WaitFor(t, 60*time.Second, "testsrv running", func() bool {
 		v, err := client.Server(t.Context(), "testsrv")
@@ -254,7 +254,7 @@ func TestTrayWithoutDisplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	cli, _ := store.Ensure("cli")
-	client := &api.Client{BaseURL: info.Address, Token: cli.Secret}
+	client := &client.Client{BaseURL: info.Address, Token: cli.Secret}
 	var pids []int
 	guitest.WaitFor(t, 60*time.Second, "testsrv running headless", func() bool {
 		v, err := client.Server(t.Context(), "testsrv")

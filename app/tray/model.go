@@ -17,9 +17,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/switchboardhq/switchboard/app/api"
-	"github.com/switchboardhq/switchboard/app/history"
-	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 // ErrNotInBuild is returned by Run in a build without the tray.
@@ -30,10 +28,10 @@ type Snapshot struct {
 	// Err is why the daemon could not be read; the rest is then stale or
 	// empty.
 	Err     error
-	Status  api.Status
-	Servers []api.ServerView
+	Status  wire.Status
+	Servers []wire.ServerView
 	// Calls are the calls of the last hour per server.
-	Calls map[string]history.Stat
+	Calls map[string]wire.Stat
 	// Endpoint is the MCP endpoint clients connect to.
 	Endpoint string
 	// Autostart says whether Switchboard starts at login.
@@ -149,7 +147,7 @@ func Build(s Snapshot, capacity int) Menu {
 	if s.Endpoint == "" {
 		m.Endpoint.Title, m.Endpoint.Disabled = "Endpoint: not serving", true
 	}
-	servers := append([]api.ServerView(nil), s.Servers...)
+	servers := append([]wire.ServerView(nil), s.Servers...)
 	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
 
 	shown := servers
@@ -176,12 +174,12 @@ func Build(s Snapshot, capacity int) Menu {
 	}
 	var running, starting, failing []string
 	for _, v := range servers {
-		switch supervisor.State(v.State) {
-		case supervisor.StateRunning:
+		switch v.State {
+		case wire.StateRunning:
 			running = append(running, v.Name)
-		case supervisor.StateStarting, supervisor.StateStopping:
+		case wire.StateStarting, wire.StateStopping:
 			starting = append(starting, v.Name)
-		case supervisor.StateFailing, supervisor.StateBackoff:
+		case wire.StateFailing, wire.StateBackoff:
 			failing = append(failing, v.Name)
 		default:
 			if displayState(v) == stateFailed {
@@ -243,13 +241,13 @@ func hiddenServer() ServerMenu {
 
 // stateMarks make the state readable without colour (menus have none).
 var stateMarks = map[string]string{
-	string(supervisor.StateRunning):  "●",
-	string(supervisor.StateStarting): "◐",
-	string(supervisor.StateStopping): "◐",
-	string(supervisor.StateBackoff):  "▲",
-	stateFailed:                      "✕",
-	string(supervisor.StateStopped):  "○",
-	api.StateDisabled:                "–",
+	wire.StateRunning:  "●",
+	wire.StateStarting: "◐",
+	wire.StateStopping: "◐",
+	wire.StateBackoff:  "▲",
+	stateFailed:        "✕",
+	wire.StateStopped:  "○",
+	wire.StateDisabled: "–",
 }
 
 // stateFailed is what the menu shows for a server down after a failure:
@@ -257,11 +255,11 @@ var stateMarks = map[string]string{
 // failed) — never the "stopped" of a server the user stopped.
 const stateFailed = "failed"
 
-func displayState(v api.ServerView) string {
+func displayState(v wire.ServerView) string {
 	switch {
-	case v.State == string(supervisor.StateFailing):
+	case v.State == wire.StateFailing:
 		return stateFailed
-	case v.State == string(supervisor.StateStopped) && v.LastError != "" && len(v.Processes) == 0:
+	case v.State == wire.StateStopped && v.LastError != "" && len(v.Processes) == 0:
 		return stateFailed
 	}
 	return v.State
@@ -284,7 +282,7 @@ func failureCause(err string) string {
 	return err
 }
 
-func serverMenu(v api.ServerView, calls history.Stat) ServerMenu {
+func serverMenu(v wire.ServerView, calls wire.Stat) ServerMenu {
 	shown := displayState(v)
 	mark := stateMarks[shown]
 	if mark == "" {
@@ -312,7 +310,7 @@ func serverMenu(v api.ServerView, calls history.Stat) ServerMenu {
 	sm.State = info(state)
 	if v.LastError != "" {
 		sm.State.Tooltip = "Last error: " + v.LastError
-		if v.State == string(supervisor.StateBackoff) {
+		if v.State == wire.StateBackoff {
 			sm.State.Title = truncate(state+" — "+v.LastError, 90)
 		}
 	}
@@ -340,28 +338,28 @@ func serverMenu(v api.ServerView, calls history.Stat) ServerMenu {
 	}
 	sm.Start = act("Start", ActStart, startable(v))
 	sm.Stop = act("Stop", ActStop, stoppable(v))
-	sm.Restart = act("Restart", ActRestart, v.Enabled && v.State != string(supervisor.StateStopping))
+	sm.Restart = act("Restart", ActRestart, v.Enabled && v.State != wire.StateStopping)
 	sm.Logs = act("Show logs", ActShowLogs, true)
 	return sm
 }
 
-func startable(v api.ServerView) bool {
+func startable(v wire.ServerView) bool {
 	if !v.Enabled {
 		return false
 	}
-	switch supervisor.State(v.State) {
-	case supervisor.StateStopped, supervisor.StateFailing, supervisor.StateBackoff:
+	switch v.State {
+	case wire.StateStopped, wire.StateFailing, wire.StateBackoff:
 		return true
 	}
 	return false
 }
 
-func stoppable(v api.ServerView) bool {
+func stoppable(v wire.ServerView) bool {
 	if !v.Enabled {
 		return false
 	}
-	switch supervisor.State(v.State) {
-	case supervisor.StateRunning, supervisor.StateStarting, supervisor.StateBackoff, supervisor.StateFailing:
+	switch v.State {
+	case wire.StateRunning, wire.StateStarting, wire.StateBackoff, wire.StateFailing:
 		return true
 	}
 	return false

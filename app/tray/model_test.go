@@ -11,8 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/switchboardhq/switchboard/app/api"
-	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -28,8 +27,8 @@ func TestBuildFromSnapshot(t *testing.T) {
 	failing.Restarts = 5
 	snap := Snapshot{
 		Endpoint: "http://127.0.0.1:7391/mcp",
-		Servers:  []api.ServerView{view("fs", "running"), failing, view("web", "starting"), view("old", api.StateDisabled)},
-		Calls:    map[string]history.Stat{"fs": {Server: "fs", Count: 12, Errors: 1}},
+		Servers:  []wire.ServerView{view("fs", "running"), failing, view("web", "starting"), view("old", wire.StateDisabled)},
+		Calls:    map[string]wire.Stat{"fs": {Server: "fs", Count: 12, Errors: 1}},
 	}
 	m := Build(snap, 5)
 
@@ -100,13 +99,13 @@ func TestBuildHealthAndTooltip(t *testing.T) {
 		tooltip string
 	}{
 		{"empty", Snapshot{}, Well, "Switchboard: no servers yet"},
-		{"all running", Snapshot{Servers: []api.ServerView{view("a", "running"), view("b", "stopped")}}, Well,
+		{"all running", Snapshot{Servers: []wire.ServerView{view("a", "running"), view("b", "stopped")}}, Well,
 			"Switchboard: 2 servers, 1 running"},
-		{"starting", Snapshot{Servers: []api.ServerView{view("a", "starting")}}, Starting,
+		{"starting", Snapshot{Servers: []wire.ServerView{view("a", "starting")}}, Starting,
 			"Switchboard: 1 servers, 0 running, 1 starting"},
-		{"backoff counts as failing", Snapshot{Servers: []api.ServerView{view("a", "backoff")}}, Failing,
+		{"backoff counts as failing", Snapshot{Servers: []wire.ServerView{view("a", "backoff")}}, Failing,
 			"Switchboard: 1 servers, 0 running, 1 failing (a)"},
-		{"config problem", Snapshot{Status: api.Status{ConfigProblem: "bad"}, Servers: []api.ServerView{view("a", "running")}}, Failing,
+		{"config problem", Snapshot{Status: wire.Status{ConfigProblem: "bad"}, Servers: []wire.ServerView{view("a", "running")}}, Failing,
 			"Switchboard: 1 servers, 1 running; config.json has an error"},
 		{"unreachable", Snapshot{Err: errors.New("connection refused")}, Failing,
 			"Switchboard: cannot reach the daemon: connection refused"},
@@ -127,7 +126,7 @@ func TestBuildHealthAndTooltip(t *testing.T) {
 }
 
 func TestBuildOverflowAndPause(t *testing.T) {
-	snap := Snapshot{Servers: []api.ServerView{view("a", "stopped"), view("b", "stopped"), view("c", "stopped")},
+	snap := Snapshot{Servers: []wire.ServerView{view("a", "stopped"), view("b", "stopped"), view("c", "stopped")},
 		Paused: []string{"a", "b"}, Autostart: true}
 	m := Build(snap, 2)
 	if m.Overflow.Hidden || m.Overflow.Title != "1 more servers in Switchboard…" || m.Overflow.Action.Kind != ActOpen {
@@ -156,7 +155,7 @@ func TestRendererAppliesOnlyChanges(t *testing.T) {
 		t.Fatalf("pool has %d items (renderer says %d)", pool, r.Items())
 	}
 
-	s1 := Snapshot{Endpoint: "http://127.0.0.1:1/mcp", Servers: []api.ServerView{view("a", "running"), view("b", "starting")}}
+	s1 := Snapshot{Endpoint: "http://127.0.0.1:1/mcp", Servers: []wire.ServerView{view("a", "running"), view("b", "starting")}}
 	r.Apply(Build(s1, 3))
 	want := []string{"Copy endpoint: http://127.0.0.1:1/mcp",
 		"● a — running", "● a — running > State: running · pid 4242", "● a — running > Calls last hour: none",
@@ -182,7 +181,7 @@ func TestRendererAppliesOnlyChanges(t *testing.T) {
 	}
 
 	// b is ready: only its rows change, the icon turns to "well".
-	s2 := Snapshot{Endpoint: s1.Endpoint, Servers: []api.ServerView{view("a", "running"), view("b", "running")}}
+	s2 := Snapshot{Endpoint: s1.Endpoint, Servers: []wire.ServerView{view("a", "running"), view("b", "running")}}
 	r.Apply(Build(s2, 3))
 	_, after, _, icon := b.snapshot()
 	if n := after - before; n == 0 || n > 12 {
@@ -193,7 +192,7 @@ func TestRendererAppliesOnlyChanges(t *testing.T) {
 	}
 
 	// a is removed from the config: its slot shows b, the second is hidden.
-	s3 := Snapshot{Endpoint: s1.Endpoint, Servers: []api.ServerView{view("b", "running")}}
+	s3 := Snapshot{Endpoint: s1.Endpoint, Servers: []wire.ServerView{view("b", "running")}}
 	r.Apply(Build(s3, 3))
 	if b.find("● a") != nil || b.find("● b — running > Stop") == nil {
 		t.Errorf("after removing a: %q", b.visible())
@@ -210,7 +209,7 @@ func TestRendererAppliesOnlyChanges(t *testing.T) {
 
 	// More servers than ever, and more than the capacity: the pool does
 	// not grow; the rest are behind "N more".
-	var many []api.ServerView
+	var many []wire.ServerView
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
 		many = append(many, view(n, "running"))
 	}
@@ -227,7 +226,7 @@ func TestRendererClicks(t *testing.T) {
 	icons, _ := MakeIcons()
 	b := &fakeBackend{}
 	r := NewRenderer(b, 2, icons)
-	r.Apply(Build(Snapshot{Servers: []api.ServerView{view("fs", "running")}}, 2))
+	r.Apply(Build(Snapshot{Servers: []wire.ServerView{view("fs", "running")}}, 2))
 	out := make(chan Action)
 	ctx, cancel := context.WithCancel(t.Context())
 	wait := r.Clicks(ctx, out)
@@ -239,7 +238,7 @@ func TestRendererClicks(t *testing.T) {
 		t.Errorf("clicked Restart, got %+v", a)
 	}
 	// The slot now shows another server: the click follows the menu.
-	r.Apply(Build(Snapshot{Servers: []api.ServerView{view("git", "stopped")}}, 2))
+	r.Apply(Build(Snapshot{Servers: []wire.ServerView{view("git", "stopped")}}, 2))
 	b.find("○ git — stopped > Start").clicked <- struct{}{}
 	if a := <-out; a != (Action{ActStart, "git"}) {
 		t.Errorf("clicked Start, got %+v", a)
@@ -307,7 +306,7 @@ func TestFailedStartReadsFailed(t *testing.T) {
 	broken := view("broken", "stopped")
 	broken.LastError = `server "broken" failed to start: command not found: does-not-exist-mcp (searched PATH: /usr/bin:/bin)`
 	broken.Restarts = 1
-	m := Build(Snapshot{Servers: []api.ServerView{broken, view("idle", "stopped")}}, 10)
+	m := Build(Snapshot{Servers: []wire.ServerView{broken, view("idle", "stopped")}}, 10)
 	var b, idle ServerMenu
 	for _, s := range m.Servers {
 		switch {

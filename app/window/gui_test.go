@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchboardhq/switchboard/app/internal/guitest"
 	"image"
 	"image/color"
 	"io/fs"
@@ -19,8 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/guitest"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -68,7 +68,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := &api.Client{BaseURL: info.Address, Token: cli.Secret}
+	client := &client.Client{BaseURL: info.Address, Token: cli.Secret}
 	guitest.WaitFor(t, 60*time.Second, "testsrv running", func() bool {
 		v, err := client.Server(t.Context(), "testsrv")
 		return err == nil && v.State == "running"

@@ -1,4 +1,9 @@
-package api
+// Package client is the Go client of the daemon's local API: what the CLI,
+// the tray and the window use to talk to the daemon. It speaks the types of
+// app/api/wire only, so that importing it links neither the server nor the
+// daemon's internals (the supervisor, the history, the catalog's installer,
+// the clients' config editor).
+package client
 
 import (
 	"bufio"
@@ -11,12 +16,11 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/switchboardhq/switchboard/app/config"
-	"github.com/switchboardhq/switchboard/app/history"
-	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 // A Client calls the daemon's API. Its methods mirror the routes one to one
@@ -48,37 +52,37 @@ func (e *APIError) Error() string {
 }
 
 // Status returns the daemon's status.
-func (c *Client) Status(ctx context.Context) (Status, error) {
-	var st Status
+func (c *Client) Status(ctx context.Context) (wire.Status, error) {
+	var st wire.Status
 	err := c.do(ctx, http.MethodGet, "/api/v1/status", nil, &st)
 	return st, err
 }
 
 // Servers returns every configured server, sorted by name.
-func (c *Client) Servers(ctx context.Context) ([]ServerView, error) {
-	var vs []ServerView
+func (c *Client) Servers(ctx context.Context) ([]wire.ServerView, error) {
+	var vs []wire.ServerView
 	err := c.do(ctx, http.MethodGet, "/api/v1/servers", nil, &vs)
 	return vs, err
 }
 
 // Server returns one server; an unknown name is an *APIError with status 404.
-func (c *Client) Server(ctx context.Context, name string) (ServerView, error) {
-	var v ServerView
+func (c *Client) Server(ctx context.Context, name string) (wire.ServerView, error) {
+	var v wire.ServerView
 	err := c.do(ctx, http.MethodGet, serverPath(name, ""), nil, &v)
 	return v, err
 }
 
 // AddServer adds a server to config.json. An existing name is an *APIError
 // with status 409; an invalid server, 400 with the field named.
-func (c *Client) AddServer(ctx context.Context, name string, s config.Server) (ServerView, error) {
-	var v ServerView
-	err := c.do(ctx, http.MethodPost, "/api/v1/servers", AddServerRequest{Name: name, Server: s}, &v)
+func (c *Client) AddServer(ctx context.Context, name string, s wire.ServerConfig) (wire.ServerView, error) {
+	var v wire.ServerView
+	err := c.do(ctx, http.MethodPost, "/api/v1/servers", wire.AddServerRequest{Name: name, Server: s}, &v)
 	return v, err
 }
 
 // UpdateServer replaces a server's entry in config.json.
-func (c *Client) UpdateServer(ctx context.Context, name string, s config.Server) (ServerView, error) {
-	var v ServerView
+func (c *Client) UpdateServer(ctx context.Context, name string, s wire.ServerConfig) (wire.ServerView, error) {
+	var v wire.ServerView
 	err := c.do(ctx, http.MethodPut, serverPath(name, ""), s, &v)
 	return v, err
 }
@@ -89,30 +93,30 @@ func (c *Client) RemoveServer(ctx context.Context, name string) error {
 }
 
 // Start starts a server and returns it once a process is ready.
-func (c *Client) Start(ctx context.Context, name string) (ServerView, error) {
+func (c *Client) Start(ctx context.Context, name string) (wire.ServerView, error) {
 	return c.action(ctx, name, "start")
 }
 
 // Stop stops a server and returns it once its processes have exited.
-func (c *Client) Stop(ctx context.Context, name string) (ServerView, error) {
+func (c *Client) Stop(ctx context.Context, name string) (wire.ServerView, error) {
 	return c.action(ctx, name, "stop")
 }
 
 // Restart restarts a server and returns it once a new process is ready.
-func (c *Client) Restart(ctx context.Context, name string) (ServerView, error) {
+func (c *Client) Restart(ctx context.Context, name string) (wire.ServerView, error) {
 	return c.action(ctx, name, "restart")
 }
 
-func (c *Client) action(ctx context.Context, name, verb string) (ServerView, error) {
-	var v ServerView
+func (c *Client) action(ctx context.Context, name, verb string) (wire.ServerView, error) {
+	var v wire.ServerView
 	err := c.do(ctx, http.MethodPost, serverPath(name, "/"+verb), nil, &v)
 	return v, err
 }
 
 // Logs returns the server's last n log lines, oldest first; n < 0 means the
 // API's default (DefaultLogLines).
-func (c *Client) Logs(ctx context.Context, name string, n int) ([]supervisor.LogLine, error) {
-	var lines []supervisor.LogLine
+func (c *Client) Logs(ctx context.Context, name string, n int) ([]wire.LogLine, error) {
+	var lines []wire.LogLine
 	err := c.do(ctx, http.MethodGet, serverPath(name, "/logs")+logQuery(n, false), nil, &lines)
 	return lines, err
 }
@@ -121,7 +125,7 @@ func (c *Client) Logs(ctx context.Context, name string, n int) ([]supervisor.Log
 // default), then with each new line as the server writes it, until ctx ends
 // (it then returns ctx's error) or the daemon ends the stream (an error).
 // fn runs on the caller's goroutine.
-func (c *Client) FollowLogs(ctx context.Context, name string, n int, fn func(supervisor.LogLine)) error {
+func (c *Client) FollowLogs(ctx context.Context, name string, n int, fn func(wire.LogLine)) error {
 	resp, err := c.send(ctx, http.MethodGet, serverPath(name, "/logs")+logQuery(n, true), nil, "text/event-stream")
 	if err != nil {
 		return err
@@ -131,7 +135,7 @@ func (c *Client) FollowLogs(ctx context.Context, name string, n int, fn func(sup
 		return fmt.Errorf("following logs of %q: the daemon answered %q, not an event stream", name, ct)
 	}
 	err = readEvents(resp.Body, func(ev sseEvent) error {
-		var l supervisor.LogLine
+		var l wire.LogLine
 		if err := json.Unmarshal(ev.data, &l); err != nil {
 			return fmt.Errorf("following logs of %q: bad event: %w", name, err)
 		}
@@ -145,6 +149,52 @@ func (c *Client) FollowLogs(ctx context.Context, name string, n int, fn func(sup
 		return err
 	}
 	return fmt.Errorf("following logs of %q: the daemon closed the stream", name)
+}
+
+// Events follows the daemon's event stream: fn gets each event after since
+// (0: only new ones) of the given types (none: all), until ctx ends (Events
+// then returns ctx's error), fn returns an error, or the daemon closes the
+// stream. A reset (events after since were lost) reaches fn as an event of
+// type wire.TypeReset with ID 0. Callers that want to follow forever reconnect
+// with the last ID they saw.
+func (c *Client) Events(ctx context.Context, since uint64, types []string, fn func(wire.Event) error) error {
+	q := url.Values{}
+	if since > 0 {
+		q.Set("since", strconv.FormatUint(since, 10))
+	}
+	if len(types) > 0 {
+		q.Set("types", strings.Join(types, ","))
+	}
+	path := "/api/v1/events"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	resp, err := c.send(ctx, http.MethodGet, path, nil, "text/event-stream")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+		return fmt.Errorf("following events: the daemon answered %q, not an event stream", ct)
+	}
+	err = readEvents(resp.Body, func(se sseEvent) error {
+		ev := wire.Event{Type: se.event, Data: json.RawMessage(slices.Clone(se.data))}
+		if se.id != "" {
+			id, err := strconv.ParseUint(se.id, 10, 64)
+			if err != nil {
+				return fmt.Errorf("following events: bad event id %q", se.id)
+			}
+			ev.ID = id
+		}
+		return fn(ev)
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("following events: the daemon closed the stream")
 }
 
 // sseEvent is one server-sent event. data is only valid during the
@@ -268,7 +318,7 @@ func (c *Client) send(ctx context.Context, method, path string, in any, accept s
 func readAPIError(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	e := &APIError{Status: resp.StatusCode}
-	var er ErrorResponse
+	var er wire.ErrorResponse
 	if err := json.Unmarshal(data, &er); err == nil && er.Error != "" {
 		e.Message = er.Error
 	} else if text := strings.TrimSpace(string(data)); text != "" {
@@ -285,30 +335,30 @@ func IsNotFound(err error) bool {
 
 // History returns a page of recorded calls matching q (see
 // GET /api/v1/history for the parameters).
-func (c *Client) History(ctx context.Context, q url.Values) (history.CallPage, error) {
-	var page history.CallPage
+func (c *Client) History(ctx context.Context, q url.Values) (wire.CallPage, error) {
+	var page wire.CallPage
 	err := c.do(ctx, http.MethodGet, "/api/v1/history?"+q.Encode(), nil, &page)
 	return page, err
 }
 
 // Lifecycle returns the recorded lifecycle events; q takes server, since
 // and limit, as GET /api/v1/lifecycle does.
-func (c *Client) Lifecycle(ctx context.Context, q url.Values) ([]history.Event, error) {
-	var evs []history.Event
+func (c *Client) Lifecycle(ctx context.Context, q url.Values) ([]wire.LifecycleEvent, error) {
+	var evs []wire.LifecycleEvent
 	err := c.do(ctx, http.MethodGet, "/api/v1/lifecycle?"+q.Encode(), nil, &evs)
 	return evs, err
 }
 
 // Call returns one recorded call with its arguments and response preview.
-func (c *Client) Call(ctx context.Context, id int64) (history.Call, error) {
-	var call history.Call
+func (c *Client) Call(ctx context.Context, id int64) (wire.Call, error) {
+	var call wire.Call
 	err := c.do(ctx, http.MethodGet, "/api/v1/history/"+strconv.FormatInt(id, 10), nil, &call)
 	return call, err
 }
 
 // Stats returns call counts, error rates and latencies per server (by
 // "server") or per tool (by "tool") since the given time ("" = a day).
-func (c *Client) Stats(ctx context.Context, since, by string) ([]history.Stat, error) {
+func (c *Client) Stats(ctx context.Context, since, by string) ([]wire.Stat, error) {
 	q := url.Values{}
 	if since != "" {
 		q.Set("since", since)
@@ -316,28 +366,28 @@ func (c *Client) Stats(ctx context.Context, since, by string) ([]history.Stat, e
 	if by != "" {
 		q.Set("by", by)
 	}
-	var stats []history.Stat
+	var stats []wire.Stat
 	err := c.do(ctx, http.MethodGet, "/api/v1/stats?"+q.Encode(), nil, &stats)
 	return stats, err
 }
 
 // Clients lists the MCP clients found on this machine.
-func (c *Client) Clients(ctx context.Context) ([]ClientView, error) {
-	var out []ClientView
+func (c *Client) Clients(ctx context.Context) ([]wire.ClientView, error) {
+	var out []wire.ClientView
 	err := c.do(ctx, http.MethodGet, "/api/v1/clients", nil, &out)
 	return out, err
 }
 
 // PlanClient shows what a change to a client's config would write.
-func (c *Client) PlanClient(ctx context.Context, id string, change ClientChange) (ClientPlan, error) {
-	var p ClientPlan
+func (c *Client) PlanClient(ctx context.Context, id string, change wire.ClientChange) (wire.ClientPlan, error) {
+	var p wire.ClientPlan
 	err := c.do(ctx, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/plan", change, &p)
 	return p, err
 }
 
 // ApplyClient makes the change of a plan (change.Hash is the plan's Hash).
-func (c *Client) ApplyClient(ctx context.Context, id string, change ClientChange) (ClientApplied, error) {
-	var v ClientApplied
+func (c *Client) ApplyClient(ctx context.Context, id string, change wire.ClientChange) (wire.ClientApplied, error) {
+	var v wire.ClientApplied
 	err := c.do(ctx, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/apply", change, &v)
 	return v, err
 }
@@ -358,22 +408,22 @@ func clientPath(id, suffix, workspace string) string {
 
 // ClientsIn lists the MCP clients, with VS Code's workspace file of the
 // folder workspace (absolute; "" is the same as Clients).
-func (c *Client) ClientsIn(ctx context.Context, workspace string) ([]ClientView, error) {
-	var out []ClientView
+func (c *Client) ClientsIn(ctx context.Context, workspace string) ([]wire.ClientView, error) {
+	var out []wire.ClientView
 	err := c.do(ctx, http.MethodGet, clientPath("", "", workspace), nil, &out)
 	return out, err
 }
 
 // PlanClientIn is PlanClient for the clients of a workspace folder.
-func (c *Client) PlanClientIn(ctx context.Context, id, workspace string, change ClientChange) (ClientPlan, error) {
-	var p ClientPlan
+func (c *Client) PlanClientIn(ctx context.Context, id, workspace string, change wire.ClientChange) (wire.ClientPlan, error) {
+	var p wire.ClientPlan
 	err := c.do(ctx, http.MethodPost, clientPath(id, "/plan", workspace), change, &p)
 	return p, err
 }
 
 // ApplyClientIn is ApplyClient for the clients of a workspace folder.
-func (c *Client) ApplyClientIn(ctx context.Context, id, workspace string, change ClientChange) (ClientApplied, error) {
-	var v ClientApplied
+func (c *Client) ApplyClientIn(ctx context.Context, id, workspace string, change wire.ClientChange) (wire.ClientApplied, error) {
+	var v wire.ClientApplied
 	err := c.do(ctx, http.MethodPost, clientPath(id, "/apply", workspace), change, &v)
 	return v, err
 }
@@ -381,51 +431,51 @@ func (c *Client) ApplyClientIn(ctx context.Context, id, workspace string, change
 // PlanImport shows what importing a client's servers would do: the
 // servers added to Switchboard (secret values only named) and, with
 // req.Replace, the diff of the client's file. workspace may be "".
-func (c *Client) PlanImport(ctx context.Context, id, workspace string, req ImportRequest) (ImportPlan, error) {
-	var p ImportPlan
+func (c *Client) PlanImport(ctx context.Context, id, workspace string, req wire.ImportRequest) (wire.ImportPlan, error) {
+	var p wire.ImportPlan
 	err := c.do(ctx, http.MethodPost, clientPath(id, "/import/plan", workspace), req, &p)
 	return p, err
 }
 
 // ApplyImport does the import of a plan (req.Hash is the plan's Hash).
-func (c *Client) ApplyImport(ctx context.Context, id, workspace string, req ImportRequest) (ImportResult, error) {
-	var res ImportResult
+func (c *Client) ApplyImport(ctx context.Context, id, workspace string, req wire.ImportRequest) (wire.ImportResult, error) {
+	var res wire.ImportResult
 	err := c.do(ctx, http.MethodPost, clientPath(id, "/import/apply", workspace), req, &res)
 	return res, err
 }
 
 // Backups lists the backups of a client's file, oldest first.
-func (c *Client) Backups(ctx context.Context, id, workspace string) ([]BackupView, error) {
-	var out []BackupView
+func (c *Client) Backups(ctx context.Context, id, workspace string) ([]wire.BackupView, error) {
+	var out []wire.BackupView
 	err := c.do(ctx, http.MethodGet, clientPath(id, "/backups", workspace), nil, &out)
 	return out, err
 }
 
 // PlanRestore shows the diff that restoring a backup would make.
-func (c *Client) PlanRestore(ctx context.Context, id, workspace string, req RestoreRequest) (ClientPlan, error) {
-	var p ClientPlan
+func (c *Client) PlanRestore(ctx context.Context, id, workspace string, req wire.RestoreRequest) (wire.ClientPlan, error) {
+	var p wire.ClientPlan
 	err := c.do(ctx, http.MethodPost, clientPath(id, "/restore/plan", workspace), req, &p)
 	return p, err
 }
 
 // ApplyRestore restores a backup as planned (req.Hash is the plan's Hash).
-func (c *Client) ApplyRestore(ctx context.Context, id, workspace string, req RestoreRequest) (ClientView, error) {
-	var v ClientView
+func (c *Client) ApplyRestore(ctx context.Context, id, workspace string, req wire.RestoreRequest) (wire.ClientView, error) {
+	var v wire.ClientView
 	err := c.do(ctx, http.MethodPost, clientPath(id, "/restore/apply", workspace), req, &v)
 	return v, err
 }
 
 // Tokens lists the tokens that may call the daemon, without secrets.
-func (c *Client) Tokens(ctx context.Context) ([]TokenView, error) {
-	var out []TokenView
+func (c *Client) Tokens(ctx context.Context) ([]wire.TokenView, error) {
+	var out []wire.TokenView
 	err := c.do(ctx, http.MethodGet, "/api/v1/tokens", nil, &out)
 	return out, err
 }
 
 // RevokeTokens revokes every token with the label and returns them. An
 // unknown label is an *APIError with status 404; "cli", 403.
-func (c *Client) RevokeTokens(ctx context.Context, label string) ([]TokenView, error) {
-	var out []TokenView
+func (c *Client) RevokeTokens(ctx context.Context, label string) ([]wire.TokenView, error) {
+	var out []wire.TokenView
 	err := c.do(ctx, http.MethodDelete, "/api/v1/tokens/"+url.PathEscape(label), nil, &out)
 	return out, err
 }

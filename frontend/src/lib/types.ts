@@ -1,6 +1,6 @@
-// Mirrors of the daemon's JSON (app/api/dto.go, app/history, app/catalog,
-// app/clients). Fields marked "not in the API yet" are what the dashboard
-// uses when the daemon sends them and degrades without.
+// Mirrors of the daemon's JSON (the API's contract, app/api/wire). Fields
+// marked "not in the API yet" are what the dashboard uses when the daemon
+// sends them and degrades without.
 
 export interface Status {
   version: string;
