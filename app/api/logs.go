@@ -138,7 +138,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all
 		if redactValues {
 			l.Text = redact.Values(l.Text)
 		}
-		data, err := json.Marshal(l)
+		data, err := json.Marshal(wire.LogLine(l))
 		if err != nil {
 			return err
 		}
