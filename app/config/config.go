@@ -20,7 +20,10 @@
 //	      "roots": ["/home/me/projects"]
 //	    }
 //	  },
-//	  "sessionTimeout": "30m"
+//	  "sessionTimeout": "30m",
+//	  "profiles": {
+//	    "coding": {"servers": ["fs"], "tools": {"fs": ["read_file"]}}
+//	  }
 //	}
 //
 // A server entry has the same command/args/env/cwd shape as an entry of
@@ -28,8 +31,8 @@
 // "version" is version 0: a Claude Desktop file, migrated on load (see
 // [Load]).
 //
-// Keys this package does not know, at the top level, inside a server and
-// inside a pool, are kept through [Parse] and [Config.Save], so that a user's
+// Keys this package does not know, at the top level, inside a server,
+// inside a pool and inside a profile, are kept through [Parse] and [Config.Save], so that a user's
 // notes or a newer Switchboard's settings survive. Known keys are written
 // first in a fixed order, then unknown keys sorted by name.
 package config
@@ -84,6 +87,11 @@ type Config struct {
 	// this long (and gives back the processes leased to it); zero means the
 	// default (30 minutes).
 	SessionTimeout Duration `json:"sessionTimeout,omitzero"`
+
+	// Profiles maps a profile name to a set of servers (and tools) served
+	// on /mcp/p/<name>; see Profile. Nil and empty mean the same: no
+	// profiles.
+	Profiles map[string]Profile `json:"profiles,omitempty"`
 
 	// extra holds top-level keys this package does not know, verbatim
 	// (compacted), so that they survive a save.
@@ -245,6 +253,7 @@ func (c *Config) Clone() *Config {
 		extra:   cloneExtra(c.extra),
 
 		SessionTimeout: c.SessionTimeout,
+		Profiles:       cloneProfiles(c.Profiles),
 	}
 	if c.Servers != nil {
 		out.Servers = make(map[string]Server, len(c.Servers))

@@ -14,7 +14,7 @@ import (
 )
 
 // cmpOpts compares Configs including their unknown keys.
-var cmpOpts = cmp.AllowUnexported(Config{}, Server{}, Pool{})
+var cmpOpts = cmp.AllowUnexported(Config{}, Server{}, Pool{}, Profile{})
 
 func ptr[T any](v T) *T { return &v }
 

@@ -313,6 +313,8 @@ func (p *parser) config(top []member) (*Config, error) {
 			err = p.scalar(m.key, m.valOff, m.val, &c.History, `an object like {"maxAge": "720h", "maxBytes": 1073741824, "keepSecretValues": false}`)
 		case "sessionTimeout":
 			err = p.scalar(m.key, m.valOff, m.val, &c.SessionTimeout, durationWant)
+		case "profiles":
+			c.Profiles, err = p.profiles(m.key, m.valOff, m.val)
 		default:
 			c.extra, err = addExtra(c.extra, m)
 		}

@@ -41,7 +41,12 @@ const (
 //   - timeout and pool idleTimeout are not negative;
 //   - disabledTools entries are not empty;
 //   - sessionTimeout is 0 (the default) or at least a minute;
-//   - roots are absolute paths or file:// URIs.
+//   - roots are absolute paths or file:// URIs;
+//   - a profile name follows the rules of a server name; a profile lists
+//     at least one server, each a valid server name, none twice (a server
+//     that is not configured is allowed: see Profile); its tools are keyed
+//     by servers of the profile, with non-empty lists of non-empty,
+//     distinct tool names.
 func (c *Config) Validate() error {
 	if e := c.validate(); e != nil {
 		return e
@@ -82,6 +87,11 @@ func (c *Config) validate() *Error {
 			return invalid(field, "%q is already the prefix of server %q on /mcp; choose another alias", prefix, other)
 		}
 		prefixes[prefix] = name
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
+		if e := c.Profiles[name].validate(name); e != nil {
+			return e
+		}
 	}
 	return nil
 }

@@ -1,0 +1,265 @@
+package config
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// A Profile is a named set of servers, and optionally of tools within
+// them, served on its own aggregated endpoint, /mcp/p/<name>, with the
+// naming rules of /mcp. A client token bound to a profile reaches that
+// endpoint only (see app/tokens), so a client that cannot take every tool
+// (Cursor stops at about 40) sees just the ones it needs:
+//
+//	"profiles": {
+//	  "coding": {
+//	    "servers": ["filesystem", "git"],
+//	    "tools": {"filesystem": ["read_file", "list_directory"]},
+//	    "toolSearch": true
+//	  }
+//	}
+//
+// A server named in Servers that is not configured (or not enabled) is
+// left out when the profile is served, with a warning, rather than making
+// the file invalid: uninstalling a server does not break the profiles
+// that used it.
+type Profile struct {
+	// Servers are the servers the profile serves, by name.
+	Servers []string `json:"servers"`
+
+	// Tools, when it has an entry for a server, limits that server's tools
+	// on the profile's endpoint to the ones listed; a server without an
+	// entry offers every tool it offers on /mcp (its disabledTools stay
+	// hidden either way). Each key is one of Servers.
+	Tools map[string][]string `json:"tools,omitempty"`
+
+	// ToolSearch serves the profile in search mode: its endpoint lists
+	// only search_tools and call_tool, which find and call the profile's
+	// tools.
+	ToolSearch bool `json:"toolSearch,omitempty"`
+
+	// extra holds keys this package does not know, verbatim (compacted).
+	extra map[string]json.RawMessage
+}
+
+// ShowsTool reports whether the profile lets server's tool through (before
+// the server's own disabledTools, which always win). It does not check that
+// server is one of Servers.
+func (p Profile) ShowsTool(server, tool string) bool {
+	only, ok := p.Tools[server]
+	return !ok || slices.Contains(only, tool)
+}
+
+// ValidProfileName reports whether name can name a profile. The rules are
+// a server name's (see ValidServerName): the name is a path segment of the
+// profile's endpoint, /mcp/p/<name>.
+func ValidProfileName(name string) bool { return ValidServerName(name) }
+
+func (p Profile) clone() Profile {
+	out := p
+	out.Servers = slices.Clone(p.Servers)
+	if p.Tools != nil {
+		out.Tools = make(map[string][]string, len(p.Tools))
+		for k, v := range p.Tools {
+			out.Tools[k] = slices.Clone(v)
+		}
+	}
+	out.extra = cloneExtra(p.extra)
+	return out
+}
+
+func cloneProfiles(m map[string]Profile) map[string]Profile {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]Profile, len(m))
+	for name, p := range m {
+		out[name] = p.clone()
+	}
+	return out
+}
+
+// validate checks one profile. The servers it names need not be
+// configured (see Profile).
+func (p Profile) validate(name string) *Error {
+	field := "profiles." + name
+	if !ValidProfileName(name) {
+		return invalid(field, "invalid profile name %q: use 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit, without \"__\"", name, MaxServerNameLen)
+	}
+	if len(p.Servers) == 0 {
+		return invalid(field+".servers", `missing: a profile needs at least one server, like "servers": ["filesystem"]`)
+	}
+	seen := map[string]bool{}
+	for i, s := range p.Servers {
+		f := field + ".servers[" + strconv.Itoa(i) + "]"
+		switch {
+		case !ValidServerName(s):
+			return invalid(f, "invalid server name %q", s)
+		case seen[s]:
+			return invalid(f, "server %q is listed twice", s)
+		}
+		seen[s] = true
+	}
+	for _, server := range slices.Sorted(maps.Keys(p.Tools)) {
+		f := field + ".tools." + server
+		if !seen[server] {
+			return invalid(f, "server %q is not one of the profile's servers; add it to %s.servers or remove its tool list", server, field)
+		}
+		tools := p.Tools[server]
+		if len(tools) == 0 {
+			return invalid(f, "empty tool list: it would hide every tool of %q; list the tools to keep, or remove %q from the profile", server, server)
+		}
+		dup := map[string]bool{}
+		for i, t := range tools {
+			ft := f + "[" + strconv.Itoa(i) + "]"
+			switch {
+			case t == "":
+				return invalid(ft, `invalid value "": a tool name cannot be empty`)
+			case dup[t]:
+				return invalid(ft, "tool %q is listed twice", t)
+			}
+			dup[t] = true
+		}
+	}
+	return nil
+}
+
+const profileWant = `a profile object like {"servers": ["filesystem"], "tools": {"filesystem": ["read_file"]}}`
+
+func (p *parser) profiles(field string, off int, raw []byte) (map[string]Profile, error) {
+	ms, err := p.object(field, off, raw, "an object mapping profile names to profiles")
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	out := make(map[string]Profile, len(ms))
+	for _, m := range ms {
+		pr, err := p.profile(join(field, m.key), m.valOff, m.val)
+		if err != nil {
+			return nil, err
+		}
+		out[m.key] = pr
+	}
+	return out, nil
+}
+
+func (p *parser) profile(field string, off int, raw []byte) (Profile, error) {
+	var pr Profile
+	if isNull(raw) {
+		return pr, p.typeError(field, off, raw, profileWant)
+	}
+	ms, err := p.object(field, off, raw, profileWant)
+	if err != nil {
+		return pr, err
+	}
+	for _, m := range ms {
+		f := join(field, m.key)
+		switch m.key {
+		case "servers":
+			pr.Servers, err = p.strings(f, m.valOff, m.val)
+		case "tools":
+			pr.Tools, err = p.profileTools(f, m.valOff, m.val)
+		case "toolSearch":
+			err = p.scalar(f, m.valOff, m.val, &pr.ToolSearch, "true or false")
+		default:
+			pr.extra, err = addExtra(pr.extra, m)
+		}
+		if err != nil {
+			return Profile{}, err
+		}
+	}
+	return pr, nil
+}
+
+func (p *parser) profileTools(field string, off int, raw []byte) (map[string][]string, error) {
+	ms, err := p.object(field, off, raw, `an object mapping server names to lists of tools, like {"filesystem": ["read_file"]}`)
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	out := make(map[string][]string, len(ms))
+	for _, m := range ms {
+		f := join(field, m.key)
+		if m.val[0] != '[' {
+			return nil, p.typeError(f, m.valOff, m.val, "an array of tool names")
+		}
+		tools, err := p.strings(f, m.valOff, m.val)
+		if err != nil {
+			return nil, err
+		}
+		out[m.key] = tools
+	}
+	return out, nil
+}
+
+// MarshalJSON writes p as in the file, unknown keys included.
+func (p Profile) MarshalJSON() ([]byte, error) { return p.appendJSON(nil), nil }
+
+// UnmarshalJSON decodes a profile, keeping unknown keys; it does not
+// validate.
+func (p *Profile) UnmarshalJSON(data []byte) error {
+	v, err := (&parser{}).profile("", 0, data)
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+func (p Profile) appendJSON(b []byte) []byte {
+	w := objectWriter{b: append(b, '{')}
+	w.key("servers")
+	w.b = appendStrings(w.b, p.Servers)
+	if len(p.Tools) > 0 {
+		w.key("tools")
+		w.b = append(w.b, '{')
+		for i, server := range slices.Sorted(maps.Keys(p.Tools)) {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.b = appendString(w.b, server)
+			w.b = append(w.b, ':')
+			w.b = appendStrings(w.b, p.Tools[server])
+		}
+		w.b = append(w.b, '}')
+	}
+	if p.ToolSearch {
+		w.key("toolSearch")
+		w.b = append(w.b, "true"...)
+	}
+	w.extra(p.extra)
+	return append(w.b, '}')
+}
+
+// appendProfiles writes the "profiles" object, profiles sorted by name.
+func appendProfiles(b []byte, m map[string]Profile) []byte {
+	b = append(b, '{')
+	for i, name := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, name)
+		b = append(b, ':')
+		b = m[name].appendJSON(b)
+	}
+	return append(b, '}')
+}
+
+// ProfileServers returns the servers of profile name that cfg runs (they
+// are configured and enabled), in the profile's order, and those it names
+// that cfg does not run (missing), for a warning. ok is false when there is
+// no such profile.
+func (c *Config) ProfileServers(name string) (servers, missing []string, ok bool) {
+	p, ok := c.Profiles[name]
+	if !ok {
+		return nil, nil, false
+	}
+	for _, s := range p.Servers {
+		if sc, ok := c.Servers[s]; ok && sc.IsEnabled() {
+			servers = append(servers, s)
+		} else {
+			missing = append(missing, s)
+		}
+	}
+	return servers, missing, true
+}
