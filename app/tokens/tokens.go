@@ -11,6 +11,14 @@
 //	    "token": "sb_q8Hn…(43 characters)",
 //	    "scope": "admin",
 //	    "created": "2026-01-02T15:04:05Z"
+//	  },
+//	  {
+//	    "id": "tok_9a0b1c2d3e4f5a6b",
+//	    "label": "cursor",
+//	    "token": "sb_…",
+//	    "scope": "client",
+//	    "profile": "coding",
+//	    "created": "2026-01-02T15:05:00Z"
 //	  }
 //	]
 //
@@ -23,7 +31,9 @@
 //
 // Each token has a scope (see [Scope]): the four labels above are
 // [ScopeAdmin], every other label is [ScopeClient], which reaches the MCP
-// endpoints and nothing else. A file written before scopes existed (version
+// endpoints and nothing else. A client token may also be bound to a profile
+// of the config (see [Store.Bind]): it then reaches that profile's endpoint,
+// /mcp/p/<profile>, and no other MCP endpoint. A file written before scopes existed (version
 // 1: entries without "scope") is migrated when opened: each entry gets the
 // scope of its label, and the file is rewritten with them. Older builds
 // ignore the field, so the migrated file still works for them.
@@ -132,6 +142,10 @@ type Token struct {
 	// Scope is what the token may reach; it follows from the label (see
 	// ScopeOf).
 	Scope Scope `json:"scope"`
+	// Profile, when set, binds a client token to one profile of the
+	// config: it reaches /mcp/p/<Profile> and no other MCP endpoint. Only
+	// client tokens have one (see Bind).
+	Profile string `json:"profile,omitempty"`
 	// Created is when the token was issued (UTC, whole seconds).
 	Created time.Time `json:"created"`
 	// LastUsed is when Verify last accepted the token in this process (the
@@ -142,11 +156,16 @@ type Token struct {
 }
 
 // String describes t without its secret.
-func (t Token) String() string { return fmt.Sprintf("%s (%s, %s)", t.ID, t.Label, t.Scope) }
+func (t Token) String() string {
+	if t.Profile != "" {
+		return fmt.Sprintf("%s (%s, %s, profile %s)", t.ID, t.Label, t.Scope, t.Profile)
+	}
+	return fmt.Sprintf("%s (%s, %s)", t.ID, t.Label, t.Scope)
+}
 
 // GoString describes t without its secret, for %#v.
 func (t Token) GoString() string {
-	return fmt.Sprintf("tokens.Token{ID:%q, Label:%q, Scope:%q, Created:%s}", t.ID, t.Label, t.Scope, t.Created.Format(time.RFC3339))
+	return fmt.Sprintf("tokens.Token{ID:%q, Label:%q, Scope:%q, Profile:%q, Created:%s}", t.ID, t.Label, t.Scope, t.Profile, t.Created.Format(time.RFC3339))
 }
 
 // Format makes every fmt verb use String or GoString, so that %+v and %v of
@@ -161,7 +180,11 @@ func (t Token) Format(f fmt.State, verb rune) {
 
 // LogValue logs t without its secret.
 func (t Token) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", t.ID), slog.String("label", t.Label), slog.String("scope", string(t.Scope)))
+	attrs := []slog.Attr{slog.String("id", t.ID), slog.String("label", t.Label), slog.String("scope", string(t.Scope))}
+	if t.Profile != "" {
+		attrs = append(attrs, slog.String("profile", t.Profile))
+	}
+	return slog.GroupValue(attrs...)
 }
 
 // A Store is the set of tokens in one token file. It is safe for concurrent
@@ -386,6 +409,75 @@ func oldest(toks []Token, label string) (Token, bool) {
 		}
 	}
 	return best, found
+}
+
+// ErrNotClient is wrapped by the error of Bind for a label of an admin
+// token: only MCP clients' tokens are bound to profiles.
+var ErrNotClient = errors.New("only an MCP client's token can be bound to a profile")
+
+// MaxProfileLen is the longest profile name Bind accepts, in bytes.
+const MaxProfileLen = 48
+
+// Bind binds every token with the given label to profile, or unbinds them
+// when profile is "", and returns them (without secrets). A bound token
+// reaches the profile's endpoint (/mcp/p/<profile>) and no other; the
+// daemon checks that on each request, so the change applies from the next
+// one. The label must be a client's (an admin label is an error wrapping
+// ErrNotClient); a label no token has is an error wrapping ErrNotFound.
+// Whether the profile exists is the caller's to check: the config may
+// change after.
+func (s *Store) Bind(label, profile string) ([]Token, error) {
+	if ScopeOf(label) != ScopeClient {
+		return nil, fmt.Errorf("token %q: %w", label, ErrNotClient)
+	}
+	if err := checkProfile(profile); err != nil {
+		return nil, err
+	}
+	var bound []Token
+	err := s.change(func(toks []Token) ([]Token, error) {
+		n, changed := 0, false
+		for i := range toks {
+			if toks[i].Label != label {
+				continue
+			}
+			n++
+			changed = changed || toks[i].Profile != profile
+			toks[i].Profile = profile
+			t := toks[i]
+			t.Secret = ""
+			bound = append(bound, t)
+		}
+		switch {
+		case n == 0:
+			return nil, fmt.Errorf("no token labelled %q: %w", label, ErrNotFound)
+		case !changed:
+			return nil, nil // nothing to write
+		}
+		return toks, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortTokens(bound)
+	return bound, nil
+}
+
+// checkProfile accepts "" and the profile names of the config: 1 to
+// MaxProfileLen letters, digits, '_', '.' or '-', starting with a letter or
+// digit (a path segment of /mcp/p/<profile>).
+func checkProfile(profile string) error {
+	if profile == "" {
+		return nil
+	}
+	ok := len(profile) <= MaxProfileLen
+	for i := 0; ok && i < len(profile); i++ {
+		c := profile[i]
+		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || i > 0 && (c == '_' || c == '.' || c == '-')
+	}
+	if !ok {
+		return fmt.Errorf("invalid profile name %q: use 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit", profile, MaxProfileLen)
+	}
+	return nil
 }
 
 // Revoke deletes the token with the given id. An unknown id is an error
@@ -619,6 +711,18 @@ func decode(data []byte) (toks []Token, unscoped bool, err error) {
 			// programs; a client label claiming one was edited in.
 			return nil, false, fmt.Errorf("entry %d (id %q): label %q cannot have scope %q (only cli, tray, window and dashboard do)",
 				i+1, t.ID, t.Label, ScopeAdmin)
+		}
+		switch {
+		case t.Profile == "":
+		case t.Scope != ScopeClient:
+			// An admin token bound to a profile would make no sense: the
+			// API is not a profile's. Refusing it keeps "profile" a
+			// restriction that cannot be misread.
+			return nil, false, fmt.Errorf("entry %d (id %q): label %q has scope %q and cannot be bound to a profile", i+1, t.ID, t.Label, t.Scope)
+		default:
+			if err := checkProfile(t.Profile); err != nil {
+				return nil, false, fmt.Errorf("entry %d (id %q): %w", i+1, t.ID, err)
+			}
 		}
 		seen[t.ID] = true
 	}
