@@ -144,7 +144,8 @@ func ownOrigin(origin, host string) bool {
 // a same-site page sends (SameSite=Strict, and the Origin checks above),
 // and refuses client-scoped tokens with 403: they are for the MCP
 // endpoints. A cookie is never taken as a bearer secret, nor a secret as a
-// cookie.
+// cookie. On the MCP endpoints, a token bound to a profile reaches that
+// profile's endpoint only (see refuseOtherEndpoint).
 //
 // The request's context ends when its token is revoked (see openRequests).
 func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
@@ -193,6 +194,9 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 		if api && tok.Scope != tokens.ScopeAdmin {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="insufficient_scope"`)
 			writeError(w, http.StatusForbidden, "the token "+quote(tok.Label)+" is an MCP client's: it reaches /mcp, /mcp/<server> and /sse, not the API")
+			return
+		}
+		if !api && refuseOtherEndpoint(w, r, tok) {
 			return
 		}
 		ctx, done := s.open.add(r.Context(), tok.ID)
