@@ -172,7 +172,14 @@ type Client struct {
 	// StdioType is the "type" value stdio entries need, if any ("stdio"
 	// for VS Code); it is used only for the bridge entry.
 	StdioType string
-	path      func(Env) (string, error)
+	// ToolLimit is how many tools the client takes before it drops some or
+	// refuses the request; 0 means not known. The API warns when a
+	// client's endpoint offers more (a profile is the way out).
+	ToolLimit int
+	// ToolLimitSource says where ToolLimit comes from, for whoever checks
+	// it again when the client changes.
+	ToolLimitSource string
+	path            func(Env) (string, error)
 	// installed, when set, tells whether the client is installed although
 	// its file does not exist yet; nil means "the folder that would hold
 	// the file exists". Claude Code needs it: its file lives in the home
@@ -193,6 +200,8 @@ func (c Client) Path(env Env) (string, error) {
 const MSIXPackage = "Claude_pzs8sxrjxfjjc"
 
 // Table is every client Switchboard knows, in the order they are shown.
+// Tool limits are given only where the client's documentation or its own
+// error message states one; the others are 0 (not known).
 var Table = []Client{
 	{
 		ID: "claude-desktop", Name: "Claude Desktop", Format: JSON,
@@ -238,6 +247,8 @@ var Table = []Client{
 	{
 		ID: "cursor", Name: "Cursor", Format: JSON,
 		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
+		ToolLimit:       40,
+		ToolLimitSource: "Cursor's MCP docs and forum: the agent is given at most about 40 tools (the first ones listed)",
 		path: func(e Env) (string, error) {
 			return filepath.Join(e.Home, ".cursor", "mcp.json"), nil
 		},
@@ -245,6 +256,8 @@ var Table = []Client{
 	{
 		ID: "vscode", Name: "VS Code", Format: JSONC,
 		ServersKey: []string{"servers"}, Remote: TypeHTTP, StdioType: "stdio",
+		ToolLimit:       128,
+		ToolLimitSource: `GitHub Copilot Chat in VS Code: "Cannot have more than 128 tools per request" (microsoft/vscode-copilot-release#11653)`,
 		path: func(e Env) (string, error) {
 			return filepath.Join(e.appSupport(), "Code", "User", "mcp.json"), nil
 		},
@@ -252,6 +265,8 @@ var Table = []Client{
 	{
 		ID: "vscode-workspace", Name: "VS Code (workspace)", Format: JSONC,
 		ServersKey: []string{"servers"}, Remote: TypeHTTP, StdioType: "stdio",
+		ToolLimit:       128,
+		ToolLimitSource: `GitHub Copilot Chat in VS Code: "Cannot have more than 128 tools per request" (microsoft/vscode-copilot-release#11653)`,
 		path: func(e Env) (string, error) {
 			if e.Workspace == "" {
 				return "", fmt.Errorf("vscode-workspace: no workspace folder given")
@@ -262,6 +277,8 @@ var Table = []Client{
 	{
 		ID: "windsurf", Name: "Windsurf", Format: JSON,
 		ServersKey: []string{"mcpServers"}, Remote: ServerURL,
+		ToolLimit:       100,
+		ToolLimitSource: `Windsurf docs, Cascade > MCP: "Cascade has a limit of 100 total tools that it has access to at any given time" (docs.windsurf.com/windsurf/cascade/mcp)`,
 		path: func(e Env) (string, error) {
 			return filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json"), nil
 		},

@@ -37,6 +37,11 @@ type Connect struct {
 	BinaryPath string
 	// PerServer names servers that get their own entry.
 	PerServer []string
+	// Profile, when set, points the "switchboard" entry at the profile's
+	// endpoint, URL + "/p/" + Profile (the bridge: `connect --profile
+	// Profile`), instead of the aggregated one. It does not go with
+	// PerServer: a token bound to a profile reaches no other endpoint.
+	Profile string
 	// Home is the data directory of the daemon, written into the bridge's
 	// command (`connect --home DIR`) so that the bridge finds this daemon
 	// and not the one of the default data directory. Empty (the default
@@ -75,8 +80,11 @@ func (Replace) isChange()    {}
 // server is "" for the entry that reaches every server.
 func entryValue(c Client, cn Connect, server string) obj {
 	url := strings.TrimSuffix(cn.URL, "/")
-	if server != "" {
+	switch {
+	case server != "":
 		url += "/" + server
+	case cn.Profile != "":
+		url += "/p/" + cn.Profile
 	}
 	headers := obj{}
 	if cn.Token != "" {
@@ -100,6 +108,8 @@ func entryValue(c Client, cn Connect, server string) obj {
 		}
 		if server != "" {
 			args = append(args, server)
+		} else if cn.Profile != "" {
+			args = append(args, "--profile", cn.Profile)
 		}
 		o = append(o, member{"command", cn.BinaryPath}, member{"args", args})
 		if cn.Token != "" {
@@ -139,6 +149,15 @@ func validateConnect(c Client, cn Connect) error {
 	for _, s := range cn.PerServer {
 		if s == "" || strings.ContainsAny(s, "/\\ \t\r\n\"'") {
 			return fmt.Errorf("server name %q cannot be part of an entry name or URL", s)
+		}
+	}
+	if cn.Profile != "" {
+		if strings.ContainsAny(cn.Profile, "/\\ \t\r\n\"'?#%") {
+			return fmt.Errorf("profile name %q cannot be part of a URL", cn.Profile)
+		}
+		if len(cn.PerServer) > 0 {
+			return fmt.Errorf("a client connected to profile %q cannot also have entries of its own servers (%s): its token reaches the profile's endpoint only",
+				cn.Profile, strings.Join(cn.PerServer, ", "))
 		}
 	}
 	return nil
