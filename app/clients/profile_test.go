@@ -16,7 +16,9 @@ func TestConnectProfile(t *testing.T) {
 		id   string
 		want func(e Entry) bool
 	}{
-		{"cursor", func(e Entry) bool { return e.URL == testURL+"/p/coding" && e.Headers["Authorization"] == "Bearer "+testToken }},
+		{"cursor", func(e Entry) bool {
+			return e.URL == testURL+"/p/coding" && e.Headers["Authorization"] == "Bearer "+testToken
+		}},
 		{"vscode", func(e Entry) bool { return e.URL == testURL+"/p/coding" }},
 		{"codex", func(e Entry) bool { return e.URL == testURL+"/p/coding" }},
 		{"continue", func(e Entry) bool { return e.URL == testURL+"/p/coding" }},
