@@ -36,6 +36,7 @@
 //	GET    /api/v1/servers/{name}/update        UpdateCheck; POST → 202 InstallView
 //	POST   /api/v1/servers/{name}/uninstall     204: out of the config, files and secrets removed
 //	GET    /api/v1/settings; PUT                Settings (history retention), kept in config.json
+//	GET    /api/v1/profiles                     []ProfileView: config.json's profiles, their tools and clients
 //	POST   /api/v1/login-codes                  201 LoginCode: a one-time sign-in link for the dashboard (dashboard.go)
 //
 // Every request passes these checks, in order (see security.go):
@@ -318,6 +319,7 @@ func (s *Server) routes() {
 	s.tokenRoutes()
 	s.installRoutes()
 	s.settingsRoutes()
+	s.profileRoutes()
 }
 
 // Close cancels the installs in progress and waits until they have rolled

@@ -99,10 +99,10 @@ func lookupClient(r *http.Request) (clients.Client, error) {
 }
 
 // viewOf returns the client's view as Detect sees it now.
-func viewOf(co ClientsOptions, env clients.Env, id string) (wire.ClientView, error) {
+func (s *Server) viewOf(co ClientsOptions, env clients.Env, id string) (wire.ClientView, error) {
 	for _, st := range co.Editor.Detect(env) {
 		if st.Client.ID == id {
-			return clientView(st), nil
+			return s.withToolCount(clientView(st), st.Client), nil
 		}
 	}
 	return wire.ClientView{}, errorf(http.StatusNotFound, "unknown client %q", id)
@@ -115,7 +115,7 @@ func (s *Server) listClients(r *http.Request) ([]wire.ClientView, error) {
 	}
 	var out []wire.ClientView
 	for _, st := range co.Editor.Detect(env) {
-		out = append(out, clientView(st))
+		out = append(out, s.withToolCount(clientView(st), st.Client))
 	}
 	return out, nil
 }
@@ -187,6 +187,11 @@ func (s *Server) clientRequest(r *http.Request) (ClientsOptions, clients.Env, cl
 		return co, env, c, change, errorf(http.StatusBadRequest, "invalid action %q: connect or disconnect", change.Action)
 	case change.Revoke && change.Action != "disconnect":
 		return co, env, c, change, errorf(http.StatusBadRequest, "revoke goes with disconnect, not %q", change.Action)
+	case change.Profile != "" && change.Action != "connect":
+		return co, env, c, change, errorf(http.StatusBadRequest, "profile goes with connect, not %q", change.Action)
+	}
+	if err := s.checkProfileChange(change); err != nil {
+		return co, env, c, change, err
 	}
 	if change.Action == "connect" {
 		// An entry for a name that is not configured would be written,
@@ -214,7 +219,7 @@ func (s *Server) clientChange(co ClientsOptions, c clients.Client, change wire.C
 		return nil, err
 	}
 	return clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, PerServer: change.Servers,
-		Home: co.Home, TakeOver: change.Replace, Force: change.Force}, nil
+		Profile: change.Profile, Home: co.Home, TakeOver: change.Replace, Force: change.Force}, nil
 }
 
 // planError is the answer to a change that cannot be planned.
@@ -251,7 +256,11 @@ func (s *Server) planClient(r *http.Request) (wire.ClientPlan, error) {
 	if err != nil {
 		return wire.ClientPlan{}, planError(err)
 	}
-	return planView(p), nil
+	v := planView(p)
+	if change.Action == "connect" {
+		v.Rebind = s.clientProfile(c.ID) != change.Profile
+	}
+	return v, nil
 }
 
 // applyClient plans the change again and applies it, serialized with every
@@ -284,8 +293,15 @@ func (s *Server) applyClient(r *http.Request) (wire.ClientApplied, error) {
 	if p.Changed() {
 		s.journalClientFile(p)
 	}
+	if change.Action == "connect" {
+		// After the file is written: a token bound before would be
+		// refused on the endpoint the file still names.
+		if err := s.bindClient(c, change.Profile); err != nil {
+			return wire.ClientApplied{}, err
+		}
+	}
 	out := wire.ClientApplied{}
-	if out.ClientView, err = viewOf(s.clients, env, c.ID); err != nil {
+	if out.ClientView, err = s.viewOf(s.clients, env, c.ID); err != nil {
 		return out, err
 	}
 	if change.Action == "disconnect" {
@@ -421,7 +437,8 @@ func (s *Server) importPlan(r *http.Request, req wire.ImportRequest) (*importPla
 			return nil, err
 		}
 		p, err := co.Editor.Plan(c, env, clients.Replace{Remove: remove,
-			Connect: clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, Home: co.Home}})
+			Connect: clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, Home: co.Home,
+				Profile: tok.Profile}}) // the client keeps its profile
 		if err != nil {
 			return nil, errorf(http.StatusUnprocessableEntity, "%v", err)
 		}
@@ -564,7 +581,7 @@ func (s *Server) applyImport(r *http.Request) (wire.ImportResult, error) {
 				"the servers were imported, but %s was not rewritten: %v; plan the import again to replace them", ip.file.Path, err)
 		}
 	}
-	v, err := viewOf(s.clients, ip.env, ip.view.Client)
+	v, err := s.viewOf(s.clients, ip.env, ip.view.Client)
 	if err != nil {
 		return wire.ImportResult{}, err
 	}
@@ -674,7 +691,7 @@ func (s *Server) applyRestore(r *http.Request) (wire.ClientView, error) {
 		return wire.ClientView{}, errorf(http.StatusConflict, "restoring %s: %v", p.Path, err)
 	}
 	s.log.Info("restored a client's config from its backup", "client", p.Client.ID, "backup", req.Backup)
-	return viewOf(s.clients, env, p.Client.ID)
+	return s.viewOf(s.clients, env, p.Client.ID)
 }
 
 // writeClientFile applies p to the client's file and journals it.

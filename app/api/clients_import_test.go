@@ -36,6 +36,12 @@ type clientsEnv struct {
 
 func newClientsEnv(t *testing.T) *clientsEnv {
 	t.Helper()
+	return newClientsEnvWith(t)
+}
+
+// newClientsEnvWith is newClientsEnv with more changes to the options.
+func newClientsEnvWith(t *testing.T, edit ...func(*api.Options)) *clientsEnv {
+	t.Helper()
 	home := t.TempDir()
 	store, err := secrets.Open(t.Context(), secrets.Options{Dir: t.TempDir(), NoKeychain: true})
 	if err != nil {
@@ -49,6 +55,9 @@ func newClientsEnv(t *testing.T) *clientsEnv {
 		o.Clients = api.ClientsOptions{Editor: ed, Env: clients.Env{GOOS: runtime.GOOS, Home: home},
 			GatewayURL: testGateway, BinaryPath: testBinary}
 		o.Secrets = store
+		for _, e := range edit {
+			e(o)
+		}
 	})
 	return &clientsEnv{testEnv: e, home: home, secrets: store}
 }

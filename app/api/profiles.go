@@ -2,9 +2,15 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
+	"github.com/switchboardhq/switchboard/app/clients"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -58,3 +64,128 @@ type rpcError struct {
 
 // codeInvalidRequest is JSON-RPC's "Invalid Request".
 const codeInvalidRequest = -32600
+
+// ToolCounter counts the tools an MCP endpoint lists now: /mcp for profile
+// "", else /mcp/p/<profile>; ok is false for a profile the gateway does not
+// serve. *gateway.Gateway implements it; Options.Tools may.
+type ToolCounter interface {
+	ToolCount(profile string) (n int, ok bool)
+}
+
+func (s *Server) profileRoutes() {
+	s.mux.Handle("GET /api/v1/profiles", handle(s.listProfiles, http.StatusOK))
+}
+
+func (s *Server) listProfiles(*http.Request) ([]wire.ProfileView, error) {
+	cfg := s.cfg.Current()
+	bound := map[string][]string{}
+	for _, t := range s.tokens.List() {
+		if t.Profile != "" && !slices.Contains(bound[t.Profile], t.Label) {
+			bound[t.Profile] = append(bound[t.Profile], t.Label)
+		}
+	}
+	out := []wire.ProfileView{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
+		p := cfg.Profiles[name]
+		servers, missing, _ := cfg.ProfileServers(name)
+		v := wire.ProfileView{Name: name, Endpoint: ProfilePath(name), Servers: servers, Missing: missing,
+			Tools: p.Tools, ToolSearch: p.ToolSearch, Clients: bound[name]}
+		if v.Servers == nil {
+			v.Servers = []string{}
+		}
+		if n, ok := s.toolCount(name); ok {
+			v.ToolCount = &n
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (s *Server) toolCount(profile string) (int, bool) {
+	tc, ok := s.tools.(ToolCounter)
+	if !ok {
+		return 0, false
+	}
+	return tc.ToolCount(profile)
+}
+
+// checkProfileChange refuses a connect to a profile config.json does not
+// have, or with entries of its own servers, which a token bound to a
+// profile could not reach.
+func (s *Server) checkProfileChange(change wire.ClientChange) error {
+	if change.Profile == "" {
+		return nil
+	}
+	cfg := s.cfg.Current()
+	if _, ok := cfg.Profiles[change.Profile]; !ok {
+		names := slices.Sorted(maps.Keys(cfg.Profiles))
+		have := "config.json has no profiles"
+		if len(names) > 0 {
+			have = "the profiles are " + strings.Join(names, ", ")
+		}
+		return errorf(http.StatusUnprocessableEntity, "unknown profile %s: %s", quote(change.Profile), have)
+	}
+	if len(change.Servers) > 0 {
+		return errorf(http.StatusUnprocessableEntity, "a client connected to profile %s cannot have entries of its own servers (%s): its token reaches %s only",
+			quote(change.Profile), strings.Join(change.Servers, ", "), ProfilePath(change.Profile))
+	}
+	return nil
+}
+
+// clientProfile returns the profile the tokens of client id are bound to
+// ("" for none, or when it has no token).
+func (s *Server) clientProfile(id string) string {
+	for _, t := range s.tokens.List() {
+		if t.Label == id && t.Profile != "" {
+			return t.Profile
+		}
+	}
+	return ""
+}
+
+// bindClient binds client c's tokens to profile ("" unbinds them), logging
+// a change.
+func (s *Server) bindClient(c clients.Client, profile string) error {
+	if s.clientProfile(c.ID) == profile {
+		return nil
+	}
+	toks, err := s.tokens.Bind(c.ID, profile)
+	if errors.Is(err, tokens.ErrNotFound) && profile == "" {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s's config file was written, but its token was not bound to profile %s: %w", c.Name, quote(profile), err)
+	}
+	s.log.Info("bound a client's token to a profile", "client", c.ID, "profile", profile, "tokens", len(toks))
+	return nil
+}
+
+// withToolCount adds to v the client's profile, how many tools its endpoint
+// lists, its known limit, and a warning when it sees more than that.
+func (s *Server) withToolCount(v wire.ClientView, c clients.Client) wire.ClientView {
+	v.Profile = s.clientProfile(c.ID)
+	v.ToolLimit, v.ToolLimitSource = c.ToolLimit, c.ToolLimitSource
+	if !v.Connected {
+		return v
+	}
+	if v.Profile != "" {
+		if _, ok := s.cfg.Current().Profiles[v.Profile]; !ok {
+			v.Warning = fmt.Sprintf("its token is bound to profile %q, which is not in config.json: every request it makes is refused (404)", v.Profile)
+			return v
+		}
+	}
+	n, ok := s.toolCount(v.Profile)
+	if !ok {
+		return v
+	}
+	v.Tools = &n
+	if c.ToolLimit > 0 && n > c.ToolLimit {
+		where := "/mcp"
+		if v.Profile != "" {
+			where = "profile " + quote(v.Profile)
+		}
+		v.Warning = fmt.Sprintf("%s sees %d tools on %s, more than the %d it takes: connect it to a profile with fewer tools (clients connect %s --profile NAME)",
+			c.Name, n, where, c.ToolLimit, c.ID)
+	}
+	return v
+}

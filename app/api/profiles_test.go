@@ -5,10 +5,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
 // A token bound to a profile reaches that profile's endpoint only: /mcp,
@@ -84,5 +90,114 @@ func TestProfileBoundToken(t *testing.T) {
 	}
 	if api.ProfilePath("coding") != "/mcp/p/coding" {
 		t.Error(api.ProfilePath("coding"))
+	}
+}
+
+// countingTools is a gateway that lists fixed tool counts per endpoint.
+type countingTools struct {
+	fakeTools
+	counts map[string]int // profile ("" for /mcp) → tools
+}
+
+func (c countingTools) ToolCount(profile string) (int, bool) {
+	n, ok := c.counts[profile]
+	return n, ok
+}
+
+// Connecting a client to a profile writes the profile's endpoint and binds
+// its token; the clients view shows the profile, the tools its endpoint
+// lists and a warning over the client's limit; connecting again without a
+// profile unbinds it.
+func TestConnectClientToProfile(t *testing.T) {
+	ce := newClientsEnvWith(t, func(o *api.Options) {
+		o.Tools = countingTools{counts: map[string]int{"": 48, "coding": 12}}
+	})
+	ctx := t.Context()
+	if _, err := ce.cfg.Update(ctx, func(c *config.Config) error {
+		c.Profiles = map[string]config.Profile{"coding": {Servers: []string{"fs", "gone"}}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ce.write(t, "cursor", `{"mcpServers": {}}`)
+
+	// Refusals: unknown profile, profile with per-server entries, profile
+	// with disconnect.
+	for _, tt := range []struct {
+		change wire.ClientChange
+		msg    string
+	}{
+		{wire.ClientChange{Action: "connect", Profile: "nope"}, `unknown profile "nope": the profiles are coding`},
+		{wire.ClientChange{Action: "connect", Profile: "coding", Servers: []string{"fs"}}, "cannot have entries of its own servers"},
+		{wire.ClientChange{Action: "disconnect", Profile: "coding"}, "profile goes with connect"},
+	} {
+		if _, err := ce.client.PlanClient(ctx, "cursor", tt.change); err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%+v: %v, want %q", tt.change, err, tt.msg)
+		}
+	}
+
+	change := wire.ClientChange{Action: "connect", Profile: "coding"}
+	plan, err := ce.client.PlanClient(ctx, "cursor", change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Changed || !plan.Rebind || !strings.Contains(plan.Diff, testGateway+"/p/coding") {
+		t.Fatalf("plan: %+v", plan)
+	}
+	change.Hash = plan.Hash
+	applied, err := ce.client.ApplyClient(ctx, "cursor", change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied.Profile != "coding" || applied.Tools == nil || *applied.Tools != 12 || applied.ToolLimit != 40 || applied.Warning != "" {
+		t.Errorf("applied view: %+v", applied.ClientView)
+	}
+	toks := ce.tokens.List()
+	if i := slices.IndexFunc(toks, func(t tokens.Token) bool { return t.Label == "cursor" }); i < 0 || toks[i].Profile != "coding" {
+		t.Errorf("tokens after connect: %v", toks)
+	}
+	data, err := os.ReadFile(filepath.Join(ce.home, ".cursor", "mcp.json"))
+	if err != nil || !strings.Contains(string(data), `"url": "`+testGateway+`/p/coding"`) {
+		t.Errorf("cursor's file: %s %v", data, err)
+	}
+
+	// The same connect again: nothing to write, nothing to rebind.
+	if plan, err := ce.client.PlanClient(ctx, "cursor", wire.ClientChange{Action: "connect", Profile: "coding"}); err != nil || plan.Changed || plan.Rebind {
+		t.Errorf("second plan: %+v %v", plan, err)
+	}
+
+	profiles, err := ce.client.Profiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(profiles) != 1 || profiles[0].Name != "coding" || profiles[0].Endpoint != "/mcp/p/coding" ||
+		!slices.Equal(profiles[0].Servers, []string{"fs"}) || !slices.Equal(profiles[0].Missing, []string{"gone"}) ||
+		profiles[0].ToolCount == nil || *profiles[0].ToolCount != 12 || !slices.Equal(profiles[0].Clients, []string{"cursor"}) {
+		t.Errorf("profiles: %+v", profiles)
+	}
+
+	// Back to /mcp: 48 tools, over Cursor's 40.
+	plan, err = ce.client.PlanClient(ctx, "cursor", wire.ClientChange{Action: "connect"})
+	if err != nil || !plan.Rebind {
+		t.Fatalf("plan back to /mcp: %+v %v", plan, err)
+	}
+	if _, err := ce.client.ApplyClient(ctx, "cursor", wire.ClientChange{Action: "connect", Hash: plan.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := ce.client.Clients(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range list {
+		switch v.ID {
+		case "cursor":
+			if v.Profile != "" || v.Tools == nil || *v.Tools != 48 || !strings.Contains(v.Warning, "48 tools on /mcp, more than the 40") {
+				t.Errorf("cursor on /mcp: %+v", v)
+			}
+		case "claude-desktop": // not connected: no count, no warning
+			if v.Tools != nil || v.Warning != "" {
+				t.Errorf("%s: %+v", v.ID, v)
+			}
+		}
 	}
 }

@@ -97,6 +97,7 @@ func verbs() []verb {
 		openVerb(),
 		clientsVerb(),
 		tokensVerb(),
+		profilesVerb(),
 		connectVerb(),
 		windowVerb(),
 		trayVerb(),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,7 +22,7 @@ const clientsUsage = "expected: clients, or clients connect|disconnect CLIENT, "
 func clientsVerb() verb {
 	var servers stringList
 	var dryRun, replace, force, revoke *bool
-	var workspace *string
+	var workspace, profile *string
 	return verb{
 		name: "clients",
 		args: " [connect|disconnect|import|backups CLIENT | restore CLIENT BACKUP]",
@@ -36,6 +37,8 @@ func clientsVerb() verb {
 			force = fs.Bool("force", false, "with connect or disconnect: change the client's file even when it, or its folder, is read-only")
 			revoke = fs.Bool("revoke", false, "with disconnect: also revoke the client's token, so that nothing holding it can call Switchboard")
 			workspace = fs.String("workspace", "", "the folder whose .vscode/mcp.json is the client vscode-workspace")
+			profile = fs.String("profile", "", "with connect: point the client at this profile of config.json (/mcp/p/PROFILE) "+
+				"and bind its token to it, so that it reaches no other endpoint; without it, connect points the client at /mcp")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			want := map[string]int{"connect": 2, "disconnect": 2, "import": 2, "backups": 2, "restore": 3}
@@ -73,7 +76,10 @@ func clientsVerb() verb {
 			if *revoke && action != "disconnect" {
 				return usageError{"--revoke goes with disconnect"}
 			}
-			change := wire.ClientChange{Action: action, Servers: servers, Replace: *replace, Force: *force, Revoke: *revoke}
+			if *profile != "" && action != "connect" {
+				return usageError{"--profile goes with connect"}
+			}
+			change := wire.ClientChange{Action: action, Servers: servers, Replace: *replace, Force: *force, Revoke: *revoke, Profile: *profile}
 			return changeClient(ctx, e.stdout, c, id, ws, change, *dryRun)
 		},
 	}
@@ -113,7 +119,7 @@ func changeClient(ctx context.Context, w io.Writer, c *client.Client, id, ws str
 	case dryRun:
 		fmt.Fprintf(w, "%s: nothing to change in %s\n", id, plan.Path)
 		return nil
-	case !plan.Changed && !change.Revoke && change.Action == "connect":
+	case !plan.Changed && !change.Revoke && change.Action == "connect" && !plan.Rebind:
 		fmt.Fprintf(w, "%s: nothing to change in %s\n", id, plan.Path)
 		return nil
 	}
@@ -134,6 +140,14 @@ func changeClient(ctx context.Context, w io.Writer, c *client.Client, id, ws str
 	default:
 		fmt.Fprintf(w, "%s: %s (wrote %s)\n", v.ID, state, plan.Path)
 	}
+	if plan.Rebind && v.Profile != "" {
+		fmt.Fprintf(w, "%s: its token is bound to profile %s: it reaches /mcp/p/%s only\n", id, v.Profile, v.Profile)
+	} else if plan.Rebind {
+		fmt.Fprintf(w, "%s: its token is no longer bound to a profile: it reaches /mcp\n", id)
+	}
+	if v.Warning != "" {
+		fmt.Fprintf(w, "%s: warning: %s\n", id, v.Warning)
+	}
 	switch {
 	case v.Revoked > 0:
 		fmt.Fprintf(w, "%s: revoked its token; connecting it again issues a new one\n", id)
@@ -150,7 +164,8 @@ func listClients(ctx context.Context, w io.Writer, c *client.Client, workspace s
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLIENT\tNAME\tSTATUS\tSERVERS\tCONFIG")
+	fmt.Fprintln(tw, "CLIENT\tNAME\tSTATUS\tSERVERS\tPROFILE\tTOOLS\tCONFIG")
+	var warnings []string
 	for _, v := range list {
 		status := "not found"
 		switch {
@@ -161,9 +176,29 @@ func listClients(ctx context.Context, w io.Writer, c *client.Client, workspace s
 		case v.Installed:
 			status = "installed"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", v.ID, v.Name, status, len(v.Servers), v.Path)
+		profile, tools := "-", "-"
+		if v.Profile != "" {
+			profile = v.Profile
+		}
+		if v.Tools != nil {
+			tools = strconv.Itoa(*v.Tools)
+			if v.ToolLimit > 0 {
+				tools += "/" + strconv.Itoa(v.ToolLimit)
+			}
+		}
+		if v.Warning != "" {
+			tools += " (!)"
+			warnings = append(warnings, v.ID+": "+v.Warning)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", v.ID, v.Name, status, len(v.Servers), profile, tools, v.Path)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, wn := range warnings {
+		fmt.Fprintf(w, "warning: %s\n", wn)
+	}
+	return nil
 }
 
 // importClient shows what importing would do, then does it (unless
@@ -302,13 +337,17 @@ func tokensVerb() verb {
 				return writeJSON(e.stdout, list)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "LABEL\tSCOPE\tID\tCREATED\tLAST USED")
+			fmt.Fprintln(tw, "LABEL\tSCOPE\tPROFILE\tID\tCREATED\tLAST USED")
 			for _, t := range list {
 				used := "-"
 				if t.LastUsed != nil {
 					used = t.LastUsed.Local().Format(time.DateTime)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Label, t.Scope, t.ID, t.Created.Local().Format(time.DateTime), used)
+				profile := "-"
+				if t.Profile != "" {
+					profile = t.Profile
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Label, t.Scope, profile, t.ID, t.Created.Local().Format(time.DateTime), used)
 			}
 			return tw.Flush()
 		},

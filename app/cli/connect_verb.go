@@ -14,7 +14,7 @@ import (
 )
 
 func connectVerb() verb {
-	var client, logLevel *string
+	var client, logLevel, profile *string
 	return verb{
 		name:    "connect",
 		args:    " [SERVER]",
@@ -22,14 +22,20 @@ func connectVerb() verb {
 		flags: func(fs *flag.FlagSet) {
 			client = fs.String("client", "bridge", "name of the client, as history shows it; its token is issued on first use")
 			logLevel = fs.String("log-level", "warn", "debug, info, warn or error (logs go to stderr)")
+			profile = fs.String("profile", "", "bridge to the endpoint of this profile of config.json (/mcp/p/PROFILE) instead of /mcp")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			if len(e.args) > 1 {
 				return usageError{fmt.Sprintf("expected at most one server name, got %d arguments", len(e.args))}
 			}
 			path := "/mcp"
-			if len(e.args) == 1 {
+			switch {
+			case len(e.args) == 1 && *profile != "":
+				return usageError{"give a server or --profile, not both"}
+			case len(e.args) == 1:
 				path += "/" + e.args[0]
+			case *profile != "":
+				path += "/p/" + *profile
 			}
 			logger, err := newLogger(e.stderr, *logLevel)
 			if err != nil {

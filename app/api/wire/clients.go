@@ -13,6 +13,19 @@ type ClientView struct {
 	// and headers whose names look secret are masked.
 	Servers []ClientEntry `json:"servers"`
 	Error   string        `json:"error,omitempty"` // the file could not be read
+	// Profile is the profile the client's token is bound to: it reaches
+	// /mcp/p/<profile> only. Empty: the client reaches /mcp.
+	Profile string `json:"profile,omitempty"`
+	// Tools is how many tools the client's endpoint (/mcp, or its
+	// profile's) lists now; absent when the client is not connected.
+	Tools *int `json:"tools,omitempty"`
+	// ToolLimit is how many tools the client takes; 0 when not known.
+	ToolLimit int `json:"toolLimit,omitempty"`
+	// ToolLimitSource says where ToolLimit comes from.
+	ToolLimitSource string `json:"toolLimitSource,omitempty"`
+	// Warning says what is wrong with what the client sees: more tools
+	// than its limit, or a profile that is not in config.json.
+	Warning string `json:"warning,omitempty"`
 }
 
 // ClientEntry is one server entry of a client's config file. Its keys are
@@ -45,6 +58,10 @@ type ClientChange struct {
 	Force bool `json:"force,omitempty"`
 	// Revoke, on disconnect, also revokes the client's token.
 	Revoke bool `json:"revoke,omitempty"`
+	// Profile, on connect, points the client at the profile's endpoint
+	// (/mcp/p/<profile>) and, on apply, binds its token to the profile;
+	// empty points it at /mcp and unbinds its token.
+	Profile string `json:"profile,omitempty"`
 }
 
 // ClientPlan is a change to a client's file, shown before it is made.
@@ -64,6 +81,9 @@ type ClientPlan struct {
 	Kept []string `json:"kept,omitempty"`
 	// Notes say what the change leaves as it is, and why.
 	Notes []string `json:"notes,omitempty"`
+	// Rebind: applying binds the client's token to another profile (or
+	// unbinds it), even when the file does not change.
+	Rebind bool `json:"rebind,omitempty"`
 }
 
 // A Conflict is an entry of one of Switchboard's names that Switchboard did

@@ -34,7 +34,10 @@ type TokenView struct {
 	// Label is "cli" or the id of the MCP client the token was issued to.
 	Label string `json:"label"`
 	// Scope is "admin" (the API and MCP) or "client" (MCP only).
-	Scope   string    `json:"scope"`
+	Scope string `json:"scope"`
+	// Profile is the profile a client's token is bound to (it reaches
+	// /mcp/p/<profile> only); absent when it is not.
+	Profile string    `json:"profile,omitempty"`
 	Created time.Time `json:"created"`
 	// LastUsed is when the daemon last accepted the token since it started;
 	// absent when it has not.

@@ -1,0 +1,22 @@
+package wire
+
+// ProfileView is one profile of config.json (GET /api/v1/profiles): a
+// named set of servers, and optionally of tools within them, served on
+// /mcp/p/<name>.
+type ProfileView struct {
+	Name string `json:"name"`
+	// Endpoint is the profile's MCP endpoint path, /mcp/p/<name>.
+	Endpoint string `json:"endpoint"`
+	// Servers are the servers it names that run; Missing those it names
+	// that are not configured or not enabled (left out of its endpoint).
+	Servers []string `json:"servers"`
+	Missing []string `json:"missing,omitempty"`
+	// Tools limits servers' tools, as in config.json.
+	Tools      map[string][]string `json:"tools,omitempty"`
+	ToolSearch bool                `json:"toolSearch,omitempty"`
+	// ToolCount is how many tools its endpoint lists now (absent when the
+	// daemon cannot tell).
+	ToolCount *int `json:"toolCount,omitempty"`
+	// Clients are the labels of the tokens bound to it.
+	Clients []string `json:"clients,omitempty"`
+}
