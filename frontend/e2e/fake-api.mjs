@@ -67,10 +67,12 @@ function makeState(now) {
     ],
     clients: {
       'claude-desktop': { id: 'claude-desktop', name: 'Claude Desktop', path: '/home/me/.config/Claude/claude_desktop_config.json', installed: true, connected: false, servers: [{ Name: 'sqlite', Command: 'uvx', Args: ['mcp-server-sqlite', '--db-path', '/home/me/test.db'] }] },
-      cursor: { id: 'cursor', name: 'Cursor', path: '/home/me/.cursor/mcp.json', installed: true, connected: true, servers: [{ Name: 'switchboard', URL: 'http://127.0.0.1:7777/mcp', Headers: { Authorization: '••••••' } }] },
+      cursor: { id: 'cursor', name: 'Cursor', path: '/home/me/.cursor/mcp.json', installed: true, connected: true, servers: [{ Name: 'switchboard', URL: 'http://127.0.0.1:7777/mcp', Headers: { Authorization: '••••••' } }],
+        tools: 48, toolLimit: 40, toolLimitSource: "Cursor's MCP docs and forum", warning: 'Cursor sees 48 tools on /mcp, more than the 40 it takes: connect it to a profile with fewer tools (clients connect cursor --profile NAME)' },
       'claude-code': { id: 'claude-code', name: 'Claude Code', path: '/home/me/.claude.json', installed: true, connected: false, servers: [] },
       vscode: { id: 'vscode', name: 'VS Code', path: '/home/me/.config/Code/User/mcp.json', installed: false, connected: false, servers: [] },
     },
+    profiles: [{ name: 'coding', endpoint: '/mcp/p/coding', servers: ['everything', 'time'], toolCount: 12, clients: [] }],
     backups: { cursor: [{ client: 'cursor', path: '/home/me/.cursor/mcp.json', file: 'cursor/1.json', absent: false, time: iso(now - 5 * 86_400_000) }] },
     settings: { retention: { maxAge: '720h', maxBytes: 500 * 1048576 }, startAtLogin: true },
     catalog: [
@@ -311,6 +313,7 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       return json(res, 200, out);
     }
     if (m === 'GET' && p === '/clients') return json(res, 200, Object.values(st.clients));
+    if (m === 'GET' && p === '/profiles') return json(res, 200, st.profiles);
     if ((r = /^\/clients\/([^/]+)\/(plan|apply|import|restore|backups)$/.exec(p))) {
       const c = st.clients[r[1]];
       if (!c) return json(res, 404, { error: `unknown client "${r[1]}"` });
@@ -326,7 +329,13 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
             : DIFF(c.path, `     "sqlite": { "command": "uvx", "args": ["mcp-server-sqlite"] },\n+    "switchboard": {\n+      "url": "http://127.0.0.1:7777/mcp",\n+      "headers": { "Authorization": "Bearer ••••••" }\n+    }`);
       if (r[2] === 'plan') return json(res, 200, { client: c.id, path: c.path, hash, diff, changed: !(action === 'connect' && c.connected) });
       if (b.hash !== hash) return json(res, 409, { error: `${c.path} changed since the plan was shown; look at the new plan first` });
-      if (action === 'connect') c.connected = true;
+      if (action === 'connect') {
+        c.connected = true;
+        const prof = st.profiles.find((x) => x.name === b.profile);
+        c.profile = prof?.name;
+        c.tools = prof ? prof.toolCount : 48;
+        c.warning = c.toolLimit && c.tools > c.toolLimit ? `${c.name} sees ${c.tools} tools on /mcp, more than the ${c.toolLimit} it takes` : undefined;
+      }
       if (action === 'disconnect') c.connected = false;
       if (action === 'import') {
         for (const e of c.servers) if (!e.Name.startsWith('switchboard') && !st.servers[e.Name]) st.servers[e.Name] = { config: { command: e.Command, args: e.Args }, state: 'stopped', restarts: 0, processes: [] };

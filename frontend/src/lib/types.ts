@@ -144,6 +144,27 @@ export interface ClientView {
   connected: boolean;
   servers: ClientEntry[];
   error?: string;
+  /** The profile its token is bound to: it reaches /mcp/p/<profile> only. */
+  profile?: string;
+  /** How many tools its endpoint lists now (absent when not connected). */
+  tools?: number;
+  /** How many tools the client takes (0 or absent: not known), and where that comes from. */
+  toolLimit?: number;
+  toolLimitSource?: string;
+  /** What is wrong with what it sees: more tools than its limit, an unknown profile. */
+  warning?: string;
+}
+
+/** A profile of config.json: a set of servers (and tools) on /mcp/p/<name>. */
+export interface ProfileView {
+  name: string;
+  endpoint: string;
+  servers: string[];
+  missing?: string[];
+  tools?: Record<string, string[]>;
+  toolSearch?: boolean;
+  toolCount?: number;
+  clients?: string[];
 }
 
 export interface ClientPlan {
@@ -159,6 +180,8 @@ export interface ClientPlan {
   /** Entries of Switchboard's names it did not write, left as they are. */
   kept?: string[];
   notes?: string[];
+  /** Applying binds the client's token to another profile (or unbinds it), even when the file does not change. */
+  rebind?: boolean;
 }
 
 export interface Backup {
