@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -374,6 +375,13 @@ func (d *daemon) apply(ctx context.Context) {
 		return
 	}
 	d.gw.Sync(GatewayConfigs(cfg))
+	d.gw.SetProfiles(ProfileConfigs(cfg))
+	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
+		if _, missing, _ := cfg.ProfileServers(name); len(missing) > 0 {
+			d.log.Warn("a profile names servers that are not installed or not enabled; its endpoint leaves them out",
+				"profile", name, "servers", missing)
+		}
+	}
 	d.gw.SetSessionTimeout(cfg.SessionTimeout.Duration)
 	d.hist.SetRetention(cfg.History.MaxAge.Duration, cfg.History.MaxBytes)
 	d.hist.SetKeepSecretValues(cfg.History.KeepSecretValues)
@@ -389,6 +397,16 @@ func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
 				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools,
 				IdleTimeout: s.Pool.IdleTimeout.Duration, Roots: s.Roots})
 		}
+	}
+	return out
+}
+
+// ProfileConfigs are the gateway's settings of the profiles of cfg.
+func ProfileConfigs(cfg *config.Config) []gateway.ProfileConfig {
+	var out []gateway.ProfileConfig
+	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
+		p := cfg.Profiles[name]
+		out = append(out, gateway.ProfileConfig{Name: name, Servers: p.Servers, Tools: p.Tools})
 	}
 	return out
 }

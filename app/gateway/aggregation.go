@@ -1,8 +1,10 @@
-// Aggregation: what each front registers, and /mcp, the aggregate of every
-// server (tools and prompts prefixed, collisions renamed). Both the
-// per-server fronts (backend.install) and /mcp (rebuildAggregate) change
-// their registrations through one diff, diffRegistered, so a relist
-// re-registers only what changed (each change notifies clients).
+// Aggregation: what each front registers, and the aggregated endpoints:
+// /mcp, the aggregate of every server (tools and prompts prefixed,
+// collisions renamed), and each profile's /mcp/p/<name>, the aggregate of
+// its set under the same names (see profiles.go). The per-server fronts
+// (backend.install) and the aggregates (rebuildAggregates) change their
+// registrations through one diff, diffRegistered, so a relist re-registers
+// only what changed (each change notifies clients).
 
 package gateway
 
@@ -107,7 +109,8 @@ func addTool(g *Gateway, s *mcp.Server, t *mcp.Tool, name, server string) {
 	s.AddTool(&cp, g.toolHandler(server, t.Name))
 }
 
-// aggregateState is what /mcp has registered, and for which server.
+// aggregateState is what an aggregated endpoint (/mcp, or a profile's) has
+// registered, and for which server.
 type aggregateState struct {
 	tools     map[string]exposed // aggregated name → owner
 	prompts   map[string]exposed
@@ -123,13 +126,23 @@ func newAggregateState() aggregateState {
 		resources: map[string]string{}, templates: map[string]string{}, registered: map[string][]byte{}}
 }
 
-// rebuildAggregate recomputes /mcp from every server's features: tools and
-// prompts prefixed (collisions resolved in sorted order), resources and
-// templates under their own URIs (the first server in name order wins a
-// duplicate).
-func (g *Gateway) rebuildAggregate() {
-	g.aggMu.Lock()
-	defer g.aggMu.Unlock()
+// An assignment is what the aggregated endpoints can offer: every
+// server's tools and prompts under their names on /mcp (prefixed,
+// collisions resolved over every server in sorted order, so an item has
+// the same name on every aggregated endpoint), and its resources and
+// templates.
+type assignment struct {
+	tools, prompts []exposed
+	toolOf         map[string]map[string]*mcp.Tool // server → original name → tool
+	promptOf       map[string]map[string]*mcp.Prompt
+	// resources and templates are each server's, servers in name order.
+	resources  []owned[*mcp.Resource]
+	templates  []owned[*mcp.ResourceTemplate]
+	collisions []Collision
+}
+
+// assign computes the assignment of every server's visible features.
+func (g *Gateway) assign() assignment {
 	g.mu.Lock()
 	backends := slices.Collect(maps.Values(g.backends))
 	g.mu.Unlock()
@@ -137,75 +150,112 @@ func (g *Gateway) rebuildAggregate() {
 
 	toolNames, promptNames := map[string][]string{}, map[string][]string{}
 	prefixes := map[string]string{}
-	tools := map[string]map[string]*mcp.Tool{}
-	prompts := map[string]map[string]*mcp.Prompt{}
-	next := newAggregateState()
-	var wantResources, wantTemplates []registration
+	asg := assignment{toolOf: map[string]map[string]*mcp.Tool{}, promptOf: map[string]map[string]*mcp.Prompt{}}
 	for _, b := range backends {
 		cfg, f := b.visible()
 		prefixes[cfg.Name] = cfg.prefix()
-		tools[cfg.Name], prompts[cfg.Name] = map[string]*mcp.Tool{}, map[string]*mcp.Prompt{}
+		asg.toolOf[cfg.Name], asg.promptOf[cfg.Name] = map[string]*mcp.Tool{}, map[string]*mcp.Prompt{}
 		for _, t := range f.tools {
 			toolNames[cfg.Name] = append(toolNames[cfg.Name], t.Name)
-			tools[cfg.Name][t.Name] = t
+			asg.toolOf[cfg.Name][t.Name] = t
 		}
 		for _, p := range f.prompts {
 			promptNames[cfg.Name] = append(promptNames[cfg.Name], p.Name)
-			prompts[cfg.Name][p.Name] = p
+			asg.promptOf[cfg.Name][p.Name] = p
 		}
 		for _, r := range f.resources {
-			if claimFirst(next.resources, r.URI, cfg.Name) {
-				add := func() { g.aggregate.AddResource(r, g.resourceHandler(cfg.Name)) }
-				wantResources = append(wantResources, registration{"resource:" + r.URI, owned[*mcp.Resource]{r, cfg.Name}, add})
-			}
+			asg.resources = append(asg.resources, owned[*mcp.Resource]{r, cfg.Name})
 		}
 		for _, t := range f.templates {
-			if claimFirst(next.templates, t.URITemplate, cfg.Name) {
-				add := func() { g.aggregate.AddResourceTemplate(t, g.resourceHandler(cfg.Name)) }
-				wantTemplates = append(wantTemplates, registration{"template:" + t.URITemplate, owned[*mcp.ResourceTemplate]{t, cfg.Name}, add})
-			}
+			asg.templates = append(asg.templates, owned[*mcp.ResourceTemplate]{t, cfg.Name})
 		}
 	}
-	exposedTools, toolCollisions := assignNames(toolNames, prefixes)
-	exposedPrompts, promptCollisions := assignNames(promptNames, prefixes)
-	next.collisions = append(toolCollisions, promptCollisions...)
+	var toolCollisions, promptCollisions []Collision
+	asg.tools, toolCollisions = assignNames(toolNames, prefixes)
+	asg.prompts, promptCollisions = assignNames(promptNames, prefixes)
+	asg.collisions = append(toolCollisions, promptCollisions...)
+	return asg
+}
 
-	var want []registration
-	for _, e := range exposedTools {
-		next.tools[e.Name] = e
-		t := tools[e.Server][e.Original]
-		want = append(want, registration{"tool:" + e.Name, owned[*mcp.Tool]{t, e.Server},
-			func() { addTool(g, g.aggregate, t, e.Name, e.Server) }})
-	}
-	for _, e := range exposedPrompts {
-		next.prompts[e.Name] = e
-		want = append(want, registration{"prompt:" + e.Name, owned[*mcp.Prompt]{prompts[e.Server][e.Original], e.Server}, func() {
-			p := *prompts[e.Server][e.Original]
-			p.Name = e.Name
-			g.aggregate.AddPrompt(&p, g.promptHandler(e.Server, e.Original))
-		}})
-	}
-	want = append(append(want, wantResources...), wantTemplates...)
-
+// rebuildAggregates recomputes every aggregated endpoint, /mcp and the
+// profiles', from every server's features.
+func (g *Gateway) rebuildAggregates() {
+	g.aggMu.Lock()
+	defer g.aggMu.Unlock()
+	asg := g.assign()
 	g.mu.Lock()
-	old, oldCollisions := g.agg.registered, g.agg.collisions
+	aggs := []*aggregate{g.all}
+	for _, name := range slices.Sorted(maps.Keys(g.profiles)) {
+		aggs = append(aggs, g.profiles[name])
+	}
+	oldCollisions := g.all.state.collisions
 	g.mu.Unlock()
-	d := diffRegistered(old, want)
-	for _, c := range next.collisions {
+	for _, c := range asg.collisions {
 		if !slices.Contains(oldCollisions, c) {
 			g.log.Warn("two servers offer items with the same name on /mcp; renamed the later one",
 				"server", c.Server, "item", c.Item, "wanted", c.Wanted, "got", c.Got)
 		}
 	}
-	next.registered = d.registered
-	g.mu.Lock()
-	g.agg = next
-	g.mu.Unlock()
-	d.apply(g.aggregate)
+	for _, a := range aggs {
+		g.rebuild(a, asg)
+	}
 }
 
-// owned is an item of /mcp with the server it goes to, as a registration's
-// value: a change of either registers it again.
+// rebuild makes a's endpoint offer what its set lets through of asg: tools
+// and prompts under their /mcp names, resources and templates under their
+// own URIs (the first of a's servers in name order wins a duplicate).
+// g.aggMu is held.
+func (g *Gateway) rebuild(a *aggregate, asg assignment) {
+	g.mu.Lock()
+	set, old := a.set, a.state.registered
+	g.mu.Unlock()
+
+	next := newAggregateState()
+	next.collisions = asg.collisions
+	var want []registration
+	for _, e := range asg.tools {
+		if !set.showsTool(e.Server, e.Original) {
+			continue
+		}
+		next.tools[e.Name] = e
+		t := asg.toolOf[e.Server][e.Original]
+		want = append(want, registration{"tool:" + e.Name, owned[*mcp.Tool]{t, e.Server},
+			func() { addTool(g, a.front, t, e.Name, e.Server) }})
+	}
+	for _, e := range asg.prompts {
+		if !set.shows(e.Server) {
+			continue
+		}
+		next.prompts[e.Name] = e
+		want = append(want, registration{"prompt:" + e.Name, owned[*mcp.Prompt]{asg.promptOf[e.Server][e.Original], e.Server}, func() {
+			p := *asg.promptOf[e.Server][e.Original]
+			p.Name = e.Name
+			a.front.AddPrompt(&p, g.promptHandler(e.Server, e.Original))
+		}})
+	}
+	for _, r := range asg.resources {
+		if set.shows(r.Server) && claimFirst(next.resources, r.Item.URI, r.Server) {
+			want = append(want, registration{"resource:" + r.Item.URI, r,
+				func() { a.front.AddResource(r.Item, g.resourceHandler(r.Server)) }})
+		}
+	}
+	for _, t := range asg.templates {
+		if set.shows(t.Server) && claimFirst(next.templates, t.Item.URITemplate, t.Server) {
+			want = append(want, registration{"template:" + t.Item.URITemplate, t,
+				func() { a.front.AddResourceTemplate(t.Item, g.resourceHandler(t.Server)) }})
+		}
+	}
+
+	d := diffRegistered(old, want)
+	next.registered = d.registered
+	g.mu.Lock()
+	a.state = next
+	g.mu.Unlock()
+	d.apply(a.front)
+}
+
+// owned is an item of an aggregated endpoint with the server it goes to,
+// as a registration's value: a change of either registers it again.
 type owned[T any] struct {
 	Item   T
 	Server string
@@ -225,5 +275,5 @@ func claimFirst(owners map[string]string, uri, server string) bool {
 func (g *Gateway) Collisions() []Collision {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return slices.Clone(g.agg.collisions)
+	return slices.Clone(g.all.state.collisions)
 }

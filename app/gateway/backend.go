@@ -215,7 +215,7 @@ func (b *backend) relist(ctx context.Context) error {
 	b.kept = kept
 	b.mu.Unlock()
 	b.install()
-	b.g.rebuildAggregate()
+	b.g.rebuildAggregates()
 	b.g.log.Info("server listed", "server", name, "tools", len(f.tools), "prompts", len(f.prompts),
 		"resources", len(f.resources), "templates", len(f.templates))
 	return nil

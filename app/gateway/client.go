@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -173,9 +175,17 @@ func (g *Gateway) callerFor(backendCtx context.Context, cs *mcp.ClientSession, s
 	return c, ctx, func() { stop(); cancel() }, nil
 }
 
-// frontsOf returns the endpoints that show server: /mcp and /mcp/<server>.
+// frontsOf returns the endpoints that show server: /mcp, /mcp/<server> and
+// the profiles that offer it.
 func (g *Gateway) frontsOf(server string) []*mcp.Server {
-	out := []*mcp.Server{g.aggregate}
+	g.mu.Lock()
+	out := []*mcp.Server{g.all.front}
+	for _, name := range slices.Sorted(maps.Keys(g.profiles)) {
+		if a := g.profiles[name]; a.set.shows(server) {
+			out = append(out, a.front)
+		}
+	}
+	g.mu.Unlock()
 	if b, ok := g.backend(server); ok {
 		out = append(out, b.front)
 	}

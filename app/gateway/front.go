@@ -68,8 +68,9 @@ func (g *Gateway) awaitLists(server string) mcp.Middleware {
 			// waits: no timer, no list.
 			var waits []<-chan struct{}
 			g.mu.Lock()
+			a := g.aggregateFor(server)
 			for name, b := range g.backends {
-				if server == "" || name == server {
+				if (a != nil && a.set.shows(name)) || name == server {
 					select {
 					case <-b.tried:
 					default:
@@ -118,7 +119,7 @@ func (g *Gateway) instructionsMiddleware(server string) mcp.Middleware {
 }
 
 func (g *Gateway) instructions(server string) string {
-	if server != "" {
+	if !isAggregated(server) {
 		if b, ok := g.backend(server); ok {
 			_, f := b.visible()
 			return f.instructions
@@ -126,9 +127,12 @@ func (g *Gateway) instructions(server string) string {
 		return ""
 	}
 	g.mu.Lock()
+	a := g.aggregateFor(server)
 	var names []string
 	for name := range g.backends {
-		names = append(names, name)
+		if a != nil && a.set.shows(name) {
+			names = append(names, name)
+		}
 	}
 	g.mu.Unlock()
 	var text string
@@ -214,19 +218,20 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front 
 	ref := *params.Ref
 	params.Ref = &ref
 	server := front
-	if front == "" {
+	if isAggregated(front) {
+		server = ""
 		g.mu.Lock()
-		switch ref.Type {
-		case "ref/prompt":
-			e, ok := g.agg.prompts[ref.Name]
-			server, ref.Name = e.Server, e.Original
-			if !ok {
-				server = ""
-			}
-		case "ref/resource":
-			server = g.agg.templates[ref.URI]
-			if server == "" {
-				server = g.agg.resources[ref.URI]
+		if a := g.aggregateFor(front); a != nil {
+			switch ref.Type {
+			case "ref/prompt":
+				if e, ok := a.state.prompts[ref.Name]; ok {
+					server, ref.Name = e.Server, e.Original
+				}
+			case "ref/resource":
+				server = a.state.templates[ref.URI]
+				if server == "" {
+					server = a.state.resources[ref.URI]
+				}
 			}
 		}
 		g.mu.Unlock()
@@ -250,8 +255,8 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front 
 // (The go-sdk front sends each update to the sessions that subscribed.)
 func (g *Gateway) subscribe(ctx context.Context, req mcp.Request, front, uri string, on bool) error {
 	server := front
-	if front == "" {
-		if server = g.resourceOwner(uri); server == "" {
+	if isAggregated(front) {
+		if server = g.resourceOwner(front, uri); server == "" {
 			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no server offers resource %q", uri)}
 		}
 	}
@@ -280,17 +285,22 @@ func (g *Gateway) subscribe(ctx context.Context, req mcp.Request, front, uri str
 	}
 }
 
-// resourceOwner returns the server that offers uri on /mcp: the one that
-// lists it, else the first in name order with a resource template that
-// matches it, else the only server when one is enabled; "" when none.
-func (g *Gateway) resourceOwner(uri string) string {
+// resourceOwner returns the server that offers uri on an aggregated
+// endpoint (/mcp, or a profile's): the one that lists it, else the first in
+// name order with a resource template that matches it, else the
+// endpoint's only server when it has one; "" when none.
+func (g *Gateway) resourceOwner(endpoint, uri string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if server := g.agg.resources[uri]; server != "" {
+	a := g.aggregateFor(endpoint)
+	if a == nil {
+		return ""
+	}
+	if server := a.state.resources[uri]; server != "" {
 		return server
 	}
 	var owner string
-	for tmpl, server := range g.agg.templates {
+	for tmpl, server := range a.state.templates {
 		if owner != "" && server >= owner {
 			continue
 		}
@@ -298,9 +308,15 @@ func (g *Gateway) resourceOwner(uri string) string {
 			owner = server
 		}
 	}
-	if owner == "" && len(g.backends) == 1 {
+	if owner == "" {
+		var shown []string
 		for name := range g.backends {
-			owner = name
+			if a.set.shows(name) {
+				shown = append(shown, name)
+			}
+		}
+		if len(shown) == 1 {
+			owner = shown[0]
 		}
 	}
 	return owner

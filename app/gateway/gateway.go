@@ -44,6 +44,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -181,11 +182,13 @@ type Gateway struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu        sync.Mutex // guards backends and agg
-	aggMu     sync.Mutex // serializes rebuilds of the aggregated endpoint
-	backends  map[string]*backend
-	aggregate *mcp.Server
-	agg       aggregateState
+	mu       sync.Mutex // guards backends, profiles and every aggregate's state
+	aggMu    sync.Mutex // serializes rebuilds of the aggregated endpoints
+	backends map[string]*backend
+	// all is /mcp, the aggregate of every server; profiles are the
+	// aggregates of the config's profiles, /mcp/p/<name>, by name.
+	all      *aggregate
+	profiles map[string]*aggregate
 
 	splice splices // big results on their way out (see raw.go)
 
@@ -222,7 +225,7 @@ func New(opts Options) *Gateway {
 	g := &Gateway{
 		opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
 		backends: make(map[string]*backend),
-		agg:      newAggregateState(),
+		profiles: make(map[string]*aggregate),
 		subs:     make(map[string]*subscriptionState),
 	}
 	g.callers.init()
@@ -230,7 +233,7 @@ func New(opts Options) *Gateway {
 	g.pending.init()
 	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
-	g.aggregate = g.newFront("")
+	g.all = &aggregate{front: g.newFront(""), state: newAggregateState()}
 	// The session timeout is the gateway's own (idleSessions), so that a
 	// change of the setting applies to the sessions already open.
 	g.idle.init(opts.SessionTimeout, g.closeSession)
@@ -264,6 +267,10 @@ func (g *Gateway) Handler() http.Handler {
 			return
 		}
 		if g.serverFor(r) == nil {
+			if profile, ok := strings.CutPrefix(serverInPath(r.URL.Path), profilePrefix); ok {
+				http.Error(w, fmt.Sprintf("unknown profile %q: it is not in config.json", profile), http.StatusNotFound)
+				return
+			}
 			http.Error(w, "unknown server "+serverInPath(r.URL.Path)+": it is not configured or not enabled", http.StatusNotFound)
 			return
 		}
@@ -301,7 +308,8 @@ func isStateless(r *http.Request, body []byte) bool {
 const statelessVersion = "2026-07-28"
 
 // serverInPath returns the <server> of /mcp/<server> or /sse/<server>, or ""
-// for the aggregated endpoints.
+// for /mcp and /sse, or "p/<profile>" for a profile's /mcp/p/<profile>:
+// the name of the request's endpoint (see aggregateFor).
 func serverInPath(path string) string {
 	path = strings.TrimPrefix(strings.TrimPrefix(path, "/mcp"), "/sse")
 	return strings.Trim(path, "/")
@@ -312,8 +320,8 @@ func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
 	name := serverInPath(r.URL.Path)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if name == "" {
-		return g.aggregate
+	if a := g.aggregateFor(name); a != nil {
+		return a.front
 	}
 	if b, ok := g.backends[name]; ok {
 		return b.front
@@ -367,7 +375,7 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 		g.forgetKept(b.config().Name) // uninstalled or disabled: listed afresh if it comes back
 		g.log.Info("server left the gateway", "server", b.config().Name)
 	}
-	g.rebuildAggregate()
+	g.rebuildAggregates()
 	for _, b := range added {
 		g.wg.Go(func() { b.run(g.ctx) })
 		if b.listed.Load() {

@@ -135,17 +135,18 @@ func (g *Gateway) unlistedTool(endpoint, name string) (server, original string, 
 	owner := func(b *backend, tool string) bool {
 		return b != nil && !b.listed.Load() && tool != "" && !slices.Contains(b.cfg.DisabledTools, tool)
 	}
-	if endpoint != "" {
+	a := g.aggregateFor(endpoint)
+	if a == nil {
 		if b := g.backends[endpoint]; owner(b, name) {
 			return endpoint, name, true
 		}
 		return "", "", false
 	}
-	if _, known := g.agg.tools[name]; known {
+	if _, known := a.state.tools[name]; known {
 		return "", "", false
 	}
 	for n, b := range g.backends {
-		if tool, found := strings.CutPrefix(name, b.cfg.prefix()+separator); found && owner(b, tool) {
+		if tool, found := strings.CutPrefix(name, b.cfg.prefix()+separator); found && owner(b, tool) && a.set.showsTool(n, tool) {
 			return n, tool, true
 		}
 	}

@@ -88,7 +88,7 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 			res, err := next(context.WithValue(ctx, recordKey{}, rec), method, req)
 			c := &rec.call
 			c.Duration = time.Since(c.Start)
-			if c.Server == "" && endpoint != "" {
+			if c.Server == "" && !isAggregated(endpoint) {
 				c.Server = endpoint // a call /mcp/<server> could not route is still that server's
 			}
 			c.Outcome = record.OutcomeOK

@@ -185,11 +185,12 @@ func endpointOf(path string) string {
 	return base
 }
 
-// fronts returns every front server: the aggregate and one per backend.
+// fronts returns every front server: the aggregates (/mcp and the
+// profiles') and one per backend.
 func (g *Gateway) fronts() []*mcp.Server {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := []*mcp.Server{g.aggregate}
+	out := append([]*mcp.Server{g.all.front}, g.profileFronts()...)
 	for _, b := range g.backends {
 		out = append(out, b.front)
 	}

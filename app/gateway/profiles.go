@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ProfileConfig is what the gateway needs to know of one profile: a named
+// set of servers, and optionally of tools within them, served aggregated
+// on /mcp/p/<Name> under the same names as on /mcp.
+type ProfileConfig struct {
+	Name string
+	// Servers are the servers the profile offers. One the gateway does not
+	// serve (not configured or not enabled) offers nothing until it does.
+	Servers []string
+	// Tools, when it has an entry for a server, limits that server's tools
+	// to the ones listed (by the server's own names); a server without an
+	// entry offers every visible tool.
+	Tools map[string][]string
+}
+
+// An aggregate is one aggregated endpoint: /mcp, over every server, or a
+// profile's /mcp/p/<name>, over the profile's set. Every aggregate takes
+// its items from one assignment (see Gateway.assign), so an item has the
+// same name on each.
+type aggregate struct {
+	front *mcp.Server
+	// set says what the endpoint offers; the zero set offers everything
+	// (/mcp). It is replaced, never changed, under Gateway.mu.
+	set serverSet
+	// state is what the front has registered (under Gateway.mu).
+	state aggregateState
+}
+
+// A serverSet says which servers, and which of their tools, an aggregate
+// offers.
+type serverSet struct {
+	// servers is nil for every server.
+	servers map[string]bool
+	// tools limits some servers' tools, by their own names.
+	tools map[string][]string
+}
+
+func (s serverSet) shows(server string) bool { return s.servers == nil || s.servers[server] }
+
+func (s serverSet) showsTool(server, tool string) bool {
+	if !s.shows(server) {
+		return false
+	}
+	only, ok := s.tools[server]
+	return !ok || slices.Contains(only, tool)
+}
+
+func setOf(p ProfileConfig) serverSet {
+	s := serverSet{servers: make(map[string]bool, len(p.Servers)), tools: map[string][]string{}}
+	for _, name := range p.Servers {
+		s.servers[name] = true
+	}
+	for server, tools := range p.Tools {
+		s.tools[server] = slices.Clone(tools)
+	}
+	return s
+}
+
+// profilePrefix starts the endpoint name of a profile: serverInPath of
+// /mcp/p/<name> is "p/<name>". A server name has no '/', so it never
+// starts so.
+const profilePrefix = "p/"
+
+// aggregateFor returns the aggregate an endpoint name (see serverInPath)
+// stands for: /mcp for "", a profile's for "p/<profile>", nil for a
+// server's own endpoint or an unknown profile. g.mu is held.
+func (g *Gateway) aggregateFor(endpoint string) *aggregate {
+	if endpoint == "" {
+		return g.all
+	}
+	if name, ok := strings.CutPrefix(endpoint, profilePrefix); ok {
+		return g.profiles[name]
+	}
+	return nil
+}
+
+// isAggregated reports whether endpoint names an aggregated endpoint (/mcp
+// or a profile's) rather than a server's own.
+func isAggregated(endpoint string) bool {
+	return endpoint == "" || strings.HasPrefix(endpoint, profilePrefix)
+}
+
+// SetProfiles makes the gateway serve exactly profiles on /mcp/p/<name>:
+// a new profile gets its endpoint, a changed one offers its new set at
+// once (its clients are told their lists changed), and the sessions of a
+// removed one are closed.
+func (g *Gateway) SetProfiles(profiles []ProfileConfig) {
+	g.mu.Lock()
+	want := map[string]ProfileConfig{}
+	for _, p := range profiles {
+		want[p.Name] = p
+	}
+	var removed []*aggregate
+	for name, a := range g.profiles {
+		if _, ok := want[name]; !ok {
+			removed = append(removed, a)
+			delete(g.profiles, name)
+		}
+	}
+	var added []string
+	for name, p := range want {
+		a, ok := g.profiles[name]
+		if !ok {
+			a = &aggregate{front: g.newFront(profilePrefix + name), state: newAggregateState()}
+			g.profiles[name] = a
+			added = append(added, name)
+		}
+		a.set = setOf(p)
+	}
+	g.mu.Unlock()
+	for _, a := range removed {
+		for ss := range a.front.Sessions() {
+			_ = ss.Close()
+		}
+	}
+	if len(added) > 0 {
+		slices.Sort(added)
+		g.log.Info("profiles served", "profiles", added)
+	}
+	g.rebuildAggregates()
+}
+
+// ToolCount returns how many tools an aggregated endpoint lists now: /mcp
+// for profile "", else /mcp/p/<profile>; ok is false for a profile the
+// gateway does not serve.
+func (g *Gateway) ToolCount(profile string) (n int, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	endpoint := ""
+	if profile != "" {
+		endpoint = profilePrefix + profile
+	}
+	a := g.aggregateFor(endpoint)
+	if a == nil {
+		return 0, false
+	}
+	return len(a.state.tools), true
+}
+
+// profileFronts returns the fronts of the profiles, in name order.
+// g.mu is held.
+func (g *Gateway) profileFronts() []*mcp.Server {
+	out := make([]*mcp.Server, 0, len(g.profiles))
+	for _, name := range slices.Sorted(maps.Keys(g.profiles)) {
+		out = append(out, g.profiles[name].front)
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package gateway_test
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/app/record"
+)
+
+func listNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// A profile's endpoint serves its servers (and tools) aggregated under the
+// names of /mcp, in every protocol era; calls reach the right server and
+// are recorded with the profile's endpoint; tools outside it are refused.
+// Changing the profiles applies to open sessions, and an unknown profile
+// is a 404 naming it.
+func TestProfileEndpoint(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"}, gateway.ServerConfig{Name: "beta", DisabledTools: []string{"crash"}},
+		gateway.ServerConfig{Name: "gamma", Alias: "g"})
+	f.gw.SetProfiles([]gateway.ProfileConfig{
+		{Name: "coding", Servers: []string{"alpha", "gamma", "not-installed"}, Tools: map[string][]string{"alpha": {"echo", "sleep"}}},
+		{Name: "beta-only", Servers: []string{"beta"}},
+	})
+	all := f.connect(t, "/mcp", "2025-11-25", nil)
+	allTools := f.waitTools(t, all, "alpha__echo", "beta__echo", "g__echo")
+
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			cs := f.connect(t, "/mcp/p/coding", era, nil)
+			var want []string
+			for _, tool := range allTools {
+				if tool.Name == "alpha__echo" || tool.Name == "alpha__sleep" || strings.HasPrefix(tool.Name, "g__") {
+					want = append(want, tool.Name)
+				}
+			}
+			slices.Sort(want)
+			// Tools are registered one by one: poll for the whole list.
+			testutil.Eventually(t, 10*time.Second, "exactly the profile's tools", func() bool {
+				return slices.Equal(listNames(t, cs), want)
+			})
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "g__env", Arguments: map[string]any{"name": "SWITCHBOARD_TESTMCP_NAME"}})
+			if err != nil || text(res) != "gamma" {
+				t.Errorf("g__env on the profile reached %q (%v), want gamma", text(res), err)
+			}
+			for _, name := range []string{"alpha__crash", "beta__echo"} {
+				if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name}); err == nil && !res.IsError {
+					t.Errorf("%s, outside the profile, was called: %s", name, text(res))
+				}
+			}
+		})
+	}
+	if n, ok := f.gw.ToolCount("coding"); !ok || n != len(listNames(t, f.connect(t, "/mcp/p/coding", "2025-11-25", nil))) {
+		t.Errorf("ToolCount(coding) = %d, %v", n, ok)
+	}
+	if n, ok := f.gw.ToolCount(""); !ok || n != len(allTools) {
+		t.Errorf("ToolCount(\"\") = %d, %v; /mcp lists %d", n, ok, len(allTools))
+	}
+	if _, ok := f.gw.ToolCount("nope"); ok {
+		t.Error("ToolCount of an unknown profile")
+	}
+	testutil.Eventually(t, 10*time.Second, "the profile's call in the record", func() bool {
+		return slices.ContainsFunc(f.rec.all(), func(c record.Call) bool {
+			return c.Endpoint == "p/coding" && c.Server == "gamma" && c.Name == "g__env"
+		})
+	})
+
+	beta := f.connect(t, "/mcp/p/beta-only", "2025-11-25", nil)
+	var betaWant []string
+	for _, tool := range allTools {
+		if strings.HasPrefix(tool.Name, "beta__") {
+			betaWant = append(betaWant, tool.Name)
+		}
+	}
+	slices.Sort(betaWant)
+	testutil.Eventually(t, 10*time.Second, "beta's tools, and only them, on /mcp/p/beta-only", func() bool {
+		return slices.Equal(listNames(t, beta), betaWant)
+	})
+	if slices.Contains(betaWant, "beta__crash") {
+		t.Error("beta's disabled tool is listed on /mcp")
+	}
+
+	// Live: coding gains every tool of alpha; beta-only goes, its session
+	// is closed and its endpoint is a 404.
+	coding := f.connect(t, "/mcp/p/coding", "2025-11-25", nil)
+	f.gw.SetProfiles([]gateway.ProfileConfig{{Name: "coding", Servers: []string{"alpha", "gamma"}}})
+	testutil.Eventually(t, 10*time.Second, "alpha__crash on the changed profile", func() bool {
+		return slices.Contains(listNames(t, coding), "alpha__crash")
+	})
+	testutil.Eventually(t, 10*time.Second, "the removed profile's session closed", func() bool {
+		_, err := beta.ListTools(t.Context(), nil)
+		return err != nil
+	})
+	for path, want := range map[string]string{"/mcp/p/beta-only": `unknown profile "beta-only"`, "/mcp/p/nope": `unknown profile "nope"`} {
+		resp, err := http.Post(f.url+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+
+	// A server leaving the gateway leaves the profile too.
+	f.gw.Sync([]gateway.ServerConfig{{Name: "alpha"}, {Name: "beta", DisabledTools: []string{"crash"}}})
+	testutil.Eventually(t, 10*time.Second, "gamma gone from the profile", func() bool {
+		return !slices.ContainsFunc(listNames(t, coding), func(n string) bool { return strings.HasPrefix(n, "g__") })
+	})
+}
