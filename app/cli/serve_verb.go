@@ -43,7 +43,7 @@ func serveVerb() verb {
 				HTTP: daemon.HTTPLimits{ReadTimeout: *readTimeout, MaxConns: *maxConns},
 				Ready: func(info daemon.Info) {
 					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", e.version, info.PID)
-					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one)\n", info.Address, info.Address)
+					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one), %s/mcp/p/<profile> (a profile's)\n", info.Address, info.Address, info.Address)
 					fmt.Fprintf(e.stdout, "  API:     %s\n", info.APIURL())
 					fmt.Fprintf(e.stdout, "  UI:      %s/ (sign in with `switchboard open`)\n", info.Address)
 					fmt.Fprintf(e.stdout, "  data:    %s\n", info.Home)

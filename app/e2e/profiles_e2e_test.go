@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
+)
+
+// setProfiles writes profiles into home's config.json (the way a user
+// edits it by hand).
+func setProfiles(t *testing.T, home string, profiles map[string]any) {
+	t.Helper()
+	path := filepath.Join(home, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["profiles"] = profiles
+	data, _ = json.MarshalIndent(cfg, "", "  ")
+	if err := os.WriteFile(path+".tmp", data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// postMCP posts an initialize request to path with the given
+// Authorization header and returns the status and body.
+func postMCP(t *testing.T, url, authorization string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", authorization)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func clientView(t *testing.T, d *daemonProc, id string) api.ClientView {
+	t.Helper()
+	list, err := d.client.Clients(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range list {
+		if v.ID == id {
+			return v
+		}
+	}
+	t.Fatalf("no client %s in %+v", id, list)
+	return api.ClientView{}
+}
+
+// TestProfilesEndToEnd: `clients connect cursor --profile coding` writes
+// the profile's endpoint into Cursor's file and binds Cursor's token to
+// it; through that entry Cursor sees only the profile's tools (updated
+// live when config.json changes) and is refused on /mcp; connected to /mcp
+// instead it sees more tools than Cursor takes, and the API says so.
+func TestProfilesEndToEnd(t *testing.T) {
+	isolateClientEnv(t)
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha", "beta")
+	setProfiles(t, home, map[string]any{
+		"coding": map[string]any{"servers": []string{"alpha", "not-installed"}, "tools": map[string]any{"alpha": []string{"echo", "sleep"}}},
+	})
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha", "beta")
+	ctx := t.Context()
+
+	code, out, errOut := cli(t, home, "clients", "connect", "cursor", "--profile", "coding")
+	if code != exitOK || !strings.Contains(out, "cursor: connected") || !strings.Contains(out, "bound to profile coding") {
+		t.Fatalf("clients connect cursor --profile coding: %d\n%s%s", code, out, errOut)
+	}
+	cf, _ := readClientFile(t, filepath.Join(d.userHome, ".cursor", "mcp.json"))
+	entry := cf.MCPServers["switchboard"]
+	if entry.URL != d.info.Address+"/mcp/p/coding" || !strings.HasPrefix(entry.Headers["Authorization"], "Bearer sb_") {
+		t.Fatalf("Cursor's entry: %+v", cf.MCPServers)
+	}
+
+	// Cursor, as it would: the entry's URL with the entry's header.
+	cursor, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-vscode", Version: "1.0"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: entry.URL, HTTPClient: &http.Client{Transport: headerTransport(entry.Headers)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cursor.Close()
+	if names := toolNames(t, cursor); !slices.Equal(names, []string{"alpha__echo", "alpha__sleep"}) {
+		t.Errorf("tools on the profile: %v, want exactly alpha__echo and alpha__sleep", names)
+	}
+	res, err := cursor.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "via profile"}})
+	if err != nil || res.IsError {
+		t.Errorf("call on the profile: %v %+v", err, res)
+	}
+	if res, err := cursor.CallTool(ctx, &mcp.CallToolParams{Name: "beta__echo", Arguments: map[string]any{"text": "x"}}); err == nil && !res.IsError {
+		t.Errorf("a tool outside the profile was called: %+v", res)
+	}
+
+	// The same token elsewhere: refused, naming the profile.
+	for _, path := range []string{"/mcp", "/mcp/alpha", "/sse"} {
+		status, body := postMCP(t, d.info.Address+path, entry.Headers["Authorization"])
+		if status != http.StatusForbidden || !strings.Contains(body, `bound to profile \"coding\"`) {
+			t.Errorf("Cursor's token on %s: %d %s", path, status, body)
+		}
+	}
+	// A token without a profile reaches the profile's endpoint; an unknown
+	// profile is a 404 naming it.
+	if status, body := postMCP(t, d.info.Address+"/mcp/p/coding", "Bearer "+d.client.Token); status != http.StatusOK {
+		t.Errorf("unbound token on /mcp/p/coding: %d %s", status, body)
+	}
+	if status, body := postMCP(t, d.info.Address+"/mcp/p/nope", "Bearer "+d.client.Token); status != http.StatusNotFound || !strings.Contains(body, `"nope"`) {
+		t.Errorf("unknown profile: %d %s", status, body)
+	}
+
+	v := clientView(t, d, "cursor")
+	if v.Profile != "coding" || v.Tools == nil || *v.Tools != 2 || v.ToolLimit != 40 || v.Warning != "" {
+		t.Errorf("Cursor's view on the profile: %+v", v)
+	}
+
+	// Live: the profile gains beta (every tool of it); the open session
+	// sees the new list.
+	setProfiles(t, home, map[string]any{
+		"coding": map[string]any{"servers": []string{"alpha", "beta"}, "tools": map[string]any{"alpha": []string{"echo", "sleep"}}},
+	})
+	var names []string
+	testutil.Eventually(t, 15*time.Second, "beta's tools on the profile", func() bool {
+		names = toolNames(t, cursor)
+		return slices.Contains(names, "beta__echo") && slices.Contains(names, "alpha__echo") && !slices.Contains(names, "alpha__crash")
+	})
+	// The tools are registered one by one: the count settles once all are.
+	var profiles []api.ProfileView
+	testutil.Eventually(t, 15*time.Second, "the profile's tool count", func() bool {
+		var err error
+		profiles, err = d.client.Profiles(ctx)
+		names = toolNames(t, cursor)
+		return err == nil && len(profiles) == 1 && profiles[0].ToolCount != nil && *profiles[0].ToolCount == len(names)
+	})
+	if !slices.Equal(profiles[0].Clients, []string{"cursor"}) || !slices.Equal(profiles[0].Servers, []string{"alpha", "beta"}) {
+		t.Errorf("profiles: %+v", profiles)
+	}
+
+	// Back to /mcp: every tool of both servers, more than Cursor's 40.
+	code, out, errOut = cli(t, home, "clients", "connect", "cursor")
+	if code != exitOK || !strings.Contains(out, "no longer bound to a profile") || !strings.Contains(out, "warning:") {
+		t.Fatalf("clients connect cursor: %d\n%s%s", code, out, errOut)
+	}
+	v = clientView(t, d, "cursor")
+	if v.Profile != "" || v.Tools == nil || *v.Tools <= 40 || !strings.Contains(v.Warning, "more than the 40") {
+		t.Errorf("Cursor's view on /mcp: %+v", v)
+	}
+	if status, body := postMCP(t, d.info.Address+"/mcp", entry.Headers["Authorization"]); status != http.StatusOK {
+		t.Errorf("Cursor's unbound token on /mcp: %d %s", status, body)
+	}
+	code, out, _ = cli(t, home, "clients")
+	if code != exitOK || !strings.Contains(out, "PROFILE") || !strings.Contains(out, "/40 (!)") || !strings.Contains(out, "warning: cursor:") {
+		t.Errorf("clients:\n%s", out)
+	}
+}
