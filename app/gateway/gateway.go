@@ -1,6 +1,8 @@
 // Package gateway is Switchboard's MCP endpoint: one streamable-HTTP
 // endpoint (/mcp) that aggregates every enabled server, one per server
-// (/mcp/<server>), and the legacy HTTP+SSE transport (/sse) for old clients.
+// (/mcp/<server>), one per profile of the config (/mcp/p/<profile>, the
+// aggregate of its servers and tools), and the legacy HTTP+SSE transport
+// (/sse) for old clients.
 //
 // MCP ends here and starts again toward each backend (STYLE 6): the front is
 // an mcp.Server per endpoint behind the go-sdk's streamable handler, which
@@ -26,7 +28,8 @@
 //	leases.go        session mode: a client session keeps its process
 //	progress.go      progress tokens and the caller index (who asked, on which process)
 //	backend.go       one server's lifecycle: listing, relisting, its own endpoint
-//	aggregation.go   /mcp's aggregate, and the one registered-items diff both fronts use
+//	aggregation.go   the aggregates (/mcp, profiles), and the one registered-items diff every front uses
+//	profiles.go      profiles: aggregates over a set of servers and tools, /mcp/p/<profile>
 //	kept.go          lists kept on disk between runs
 //	names.go         prefixed names and collisions on /mcp
 //	tools.go         ToolInfo: a server's tools for the dashboard and the API
