@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -138,6 +139,33 @@ func TestProfilesEndToEnd(t *testing.T) {
 		t.Errorf("Cursor's view on the profile: %+v", v)
 	}
 
+	// Claude Desktop launches the bridge, which reaches the profile too.
+	code, out, errOut = cli(t, home, "clients", "connect", "claude-desktop", "--profile", "coding")
+	if code != exitOK || !strings.Contains(out, "bound to profile coding") {
+		t.Fatalf("clients connect claude-desktop --profile coding: %d\n%s%s", code, out, errOut)
+	}
+	df, _ := readClientFile(t, filepath.Join(d.userHome, ".config", "Claude", "claude_desktop_config.json"))
+	bridgeEntry := df.MCPServers["switchboard"]
+	if !slices.Equal(bridgeEntry.Args, []string{"connect", "--home", home, "--profile", "coding"}) {
+		t.Fatalf("Claude Desktop's entry: %+v", bridgeEntry)
+	}
+	cmd := exec.Command(bridgeEntry.Command, bridgeEntry.Args...)
+	cmd.Env = testEnvWithHome(home, d.userHome)
+	for k, val := range bridgeEntry.Env {
+		cmd.Env = append(cmd.Env, k+"="+val)
+	}
+	bridgeErr := &testutil.SyncBuffer{}
+	cmd.Stderr = bridgeErr
+	desktop, err := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.9"}, nil).
+		Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("speaking MCP to the bridge: %v\nbridge stderr:\n%s", err, bridgeErr)
+	}
+	if names := toolNames(t, desktop); !slices.Equal(names, []string{"alpha__echo", "alpha__sleep"}) {
+		t.Errorf("tools through the bridge: %v", names)
+	}
+	desktop.Close()
+
 	// Live: the profile gains beta (every tool of it); the open session
 	// sees the new list.
 	setProfiles(t, home, map[string]any{
@@ -156,7 +184,7 @@ func TestProfilesEndToEnd(t *testing.T) {
 		names = toolNames(t, cursor)
 		return err == nil && len(profiles) == 1 && profiles[0].ToolCount != nil && *profiles[0].ToolCount == len(names)
 	})
-	if !slices.Equal(profiles[0].Clients, []string{"cursor"}) || !slices.Equal(profiles[0].Servers, []string{"alpha", "beta"}) {
+	if !slices.Equal(profiles[0].Clients, []string{"cursor", "claude-desktop"}) || !slices.Equal(profiles[0].Servers, []string{"alpha", "beta"}) {
 		t.Errorf("profiles: %+v", profiles)
 	}
 
