@@ -18,18 +18,22 @@ import (
 func ProfilePath(profile string) string { return "/mcp/p/" + profile }
 
 // profileOf returns the profile named by an MCP endpoint's path
-// (/mcp/p/<profile>), or "" for every other endpoint.
+// (/mcp/p/<profile>, or /sse/p/<profile> for the legacy transport), or ""
+// for every other endpoint.
 func profileOf(path string) string {
 	rest, ok := strings.CutPrefix(path, "/mcp/p/")
 	if !ok {
-		return ""
+		if rest, ok = strings.CutPrefix(path, "/sse/p/"); !ok {
+			return ""
+		}
 	}
 	return strings.TrimSuffix(rest, "/")
 }
 
 // refuseOtherEndpoint answers a request of a token bound to a profile that
-// asks for another MCP endpoint (/mcp, /mcp/<server>, /sse, another
-// profile's) with 403 and a JSON-RPC error naming the profile, and reports
+// asks for another MCP endpoint than the profile's (/mcp/p/<profile>, or
+// /sse/p/<profile> for the legacy transport): /mcp, /mcp/<server>, /sse,
+// another profile's, with 403 and a JSON-RPC error naming the profile, and reports
 // whether it did. A token without a profile reaches every MCP endpoint,
 // profiles' included: it is what a client had before profiles existed, and
 // a user who points a client at /mcp/p/<profile> by hand expects it to

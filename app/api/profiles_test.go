@@ -51,12 +51,12 @@ func TestProfileBoundToken(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
-	for _, path := range []string{"/mcp/p/coding", "/mcp/p/coding/"} {
+	for _, path := range []string{"/mcp/p/coding", "/mcp/p/coding/", "/sse/p/coding"} {
 		if code, body := post(cursor.Secret, path); code != 200 || body != "served "+path {
 			t.Errorf("bound token on %s: %d %s", path, code, body)
 		}
 	}
-	for _, path := range []string{"/mcp", "/mcp/", "/mcp/fs", "/sse", "/sse/fs", "/mcp/p/other", "/mcp/p/coding2", "/mcp/p/coding/x"} {
+	for _, path := range []string{"/mcp", "/mcp/", "/mcp/fs", "/sse", "/sse/fs", "/sse/p/other", "/mcp/p/other", "/mcp/p/coding2", "/mcp/p/coding/x"} {
 		code, body := post(cursor.Secret, path)
 		var rpc struct {
 			JSONRPC string `json:"jsonrpc"`

@@ -69,6 +69,21 @@ func TestProfileEndpoint(t *testing.T) {
 			}
 		})
 	}
+	// The legacy HTTP+SSE transport serves the profile too.
+	sse, err := mcp.NewClient(&mcp.Implementation{Name: "old-client", Version: "1"}, nil).
+		Connect(t.Context(), &mcp.SSEClientTransport{Endpoint: f.url + "/sse/p/coding"}, nil)
+	if err != nil {
+		t.Fatalf("SSE connect /sse/p/coding: %v", err)
+	}
+	f.waitTools(t, sse, "alpha__echo")
+	if res, err := sse.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "old school"}}); err != nil || text(res) != "old school" {
+		t.Errorf("/sse/p/coding: call: %q %v", text(res), err)
+	}
+	if res, err := sse.CallTool(t.Context(), &mcp.CallToolParams{Name: "beta__echo"}); err == nil && !res.IsError {
+		t.Error("/sse/p/coding called a tool outside the profile")
+	}
+	sse.Close()
+
 	if n, ok := f.gw.ToolCount("coding"); !ok || n != len(listNames(t, f.connect(t, "/mcp/p/coding", "2025-11-25", nil))) {
 		t.Errorf("ToolCount(coding) = %d, %v", n, ok)
 	}
