@@ -160,7 +160,11 @@ func (s *Server) bindClient(c clients.Client, profile string) error {
 	if err != nil {
 		return fmt.Errorf("%s's config file was written, but its token was not bound to profile %s: %w", c.Name, quote(profile), err)
 	}
-	s.log.Info("bound a client's token to a profile", "client", c.ID, "profile", profile, "tokens", len(toks))
+	if profile == "" {
+		s.log.Info("unbound a client's token from its profile", "client", c.ID, "tokens", len(toks))
+	} else {
+		s.log.Info("bound a client's token to a profile", "client", c.ID, "profile", profile, "tokens", len(toks))
+	}
 	return nil
 }
 
