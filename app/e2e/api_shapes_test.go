@@ -38,6 +38,7 @@ func TestAPIResponseShapes(t *testing.T) {
 	t.Setenv(daemon.RegistryEnv, fakeRegistry(t, entry).URL)
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "alpha")
+	setProfiles(t, home, map[string]any{"coding": map[string]any{"servers": []string{"alpha"}, "tools": map[string]any{"alpha": []string{"echo"}}}})
 	d := startDaemon(t, home)
 	d.waitRunning(t, "alpha")
 
@@ -179,6 +180,7 @@ func TestAPIResponseShapes(t *testing.T) {
 	call("POST", "/api/v1/clients/cursor/restore/apply", "/api/v1/clients/{id}/restore/apply", restore+`,"hash":"`+str(rp, "hash")+`"}`, 200)
 
 	call("GET", "/api/v1/tokens", "", "", 200)
+	call("GET", "/api/v1/profiles", "", "", 200)
 	call("DELETE", "/api/v1/tokens/cursor", "/api/v1/tokens/{label}", "", 200)
 
 	text := strings.Join(got, "\n") + "\n"

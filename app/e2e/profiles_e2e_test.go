@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
@@ -59,7 +59,7 @@ func postMCP(t *testing.T, url, authorization string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-func clientView(t *testing.T, d *daemonProc, id string) api.ClientView {
+func clientView(t *testing.T, d *daemonProc, id string) wire.ClientView {
 	t.Helper()
 	list, err := d.client.Clients(t.Context())
 	if err != nil {
@@ -71,7 +71,7 @@ func clientView(t *testing.T, d *daemonProc, id string) api.ClientView {
 		}
 	}
 	t.Fatalf("no client %s in %+v", id, list)
-	return api.ClientView{}
+	return wire.ClientView{}
 }
 
 // TestProfilesEndToEnd: `clients connect cursor --profile coding` writes
@@ -177,7 +177,7 @@ func TestProfilesEndToEnd(t *testing.T) {
 		return slices.Contains(names, "beta__echo") && slices.Contains(names, "alpha__echo") && !slices.Contains(names, "alpha__crash")
 	})
 	// The tools are registered one by one: the count settles once all are.
-	var profiles []api.ProfileView
+	var profiles []wire.ProfileView
 	testutil.Eventually(t, 15*time.Second, "the profile's tool count", func() bool {
 		var err error
 		profiles, err = d.client.Profiles(ctx)
