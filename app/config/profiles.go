@@ -44,14 +44,6 @@ type Profile struct {
 	extra map[string]json.RawMessage
 }
 
-// ShowsTool reports whether the profile lets server's tool through (before
-// the server's own disabledTools, which always win). It does not check that
-// server is one of Servers.
-func (p Profile) ShowsTool(server, tool string) bool {
-	only, ok := p.Tools[server]
-	return !ok || slices.Contains(only, tool)
-}
-
 // ValidProfileName reports whether name can name a profile. The rules are
 // a server name's (see ValidServerName): the name is a path segment of the
 // profile's endpoint, /mcp/p/<name>.
