@@ -1,0 +1,391 @@
+// Package approvals keeps, per server, the version of each tool the user
+// approved, and tells which of the tools a server lists now are new or
+// changed since: the protection against a "rug pull", a server that
+// changes what a tool says (its description is an instruction to the
+// model) or takes after the user chose to trust it.
+//
+// A tool's version is its fingerprint (see [Fingerprint]: SHA-256 over the
+// canonical JSON of its name, description and input schema), kept with
+// the description and schema themselves so that a change can be shown as
+// a diff. The first list of a server the store has never seen is approved
+// as a whole: that is the install (or, for a server configured before
+// approvals existed, the migration). After that a tool that is new or whose
+// fingerprint changed is held until [Store.Approve].
+//
+// Everything lives in one JSON file in the data directory, approvals.json,
+// mode 0600, written atomically; only the daemon writes it.
+//
+//	{
+//	  "version": 1,
+//	  "servers": {
+//	    "demo": {
+//	      "approved": {"echo": {"fingerprint": "sha256:…", "description": "…", "inputSchema": {…}, "time": "…", "how": "install"}},
+//	      "held":     {"echo": {"fingerprint": "sha256:…", "description": "…", "inputSchema": {…}, "time": "…"}}
+//	    }
+//	  }
+//	}
+package approvals
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/atomicfile"
+)
+
+// FileName is the name of the approvals file inside the data directory.
+const FileName = "approvals.json"
+
+// fileVersion is the format this build reads and writes.
+const fileVersion = 1
+
+// How a version of a tool came to be approved.
+const (
+	HowFirstList = "first-list" // the server's first list: its install, or the migration of a server configured before approvals existed
+	HowUser      = "user"       // the user approved it (CLI, dashboard, tray)
+	HowTrusted   = "trusted"    // the server's holdChangedTools is false
+)
+
+// A Version is one version of a tool: approved, or listed and held.
+type Version struct {
+	Fingerprint string          `json:"fingerprint"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"` // canonical JSON
+	// Time is when it was approved, or first listed and held.
+	Time time.Time `json:"time"`
+	// How says how an approved version was approved (How* constants);
+	// empty for a held one.
+	How string `json:"how,omitempty"`
+}
+
+// Kinds of change of a held tool.
+const (
+	ChangeNew         = "new"         // the server did not list it when it was approved
+	ChangeDescription = "description" // its description changed
+	ChangeSchema      = "schema"      // its input schema changed
+	ChangeBoth        = "description and schema"
+)
+
+// Held is one held tool: the version the server lists now, and the one
+// approved before (nil for a new tool).
+type Held struct {
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// Change is one of the Change* constants.
+	Change   string   `json:"change"`
+	Approved *Version `json:"approved,omitempty"`
+	Listed   Version  `json:"listed"`
+}
+
+// Reason says in words why the tool is held.
+func (h Held) Reason() string {
+	switch h.Change {
+	case ChangeNew:
+		return "it is new since you approved the server's tools"
+	case ChangeDescription:
+		return "its description changed since you approved it"
+	case ChangeSchema:
+		return "its input schema changed since you approved it"
+	default:
+		return "its description and input schema changed since you approved it"
+	}
+}
+
+// Message is the error a client gets for a call of the tool, and what a
+// log line or a notification says.
+func (h Held) Message() string {
+	return fmt.Sprintf("tool %q of server %q is held: %s; run: switchboard tools approve %s %s",
+		h.Tool, h.Server, h.Reason(), h.Server, h.Tool)
+}
+
+// A Review is what Store.Review found in one list of a server.
+type Review struct {
+	// Held are the tools clients must not see, by name.
+	Held map[string]Held
+	// NewlyHeld are the held tools whose listed version was not held
+	// before this review (each deserves a notice, once).
+	NewlyHeld []Held
+	// Approved names the tools approved by this review, How how (the
+	// server's first list, or a trusted server's change); empty when none.
+	Approved []string
+	How      string
+}
+
+// ErrNotHeld is wrapped by Approve's error when there is nothing to approve.
+var ErrNotHeld = errors.New("nothing held")
+
+// ErrStale is wrapped by Approve's error when the listed version differs
+// from the fingerprint the caller saw.
+var ErrStale = errors.New("the tool changed again")
+
+type serverState struct {
+	Approved map[string]Version `json:"approved"`
+	Held     map[string]Version `json:"held,omitempty"`
+}
+
+type fileData struct {
+	Version int                     `json:"version"`
+	Servers map[string]*serverState `json:"servers"`
+}
+
+// A Store is the approvals of every server. It is safe for concurrent use.
+type Store struct {
+	path string
+	now  func() time.Time
+
+	mu      sync.Mutex
+	servers map[string]*serverState
+	saved   []byte
+}
+
+// Open reads the approvals file at path; a missing file is an empty
+// store. A file that cannot be read or parsed, or is of a newer format,
+// is an error naming the file: holding nothing would defeat its purpose.
+func Open(path string) (*Store, error) {
+	s := &Store{path: path, now: time.Now, servers: map[string]*serverState{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the tool approvals: %w", err)
+	}
+	var f fileData
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("reading the tool approvals %s: %w (fix the file, or remove it: every server's tools are then approved as they are listed next)", path, err)
+	}
+	switch {
+	case f.Version > fileVersion:
+		return nil, fmt.Errorf("reading the tool approvals %s: version %d is newer than this Switchboard reads (%d); update Switchboard", path, f.Version, fileVersion)
+	case f.Version < 1:
+		return nil, fmt.Errorf("reading the tool approvals %s: missing or invalid \"version\" %d", path, f.Version)
+	}
+	for name, st := range f.Servers {
+		if st == nil {
+			return nil, fmt.Errorf("reading the tool approvals %s: server %q has no entry", path, name)
+		}
+		if st.Approved == nil {
+			st.Approved = map[string]Version{}
+		}
+		if st.Held == nil {
+			st.Held = map[string]Version{}
+		}
+		// The file is indented, schemas with it: back to canonical, so
+		// that they compare byte for byte with listed ones.
+		for _, m := range []map[string]Version{st.Approved, st.Held} {
+			for tool, v := range m {
+				if v.InputSchema, err = Canonical(v.InputSchema); err != nil {
+					return nil, fmt.Errorf("reading the tool approvals %s: tool %q of server %q: %w", path, tool, name, err)
+				}
+				m[tool] = v
+			}
+		}
+		s.servers[name] = st
+	}
+	s.saved = data
+	return s, nil
+}
+
+// Path is the file the store keeps its approvals in.
+func (s *Store) Path() string { return s.path }
+
+// version makes the Version of t listed now.
+func (s *Store) version(t Tool) (Version, error) {
+	fp, err := Fingerprint(t)
+	if err != nil {
+		return Version{}, err
+	}
+	schema, _ := Canonical(t.InputSchema) // valid: Fingerprint parsed it
+	return Version{Fingerprint: fp, Description: t.Description, InputSchema: schema, Time: s.now().UTC()}, nil
+}
+
+// Review compares the tools server lists now with its approvals. A server
+// never seen has its list approved as a whole (HowFirstList). When hold
+// is false (the user trusts the server) every change is approved
+// (HowTrusted) instead of held. A tool whose schema is not JSON is held
+// as changed. Held versions of tools no longer listed are forgotten. The
+// result is valid even when the error, from saving the file, is not nil.
+func (s *Store) Review(server string, tools []Tool, hold bool) (Review, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := Review{Held: map[string]Held{}}
+	st, known := s.servers[server]
+	if !known {
+		st = &serverState{Approved: map[string]Version{}, Held: map[string]Version{}}
+		s.servers[server] = st
+		r.How = HowFirstList
+	} else if !hold {
+		r.How = HowTrusted
+	}
+	listed := map[string]bool{}
+	for _, t := range tools {
+		listed[t.Name] = true
+		v, err := s.version(t)
+		if err != nil {
+			// Not fingerprintable: never approvable silently.
+			v = Version{Fingerprint: "invalid: " + err.Error(), Description: t.Description, Time: s.now().UTC()}
+		}
+		old, approved := st.Approved[t.Name]
+		if approved && old.Fingerprint == v.Fingerprint {
+			delete(st.Held, t.Name)
+			continue
+		}
+		if r.How != "" && err == nil {
+			v.How = r.How
+			st.Approved[t.Name] = v
+			delete(st.Held, t.Name)
+			r.Approved = append(r.Approved, t.Name)
+			continue
+		}
+		h := held(server, t.Name, st, v)
+		if prev, ok := st.Held[t.Name]; ok && prev.Fingerprint == v.Fingerprint {
+			h.Listed = prev // held since then
+		} else {
+			st.Held[t.Name] = v
+			r.NewlyHeld = append(r.NewlyHeld, h)
+		}
+		r.Held[t.Name] = h
+	}
+	for name := range st.Held {
+		if !listed[name] {
+			delete(st.Held, name)
+		}
+	}
+	return r, s.saveLocked()
+}
+
+// held describes v, the listed version of tool, against its approval.
+func held(server, tool string, st *serverState, v Version) Held {
+	h := Held{Server: server, Tool: tool, Change: ChangeNew, Listed: v}
+	if old, ok := st.Approved[tool]; ok {
+		h.Approved = &old
+		desc := old.Description != v.Description
+		schema := !bytes.Equal(old.InputSchema, v.InputSchema)
+		switch {
+		case desc && schema, !desc && !schema: // !desc && !schema: the schema was not JSON
+			h.Change = ChangeBoth
+		case desc:
+			h.Change = ChangeDescription
+		default:
+			h.Change = ChangeSchema
+		}
+	}
+	return h
+}
+
+// Held lists every held tool, by server and tool name.
+func (s *Store) Held() []Held {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Held
+	for _, server := range slices.Sorted(maps.Keys(s.servers)) {
+		st := s.servers[server]
+		for _, tool := range slices.Sorted(maps.Keys(st.Held)) {
+			out = append(out, held(server, tool, st, st.Held[tool]))
+		}
+	}
+	return out
+}
+
+// Approve approves the listed version of server's held tool, or of every
+// held tool of the server when tool is "". When fingerprint is not "",
+// it must be that of the held version (the one the user was shown), else
+// the error wraps ErrStale. It returns what it approved; nothing held is
+// an error wrapping ErrNotHeld. The approval is saved before Approve
+// returns; on an error nothing changed.
+func (s *Store) Approve(server, tool, fingerprint string) ([]Held, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.servers[server]
+	if !ok || len(st.Held) == 0 {
+		return nil, fmt.Errorf("server %q has no held tools: %w", server, ErrNotHeld)
+	}
+	names := slices.Sorted(maps.Keys(st.Held))
+	if tool != "" {
+		if _, ok := st.Held[tool]; !ok {
+			return nil, fmt.Errorf("tool %q of server %q is not held (held: %s): %w", tool, server, strings.Join(names, ", "), ErrNotHeld)
+		}
+		names = []string{tool}
+	}
+	var out []Held
+	for _, name := range names {
+		v := st.Held[name]
+		if strings.HasPrefix(v.Fingerprint, "invalid: ") {
+			return nil, fmt.Errorf("tool %q of server %q cannot be approved: %s", name, server, strings.TrimPrefix(v.Fingerprint, "invalid: "))
+		}
+		if fingerprint != "" && v.Fingerprint != fingerprint {
+			return nil, fmt.Errorf("tool %q of server %q: %w since it was shown (listed now: %s); review it again", name, server, ErrStale, v.Fingerprint)
+		}
+		out = append(out, held(server, name, st, v))
+	}
+	prev := cloneState(st)
+	for _, h := range out {
+		v := h.Listed
+		v.Time, v.How = s.now().UTC(), HowUser
+		st.Approved[h.Tool] = v
+		delete(st.Held, h.Tool)
+	}
+	if err := s.saveLocked(); err != nil {
+		s.servers[server] = prev
+		return nil, err
+	}
+	return out, nil
+}
+
+// Forget removes everything known of server (it was uninstalled or
+// removed from the config): if a server of that name comes back, its
+// first list is approved again.
+func (s *Store) Forget(server string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.servers[server]
+	if !ok {
+		return nil
+	}
+	delete(s.servers, server)
+	if err := s.saveLocked(); err != nil {
+		s.servers[server] = st
+		return err
+	}
+	return nil
+}
+
+// Known reports whether the store has approvals for server.
+func (s *Store) Known(server string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.servers[server]
+	return ok
+}
+
+func cloneState(st *serverState) *serverState {
+	return &serverState{Approved: maps.Clone(st.Approved), Held: maps.Clone(st.Held)}
+}
+
+// saveLocked writes the file when its content changed.
+func (s *Store) saveLocked() error {
+	data, err := json.MarshalIndent(fileData{Version: fileVersion, Servers: s.servers}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the tool approvals: %w", err)
+	}
+	data = append(data, '\n')
+	if bytes.Equal(data, s.saved) {
+		return nil
+	}
+	if err := atomicfile.Write(s.path, data, 0o600); err != nil {
+		return fmt.Errorf("saving the tool approvals: %w", err)
+	}
+	s.saved = data
+	return nil
+}
