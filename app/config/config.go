@@ -17,6 +17,7 @@
 //	      "pool": {"mode": "shared", "min": 0, "max": 2, "idleTimeout": "10m"},
 //	      "timeout": "2m",
 //	      "disabledTools": ["write_file"],
+//	      "holdChangedTools": true,
 //	      "roots": ["/home/me/projects"]
 //	    }
 //	  },
@@ -134,6 +135,13 @@ type Server struct {
 	// clients.
 	DisabledTools []string `json:"disabledTools,omitempty"`
 
+	// HoldChangedTools says whether a tool this server lists that is new,
+	// or whose description or input schema changed since the user
+	// approved it, is held from clients until approved (see
+	// app/approvals). Nil (the key is absent) means true; false is for a
+	// server the user trusts. Use IsHoldingChangedTools.
+	HoldChangedTools *bool `json:"holdChangedTools,omitempty"`
+
 	// Alias, when set, replaces the server's name as the prefix of its
 	// tools and prompts on the aggregated endpoint (alias__tool), to keep
 	// names short. It follows the rules of a server name.
@@ -191,6 +199,10 @@ func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
 // know, with their JSON values (compacted); nil when there are none. The
 // API shows them as they are.
 func (s Server) UnknownKeys() map[string]json.RawMessage { return cloneExtra(s.extra) }
+
+// IsHoldingChangedTools reports whether new and changed tools of the
+// server are held until approved: true unless HoldChangedTools is false.
+func (s Server) IsHoldingChangedTools() bool { return s.HoldChangedTools == nil || *s.HoldChangedTools }
 
 // Pool modes. The empty mode means PoolShared.
 const (
@@ -271,6 +283,10 @@ func (s Server) clone() Server {
 	if s.Enabled != nil {
 		v := *s.Enabled
 		out.Enabled = &v
+	}
+	if s.HoldChangedTools != nil {
+		v := *s.HoldChangedTools
+		out.HoldChangedTools = &v
 	}
 	out.Pool.extra = cloneExtra(s.Pool.extra)
 	out.DisabledTools = slices.Clone(s.DisabledTools)

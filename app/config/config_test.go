@@ -54,6 +54,43 @@ func TestIsEnabled(t *testing.T) {
 	}
 }
 
+func TestHoldChangedTools(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"command": "x"}`, true},
+		{`{"command": "x", "holdChangedTools": null}`, true},
+		{`{"command": "x", "holdChangedTools": true}`, true},
+		{`{"command": "x", "holdChangedTools": false}`, false},
+	} {
+		cfg, err := Parse("config.json", []byte(`{"version": 1, "servers": {"fs": `+tt.in+`}}`))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", tt.in, err)
+		}
+		s := cfg.Servers["fs"]
+		if got := s.IsHoldingChangedTools(); got != tt.want {
+			t.Errorf("IsHoldingChangedTools of %s = %v, want %v", tt.in, got, tt.want)
+		}
+		// Written back as it was set.
+		data, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse("config.json", data)
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", data, err)
+		}
+		if got := again.Servers["fs"]; !cmp.Equal(got.HoldChangedTools, s.HoldChangedTools) {
+			t.Errorf("holdChangedTools after a round trip = %v, want %v", got.HoldChangedTools, s.HoldChangedTools)
+		}
+		// A clone does not share the pointer.
+		if c := cfg.Clone(); s.HoldChangedTools != nil && c.Servers["fs"].HoldChangedTools == s.HoldChangedTools {
+			t.Error("Clone shares HoldChangedTools")
+		}
+	}
+}
+
 const unknownFieldsIn = `{
   "zeta": {"nested": [1, 2,   {"a": null}]},
   "servers": {
@@ -205,6 +242,7 @@ func TestTypeErrors(t *testing.T) {
 		{"env value", server(`{"command": "x", "env": {"A": true}}`), "servers.fs.env.A", `true`, "invalid value (a boolean): expected a string"},
 		{"env not object", server(`{"command": "x", "env": "TOKEN=secret"}`), "servers.fs.env", `"TOKEN`, "invalid value (a string): expected an object of strings"},
 		{"env null value", server(`{"command": "x", "env": {"A": null}}`), "servers.fs.env.A", `null`, "invalid value (null): expected a string"},
+		{"holdChangedTools string", server(`{"command": "x", "holdChangedTools": "no"}`), "servers.fs.holdChangedTools", `"no"`, "expected true or false"},
 		{"enabled string", server(`{"command": "x", "enabled": "yes"}`), "servers.fs.enabled", `"yes"`, "expected true or false"},
 		{"timeout number", server(`{"command": "x", "timeout": 30}`), "servers.fs.timeout", `30`, "duration"},
 		{"timeout bad string", server(`{"command": "x", "timeout": "5 minutes"}`), "servers.fs.timeout", `"5 minutes"`, `invalid value "5 minutes"`},

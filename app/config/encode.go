@@ -221,6 +221,10 @@ func (s Server) appendJSON(b []byte) []byte {
 		w.key("disabledTools")
 		w.b = appendStrings(w.b, s.DisabledTools)
 	}
+	if s.HoldChangedTools != nil {
+		w.key("holdChangedTools")
+		w.b = strconv.AppendBool(w.b, *s.HoldChangedTools)
+	}
 	if s.Alias != "" {
 		w.key("alias")
 		w.b = appendString(w.b, s.Alias)

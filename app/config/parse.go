@@ -379,6 +379,12 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 			err = p.scalar(f, m.valOff, m.val, &s.Timeout, durationWant)
 		case "disabledTools":
 			s.DisabledTools, err = p.strings(f, m.valOff, m.val)
+		case "holdChangedTools":
+			if !isNull(m.val) {
+				var b bool
+				err = p.scalar(f, m.valOff, m.val, &b, "true or false")
+				s.HoldChangedTools = &b
+			}
 		case "alias":
 			err = p.scalar(f, m.valOff, m.val, &s.Alias, "a string")
 		case "secretEnv":
