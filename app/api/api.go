@@ -37,6 +37,8 @@
 //	POST   /api/v1/servers/{name}/uninstall     204: out of the config, files and secrets removed
 //	GET    /api/v1/settings; PUT                Settings (history retention), kept in config.json
 //	GET    /api/v1/profiles                     []ProfileView: config.json's profiles, their tools and clients
+//	GET    /api/v1/held-tools[?server=NAME]    []HeldTool: tools held until approved (approvals.go)
+//	POST   /api/v1/servers/{name}/approve       ApproveRequest → ApproveResult
 //	POST   /api/v1/login-codes                  201 LoginCode: a one-time sign-in link for the dashboard (dashboard.go)
 //
 // Every request passes these checks, in order (see security.go):
@@ -132,6 +134,9 @@ type Options struct {
 	Installer Installer
 	// Tools tells the servers' tools (the gateway); nil lists none.
 	Tools Tools
+	// Approvals serves the held tools and their approval (approvals.go);
+	// nil answers 503.
+	Approvals Approvals
 	// Autostart is the start-at-login entry /api/v1/settings manages, with
 	// the command it runs; nil leaves it out of the settings.
 	Autostart        autostart.Entry
@@ -202,6 +207,7 @@ type Server struct {
 	dash          *dashSessions
 	open          *openRequests
 	tools         Tools
+	approvals     Approvals
 	autostart     autostart.Entry
 	autostartCmd  []string
 	tokens        *tokens.Store
@@ -261,6 +267,7 @@ func New(opts Options) (*Server, error) {
 		installer:     opts.Installer,
 		installs:      newInstalls(),
 		tools:         opts.Tools,
+		approvals:     opts.Approvals,
 		autostart:     opts.Autostart,
 		autostartCmd:  opts.AutostartCommand,
 		tokens:        opts.Tokens,
@@ -320,6 +327,7 @@ func (s *Server) routes() {
 	s.installRoutes()
 	s.settingsRoutes()
 	s.profileRoutes()
+	s.approvalRoutes()
 }
 
 // Close cancels the installs in progress and waits until they have rolled
