@@ -1,12 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/approvals"
+	"github.com/switchboardhq/switchboard/app/clients"
 )
 
 // Routes of tool approval (rug-pull protection, see app/approvals):
@@ -37,6 +40,10 @@ type HeldTool struct {
 	// Listed is what the server lists now.
 	Approved *ToolVersion `json:"approved,omitempty"`
 	Listed   ToolVersion  `json:"listed"`
+	// Diff is a unified diff from the approved description and input
+	// schema (indented JSON) to the listed ones; for a new tool, from
+	// nothing.
+	Diff string `json:"diff"`
 }
 
 // A ToolVersion is one version of a tool's description and input schema.
@@ -131,11 +138,30 @@ func (s *Server) approveTools(r *http.Request) (ApproveResult, error) {
 func heldTool(h approvals.Held) HeldTool {
 	out := HeldTool{Server: h.Server, Tool: h.Tool, Change: h.Change, Reason: h.Reason(), Message: h.Message(),
 		Listed: toolVersion(h.Listed)}
+	var old []byte
 	if h.Approved != nil {
 		v := toolVersion(*h.Approved)
 		out.Approved = &v
+		old = diffText(v)
 	}
+	out.Diff = clients.Diff(h.Server+"/"+h.Tool, old, diffText(out.Listed))
 	return out
+}
+
+// diffText is a version as the diff shows it: the description, then the
+// input schema as indented JSON.
+func diffText(v ToolVersion) []byte {
+	var b bytes.Buffer
+	b.WriteString("description:\n")
+	if v.Description != "" {
+		b.WriteString(strings.TrimSuffix(v.Description, "\n") + "\n")
+	}
+	b.WriteString("\ninputSchema:\n")
+	if err := json.Indent(&b, v.InputSchema, "", "  "); err != nil || len(v.InputSchema) == 0 {
+		b.WriteString("(none)")
+	}
+	b.WriteString("\n")
+	return b.Bytes()
 }
 
 func toolVersion(v approvals.Version) ToolVersion {

@@ -94,6 +94,7 @@ func verbs() []verb {
 		installVerb(),
 		updateVerb(),
 		uninstallVerb(),
+		toolsVerb(),
 		openVerb(),
 		clientsVerb(),
 		tokensVerb(),

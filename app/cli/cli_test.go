@@ -31,6 +31,10 @@ func TestCommandLineUsage(t *testing.T) {
 		{[]string{"start"}, exitUsage, "missing server name"},
 		{[]string{"stop", "a", "b"}, exitUsage, "expected one server name"},
 		{[]string{"status", "extra"}, exitUsage, `unexpected argument "extra"`},
+		{[]string{"tools"}, exitUsage, "expected: tools held [SERVER], or tools approve SERVER [TOOL]"},
+		{[]string{"tools", "approve"}, exitUsage, "expected: tools held [SERVER]"},
+		{[]string{"tools", "approve", "a", "b", "c"}, exitUsage, "expected: tools held [SERVER]"},
+		{[]string{"tools", "bless", "a"}, exitUsage, `unknown action "bless"`},
 		{[]string{"logs", "-n", "-3", "x"}, exitUsage, "-n must not be negative"},
 		{[]string{"logs", "x", "-n", "-3"}, exitUsage, "-n must not be negative"}, // flags after arguments
 		{[]string{"clients", "connect"}, exitUsage, "expected: clients, or clients connect|disconnect CLIENT"},

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/api"
+)
+
+const toolsUsage = "expected: tools held [SERVER], or tools approve SERVER [TOOL]"
+
+// toolsVerb shows and approves the tools held from clients because they
+// are new or changed since the user approved the server's tools (see
+// app/approvals).
+func toolsVerb() verb {
+	var asJSON, diff *bool
+	return verb{
+		name:    "tools",
+		args:    " held [SERVER] | approve SERVER [TOOL]",
+		summary: "list the tools held from clients because they are new or changed since you approved them, or approve them",
+		flags: func(fs *flag.FlagSet) {
+			asJSON = fs.Bool("json", false, "with held: print JSON instead of a table")
+			diff = fs.Bool("diff", false, "with held: show each change as a diff of the old and new description and input schema")
+		},
+		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			if len(e.args) == 0 {
+				return usageError{toolsUsage}
+			}
+			switch action := e.args[0]; {
+			case action == "held" && len(e.args) <= 2:
+			case action == "approve" && (len(e.args) == 2 || len(e.args) == 3):
+			case action != "held" && action != "approve":
+				return usageError{fmt.Sprintf("unknown action %q: %s", action, toolsUsage)}
+			default:
+				return usageError{toolsUsage}
+			}
+			c, err := e.client()
+			if err != nil {
+				return err
+			}
+			if e.args[0] == "approve" {
+				req := api.ApproveRequest{}
+				if len(e.args) == 3 {
+					req.Tool = e.args[2]
+				}
+				res, err := c.ApproveTools(ctx, e.args[1], req)
+				if err != nil {
+					return err
+				}
+				for _, h := range res.Approved {
+					fmt.Fprintf(e.stdout, "%s: approved tool %s (%s); clients see it again\n", h.Server, h.Tool, changeWords(h.Change))
+				}
+				return nil
+			}
+			server := ""
+			if len(e.args) == 2 {
+				server = e.args[1]
+			}
+			held, err := c.HeldTools(ctx, server)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(e.stdout, held)
+			}
+			printHeld(e.stdout, held, *diff)
+			return nil
+		},
+	}
+}
+
+// changeWords says what a HeldTool.Change means: "new", or what changed.
+func changeWords(change string) string {
+	if change == "new" {
+		return change
+	}
+	return change + " changed"
+}
+
+func printHeld(w io.Writer, held []api.HeldTool, diff bool) {
+	if len(held) == 0 {
+		fmt.Fprintln(w, "No tools are held: every tool servers list is one you approved.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tTOOL\tCHANGE\tHELD SINCE")
+	for _, h := range held {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Server, h.Tool, changeWords(h.Change), h.Listed.Time.Local().Format(time.DateTime))
+	}
+	tw.Flush()
+	if diff {
+		for _, h := range held {
+			fmt.Fprintf(w, "\n%s\n%s", h.Message, h.Diff)
+		}
+	}
+	fmt.Fprintln(w, "\nClients do not see these tools until you approve them: switchboard tools approve SERVER [TOOL]"+
+		" (--diff shows what changed).")
+}
