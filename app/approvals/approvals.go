@@ -361,6 +361,13 @@ func (s *Store) Forget(server string) error {
 	return nil
 }
 
+// Servers lists the servers the store has approvals for, sorted.
+func (s *Store) Servers() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.servers))
+}
+
 // Known reports whether the store has approvals for server.
 func (s *Store) Known(server string) bool {
 	s.mu.Lock()

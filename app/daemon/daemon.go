@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/approvals"
 	"github.com/switchboardhq/switchboard/app/autostart"
 	"github.com/switchboardhq/switchboard/app/catalog"
 	"github.com/switchboardhq/switchboard/app/catalog/install"
@@ -196,6 +197,16 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}()
 
+	// Tool approval: new and changed tools are held from clients until the
+	// user approves them. A damaged file stops the start: holding nothing
+	// would defeat it.
+	approvalStore, err := approvals.Open(filepath.Join(home, approvals.FileName))
+	if err != nil {
+		return err
+	}
+	approved := &toolApprovals{store: approvalStore, hist: hist, bus: bus, log: log}
+	approved.prune(func(server string) bool { _, ok := store.Current().Servers[server]; return ok })
+
 	// The gateway makes the clients the supervisor talks to its processes
 	// with, and leases processes from the supervisor: the closure breaks the
 	// cycle (pools are only created after both exist).
@@ -245,7 +256,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist}
+	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved}
 	d.apply(ctx)
 
 	started := time.Now()
@@ -283,7 +294,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	apiServer, err := api.New(api.Options{Autostart: startAtLogin, AutostartCommand: opts.AutostartCommand, Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
-		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist),
+		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist), Approvals: approved,
 		Revoked: func(tokenID string) {
 			if n := gw.CloseSessionsOf(tokenID); n > 0 {
 				log.Info("closed the MCP sessions of a revoked token", "token", tokenID, "sessions", n)
@@ -354,6 +365,8 @@ type daemon struct {
 	bus     *events.Bus
 	secrets *secrets.Store
 	hist    *history.Store
+	// approvals forgets the tools of a server removed from the config.
+	approvals *toolApprovals
 
 	applyMu sync.Mutex     // one Apply at a time, always of the latest config
 	applied *config.Config // the config last applied; nil before the first
@@ -367,6 +380,9 @@ func (d *daemon) apply(ctx context.Context) {
 	if d.applied != nil { // at start the servers are not news
 		for _, c := range configChanges(d.applied.Servers, cfg.Servers) {
 			d.hist.Observe(supervisor.Event{Time: time.Now(), Server: c.server, Kind: EventConfig, Message: c.message})
+			if _, ok := cfg.Servers[c.server]; !ok && d.approvals != nil {
+				d.approvals.forget(c.server)
+			}
 		}
 	}
 	d.applied = cfg

@@ -23,12 +23,13 @@ const (
 	// TypeCallStart: a call is on its way to a server (CallStart); its
 	// "call" event follows when it ends.
 	TypeCallStart = "call-start"
-	TypeLog       = "log"     // a server wrote a line (Log)
-	TypeState     = "state"   // a server's lifecycle changed (supervisor.Event)
-	TypeSample    = "sample"  // a resource sample of a server (Sample)
-	TypeInstall   = "install" // install progress
-	TypeConfig    = "config"  // the server list or a server's settings changed
-	TypeDropped   = "dropped" // history records were dropped (Dropped)
+	TypeLog       = "log"      // a server wrote a line (Log)
+	TypeState     = "state"    // a server's lifecycle changed (supervisor.Event)
+	TypeSample    = "sample"   // a resource sample of a server (Sample)
+	TypeInstall   = "install"  // install progress
+	TypeConfig    = "config"   // the server list or a server's settings changed
+	TypeDropped   = "dropped"  // history records were dropped (Dropped)
+	TypeApproval  = "approval" // a tool was held until approved, or approved (Approval)
 )
 
 // An Event is one entry of the feed. Data is JSON, encoded once when the
@@ -76,6 +77,28 @@ type CallStart struct {
 type Dropped struct {
 	Count uint64 `json:"count"`
 }
+
+// Approval is the data of a TypeApproval event: a tool of a server was
+// held from clients because it is new or changed since the user approved
+// the server's tools, or a held tool was approved (see app/approvals).
+type Approval struct {
+	Server string `json:"server"`
+	// Tool is "" for an approval of many tools at once (a server's first
+	// list, a trusted server's changes).
+	Tool string `json:"tool"`
+	// State is ApprovalHeld or ApprovalApproved.
+	State string `json:"state"`
+	// Change is "new", "description", "schema" or "description and schema".
+	Change string `json:"change"`
+	// Message says it in words (for a held tool, the error its calls get).
+	Message string `json:"message"`
+}
+
+// States of an Approval.
+const (
+	ApprovalHeld     = "held"
+	ApprovalApproved = "approved"
+)
 
 // DefaultRingSize is how many recent events a Bus keeps for reconnecting
 // subscribers: about a minute of a busy daemon.
