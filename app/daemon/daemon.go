@@ -377,7 +377,9 @@ func (d *daemon) apply(ctx context.Context) {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
 	cfg := d.store.Current()
+	var relaunched []string
 	if d.applied != nil { // at start the servers are not news
+		relaunched = relaunchedServers(d.applied.Servers, cfg.Servers)
 		for _, c := range configChanges(d.applied.Servers, cfg.Servers) {
 			d.hist.Observe(supervisor.Event{Time: time.Now(), Server: c.server, Kind: EventConfig, Message: c.message})
 			if _, ok := cfg.Servers[c.server]; !ok && d.approvals != nil {
@@ -397,6 +399,12 @@ func (d *daemon) apply(ctx context.Context) {
 			d.log.Warn("a profile names servers that are not installed or not enabled; its endpoint leaves them out",
 				"profile", name, "servers", missing)
 		}
+	}
+	// A server that runs another program now (an update, a new command
+	// line) may offer other tools: listed again, so that new or changed
+	// ones are held until approved instead of waiting for a daemon restart.
+	for _, name := range relaunched {
+		d.gw.Relist(name)
 	}
 	d.gw.SetSessionTimeout(cfg.SessionTimeout.Duration)
 	d.hist.SetRetention(cfg.History.MaxAge.Duration, cfg.History.MaxBytes)

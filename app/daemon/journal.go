@@ -32,6 +32,25 @@ func journal(hist *history.Store) func(api.JournalEntry) {
 	}
 }
 
+// relaunchedServers names the servers of next, enabled in both, whose
+// program changed since prev: command, arguments, environment, working
+// directory, secrets or installed version.
+func relaunchedServers(prev, next map[string]config.Server) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(next)) {
+		before, ok := prev[name]
+		after := next[name]
+		if !ok || !before.IsEnabled() || !after.IsEnabled() {
+			continue
+		}
+		if before.Command != after.Command || !slices.Equal(before.Args, after.Args) || !maps.Equal(before.Env, after.Env) ||
+			before.Cwd != after.Cwd || !slices.Equal(before.SecretEnv, after.SecretEnv) || !reflect.DeepEqual(before.Install, after.Install) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // A configChange is what happened to one server between two configs.
 type configChange struct {
 	server, message string

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,5 +55,25 @@ func TestConfigChanges(t *testing.T) {
 	}
 	if got := configChanges(map[string]config.Server{"fs": {Command: "node", Enabled: &off}}, base)[0]; got.message != "enabled in the config" {
 		t.Errorf("enabling fs: %q", got.message)
+	}
+}
+
+func TestRelaunchedServers(t *testing.T) {
+	off := false
+	prev := map[string]config.Server{
+		"fs":   {Command: "node", Args: []string{"fs.js"}, Install: &config.Install{Entry: "fs", Version: "1.0.0"}},
+		"git":  {Command: "uvx", Args: []string{"mcp-server-git"}},
+		"time": {Command: "uvx", Args: []string{"mcp-server-time"}},
+		"off":  {Command: "x", Enabled: &off},
+	}
+	next := map[string]config.Server{
+		"fs":   {Command: "node", Args: []string{"fs.js"}, Install: &config.Install{Entry: "fs", Version: "1.1.0"}}, // updated
+		"git":  {Command: "uvx", Args: []string{"mcp-server-git"}, DisabledTools: []string{"git_push"}},             // same program
+		"time": {Command: "uvx", Args: []string{"mcp-server-time"}, Env: map[string]string{"TZ": "UTC"}},            // new environment
+		"off":  {Command: "y", Enabled: &off},                                                                       // not running
+		"new":  {Command: "z"},                                                                                      // listed as new anyway
+	}
+	if got, want := relaunchedServers(prev, next), []string{"fs", "time"}; !slices.Equal(got, want) {
+		t.Errorf("relaunchedServers = %v, want %v", got, want)
 	}
 }

@@ -47,7 +47,7 @@ func runServer(o Options) int {
 	}
 
 	ids := &callIDs{ids: make(map[string]jsonrpc.ID)}
-	server := newServer(o.Name, ids)
+	server := newServer(o.Name, o.EchoDescription, ids)
 	err := server.Run(context.Background(), &idTransport{Transport: &mcp.StdioTransport{}, ids: ids})
 	status := 0
 	switch {
@@ -144,13 +144,20 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
-// newServer builds the MCP server with all the test tools, prompts and resources.
-func newServer(name string, ids *callIDs) *mcp.Server {
+// EchoDescription is the echo tool's description unless Options say otherwise.
+const EchoDescription = "Echo text back, as text and structured content."
+
+// newServer builds the MCP server with all the test tools, prompts and
+// resources; echoDesc, when not empty, is the echo tool's description.
+func newServer(name, echoDesc string, ids *callIDs) *mcp.Server {
+	if echoDesc == "" {
+		echoDesc = EchoDescription
+	}
 	st := newState(name)
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"}, st.serverOptions())
 	st.server = s
 
-	addTool(st, &mcp.Tool{Name: "echo", Description: "Echo text back, as text and structured content."},
+	addTool(st, &mcp.Tool{Name: "echo", Description: echoDesc},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, echoOut, error) {
 			return text(in.Text), echoOut{Text: in.Text}, nil
 		})

@@ -135,6 +135,7 @@ const (
 	envName           = "SWITCHBOARD_TESTMCP_NAME"
 	envBanner         = "SWITCHBOARD_TESTMCP_BANNER"
 	envInitError      = "SWITCHBOARD_TESTMCP_INIT_ERROR"
+	envEchoDesc       = "SWITCHBOARD_TESTMCP_ECHO_DESCRIPTION"
 )
 
 // envPrefix is the prefix shared by every variable this package reads.
@@ -177,6 +178,10 @@ type Options struct {
 	// JSON-RPC error carrying this message, then exits with status 3
 	// (env SWITCHBOARD_TESTMCP_INIT_ERROR).
 	InitError string
+	// EchoDescription, when set, replaces the echo tool's description, for
+	// a server whose tool changes between runs (tool approval tests; env
+	// SWITCHBOARD_TESTMCP_ECHO_DESCRIPTION).
+	EchoDescription string
 }
 
 // Env returns the environment entries ("K=V") that make a re-executed binary run the server, with opts.
@@ -198,6 +203,7 @@ func Env(opts Options) []string {
 		envName + "=" + opts.Name,
 		envBanner + "=" + opts.Banner,
 		envInitError + "=" + opts.InitError,
+		envEchoDesc + "=" + opts.EchoDescription,
 	}
 }
 
@@ -216,13 +222,14 @@ func envBool(name string) bool {
 // optionsFromEnv is the inverse of Env.
 func optionsFromEnv() (Options, error) {
 	o := Options{
-		StartupJunk:    envBool(envStartupJunk),
-		IgnoreSIGTERM:  envBool(envIgnoreTerm),
-		IgnoreStdinEOF: envBool(envIgnoreStdinEOF),
-		FailStart:      envBool(envFailStart),
-		Name:           os.Getenv(envName),
-		Banner:         os.Getenv(envBanner),
-		InitError:      os.Getenv(envInitError),
+		StartupJunk:     envBool(envStartupJunk),
+		IgnoreSIGTERM:   envBool(envIgnoreTerm),
+		IgnoreStdinEOF:  envBool(envIgnoreStdinEOF),
+		FailStart:       envBool(envFailStart),
+		Name:            os.Getenv(envName),
+		Banner:          os.Getenv(envBanner),
+		InitError:       os.Getenv(envInitError),
+		EchoDescription: os.Getenv(envEchoDesc),
 	}
 	if s := os.Getenv(envStartDelay); s != "" {
 		d, err := time.ParseDuration(s)
