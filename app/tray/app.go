@@ -128,6 +128,11 @@ func (a *App) Snapshot(ctx context.Context) Snapshot {
 		s.Err = err
 		return s
 	}
+	if s.Held, err = a.o.Client.HeldTools(ctx, ""); err != nil {
+		// An older daemon has no approvals: the menu goes without.
+		a.log.Debug("tray: reading held tools", "err", err)
+		s.Held = nil
+	}
 	stats, err := a.o.Client.Stats(ctx, "1h", "server")
 	if err != nil {
 		// Calls are a detail: the menu still shows the servers.
@@ -282,7 +287,7 @@ func (a *App) Do(ctx context.Context, act Action) error {
 			a.unpause(act.Server)
 		}
 		return nil
-	case ActShowLogs:
+	case ActShowLogs, ActReviewHeld: // a server's page shows its logs and its held tools
 		return a.o.Windows.Open(a.o.LogsPath(act.Server))
 	case ActOpen:
 		return a.o.Windows.Open("")
@@ -372,8 +377,11 @@ func (a *App) followEvents(ctx context.Context, poke func()) {
 		started := time.Now()
 		var err error
 		lastID, err = followEvents(ctx, a.o.Client, lastID, func(ev wire.Event) {
-			if ev.Type == "install" {
+			switch ev.Type {
+			case wire.TypeInstall:
 				a.installEvent(ev.Data)
+			case wire.TypeApproval:
+				a.approvalEvent(ev.Data)
 			}
 			poke()
 		})
@@ -410,6 +418,20 @@ func (a *App) poll(ctx context.Context, poke func()) {
 			poke()
 		}
 	}
+}
+
+// approvalEvent notifies of a tool held until the user approves it: a
+// server changed what a tool says or takes, or added one.
+func (a *App) approvalEvent(data json.RawMessage) {
+	var ev wire.ApprovalEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		a.log.Debug("tray: unreadable approval event", "err", err)
+		return
+	}
+	if ev.State != wire.ApprovalHeld {
+		return
+	}
+	a.notify("Switchboard: a tool of "+ev.Server+" is held", ev.Message+" (or review it in the dashboard)")
 }
 
 func (a *App) installEvent(data json.RawMessage) {

@@ -3,8 +3,7 @@ package tray
 import (
 	"context"
 	"errors"
-	"github.com/switchboardhq/switchboard/app/autostart"
-	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/autostart"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // testApp is an App on a fake API and a fake backend, running in the
@@ -149,6 +152,46 @@ func TestAppActionsCallTheAPI(t *testing.T) {
 	ta.click(t, "Copy endpoint: http://127.0.0.1:7391/mcp")
 	if got := <-ta.copied; got != "http://127.0.0.1:7391/mcp" {
 		t.Errorf("copied %q", got)
+	}
+}
+
+// TestAppHeldTools: a tool held until approved is a notification and a
+// menu item that opens the server's page, where it is reviewed.
+func TestAppHeldTools(t *testing.T) {
+	f := newFakeAPI(t, view("fs", "running"))
+	ta := startApp(t, f, []string{"/bin/true"}, nil)
+	testutil.Eventually(t, 10*time.Second, "menu", func() bool { return ta.b.find("● fs") != nil })
+	if ta.b.find("⚠") != nil {
+		t.Fatalf("a held-tools item with nothing held: %q", ta.b.visible())
+	}
+	msg := `tool "read_file" of server "fs" is held: its description changed since you approved it; run: switchboard tools approve fs read_file`
+	f.mu.Lock()
+	f.held = []api.HeldTool{{Server: "fs", Tool: "read_file", Change: "description", Reason: "its description changed since you approved it", Message: msg}}
+	f.mu.Unlock()
+	f.event("approval", fmt.Sprintf(`{"server":"fs","tool":"read_file","state":"held","change":"description","message":%q}`, msg))
+	select {
+	case n := <-ta.notified:
+		if want := "Switchboard: a tool of fs is held: " + msg; !strings.HasPrefix(n, want) {
+			t.Errorf("notification %q, want it to start with %q", n, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification for the held tool")
+	}
+	testutil.Eventually(t, 10*time.Second, "the held-tools item", func() bool { return ta.b.find("⚠ 1 tool held until you approve…") != nil })
+	_, _, tip, _ := ta.b.snapshot()
+	if !strings.HasSuffix(tip, "; 1 held tool to review") {
+		t.Errorf("tooltip %q", tip)
+	}
+	// Approved: no more item, and an approval is no notification.
+	f.mu.Lock()
+	f.held = nil
+	f.mu.Unlock()
+	f.event("approval", `{"server":"fs","tool":"read_file","state":"approved","message":"approved"}`)
+	testutil.Eventually(t, 10*time.Second, "the item hidden", func() bool { return ta.b.find("⚠") == nil })
+	select {
+	case n := <-ta.notified:
+		t.Errorf("unexpected notification %q", n)
+	default:
 	}
 }
 

@@ -38,6 +38,9 @@ type Snapshot struct {
 	Autostart bool
 	// Paused are the servers Pause all stopped, which Resume all starts.
 	Paused []string
+	// Held are the tools held from clients until the user approves them
+	// (new or changed since approved; see app/approvals).
+	Held []wire.HeldTool
 }
 
 // Health is the overall state the icon shows.
@@ -75,12 +78,13 @@ const (
 	ActPauseAll
 	ActResumeAll
 	ActToggleAutostart
+	ActReviewHeld // open the page of Server, where its held tools are shown with their diff
 	ActQuit
 )
 
 var actionNames = map[ActionKind]string{ActNone: "none", ActCopyEndpoint: "copy-endpoint", ActStart: "start",
 	ActStop: "stop", ActRestart: "restart", ActShowLogs: "show-logs", ActOpen: "open", ActPauseAll: "pause-all",
-	ActResumeAll: "resume-all", ActToggleAutostart: "toggle-autostart", ActQuit: "quit"}
+	ActResumeAll: "resume-all", ActToggleAutostart: "toggle-autostart", ActReviewHeld: "review-held", ActQuit: "quit"}
 
 func (k ActionKind) String() string {
 	if s, ok := actionNames[k]; ok {
@@ -119,6 +123,9 @@ type Menu struct {
 	Health   Health
 	Tooltip  string
 	Endpoint Item
+	// Held says that tools are held until approved, and opens the page
+	// where they are reviewed; hidden when none are.
+	Held Item
 	// Servers has exactly the renderer's capacity of entries; those past
 	// the server count are hidden.
 	Servers   []ServerMenu
@@ -147,6 +154,7 @@ func Build(s Snapshot, capacity int) Menu {
 	if s.Endpoint == "" {
 		m.Endpoint.Title, m.Endpoint.Disabled = "Endpoint: not serving", true
 	}
+	m.Held = heldItem(s.Held)
 	servers := append([]wire.ServerView(nil), s.Servers...)
 	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
 
@@ -211,9 +219,33 @@ func Build(s Snapshot, capacity int) Menu {
 	}
 	if s.Err == nil {
 		m.Tooltip = tooltip(len(servers), running, starting, failing, s.Status.ConfigProblem)
+		if n := len(s.Held); n > 0 {
+			m.Tooltip += fmt.Sprintf("; %d held tool%s to review", n, plural(n))
+		}
 	}
 	m.Tooltip = truncate(m.Tooltip, MaxTooltip)
 	return m
+}
+
+// heldItem is the menu's word on held tools: how many, which (in the
+// tooltip), and a click to review them on the first one's server page.
+func heldItem(held []wire.HeldTool) Item {
+	if len(held) == 0 {
+		return Item{Hidden: true}
+	}
+	lines := make([]string, 0, len(held))
+	for _, h := range held {
+		lines = append(lines, h.Server+" · "+h.Tool+": "+h.Reason)
+	}
+	return Item{Title: fmt.Sprintf("⚠ %d tool%s held until you approve…", len(held), plural(len(held))),
+		Tooltip: truncate(strings.Join(lines, "\n"), 500), Action: Action{Kind: ActReviewHeld, Server: held[0].Server}}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func tooltip(total int, running, starting, failing []string, configProblem string) string {

@@ -151,7 +151,7 @@ func TestRendererAppliesOnlyChanges(t *testing.T) {
 	b := &fakeBackend{}
 	r := NewRenderer(b, 3, icons)
 	pool, _, _, _ := b.snapshot()
-	if pool != r.Items() || pool != 1+3*8+1+5 {
+	if pool != r.Items() || pool != 2+3*8+1+5 {
 		t.Fatalf("pool has %d items (renderer says %d)", pool, r.Items())
 	}
 
@@ -288,6 +288,21 @@ func TestIconsDiffer(t *testing.T) {
 	}
 	if masks[Well] == masks[Starting] || masks[Well] == masks[Failing] || masks[Starting] == masks[Failing] {
 		t.Error("two health icons have the same shape")
+	}
+}
+
+func TestBuildHeldTools(t *testing.T) {
+	m := Build(Snapshot{Endpoint: "x"}, 2)
+	if !m.Held.Hidden {
+		t.Errorf("held item with nothing held: %+v", m.Held)
+	}
+	m = Build(Snapshot{Endpoint: "x", Held: []api.HeldTool{
+		{Server: "git", Tool: "push", Reason: "it is new since you approved the server's tools"},
+		{Server: "git", Tool: "log", Reason: "its input schema changed since you approved it"},
+	}}, 2)
+	if m.Held.Hidden || m.Held.Title != "⚠ 2 tools held until you approve…" || m.Held.Action != (Action{Kind: ActReviewHeld, Server: "git"}) ||
+		m.Held.Tooltip != "git · push: it is new since you approved the server's tools\ngit · log: its input schema changed since you approved it" {
+		t.Errorf("held item = %+v", m.Held)
 	}
 }
 

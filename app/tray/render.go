@@ -48,7 +48,7 @@ type Renderer struct {
 
 	mu                              sync.Mutex
 	all                             []*slot
-	endpt                           *slot
+	endpt, held                     *slot
 	srv                             []serverSlots
 	over                            *slot
 	open, pause, resume, auto, quit *slot
@@ -75,6 +75,7 @@ func NewRenderer(b Backend, capacity int, icons Icons) *Renderer {
 		return s
 	}
 	r.endpt = add(b.AddItem(false))
+	r.held = add(b.AddItem(false))
 	b.AddSeparator()
 	for range capacity {
 		head := add(b.AddItem(false))
@@ -113,6 +114,7 @@ func (r *Renderer) Apply(m Menu) {
 	r.health, r.tooltip, r.drawn = m.Health, m.Tooltip, true
 
 	set(r.endpt, m.Endpoint)
+	set(r.held, m.Held)
 	for i, ss := range r.srv {
 		sm := hiddenServer()
 		if i < len(m.Servers) {
