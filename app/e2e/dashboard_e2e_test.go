@@ -31,7 +31,9 @@ const screenshotsDir = "../../docs/screenshots" // from app/e2e, where go test r
 // first-run guide imports Cursor's), sees a server whose command is
 // missing read Failed, a long call while it runs, Usage with one call and
 // after a 20 s burst of 300 calls/s into the open History page (the bounds
-// are in frontend/e2e/walk.mjs), and the not-running banner.
+// are in frontend/e2e/walk.mjs), the not-running banner, and a tool of
+// alpha whose description changed held with its diff and approved in the
+// page.
 func TestDashboardInChromium(t *testing.T) {
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
@@ -97,7 +99,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	cmd := exec.CommandContext(t.Context(), node, "../../frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
 		"--out", screenshotsDir, "--mutate", "--first-run", "cursor", "--install", entryName, "--add", "beta="+string(addCfg),
-		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--revoke", "cursor", "--chromium", chromium)
+		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--revoke", "cursor", "--held", "alpha", "--chromium", chromium)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_E2E_TOKEN="+d.client.Token, "TMPDIR="+t.TempDir())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -143,6 +145,19 @@ func TestDashboardInChromium(t *testing.T) {
 	page, err := d.client.History(t.Context(), url.Values{"client": {"switchboard-e2e"}})
 	if err != nil || len(page.Calls) == 0 {
 		t.Errorf("the walk's MCP call is not in the history: %v %+v", err, page)
+	}
+	// The held tool the walk approved in the page: both in the history.
+	evs, err := d.client.Lifecycle(t.Context(), url.Values{"server": {"alpha"}, "limit": {"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heldSeen, approvedSeen bool
+	for _, e := range evs {
+		heldSeen = heldSeen || (e.Kind == "tool-held" && strings.Contains(e.Message, `tool "echo" of server "alpha" is held: its description changed`))
+		approvedSeen = approvedSeen || (e.Kind == "tool-approved" && strings.Contains(e.Message, `approved tool "echo"`))
+	}
+	if !heldSeen || !approvedSeen {
+		t.Errorf("alpha's lifecycle lacks the held echo (%v) or its approval in the page (%v): %+v", heldSeen, approvedSeen, evs)
 	}
 	shots, _ := filepath.Glob(filepath.Join(screenshotsDir, "*.png"))
 	if len(shots) < 20 {

@@ -33,6 +33,6 @@ export function mergeLifecycle(recorded: StateEvent[], live: StateEvent[]): Stat
 /** severity is how an event's kind is shown: a crash stands out. */
 export function severity(kind: string): 'bad' | 'warn' | '' {
   if (kind === 'crashed' || kind === 'failing') return 'bad';
-  if (kind === 'backoff') return 'warn';
+  if (kind === 'backoff' || kind === 'tool-held') return 'warn';
   return '';
 }

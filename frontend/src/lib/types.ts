@@ -53,6 +53,37 @@ export interface ServerConfig {
 }
 
 /** A tool a server offers (not in the API yet: ServerView.tools). */
+/** One version of a held tool's description and input schema. */
+export interface ToolVersion {
+  fingerprint: string;
+  description: string;
+  inputSchema?: unknown;
+  time: string;
+  how?: string;
+}
+
+/** A tool held from clients until the user approves it (GET /api/v1/held-tools). */
+export interface HeldTool {
+  server: string;
+  tool: string;
+  change: 'new' | 'description' | 'schema' | 'description and schema';
+  reason: string;
+  message: string;
+  approved?: ToolVersion;
+  listed: ToolVersion;
+  /** A unified diff from the approved description and schema to the listed ones. */
+  diff: string;
+}
+
+/** The data of an "approval" event. */
+export interface ApprovalEvent {
+  server: string;
+  tool: string;
+  state: 'held' | 'approved';
+  change?: string;
+  message: string;
+}
+
 export interface ToolInfo {
   name: string;
   description?: string;
