@@ -9,8 +9,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/approvals"
 	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -38,6 +40,12 @@ type toolApprovals struct {
 	// gateway's Recheck); set before the API serves.
 	show func(server string)
 }
+
+// The gateway asks the approvals which tools to hold.
+var (
+	_ gateway.ToolReviewer = (*toolApprovals)(nil)
+	_ api.Approvals        = (*toolApprovals)(nil)
+)
 
 // Review tells the gateway which of server's listed tools to hold, each
 // with the error a call of it gets. hold is false for a server whose

@@ -222,7 +222,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
-		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir)})
+		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved})
+	approved.show = gw.Recheck
 	// Server logs, lifecycle events and resource samples go to the history
 	// and to the live feed.
 	supEvents, stopEvents := sup.Subscribe(4096)
@@ -419,7 +420,7 @@ func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
 		if s.IsEnabled() {
 			out = append(out, gateway.ServerConfig{Name: name, Alias: s.Alias, Mode: supervisor.Mode(s.Pool.Mode),
 				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools,
-				IdleTimeout: s.Pool.IdleTimeout.Duration, Roots: s.Roots})
+				IdleTimeout: s.Pool.IdleTimeout.Duration, Roots: s.Roots, TrustTools: !s.IsHoldingChangedTools()})
 		}
 	}
 	return out

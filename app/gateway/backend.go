@@ -58,6 +58,12 @@ type backend struct {
 	// mu): the next relist asks it, since another process of the pool may
 	// not have the change.
 	announcer *mcp.ClientSession
+	// held are the tools the reviewer holds from clients, with the error
+	// a call of each gets; reviewed is set once it has seen the tools
+	// (both under mu; see holds.go). reviewMu orders reviews.
+	held     map[string]string
+	reviewed bool
+	reviewMu sync.Mutex
 }
 
 func (g *Gateway) newBackend(c ServerConfig) *backend {
@@ -199,17 +205,15 @@ func (b *backend) relist(ctx context.Context) error {
 			return err
 		}
 	}
-	b.mu.Lock()
-	b.features = f
-	last := b.kept
-	b.mu.Unlock()
-	b.listed.Store(true)
-	b.fresh.Store(true)
 	select {
 	case <-b.done: // it left the gateway meanwhile: keep nothing
 		return nil
 	default:
 	}
+	// Reviewed before it is published: no front may show a held tool.
+	last := b.publish(f)
+	b.listed.Store(true)
+	b.fresh.Store(true)
 	kept := b.g.saveKept(name, f, last)
 	b.mu.Lock()
 	b.kept = kept
@@ -232,14 +236,15 @@ func collect[T any](seq func(func(T, error) bool)) ([]T, error) {
 	return out, nil
 }
 
-// visible returns the server's features minus its disabled tools.
+// visible returns the server's features minus its disabled tools and the
+// tools held until approved (holds.go).
 func (b *backend) visible() (ServerConfig, features) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	f := b.features
-	if len(b.cfg.DisabledTools) > 0 {
+	if len(b.cfg.DisabledTools) > 0 || b.g.opts.Reviewer != nil {
 		f.tools = slices.DeleteFunc(slices.Clone(f.tools), func(t *mcp.Tool) bool {
-			return slices.Contains(b.cfg.DisabledTools, t.Name)
+			return slices.Contains(b.cfg.DisabledTools, t.Name) || !b.shown(t.Name)
 		})
 	}
 	return b.cfg, f

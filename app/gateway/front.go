@@ -46,7 +46,7 @@ func (g *Gateway) newFront(server string) *mcp.Server {
 			},
 		})
 	s.AddReceivingMiddleware(g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server),
-		g.unlistedTools(server), g.rawResults())
+		g.heldTools(server), g.unlistedTools(server), g.rawResults())
 	return s
 }
 

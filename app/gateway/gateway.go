@@ -111,6 +111,9 @@ type ServerConfig struct {
 	// outside of a call, or the calling client has no roots): absolute
 	// paths or file:// URIs.
 	Roots []string
+	// TrustTools says the user trusts the server: its new and changed
+	// tools are not held (Options.Reviewer is told so, and approves them).
+	TrustTools bool
 }
 
 // DefaultLeaseIdle is how long a session-mode client session keeps its
@@ -163,6 +166,9 @@ type Options struct {
 	// and after a restart of the daemon without starting it; "" keeps them
 	// in memory only.
 	ListsDir string
+	// Reviewer, if set, decides which of each server's tools are held from
+	// clients until the user approves them (see holds.go); nil holds none.
+	Reviewer ToolReviewer
 	// KeepAlive is how long a call's response stream may stay silent
 	// before an SSE comment is written on it; 0 means DefaultKeepAlive,
 	// negative disables.
@@ -348,7 +354,7 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 			delete(g.backends, name)
 		}
 	}
-	var added, reinstall []*backend
+	var added, reinstall, rereview []*backend
 	for name, c := range want {
 		b, ok := g.backends[name]
 		if !ok {
@@ -360,15 +366,29 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 		// b.mu guards cfg: calls read it (config) while Sync runs.
 		b.mu.Lock()
 		changed := !slices.Equal(b.cfg.DisabledTools, c.DisabledTools) || b.cfg.Alias != c.Alias
+		trust := b.cfg.TrustTools != c.TrustTools
 		b.cfg = c
 		b.mu.Unlock()
-		if changed {
+		if trust {
+			rereview = append(rereview, b)
+		}
+		if changed || trust {
 			// What is known is registered again under the new settings;
 			// no need to ask (and maybe start) the server.
 			reinstall = append(reinstall, b)
 		}
 	}
 	g.mu.Unlock()
+	// Kept lists, and lists under a changed trust, are reviewed before
+	// any front shows them.
+	for _, b := range added {
+		if b.listed.Load() {
+			b.review()
+		}
+	}
+	for _, b := range rereview {
+		b.review()
+	}
 	for _, b := range reinstall {
 		b.install()
 	}

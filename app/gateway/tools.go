@@ -14,6 +14,9 @@ type ToolInfo struct {
 	Description string `json:"description,omitempty"`
 	// Disabled is true for a tool the server's config hides from clients.
 	Disabled bool `json:"disabled,omitempty"`
+	// Held is true for a tool held from clients until the user approves
+	// it: new, or changed since approved (see holds.go).
+	Held bool `json:"held,omitempty"`
 }
 
 // Tools returns the tools server listed last, disabled ones included and
@@ -31,7 +34,7 @@ func (g *Gateway) Tools(server string) []ToolInfo {
 	out := make([]ToolInfo, 0, len(b.features.tools))
 	for _, t := range b.features.tools {
 		out = append(out, ToolInfo{Name: t.Name, Title: toolTitle(t), Description: t.Description,
-			Disabled: slices.Contains(b.cfg.DisabledTools, t.Name)})
+			Disabled: slices.Contains(b.cfg.DisabledTools, t.Name), Held: b.held[t.Name] != ""})
 	}
 	return out
 }

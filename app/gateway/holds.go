@@ -1,0 +1,143 @@
+// Holds: tools a server lists that clients must not see yet, because they
+// are new or changed since the user approved the server's tools (a "rug
+// pull": a server that changes what a tool says to the model, or takes,
+// after it was trusted). The gateway does not judge; a ToolReviewer
+// (app/approvals through the daemon) does, each time a server's tools
+// become known: listed, or read back from the kept lists. A held tool is
+// registered on no front (not /mcp/<server>, not /mcp), and a call naming
+// it is refused with the reviewer's message, which names the change.
+
+package gateway
+
+import (
+	"context"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A ToolReviewer decides which of a server's tools are held from clients.
+type ToolReviewer interface {
+	// Review is given every list of server's tools as it becomes known,
+	// and whether the server's new and changed tools are held (false for
+	// a server the user trusts: ServerConfig.TrustTools). It returns the
+	// tools to hold, by name, each with the error a call of it gets. It
+	// must not call back into the gateway.
+	Review(server string, tools []*mcp.Tool, hold bool) map[string]string
+}
+
+// review asks the reviewer which of the server's known tools to hold and
+// keeps the answer; the caller registers the tools again (install,
+// rebuildAggregate). Reviews of one server run one at a time (with
+// publish), so that an older answer never replaces a newer one.
+func (b *backend) review() {
+	if b.g.opts.Reviewer == nil {
+		return
+	}
+	b.reviewMu.Lock()
+	defer b.reviewMu.Unlock()
+	b.mu.Lock()
+	cfg, tools := b.cfg, b.features.tools
+	b.mu.Unlock()
+	held := b.g.opts.Reviewer.Review(cfg.Name, tools, !cfg.TrustTools)
+	b.mu.Lock()
+	b.held, b.reviewed = held, true
+	b.mu.Unlock()
+}
+
+// publish makes f the server's features together with the reviewer's
+// answer on its tools, so that nothing ever sees the new tools with the old
+// answer; it returns the kept-lists file as it was.
+func (b *backend) publish(f features) (kept []byte) {
+	b.reviewMu.Lock()
+	defer b.reviewMu.Unlock()
+	var held map[string]string
+	if r := b.g.opts.Reviewer; r != nil {
+		cfg := b.config()
+		held = r.Review(cfg.Name, f.tools, !cfg.TrustTools)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.features = f
+	b.held, b.reviewed = held, true
+	return b.kept
+}
+
+// shown reports whether a tool of the server may be shown to clients (under
+// b.mu): not held, and not before the reviewer has seen the server's tools.
+func (b *backend) shown(tool string) bool {
+	if b.g.opts.Reviewer == nil {
+		return true
+	}
+	_, held := b.held[tool]
+	return b.reviewed && !held
+}
+
+// heldMessage is the error of a call of tool, or "" when it is not held.
+func (b *backend) heldMessage(tool string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held[tool]
+}
+
+// Recheck asks the reviewer again about server's known tools and
+// registers them accordingly, without listing the server: after the user
+// approved some of them.
+func (g *Gateway) Recheck(server string) {
+	b, ok := g.backend(server)
+	if !ok || !b.listed.Load() {
+		return
+	}
+	b.review()
+	b.install()
+	g.rebuildAggregate()
+}
+
+// heldTools refuses a tools/call of a held tool with the reviewer's
+// message, as an invalid-params error (what the spec answers for a tool
+// the server does not offer). The go-sdk would otherwise answer a bare
+// "unknown tool".
+func (g *Gateway) heldTools(endpoint string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" || g.opts.Reviewer == nil {
+				return next(ctx, method, req)
+			}
+			cr, ok := req.(*mcp.CallToolRequest)
+			if !ok || cr.Params == nil {
+				return next(ctx, method, req)
+			}
+			if msg := g.heldTool(endpoint, cr.Params.Name); msg != "" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// heldTool is the message of name, a tool endpoint does not list because
+// it is held, or "".
+func (g *Gateway) heldTool(endpoint, name string) string {
+	g.mu.Lock()
+	var candidates []*backend
+	var tools []string
+	if endpoint != "" {
+		if b := g.backends[endpoint]; b != nil {
+			candidates, tools = append(candidates, b), append(tools, name)
+		}
+	} else if _, shown := g.agg.tools[name]; !shown {
+		for _, b := range g.backends {
+			if tool, found := strings.CutPrefix(name, b.config().prefix()+separator); found {
+				candidates, tools = append(candidates, b), append(tools, tool)
+			}
+		}
+	}
+	g.mu.Unlock()
+	for i, b := range candidates {
+		if msg := b.heldMessage(tools[i]); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
