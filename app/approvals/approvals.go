@@ -308,14 +308,18 @@ func (s *Store) Approve(server, tool, fingerprint string) ([]Held, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.servers[server]
-	if !ok || len(st.Held) == 0 {
-		return nil, fmt.Errorf("server %q has no held tools: %w", server, ErrNotHeld)
+	var names []string
+	if ok {
+		names = slices.Sorted(maps.Keys(st.Held))
 	}
-	names := slices.Sorted(maps.Keys(st.Held))
-	if tool != "" {
-		if _, ok := st.Held[tool]; !ok {
-			return nil, fmt.Errorf("tool %q of server %q is not held (held: %s): %w", tool, server, strings.Join(names, ", "), ErrNotHeld)
-		}
+	switch _, held := st.Held[tool]; {
+	case tool != "" && !held && len(names) > 0:
+		return nil, fmt.Errorf("tool %q of server %q is not held (held: %s): %w", tool, server, strings.Join(names, ", "), ErrNotHeld)
+	case tool != "" && !held:
+		return nil, fmt.Errorf("tool %q of server %q is not held: the server has no held tools: %w", tool, server, ErrNotHeld)
+	case len(names) == 0:
+		return nil, fmt.Errorf("server %q has no held tools: %w", server, ErrNotHeld)
+	case tool != "":
 		names = []string{tool}
 	}
 	var out []Held
