@@ -87,6 +87,8 @@ export interface ApprovalEvent {
 export interface ToolInfo {
   name: string;
   description?: string;
+  /** Held from clients until approved: new, or changed since approved. */
+  held?: boolean;
 }
 
 export interface ServerView {
