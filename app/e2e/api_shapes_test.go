@@ -183,6 +183,11 @@ func TestAPIResponseShapes(t *testing.T) {
 	call("GET", "/api/v1/profiles", "", "", 200)
 	call("DELETE", "/api/v1/tokens/cursor", "/api/v1/tokens/{label}", "", 200)
 
+	// Tool approvals (their shapes with a held tool are in TestChangedToolIsHeldUntilApproved).
+	call("GET", "/api/v1/held-tools", "", "", 200)
+	call("GET", "/api/v1/held-tools?server=alpha", "", "", 200)
+	call("POST", "/api/v1/servers/alpha/approve", "/api/v1/servers/{name}/approve", `{"tool":"echo"}`, 404)
+
 	text := strings.Join(got, "\n") + "\n"
 	if *updateShapes {
 		if err := os.WriteFile(shapesGolden, []byte(text), 0o644); err != nil {
