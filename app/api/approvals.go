@@ -6,16 +6,18 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/approvals"
 	"github.com/switchboardhq/switchboard/app/clients"
 )
 
 // Routes of tool approval (rug-pull protection, see app/approvals):
 //
-//	GET  /api/v1/held-tools[?server=NAME]   []HeldTool: tools held from clients, with what changed
-//	POST /api/v1/servers/{name}/approve     ApproveRequest → ApproveResult
+//	GET  /api/v1/held-tools[?server=NAME]   []wire.HeldTool: tools held from clients, with what changed
+//	POST /api/v1/servers/{name}/approve     wire.ApproveRequest → wire.ApproveResult
+//
+// (the wire types are in app/api/wire/approvals.go)
 
 // Approvals is what the API needs of the tool approvals; the daemon
 // implements it over an *approvals.Store, recording each approval in the
@@ -25,53 +27,6 @@ type Approvals interface {
 	// Approve approves server's held tool, or all of them when tool is
 	// "" (see approvals.Store.Approve).
 	Approve(server, tool, fingerprint string) ([]approvals.Held, error)
-}
-
-// A HeldTool is a tool held from clients until the user approves it.
-type HeldTool struct {
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
-	// Change is "new", "description", "schema" or "description and schema".
-	Change string `json:"change"`
-	// Reason says it in words; Message is the error a client's call gets.
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
-	// Approved is the version approved before, absent for a new tool;
-	// Listed is what the server lists now.
-	Approved *ToolVersion `json:"approved,omitempty"`
-	Listed   ToolVersion  `json:"listed"`
-	// Diff is a unified diff from the approved description and input
-	// schema (indented JSON) to the listed ones; for a new tool, from
-	// nothing.
-	Diff string `json:"diff"`
-}
-
-// A ToolVersion is one version of a tool's description and input schema.
-type ToolVersion struct {
-	Fingerprint string          `json:"fingerprint"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-	// Time is when it was approved, or first listed and held.
-	Time time.Time `json:"time"`
-	// How an approved version was approved: "first-list" (the install, or
-	// the first list after approvals came to this Switchboard), "user" or
-	// "trusted" (the server's holdChangedTools is false).
-	How string `json:"how,omitempty"`
-}
-
-// ApproveRequest is the body of POST /api/v1/servers/{name}/approve.
-type ApproveRequest struct {
-	// Tool is the held tool to approve; "" approves every held tool of the
-	// server.
-	Tool string `json:"tool,omitempty"`
-	// Fingerprint, when set, must be the listed version's (the one the
-	// user was shown): a tool that changed again since is refused (409).
-	Fingerprint string `json:"fingerprint,omitempty"`
-}
-
-// ApproveResult is what POST /api/v1/servers/{name}/approve approved.
-type ApproveResult struct {
-	Approved []HeldTool `json:"approved"`
 }
 
 func (s *Server) approvalRoutes() {
@@ -86,7 +41,7 @@ func (s *Server) approvalsOrErr() (Approvals, error) {
 	return s.approvals, nil
 }
 
-func (s *Server) heldTools(r *http.Request) ([]HeldTool, error) {
+func (s *Server) heldTools(r *http.Request) ([]wire.HeldTool, error) {
 	a, err := s.approvalsOrErr()
 	if err != nil {
 		return nil, err
@@ -97,7 +52,7 @@ func (s *Server) heldTools(r *http.Request) ([]HeldTool, error) {
 			return nil, errorf(http.StatusNotFound, "unknown server %q", server)
 		}
 	}
-	out := []HeldTool{}
+	out := []wire.HeldTool{}
 	for _, h := range a.Held() {
 		if server == "" || h.Server == server {
 			out = append(out, heldTool(h))
@@ -106,37 +61,37 @@ func (s *Server) heldTools(r *http.Request) ([]HeldTool, error) {
 	return out, nil
 }
 
-func (s *Server) approveTools(r *http.Request) (ApproveResult, error) {
+func (s *Server) approveTools(r *http.Request) (wire.ApproveResult, error) {
 	a, err := s.approvalsOrErr()
 	if err != nil {
-		return ApproveResult{}, err
+		return wire.ApproveResult{}, err
 	}
-	var req ApproveRequest
+	var req wire.ApproveRequest
 	if err := decodeBody(r, &req); err != nil {
-		return ApproveResult{}, err
+		return wire.ApproveResult{}, err
 	}
 	name := r.PathValue("name")
 	if _, ok := s.cfg.Current().Servers[name]; !ok {
-		return ApproveResult{}, errorf(http.StatusNotFound, "unknown server %q", name)
+		return wire.ApproveResult{}, errorf(http.StatusNotFound, "unknown server %q", name)
 	}
 	done, err := a.Approve(name, req.Tool, req.Fingerprint)
 	switch {
 	case errors.Is(err, approvals.ErrNotHeld):
-		return ApproveResult{}, errorf(http.StatusNotFound, "%v", err)
+		return wire.ApproveResult{}, errorf(http.StatusNotFound, "%v", err)
 	case errors.Is(err, approvals.ErrStale):
-		return ApproveResult{}, errorf(http.StatusConflict, "%v", err)
+		return wire.ApproveResult{}, errorf(http.StatusConflict, "%v", err)
 	case err != nil:
-		return ApproveResult{}, err
+		return wire.ApproveResult{}, err
 	}
-	out := ApproveResult{Approved: []HeldTool{}}
+	out := wire.ApproveResult{Approved: []wire.HeldTool{}}
 	for _, h := range done {
 		out.Approved = append(out.Approved, heldTool(h))
 	}
 	return out, nil
 }
 
-func heldTool(h approvals.Held) HeldTool {
-	out := HeldTool{Server: h.Server, Tool: h.Tool, Change: h.Change, Reason: h.Reason(), Message: h.Message(),
+func heldTool(h approvals.Held) wire.HeldTool {
+	out := wire.HeldTool{Server: h.Server, Tool: h.Tool, Change: h.Change, Reason: h.Reason(), Message: h.Message(),
 		Listed: toolVersion(h.Listed)}
 	var old []byte
 	if h.Approved != nil {
@@ -150,7 +105,7 @@ func heldTool(h approvals.Held) HeldTool {
 
 // diffText is a version as the diff shows it: the description, then the
 // input schema as indented JSON.
-func diffText(v ToolVersion) []byte {
+func diffText(v wire.ToolVersion) []byte {
 	var b bytes.Buffer
 	b.WriteString("description:\n")
 	if v.Description != "" {
@@ -164,6 +119,6 @@ func diffText(v ToolVersion) []byte {
 	return b.Bytes()
 }
 
-func toolVersion(v approvals.Version) ToolVersion {
-	return ToolVersion{Fingerprint: v.Fingerprint, Description: v.Description, InputSchema: v.InputSchema, Time: v.Time, How: v.How}
+func toolVersion(v approvals.Version) wire.ToolVersion {
+	return wire.ToolVersion{Fingerprint: v.Fingerprint, Description: v.Description, InputSchema: v.InputSchema, Time: v.Time, How: v.How}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/approvals"
 )
 
@@ -50,30 +52,30 @@ func TestApprovals(t *testing.T) {
 	if got, err := e.client.HeldTools(ctx, "off"); err != nil || len(got) != 0 {
 		t.Errorf("held of a server with none = %+v, %v", got, err)
 	}
-	if _, err := e.client.HeldTools(ctx, "nope"); !api.IsNotFound(err) {
+	if _, err := e.client.HeldTools(ctx, "nope"); !client.IsNotFound(err) {
 		t.Errorf("held of an unknown server: err = %v, want 404", err)
 	}
 
 	// Errors: unknown server, tool not held, stale fingerprint, bad body.
-	if _, err := e.client.ApproveTools(ctx, "nope", api.ApproveRequest{}); !api.IsNotFound(err) || !strings.Contains(err.Error(), `unknown server "nope"`) {
+	if _, err := e.client.ApproveTools(ctx, "nope", wire.ApproveRequest{}); !client.IsNotFound(err) || !strings.Contains(err.Error(), `unknown server "nope"`) {
 		t.Errorf("approve on an unknown server: %v", err)
 	}
-	if _, err := e.client.ApproveTools(ctx, "fs", api.ApproveRequest{Tool: "list"}); !api.IsNotFound(err) || !strings.Contains(err.Error(), "not held") {
+	if _, err := e.client.ApproveTools(ctx, "fs", wire.ApproveRequest{Tool: "list"}); !client.IsNotFound(err) || !strings.Contains(err.Error(), "not held") {
 		t.Errorf("approve of a tool not held: %v", err)
 	}
-	_, err = e.client.ApproveTools(ctx, "fs", api.ApproveRequest{Tool: "read_file", Fingerprint: "sha256:00"})
-	if ae, ok := err.(*api.APIError); !ok || ae.Status != http.StatusConflict {
+	_, err = e.client.ApproveTools(ctx, "fs", wire.ApproveRequest{Tool: "read_file", Fingerprint: "sha256:00"})
+	if ae, ok := err.(*client.APIError); !ok || ae.Status != http.StatusConflict {
 		t.Errorf("approve with a stale fingerprint: %v, want 409", err)
 	}
 	if resp := e.request(t, http.MethodPost, "/api/v1/servers/fs/approve", `{"tool": 3}`, nil); resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("approve with a bad body: %d, want 400", resp.StatusCode)
 	}
 
-	res, err := e.client.ApproveTools(ctx, "fs", api.ApproveRequest{Tool: "read_file", Fingerprint: held[0].Listed.Fingerprint})
+	res, err := e.client.ApproveTools(ctx, "fs", wire.ApproveRequest{Tool: "read_file", Fingerprint: held[0].Listed.Fingerprint})
 	if err != nil || len(res.Approved) != 1 || res.Approved[0].Tool != "read_file" {
 		t.Fatalf("approve read_file = %+v, %v", res, err)
 	}
-	res, err = e.client.ApproveTools(ctx, "fs", api.ApproveRequest{})
+	res, err = e.client.ApproveTools(ctx, "fs", wire.ApproveRequest{})
 	if err != nil || len(res.Approved) != 1 || res.Approved[0].Tool != "write_file" {
 		t.Fatalf("approve all = %+v, %v", res, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/api/wire"
+	"github.com/switchboardhq/switchboard/app/approvals"
 	"github.com/switchboardhq/switchboard/app/catalog"
 	"github.com/switchboardhq/switchboard/app/catalog/install"
 	"github.com/switchboardhq/switchboard/app/clients"
@@ -173,6 +174,13 @@ func TestWireConstants(t *testing.T) {
 		{wire.TypeInstall, events.TypeInstall},
 		{wire.TypeConfig, events.TypeConfig},
 		{wire.TypeDropped, events.TypeDropped},
+		{wire.TypeApproval, events.TypeApproval},
+		{wire.ApprovalHeld, events.ApprovalHeld},
+		{wire.ApprovalApproved, events.ApprovalApproved},
+		{wire.ChangeNew, approvals.ChangeNew},
+		{wire.ChangeDescription, approvals.ChangeDescription},
+		{wire.ChangeSchema, approvals.ChangeSchema},
+		{wire.ChangeBoth, approvals.ChangeBoth},
 		{wire.OutcomeOK, record.OutcomeOK},
 		{wire.PoolShared, config.PoolShared},
 		{wire.PoolSession, config.PoolSession},

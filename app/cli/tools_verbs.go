@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
 const toolsUsage = "expected: tools held [SERVER], or tools approve SERVER [TOOL]"
@@ -43,7 +43,7 @@ func toolsVerb() verb {
 				return err
 			}
 			if e.args[0] == "approve" {
-				req := api.ApproveRequest{}
+				req := wire.ApproveRequest{}
 				if len(e.args) == 3 {
 					req.Tool = e.args[2]
 				}
@@ -81,7 +81,7 @@ func changeWords(change string) string {
 	return change + " changed"
 }
 
-func printHeld(w io.Writer, held []api.HeldTool, diff bool) {
+func printHeld(w io.Writer, held []wire.HeldTool, diff bool) {
 	if len(held) == 0 {
 		fmt.Fprintln(w, "No tools are held: every tool servers list is one you approved.")
 		return

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/approvals"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -86,7 +86,7 @@ func TestChangedToolIsHeldUntilApproved(t *testing.T) {
 	d = startDaemon(t, home)
 	d.waitRunning(t, "demo")
 
-	var held []api.HeldTool
+	var held []wire.HeldTool
 	testutil.Eventually(t, 30*time.Second, "echo held", func() bool {
 		var err error
 		held, err = d.client.HeldTools(t.Context(), "demo")

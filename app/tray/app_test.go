@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api"
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/autostart"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
@@ -166,7 +166,7 @@ func TestAppHeldTools(t *testing.T) {
 	}
 	msg := `tool "read_file" of server "fs" is held: its description changed since you approved it; run: switchboard tools approve fs read_file`
 	f.mu.Lock()
-	f.held = []api.HeldTool{{Server: "fs", Tool: "read_file", Change: "description", Reason: "its description changed since you approved it", Message: msg}}
+	f.held = []wire.HeldTool{{Server: "fs", Tool: "read_file", Change: "description", Reason: "its description changed since you approved it", Message: msg}}
 	f.mu.Unlock()
 	f.event("approval", fmt.Sprintf(`{"server":"fs","tool":"read_file","state":"held","change":"description","message":%q}`, msg))
 	select {

@@ -128,7 +128,7 @@ type fakeAPI struct {
 	log    []string // "POST /api/v1/servers/fs/stop"
 	events chan string
 	noSSE  bool
-	held   []api.HeldTool
+	held   []wire.HeldTool
 }
 
 const testToken = "sb_tray-test"
@@ -169,7 +169,7 @@ func newFakeAPI(t *testing.T, views ...wire.ServerView) *fakeAPI {
 	mux.HandleFunc("GET /api/v1/held-tools", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		json.NewEncoder(w).Encode(append([]api.HeldTool{}, f.held...))
+		json.NewEncoder(w).Encode(append([]wire.HeldTool{}, f.held...))
 	})
 	mux.HandleFunc("POST /api/v1/servers/{name}/{verb}", func(w http.ResponseWriter, r *http.Request) {
 		name, verb := r.PathValue("name"), r.PathValue("verb")

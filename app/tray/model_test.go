@@ -296,7 +296,7 @@ func TestBuildHeldTools(t *testing.T) {
 	if !m.Held.Hidden {
 		t.Errorf("held item with nothing held: %+v", m.Held)
 	}
-	m = Build(Snapshot{Endpoint: "x", Held: []api.HeldTool{
+	m = Build(Snapshot{Endpoint: "x", Held: []wire.HeldTool{
 		{Server: "git", Tool: "push", Reason: "it is new since you approved the server's tools"},
 		{Server: "git", Tool: "log", Reason: "its input schema changed since you approved it"},
 	}}, 2)

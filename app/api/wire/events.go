@@ -16,6 +16,7 @@ const (
 	TypeInstall   = "install"    // install progress (InstallEvent)
 	TypeConfig    = "config"     // the server list or a server's settings changed
 	TypeDropped   = "dropped"    // history records were dropped (DroppedEvent)
+	TypeApproval  = "approval"   // a tool was held until approved, or approved (ApprovalEvent)
 	// TypeReset is sent first when the events after the client's
 	// Last-Event-ID are no longer kept: it must refetch its snapshots. It
 	// has no id and its data is {}.
@@ -83,3 +84,25 @@ type StateEvent struct {
 type DroppedEvent struct {
 	Count uint64 `json:"count"`
 }
+
+// ApprovalEvent is the data of a TypeApproval event: a tool of a server was
+// held from clients because it is new or changed since the user approved
+// the server's tools, or held tools were approved.
+type ApprovalEvent struct {
+	Server string `json:"server"`
+	// Tool is "" for an approval of many tools at once (a server's first
+	// list, a trusted server's changes).
+	Tool string `json:"tool"`
+	// State is ApprovalHeld or ApprovalApproved.
+	State string `json:"state"`
+	// Change is one of the Change* constants (HeldTool.Change).
+	Change string `json:"change"`
+	// Message says it in words (for a held tool, the error its calls get).
+	Message string `json:"message"`
+}
+
+// States of an ApprovalEvent.
+const (
+	ApprovalHeld     = "held"
+	ApprovalApproved = "approved"
+)

@@ -40,6 +40,9 @@ type ServerConfig struct {
 	Timeout Duration `json:"timeout,omitzero"`
 	// DisabledTools names tools of this server hidden from clients.
 	DisabledTools []string `json:"disabledTools,omitempty"`
+	// HoldChangedTools false approves the server's new and changed tools
+	// instead of holding them until the user does; nil (absent) means true.
+	HoldChangedTools *bool `json:"holdChangedTools,omitempty"`
 	// Alias, when set, replaces the server's name as the prefix of its
 	// tools and prompts on the aggregated endpoint.
 	Alias string `json:"alias,omitempty"`

@@ -121,6 +121,9 @@ type ToolInfo struct {
 	Description string `json:"description,omitempty"`
 	// Disabled is true for a tool the server's config hides from clients.
 	Disabled bool `json:"disabled,omitempty"`
+	// Held is true for a tool held from clients until the user approves
+	// it: new, or changed since approved (see HeldTool).
+	Held bool `json:"held,omitempty"`
 }
 
 // AddServerRequest is the body of POST /api/v1/servers.
