@@ -90,3 +90,26 @@ func TestApprovalsUnavailable(t *testing.T) {
 		t.Errorf("held without approvals: %v, want 503", err)
 	}
 }
+
+// holdChangedTools goes through the API both ways: set with PUT, shown by GET.
+func TestHoldChangedToolsThroughTheAPI(t *testing.T) {
+	e := newEnv(t)
+	resp := e.request(t, http.MethodPut, "/api/v1/servers/fs", `{"command":"npx","holdChangedTools":false}`, nil)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT: %d", resp.StatusCode)
+	}
+	if sc := e.cfg.Current().Servers["fs"]; sc.IsHoldingChangedTools() {
+		t.Errorf("config after PUT holds changed tools: %+v", sc.HoldChangedTools)
+	}
+	v, err := e.client.Server(t.Context(), "fs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Config.HoldChangedTools == nil || *v.Config.HoldChangedTools {
+		t.Errorf("GET shows holdChangedTools %v, want false", v.Config.HoldChangedTools)
+	}
+	if _, unknown := v.Config.Unknown["holdChangedTools"]; unknown {
+		t.Error("holdChangedTools is shown as an unknown key")
+	}
+}
