@@ -108,7 +108,10 @@ func (g *Gateway) heldTools(endpoint string) mcp.Middleware {
 			if !ok || cr.Params == nil {
 				return next(ctx, method, req)
 			}
-			if msg := g.heldTool(endpoint, cr.Params.Name); msg != "" {
+			if server, msg := g.heldTool(endpoint, cr.Params.Name); msg != "" {
+				if rec := recordFrom(ctx); rec != nil {
+					rec.call.Server = server // the refusal is in the server's history
+				}
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 			}
 			return next(ctx, method, req)
@@ -116,9 +119,9 @@ func (g *Gateway) heldTools(endpoint string) mcp.Middleware {
 	}
 }
 
-// heldTool is the message of name, a tool endpoint does not list because
-// it is held, or "".
-func (g *Gateway) heldTool(endpoint, name string) string {
+// heldTool is the server and message of name, a tool endpoint does not
+// list because it is held; msg is "" when it is not.
+func (g *Gateway) heldTool(endpoint, name string) (server, msg string) {
 	g.mu.Lock()
 	var candidates []*backend
 	var tools []string
@@ -136,8 +139,8 @@ func (g *Gateway) heldTool(endpoint, name string) string {
 	g.mu.Unlock()
 	for i, b := range candidates {
 		if msg := b.heldMessage(tools[i]); msg != "" {
-			return msg
+			return b.config().Name, msg
 		}
 	}
-	return ""
+	return "", ""
 }

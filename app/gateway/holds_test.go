@@ -104,6 +104,16 @@ func TestHeldToolsAreHiddenAndRefused(t *testing.T) {
 			}
 		})
 	}
+	// The refusals are recorded under the server, with the message.
+	var refused int
+	for _, c := range f.rec.all() {
+		if c.Server == "a" && strings.Contains(c.Name, "echo") && strings.Contains(c.Error, msg) {
+			refused++
+		}
+	}
+	if refused != 4 {
+		t.Errorf("%d refused calls recorded under a with the message, want 4 (two endpoints, two eras): %+v", refused, f.rec.all())
+	}
 	if hold, ok := rev.told("a"); !ok || !hold {
 		t.Errorf("the reviewer was told hold=%v (asked: %v) for a, want true", hold, ok)
 	}
