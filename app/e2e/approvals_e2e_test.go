@@ -123,6 +123,18 @@ func TestChangedToolIsHeldUntilApproved(t *testing.T) {
 		}
 	}
 
+	// The refusals are in the call history, under the server.
+	testutil.Eventually(t, 10*time.Second, "the refused calls in the history", func() bool {
+		page, err := d.client.History(t.Context(), url.Values{"server": {"demo"}})
+		n := 0
+		for _, c := range page.Calls {
+			if strings.Contains(c.Error, refusal) {
+				n++
+			}
+		}
+		return err == nil && n == 2
+	})
+
 	// The command line shows it, with the diff, and approves it.
 	code, out, errOut := cli(t, home, "tools", "held", "--diff")
 	if code != exitOK || !strings.Contains(out, "demo") || !strings.Contains(out, "description changed") || !strings.Contains(out, "+"+rugPull) {
