@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/approvals"
+	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
@@ -39,6 +41,13 @@ type toolApprovals struct {
 	// show makes tools approved through the API visible at once (the
 	// gateway's Recheck); set before the API serves.
 	show func(server string)
+
+	mu sync.Mutex
+	// unseen are the servers configured when the daemon started that the
+	// approvals did not know: configured before this Switchboard had
+	// approvals, or added to config.json while it was not running. Their
+	// first list is a migration, not an install (see firstListMessage).
+	unseen map[string]bool
 }
 
 // The gateway asks the approvals which tools to hold.
@@ -71,8 +80,7 @@ func (a *toolApprovals) Review(server string, tools []*mcp.Tool, hold bool) map[
 		var msg string
 		switch r.How {
 		case approvals.HowFirstList:
-			msg = fmt.Sprintf("approved the %d tools of the server's first list (its install, or its first run with tool approval): %s",
-				len(r.Approved), strings.Join(r.Approved, ", "))
+			msg = a.firstListMessage(server, r.Approved)
 		default:
 			msg = fmt.Sprintf("approved new or changed tools without holding them (holdChangedTools is false): %s",
 				strings.Join(r.Approved, ", "))
@@ -120,12 +128,35 @@ func (a *toolApprovals) Approve(server, tool, fingerprint string) ([]approvals.H
 	return done, nil
 }
 
+// firstListMessage says why the tools of a server's first list were
+// approved: it was configured before the daemon started (a migration) or
+// has just been installed or added.
+func (a *toolApprovals) firstListMessage(server string, tools []string) string {
+	a.mu.Lock()
+	migrated := a.unseen[server]
+	delete(a.unseen, server)
+	a.mu.Unlock()
+	if migrated {
+		return fmt.Sprintf("approved the %d tools the server lists, as they are: it was configured before tool approval knew it "+
+			"(migration); from now on new or changed tools are held: %s", len(tools), strings.Join(tools, ", "))
+	}
+	return fmt.Sprintf("approved the %d tools of the server's first list (its install): %s", len(tools), strings.Join(tools, ", "))
+}
+
 // prune forgets the approvals of servers that are no longer configured
 // (removed while the daemon was not running).
-func (a *toolApprovals) prune(configured func(string) bool) {
+func (a *toolApprovals) prune(configured map[string]config.Server) {
 	for _, server := range a.store.Servers() {
-		if !configured(server) {
+		if _, ok := configured[server]; !ok {
 			a.forget(server)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.unseen = map[string]bool{}
+	for server := range configured {
+		if !a.store.Known(server) {
+			a.unseen[server] = true
 		}
 	}
 }

@@ -205,7 +205,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	approved := &toolApprovals{store: approvalStore, hist: hist, bus: bus, log: log}
-	approved.prune(func(server string) bool { _, ok := store.Current().Servers[server]; return ok })
+	approved.prune(store.Current().Servers)
 
 	// The gateway makes the clients the supervisor talks to its processes
 	// with, and leases processes from the supervisor: the closure breaks the
