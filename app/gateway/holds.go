@@ -4,8 +4,9 @@
 // after it was trusted). The gateway does not judge; a ToolReviewer
 // (app/approvals through the daemon) does, each time a server's tools
 // become known: listed, or read back from the kept lists. A held tool is
-// registered on no front (not /mcp/<server>, not /mcp), and a call naming
-// it is refused with the reviewer's message, which names the change.
+// registered on no front (not /mcp/<server>, not /mcp, not a profile's
+// /mcp/p/<profile>), and a call naming it is refused with the reviewer's
+// message, which names the change.
 
 package gateway
 
@@ -91,7 +92,7 @@ func (g *Gateway) Recheck(server string) {
 	}
 	b.review()
 	b.install()
-	g.rebuildAggregate()
+	g.rebuildAggregates()
 }
 
 // heldTools refuses a tools/call of a held tool with the reviewer's
@@ -120,18 +121,20 @@ func (g *Gateway) heldTools(endpoint string) mcp.Middleware {
 }
 
 // heldTool is the server and message of name, a tool endpoint does not
-// list because it is held; msg is "" when it is not.
+// list because it is held; msg is "" when it is not. On an aggregated
+// endpoint (/mcp, a profile's) name is prefixed, and a tool the profile
+// does not offer anyway is not "held" there.
 func (g *Gateway) heldTool(endpoint, name string) (server, msg string) {
 	g.mu.Lock()
 	var candidates []*backend
 	var tools []string
-	if endpoint != "" {
+	if a := g.aggregateFor(endpoint); a == nil {
 		if b := g.backends[endpoint]; b != nil {
 			candidates, tools = append(candidates, b), append(tools, name)
 		}
-	} else if _, shown := g.agg.tools[name]; !shown {
-		for _, b := range g.backends {
-			if tool, found := strings.CutPrefix(name, b.config().prefix()+separator); found {
+	} else if _, shown := a.state.tools[name]; !shown {
+		for n, b := range g.backends {
+			if tool, found := strings.CutPrefix(name, b.config().prefix()+separator); found && a.set.showsTool(n, tool) {
 				candidates, tools = append(candidates, b), append(tools, tool)
 			}
 		}

@@ -78,14 +78,20 @@ func TestHeldToolsAreHiddenAndRefused(t *testing.T) {
 		specs = append(specs, supervisor.Spec{Name: s, Command: os.Args[0], Env: testEnv(testmcp.Options{Name: s}), Pool: supervisor.PoolSpec{Max: 2}})
 	}
 	f := newTunedFixture(t, "", func(_ *supervisor.Options, o *gateway.Options) { o.Reviewer = rev }, specs, a, b)
+	f.gw.SetProfiles([]gateway.ProfileConfig{{Name: "coding", Servers: []string{"a"}}})
 
 	for _, era := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(era, func(t *testing.T) {
 			agg := f.connect(t, "", era, nil)
 			own := f.connect(t, "/a", era, nil)
+			prof := f.connect(t, "/p/coding", era, nil)
 			f.waitTools(t, agg, "a__sleep", "b__echo")
+			f.waitTools(t, prof, "a__sleep")
 			if names := toolNames(t, agg); names["a__echo"] {
 				t.Errorf("/mcp lists the held a__echo")
+			}
+			if names := toolNames(t, prof); names["a__echo"] || names["b__echo"] {
+				t.Errorf("/mcp/p/coding lists %v, want a's tools but the held a__echo", names)
 			}
 			if names := toolNames(t, own); names["echo"] || !names["sleep"] {
 				t.Errorf("/mcp/a lists %v, want sleep and not the held echo", names)
@@ -93,7 +99,7 @@ func TestHeldToolsAreHiddenAndRefused(t *testing.T) {
 			for _, c := range []struct {
 				cs   *mcp.ClientSession
 				name string
-			}{{agg, "a__echo"}, {own, "echo"}} {
+			}{{agg, "a__echo"}, {own, "echo"}, {prof, "a__echo"}} {
 				res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.name, Arguments: map[string]any{"text": "x"}})
 				if err == nil || !strings.Contains(err.Error(), msg) {
 					t.Errorf("call of held %s = %+v, %v; want an error saying %q", c.name, res, err, msg)
@@ -111,8 +117,8 @@ func TestHeldToolsAreHiddenAndRefused(t *testing.T) {
 			refused++
 		}
 	}
-	if refused != 4 {
-		t.Errorf("%d refused calls recorded under a with the message, want 4 (two endpoints, two eras): %+v", refused, f.rec.all())
+	if refused != 6 {
+		t.Errorf("%d refused calls recorded under a with the message, want 6 (three endpoints, two eras): %+v", refused, f.rec.all())
 	}
 	if hold, ok := rev.told("a"); !ok || !hold {
 		t.Errorf("the reviewer was told hold=%v (asked: %v) for a, want true", hold, ok)
@@ -127,9 +133,11 @@ func TestHeldToolsAreHiddenAndRefused(t *testing.T) {
 
 	// Approved: shown again at once, without a relist.
 	agg := f.connect(t, "", "2025-11-25", nil)
+	prof := f.connect(t, "/p/coding", "2025-11-25", nil)
 	rev.approve("a", "echo")
 	f.gw.Recheck("a")
 	f.waitTools(t, agg, "a__echo")
+	f.waitTools(t, prof, "a__echo")
 	if res, err := agg.CallTool(t.Context(), &mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
 		t.Errorf("call of a__echo after approval = %+v, %v", res, err)
 	}
