@@ -263,12 +263,12 @@ func (pr *proc) handshake(stdout, stdin *os.File, exited <-chan struct{}) (*mcp.
 					"server", pr.spec.Name, "pid", pr.osPID, "line", line)
 			}
 		}}
-	if wrap := p.sup.opts.WrapTransport; wrap != nil {
+	if wrap := p.sup.hooks.WrapTransport; wrap != nil {
 		transport = wrap(pr.spec.Name, transport)
 	}
 	cs, err := p.client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: p.sup.opts.ProtocolVersion})
-	if err == nil && p.sup.opts.Prepare != nil {
-		if err = p.sup.opts.Prepare(ctx, pr.spec.Name, cs); err != nil {
+	if err == nil && p.sup.hooks.Prepare != nil {
+		if err = p.sup.hooks.Prepare(ctx, pr.spec.Name, cs); err != nil {
 			cs.Close()
 			cs, err = nil, fmt.Errorf("preparing the session: %w", err)
 		}

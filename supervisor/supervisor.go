@@ -32,7 +32,8 @@ type Options struct {
 	// []string{os.Executable()}. Nil: no reaper (Windows needs none).
 	Reaper []string
 	// NewClient makes the MCP client a pool uses toward its processes; the
-	// gateway sets it to forward server-to-client requests. Nil: a client
+	// gateway sets it (with SetHooks) to forward server-to-client requests.
+	// Nil: a client
 	// that declares sampling, elicitation and roots and answers such requests
 	// with an error, since no one is there to answer.
 	NewClient func(server string) *mcp.Client
@@ -117,12 +118,43 @@ type Supervisor struct {
 	reaper   *reaper
 	swept    []SweptProcess
 
-	mu     sync.Mutex
-	pools  map[string]*Pool
-	closed bool
+	mu      sync.Mutex
+	pools   map[string]*Pool
+	closed  bool
+	applied bool // Apply ran: the hooks are in use
+
+	hooks Hooks // Options' hooks, or those of SetHooks; fixed once Apply runs
 
 	stopSampling context.CancelFunc
 	sampling     sync.WaitGroup
+}
+
+// Hooks are how the pools talk to their processes when something stands
+// between those and the MCP clients (the gateway): see Options.NewClient,
+// WrapTransport and Prepare.
+type Hooks struct {
+	NewClient     func(server string) *mcp.Client
+	WrapTransport func(server string, t mcp.Transport) mcp.Transport
+	Prepare       func(ctx context.Context, server string, cs *mcp.ClientSession) error
+}
+
+// ErrHooksLate is SetHooks's refusal once Apply ran or hooks are set.
+var ErrHooksLate = errors.New("supervisor: hooks are set once, before the first Apply")
+
+// SetHooks sets the hooks of Options on a supervisor built before what
+// provides them: the gateway leases this supervisor's processes, so it is
+// built after the supervisor and hands it its hooks here. It must come
+// before the first Apply (no process exists yet, so every process gets the
+// hooks) and at most once; otherwise it changes nothing and returns
+// ErrHooksLate.
+func (s *Supervisor) SetHooks(h Hooks) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.applied || s.hooks.NewClient != nil || s.hooks.WrapTransport != nil || s.hooks.Prepare != nil {
+		return ErrHooksLate
+	}
+	s.hooks = h
+	return nil
 }
 
 // New starts a supervisor with no servers: it sweeps processes left by an
@@ -136,6 +168,7 @@ func New(ctx context.Context, opts Options) (*Supervisor, error) {
 		events:  newBroker(),
 		sampler: newSampler(),
 		pools:   make(map[string]*Pool),
+		hooks:   Hooks{NewClient: opts.NewClient, WrapTransport: opts.WrapTransport, Prepare: opts.Prepare},
 	}
 	if s.env == nil {
 		s.env = WithoutSwitchboardEnv(os.Environ())
@@ -202,6 +235,7 @@ func (s *Supervisor) Apply(ctx context.Context, specs []Spec) error {
 		s.mu.Unlock()
 		return ErrClosed
 	}
+	s.applied = true
 	var removed []*Pool
 	for name, p := range s.pools {
 		if _, ok := want[name]; !ok {
@@ -404,8 +438,8 @@ func (s *Supervisor) sampleLoop(ctx context.Context) {
 
 // newClient makes the MCP client for a pool's processes.
 func (s *Supervisor) newClient(server string) *mcp.Client {
-	if s.opts.NewClient != nil {
-		return s.opts.NewClient(server)
+	if s.hooks.NewClient != nil {
+		return s.hooks.NewClient(server)
 	}
 	return DefaultClient(server)
 }

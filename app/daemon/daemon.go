@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/approvals"
@@ -166,16 +165,15 @@ func Run(ctx context.Context, opts Options) error {
 	defer callJournal.Close() // after the history: its writer ends calls
 
 	retention := store.Current().History
-	var hist *history.Store // set before any call is recorded
-	dropped := &droppedFeed{log: log, bus: bus, dropped: func() uint64 { return hist.Dropped() }}
-	hist, err = history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
+	dropped := &droppedFeed{log: log, bus: bus}
+	hist, err := history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
 		MaxAge: retention.MaxAge.Duration, MaxBytes: retention.MaxBytes, KeepSecretValues: retention.KeepSecretValues,
 		Journal: callJournal,
-		OnCommit: func(calls []history.Call) {
+		OnCommit: func(calls []history.Call, droppedSoFar uint64) {
 			for _, c := range calls {
 				publish(log, bus, events.TypeCall, c)
 			}
-			dropped.check()
+			dropped.check(droppedSoFar)
 		}})
 	if err != nil {
 		return err
@@ -207,20 +205,14 @@ func Run(ctx context.Context, opts Options) error {
 	approved := &toolApprovals{store: approvalStore, hist: hist, bus: bus, log: log}
 	approved.prune(store.Current().Servers)
 
-	// The gateway makes the clients the supervisor talks to its processes
-	// with, and leases processes from the supervisor: the closure breaks the
-	// cycle (pools are only created after both exist).
-	var gw *gateway.Gateway
-	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper,
-		NewClient: func(server string) *mcp.Client { return gw.NewClient(server) },
-		Prepare: func(ctx context.Context, server string, cs *mcp.ClientSession) error {
-			return gw.Prepare(ctx, server, cs)
-		},
-		WrapTransport: func(server string, t mcp.Transport) mcp.Transport { return gw.WrapTransport(server, t) }})
+	// The supervisor runs the servers; the gateway leases their processes
+	// and talks to them with MCP clients of its own, which the supervisor
+	// gets as hooks before any process exists (d.apply, below, makes them).
+	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper})
 	if err != nil {
 		return err
 	}
-	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
+	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
 		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved})
 	approved.show = gw.Recheck
@@ -240,6 +232,9 @@ func Run(ctx context.Context, opts Options) error {
 		stopEvents()
 		recording.Wait()
 	}()
+	if err := sup.SetHooks(supervisor.Hooks{NewClient: gw.NewClient, WrapTransport: gw.WrapTransport, Prepare: gw.Prepare}); err != nil {
+		return err
+	}
 	for _, p := range sup.Swept() {
 		log.Warn("stopped a server process left behind by an earlier daemon", "server", p.Server, "pid", p.PID)
 	}

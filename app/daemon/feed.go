@@ -29,7 +29,7 @@ func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store,
 			ev.Message = hist.RedactText(ev.Message) // a crash's message may quote the server
 			publish(log, bus, events.TypeState, ev)
 		}
-		dropped.check()
+		dropped.check(hist.Dropped())
 	}
 }
 
@@ -50,23 +50,24 @@ func (f callFeed) CallStarted(c record.Call) {
 
 // droppedFeed publishes the history's dropped-records count when it has
 // changed, so that the UI shows lost records without polling for them. It
-// is checked after every committed batch of calls (records are dropped
-// when the queue is full, so under load, when batches commit all the time)
-// and after every supervisor event (at least every 2 s while a server
-// runs).
+// is given the count after every committed batch of calls (records are
+// dropped when the queue is full, so under load, when batches commit all
+// the time) and after every supervisor event (at least every 2 s while a
+// server runs).
 type droppedFeed struct {
-	log     *slog.Logger
-	bus     *events.Bus
-	dropped func() uint64 // the count so far
+	log *slog.Logger
+	bus *events.Bus
 
 	mu   sync.Mutex // the writer and the supervisor's events both check: counts go out in order
 	last uint64     // the count last published
 }
 
-func (f *droppedFeed) check() {
+// check publishes n, the history's Dropped count, if it is news. The count
+// only grows, so an older count that arrives late is not.
+func (f *droppedFeed) check(n uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if n := f.dropped(); n != f.last {
+	if n > f.last {
 		f.last = n
 		publish(f.log, f.bus, events.TypeDropped, events.Dropped{Count: n})
 	}

@@ -58,18 +58,18 @@ func newBenchStack(b *testing.B, record bool) *benchStack {
 		}
 		st.hist, opts.Recorder, opts.Journal = h, h, j
 	}
-	sup, err := supervisor.New(ctx, supervisor.Options{StateDir: b.TempDir(), Env: append(os.Environ(), testmcp.Env(testmcp.Options{})...),
-		NewClient: func(server string) *mcp.Client { return st.gw.NewClient(server) },
-		Prepare: func(ctx context.Context, server string, cs *mcp.ClientSession) error {
-			return st.gw.Prepare(ctx, server, cs)
-		},
-		WrapTransport: func(server string, t mcp.Transport) mcp.Transport { return st.gw.WrapTransport(server, t) }})
+	// As the daemon composes them: the supervisor, the gateway over it, and
+	// the gateway's hooks into the supervisor.
+	sup, err := supervisor.New(ctx, supervisor.Options{StateDir: b.TempDir(), Env: append(os.Environ(), testmcp.Env(testmcp.Options{})...)})
 	if err != nil {
 		b.Fatal(err)
 	}
 	st.sup = sup
 	opts.Backends = gateway.FromSupervisor(sup)
 	st.gw = gateway.New(opts)
+	if err := sup.SetHooks(supervisor.Hooks{NewClient: st.gw.NewClient, WrapTransport: st.gw.WrapTransport, Prepare: st.gw.Prepare}); err != nil {
+		b.Fatal(err)
+	}
 	exe, _ := os.Executable()
 	spec := supervisor.Spec{Name: "echo", Command: exe, Env: map[string]string{"GORACE": "atexit_sleep_ms=0"},
 		Pool: supervisor.PoolSpec{Min: 4, Max: 4}}

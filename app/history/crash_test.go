@@ -25,7 +25,7 @@ const crashWriterEnv = "SWITCHBOARD_HISTORY_CRASH_WRITER"
 func runCrashWriter(path string) {
 	out := bufio.NewWriter(os.Stdout)
 	s, err := Open(context.Background(), path, Options{RetentionInterval: -1, BatchDelay: 5 * time.Millisecond, BatchSize: 64,
-		OnCommit: func(calls []Call) {
+		OnCommit: func(calls []Call, _ uint64) {
 			fmt.Fprintf(out, "committed %d %d\n", calls[len(calls)-1].ID, len(calls))
 			out.Flush()
 		}})

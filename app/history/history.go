@@ -85,9 +85,10 @@ type Options struct {
 
 	// OnCommit, if set, is called by the writer after each batch that holds
 	// calls has committed, with those calls as Calls returns them (with their
-	// ids; without arguments and preview). It feeds the live event stream;
-	// it must return quickly, since the next batch waits for it.
-	OnCommit func([]Call)
+	// ids; without arguments and preview), and Dropped as it is then. It
+	// feeds the live event stream; it must return quickly, since the next
+	// batch waits for it.
+	OnCommit func(calls []Call, dropped uint64)
 
 	// Journal, if set, is the call journal the gateway notes calls in when
 	// they start: each call with a Journal id is ended there once it is
@@ -767,7 +768,7 @@ func (s *Store) commit(batch []item) error {
 		return err
 	}
 	if len(calls) > 0 {
-		s.opts.OnCommit(calls)
+		s.opts.OnCommit(calls, s.Dropped())
 	}
 	return nil
 }

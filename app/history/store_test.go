@@ -510,7 +510,7 @@ func TestOnCommitReportsStoredCalls(t *testing.T) {
 	var mu sync.Mutex
 	var got []Call
 	opts := testOptions()
-	opts.OnCommit = func(calls []Call) {
+	opts.OnCommit = func(calls []Call, _ uint64) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, calls...)
