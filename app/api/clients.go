@@ -50,8 +50,8 @@ func (s *Server) clientRoutes() {
 }
 
 func (s *Server) clientsOn() (ClientsOptions, error) {
-	if s.clients.Editor == nil {
-		return ClientsOptions{}, errorf(http.StatusServiceUnavailable, "client configs are not available in this daemon")
+	if _, err := available(s.clients.Editor, "client configs are"); err != nil {
+		return ClientsOptions{}, err
 	}
 	return s.clients, nil
 }

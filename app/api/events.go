@@ -20,8 +20,8 @@ var eventTypes = []string{events.TypeCall, events.TypeCallStart, events.TypeLog,
 // Last-Event-ID header (browsers send it when they reconnect) or ?since=ID,
 // and may narrow the feed with ?types=call,state.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	if s.bus == nil {
-		writeError(w, http.StatusServiceUnavailable, "the event stream is not available in this daemon")
+	if _, err := available(s.bus, "the event stream is"); err != nil {
+		writeErr(w, err)
 		return
 	}
 	since, err := sinceParam(r)

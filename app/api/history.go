@@ -40,10 +40,7 @@ func (s *Server) historyRoutes() {
 }
 
 func (s *Server) historyStore() (History, error) {
-	if s.history == nil {
-		return nil, errorf(http.StatusServiceUnavailable, "call history is not available in this daemon")
-	}
-	return s.history, nil
+	return available(s.history, "call history is")
 }
 
 // callQuery reads a CallQuery from the URL: server, tool, client, outcome,

@@ -93,17 +93,11 @@ func (s *Server) installRoutes() {
 }
 
 func (s *Server) catalogOrErr() (Catalog, error) {
-	if s.catalog == nil {
-		return nil, errorf(http.StatusServiceUnavailable, "the catalog is not available in this daemon")
-	}
-	return s.catalog, nil
+	return available(s.catalog, "the catalog is")
 }
 
 func (s *Server) installerOrErr() (Installer, error) {
-	if s.installer == nil {
-		return nil, errorf(http.StatusServiceUnavailable, "installing servers is not available in this daemon")
-	}
-	return s.installer, nil
+	return available(s.installer, "installing servers is")
 }
 
 // searchCatalog serves GET /api/v1/catalog?q=&limit=.

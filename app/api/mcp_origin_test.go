@@ -26,12 +26,11 @@ func (noBackends) Subscribe(int) (<-chan supervisor.Event, func()) {
 	return ch, func() {}
 }
 
-// TestMCPOriginSpellings: the MCP endpoints behind Protect accept an Origin
-// that names this server by another loopback spelling than the Host (the
-// "localhost" page talking to 127.0.0.1), while a browser's cross-site
-// request is still refused.
-func TestMCPOriginSpellings(t *testing.T) {
-	e := newEnv(t)
+// protectedGateway serves a gateway with one server, alpha, and no process
+// at /mcp and /mcp/, behind e's API checks (Protect), as the daemon mounts
+// it.
+func protectedGateway(t *testing.T, e *testEnv) *httptest.Server {
+	t.Helper()
 	gw := gateway.New(gateway.Options{Backends: noBackends{}})
 	t.Cleanup(gw.Close)
 	gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
@@ -41,6 +40,16 @@ func TestMCPOriginSpellings(t *testing.T) {
 	mux.Handle("/mcp/", h)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestMCPOriginSpellings: the MCP endpoints behind Protect accept an Origin
+// that names this server by another loopback spelling than the Host (the
+// "localhost" page talking to 127.0.0.1), while a browser's cross-site
+// request is still refused.
+func TestMCPOriginSpellings(t *testing.T) {
+	e := newEnv(t)
+	srv := protectedGateway(t, e)
 	u, _ := url.Parse(srv.URL)
 	port := u.Port()
 
@@ -113,15 +122,7 @@ func TestMCPOriginSpellings(t *testing.T) {
 // say (the gateway's own tests cover every row).
 func TestMCPRefusalsThroughProtect(t *testing.T) {
 	e := newEnv(t)
-	gw := gateway.New(gateway.Options{Backends: noBackends{}})
-	t.Cleanup(gw.Close)
-	gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
-	mux := http.NewServeMux()
-	h := e.api.Protect(gw.Handler())
-	mux.Handle("/mcp", h)
-	mux.Handle("/mcp/", h)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	srv := protectedGateway(t, e)
 	for _, path := range []string{"/mcp", "/mcp/alpha"} {
 		for _, tt := range []struct {
 			name, method, accept, version, body string

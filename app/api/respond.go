@@ -43,6 +43,17 @@ func handle[T any](fn func(*http.Request) (T, error), ok int) http.Handler {
 	})
 }
 
+// available returns part, a part of the daemon the API was given, or when
+// it was not (part is nil) a 503 that says so: what is the part's name with
+// its verb ("the catalog is").
+func available[T comparable](part T, what string) (T, error) {
+	var none T
+	if part == none {
+		return none, errorf(http.StatusServiceUnavailable, "%s not available in this daemon", what)
+	}
+	return part, nil
+}
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")

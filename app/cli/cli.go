@@ -268,6 +268,48 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // oneServer reads the single NAME argument of a verb.
+// loggerAndSelf is what a verb that runs part of switchboard in this
+// process needs: a logger to stderr at level, and the path of this program,
+// which it starts again (the reaper, the daemon, the window); why ends the
+// message of a failure to find it ("finding this program" why).
+func loggerAndSelf(e *env, level, why string) (*slog.Logger, string, error) {
+	logger, err := newLogger(e.stderr, level)
+	if err != nil {
+		return nil, "", err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "", fmt.Errorf("finding this program%s: %w", why, err)
+	}
+	return logger, exe, nil
+}
+
+// withClient is the run of a verb whose work is calls to the daemon: run
+// gets the client of the daemon of e.home.
+func withClient(run func(ctx context.Context, e *env, c *client.Client) error) func(context.Context, *env, *flag.FlagSet) error {
+	return func(ctx context.Context, e *env, _ *flag.FlagSet) error {
+		c, err := e.client()
+		if err != nil {
+			return err
+		}
+		return run(ctx, e, c)
+	}
+}
+
+// withServer is withClient for a verb about one server, named by its one
+// argument, which is checked first.
+func withServer(run func(ctx context.Context, e *env, c *client.Client, server string) error) func(context.Context, *env, *flag.FlagSet) error {
+	return func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+		server, err := oneServer(e.args)
+		if err != nil {
+			return err
+		}
+		return withClient(func(ctx context.Context, e *env, c *client.Client) error {
+			return run(ctx, e, c, server)
+		})(ctx, e, fs)
+	}
+}
+
 func oneServer(args []string) (string, error) {
 	switch len(args) {
 	case 1:

@@ -37,13 +37,9 @@ func connectVerb() verb {
 			case *profile != "":
 				path += "/p/" + *profile
 			}
-			logger, err := newLogger(e.stderr, *logLevel)
+			logger, exe, err := loggerAndSelf(e, *logLevel, " to start the daemon")
 			if err != nil {
 				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("finding this program to start the daemon: %w", err)
 			}
 			token := os.Getenv(tokenEnv)
 			locate := func(ctx context.Context) (string, string, func() bool, error) {

@@ -47,13 +47,9 @@ func windowVerb() verb {
 			if !window.InBuild {
 				return window.ErrNotInBuild
 			}
-			logger, err := newLogger(e.stderr, *logLevel)
+			logger, exe, err := loggerAndSelf(e, *logLevel, " to start the daemon")
 			if err != nil {
 				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("finding this program to start the daemon: %w", err)
 			}
 			resolve, err := windowDaemon(ctx, e.home, exe)
 			if err != nil {
@@ -128,13 +124,9 @@ func trayVerb() verb {
 			if !tray.InBuild {
 				return tray.ErrNotInBuild
 			}
-			logger, err := newLogger(e.stderr, *logLevel)
+			logger, exe, err := loggerAndSelf(e, *logLevel, "")
 			if err != nil {
 				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("finding this program: %w", err)
 			}
 			winCmd := []string{findWindowBinary(*windowBin, exe), "window", "--home", e.home}
 			// A second launch opens the running instance's window.

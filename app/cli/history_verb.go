@@ -9,10 +9,12 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/api/client"
 )
 
 func historyVerb() verb {
-	var server, tool, client, outcome, since, text *string
+	var server, tool, caller, outcome, since, text *string
 	var limit *int
 	var asJSON *bool
 	return verb{
@@ -22,20 +24,16 @@ func historyVerb() verb {
 		flags: func(fs *flag.FlagSet) {
 			server = fs.String("server", "", "only calls to this server")
 			tool = fs.String("tool", "", "only calls of this tool, prompt or resource")
-			client = fs.String("client", "", "only calls from this client (token label or client name)")
+			caller = fs.String("client", "", "only calls from this client (token label or client name)")
 			outcome = fs.String("outcome", "", "ok, tool_error, protocol_error, timeout, cancelled, server_unavailable, interrupted, or error (all but ok)")
 			since = fs.String("since", "", "only calls since this time: RFC 3339 or a duration back from now (1h)")
 			text = fs.String("q", "", "free text to find in arguments and errors")
 			limit = fs.Int("n", 50, "how many calls (at most 1000)")
 			asJSON = fs.Bool("json", false, "print JSON instead of a table")
 		},
-		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
+		run: withClient(func(ctx context.Context, e *env, c *client.Client) error {
 			q := url.Values{}
-			for k, v := range map[string]string{"server": *server, "tool": *tool, "client": *client,
+			for k, v := range map[string]string{"server": *server, "tool": *tool, "client": *caller,
 				"outcome": *outcome, "since": *since, "q": *text, "limit": strconv.Itoa(*limit)} {
 				if v != "" {
 					q.Set(k, v)
@@ -64,7 +62,7 @@ func historyVerb() verb {
 					orDash(truncate(call.Error, 60)))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 

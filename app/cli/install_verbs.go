@@ -29,11 +29,7 @@ func catalogVerb() verb {
 			limit = fs.Int("n", 30, "how many results to show")
 			asJSON = fs.Bool("json", false, "print JSON")
 		},
-		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
+		run: withClient(func(ctx context.Context, e *env, c *client.Client) error {
 			if len(e.args) > 0 && e.args[0] == "show" {
 				name, err := oneServer(e.args[1:])
 				if err != nil {
@@ -79,7 +75,7 @@ func catalogVerb() verb {
 				fmt.Fprintf(e.stdout, "(more results: narrow the search or raise -n)\n")
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -250,15 +246,7 @@ func updateVerb() verb {
 			check = fs.Bool("check", false, "only say whether a newer version exists")
 			verbose = fs.Bool("verbose", false, "print the package manager's output too")
 		},
-		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			server, err := oneServer(e.args)
-			if err != nil {
-				return err
-			}
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
+		run: withServer(func(ctx context.Context, e *env, c *client.Client, server string) error {
 			if *check {
 				u, err := c.CheckUpdate(ctx, server)
 				if err != nil {
@@ -277,7 +265,7 @@ func updateVerb() verb {
 				return err
 			}
 			return followInstall(ctx, e, c, v, "update", *verbose)
-		},
+		}),
 	}
 }
 
@@ -290,15 +278,7 @@ func uninstallVerb() verb {
 		flags: func(fs *flag.FlagSet) {
 			purge = fs.Bool("purge", false, "also delete the server's data folder (servers/NAME/data: a memory graph, a database)")
 		},
-		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			server, err := oneServer(e.args)
-			if err != nil {
-				return err
-			}
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
+		run: withServer(func(ctx context.Context, e *env, c *client.Client, server string) error {
 			res, err := c.UninstallServer(ctx, server, wire.UninstallRequest{Purge: *purge})
 			if err != nil {
 				return err
@@ -313,7 +293,7 @@ func uninstallVerb() verb {
 				fmt.Fprintf(e.stdout, "%s: uninstalled\n", server)
 			}
 			return nil
-		},
+		}),
 	}
 }
 

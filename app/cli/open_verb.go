@@ -7,6 +7,7 @@ import (
 
 	"github.com/pkg/browser"
 
+	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/api/wire"
 )
 
@@ -20,11 +21,7 @@ func openVerb() verb {
 			printOnly = fs.Bool("print", false, "print the link instead of opening a browser")
 			keep = fs.Bool("keep", false, "keep me signed in: the browser's session lasts 30 days and survives a restart of Switchboard")
 		},
-		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
+		run: withClient(func(ctx context.Context, e *env, c *client.Client) error {
 			login := c.LoginCode
 			if *keep {
 				login = c.KeptLoginCode
@@ -42,6 +39,6 @@ func openVerb() verb {
 			fmt.Fprintf(e.stdout, "Open this link within %s to sign in to the dashboard (it works once):\n%s\n",
 				wire.LoginCodeTTL, lc.URL)
 			return nil
-		},
+		}),
 	}
 }

@@ -29,13 +29,9 @@ func serveVerb() verb {
 			registry = fs.String("registry", "", "URL of the MCP registry the catalog reads (default: $"+daemon.RegistryEnv+", else the official one)")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			logger, err := newLogger(e.stderr, *logLevel)
+			logger, exe, err := loggerAndSelf(e, *logLevel, " for the reaper")
 			if err != nil {
 				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("finding this program for the reaper: %w", err)
 			}
 			return daemon.Run(ctx, daemon.Options{
 				Home: e.home, Listen: *listen, RegistryURL: *registry, Version: e.version, Logger: logger, Reaper: []string{exe}, Binary: exe,

@@ -18,11 +18,7 @@ func statusVerb() verb {
 		name:    "status",
 		noArgs:  true,
 		summary: "show whether the daemon runs, where, and its servers at a glance",
-		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
+		run: withClient(func(ctx context.Context, e *env, c *client.Client) error {
 			st, err := c.Status(ctx)
 			if err != nil {
 				return err
@@ -38,7 +34,7 @@ func statusVerb() verb {
 				return exitCodeError{code: exitConfigProblem, msg: "the config file has a problem (see PROBLEM above)"}
 			}
 			return nil
-		},
+		}),
 	}
 }
 
@@ -51,11 +47,7 @@ func serversVerb() verb {
 		flags: func(fs *flag.FlagSet) {
 			asJSON = fs.Bool("json", false, "print JSON instead of a table")
 		},
-		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
+		run: withClient(func(ctx context.Context, e *env, c *client.Client) error {
 			list, err := c.Servers(ctx)
 			if err != nil {
 				return err
@@ -69,7 +61,7 @@ func serversVerb() verb {
 			}
 			printServers(e.stdout, list)
 			return nil
-		},
+		}),
 	}
 }
 
@@ -96,22 +88,14 @@ func actionVerb(name, summary string, act func(*client.Client, context.Context, 
 		name:    name,
 		args:    " NAME",
 		summary: summary,
-		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			server, err := oneServer(e.args)
-			if err != nil {
-				return err
-			}
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
+		run: withServer(func(ctx context.Context, e *env, c *client.Client, server string) error {
 			v, err := act(c, ctx, server)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "%s: %s\n", v.Name, v.State)
 			return nil
-		},
+		}),
 	}
 }
 

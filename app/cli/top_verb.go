@@ -30,11 +30,7 @@ func topVerb() verb {
 		flags: func(fs *flag.FlagSet) {
 			once = fs.Bool("once", false, "print one view and exit (for scripts)")
 		},
-		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
-			c, err := e.client()
-			if err != nil {
-				return err
-			}
+		run: withClient(func(ctx context.Context, e *env, c *client.Client) error {
 			v := newTopView()
 			if err := v.load(ctx, c, time.Now()); err != nil {
 				return err
@@ -43,12 +39,12 @@ func topVerb() verb {
 				_, err := e.stdout.Write(v.render(time.Now(), false))
 				return err
 			}
-			err = v.follow(ctx, c, e.stdout, isTerminal(e.stdout))
+			err := v.follow(ctx, c, e.stdout, isTerminal(e.stdout))
 			if ctx.Err() != nil {
 				return nil // Ctrl-C ends top; that is not an error
 			}
 			return err
-		},
+		}),
 	}
 }
 

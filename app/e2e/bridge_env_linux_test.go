@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,21 +45,7 @@ func TestBridgeKeepsSwitchboardEnvFromDaemonAndServers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(binary, "connect", "--log-level", "info")
-	cmd.Env = append(testEnv(t, home), "SWITCHBOARD_TOKEN="+clientTok.Secret, "SWITCHBOARD_SOMETHING_ELSE=1")
-	stderr := &testutil.SyncBuffer{}
-	cmd.Stderr = stderr
-	mcpClient := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.1"}, nil)
-	cs, err := mcpClient.Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer func() {
-		cs.Close()
-		if t.Failed() {
-			t.Logf("bridge stderr:\n%s", stderr.String())
-		}
-	}()
+	cs, cmd := startBridge(t, home, "SWITCHBOARD_TOKEN="+clientTok.Secret, "SWITCHBOARD_SOMETHING_ELSE=1")
 	info, err := daemon.ReadInfo(home)
 	if err != nil {
 		t.Fatalf("the bridge did not start a daemon for %s: %v", home, err)

@@ -25,21 +25,7 @@ func TestBridgeAsClaudeDesktopRunsIt(t *testing.T) {
 	writeConfig(t, home, "alpha")
 	t.Cleanup(func() { stopDaemonOf(t, home) })
 
-	cmd := exec.Command(binary, "connect", "--log-level", "info")
-	cmd.Env = testEnv(t, home)
-	stderr := &testutil.SyncBuffer{}
-	cmd.Stderr = stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.1"}, nil)
-	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer func() {
-		cs.Close()
-		if t.Failed() {
-			t.Logf("bridge stderr:\n%s", stderr.String())
-		}
-	}()
+	cs, _ := startBridge(t, home)
 
 	first, err := daemon.ReadInfo(home)
 	if err != nil {
@@ -92,4 +78,28 @@ func stopDaemonOf(t *testing.T, home string) {
 	}
 	syscall.Kill(info.PID, syscall.SIGTERM)
 	testutil.Eventually(t, 30*time.Second, "the daemon to stop", func() bool { return !alive(info.PID) })
+}
+
+// startBridge runs `switchboard connect` for home as Claude Desktop
+// launches it, with env added to the test's environment, and opens an MCP
+// session through it as "claude-ai". The session ends with the test, and
+// the bridge's stderr is logged if the test failed.
+func startBridge(t *testing.T, home string, env ...string) (*mcp.ClientSession, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(binary, "connect", "--log-level", "info")
+	cmd.Env = append(testEnv(t, home), env...)
+	stderr := &testutil.SyncBuffer{}
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.1"}, nil).
+		Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if t.Failed() {
+			t.Logf("bridge stderr:\n%s", stderr.String())
+		}
+	})
+	return cs, cmd
 }

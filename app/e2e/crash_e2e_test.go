@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,19 +20,6 @@ import (
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 )
-
-// mcpSession connects a go-sdk client to the daemon's endpoint path.
-func mcpSession(t *testing.T, d *daemonProc, path string) *mcp.ClientSession {
-	t.Helper()
-	transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + path,
-		HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "crash-test", Version: "7"}, nil).Connect(t.Context(), transport, nil)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", path, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
 
 // TestCallsInFlightAtKill9AreInterrupted kills the daemon (SIGKILL, by its
 // pid) with three calls in flight; the next daemon records the three as

@@ -19,18 +19,26 @@ import (
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
+// npmDaemon starts a daemon with no servers, for a test that installs
+// from the npm registry (it needs npm and the registry, as CI has), with an
+// npm cache of its own.
+func npmDaemon(t *testing.T) (home string, d *daemonProc) {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatalf("npm not found: install Node.js 20 with npm (the CI installs it): %v", err)
+	}
+	home = filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home) // no servers
+	t.Setenv("npm_config_cache", filepath.Join(t.TempDir(), "npm-cache"))
+	return home, startDaemon(t, home)
+}
+
 // TestInstallFromNPM installs @modelcontextprotocol/server-everything from
 // the npm registry the way a user would (`switchboard install everything`),
 // and ends with a running server whose tools the gateway lists; uninstall
 // removes it all. It needs the npm registry (reachable in CI).
 func TestInstallFromNPM(t *testing.T) {
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Fatalf("npm not found: install Node.js 20 with npm (the CI installs it): %v", err)
-	}
-	home := filepath.Join(t.TempDir(), "home")
-	writeConfig(t, home) // no servers
-	t.Setenv("npm_config_cache", filepath.Join(t.TempDir(), "npm-cache"))
-	d := startDaemon(t, home)
+	home, d := npmDaemon(t)
 
 	code, out, errOut := cli(t, home, "install", "everything")
 	if code != exitOK || !strings.Contains(out, "everything is installed and running") || !strings.Contains(out, "echo") {
@@ -54,13 +62,7 @@ func TestInstallFromNPM(t *testing.T) {
 		t.Errorf("an installed server runs with npx: %v", sc.Args)
 	}
 
-	transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "install-test", Version: "1"}, nil).Connect(t.Context(), transport, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := mcpSession(t, d, "/mcp")
 	var names []string
 	testutil.Eventually(t, 60*time.Second, "the installed server's tools on /mcp", func() bool {
 		res, err := cs.ListTools(t.Context(), nil)
@@ -140,13 +142,7 @@ func TestInstallFailureRollsBack(t *testing.T) {
 // back: the graph lives in servers/memory/data, outside the versioned
 // install folder, and uninstall keeps it and says where.
 func TestMemoryDataSurvivesUninstall(t *testing.T) {
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Fatalf("npm not found: install Node.js 20 with npm (the CI installs it): %v", err)
-	}
-	home := filepath.Join(t.TempDir(), "home")
-	writeConfig(t, home) // no servers
-	t.Setenv("npm_config_cache", filepath.Join(t.TempDir(), "npm-cache"))
-	d := startDaemon(t, home)
+	home, d := npmDaemon(t)
 	graph := filepath.Join(home, "servers", "memory", "data", "memory.jsonl")
 
 	install := func() {
@@ -166,12 +162,7 @@ func TestMemoryDataSurvivesUninstall(t *testing.T) {
 	// call calls a memory tool in a new session, once the gateway lists it.
 	call := func(tool string, args map[string]any) string {
 		t.Helper()
-		transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp",
-			HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "memory-test", Version: "1"}, nil).Connect(t.Context(), transport, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := mcpSession(t, d, "/mcp")
 		defer cs.Close()
 		var text string
 		testutil.Eventually(t, 60*time.Second, "memory__"+tool+" to answer", func() bool {

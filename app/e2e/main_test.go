@@ -301,3 +301,16 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// mcpSession connects a go-sdk client to the daemon's endpoint path.
+func mcpSession(t *testing.T, d *daemonProc, path string) *mcp.ClientSession {
+	t.Helper()
+	transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + path,
+		HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "crash-test", Version: "7"}, nil).Connect(t.Context(), transport, nil)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", path, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}

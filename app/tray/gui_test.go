@@ -16,10 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/guitest"
-	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
 // TestTrayUnderXvfb runs the real tray build (daemon in-process, systray's
@@ -28,9 +26,7 @@ import (
 // keyboard ends the tray, the daemon and the test server, checked by pid.
 func TestTrayUnderXvfb(t *testing.T) {
 	guitest.Tools(t, "trayer")
-	if err := exec.Command("pkg-config", "--exists", "ayatana-appindicator3-0.1", "gtk+-3.0").Run(); err != nil {
-		guitest.Missing(t, "GUI test: libayatana-appindicator3-dev and libgtk-3-dev are not installed")
-	}
+	trayLibraries(t)
 	bin := t.TempDir()
 	trayBin := guitest.BuildSwitchboard(t, bin, "switchboard-tray", "tray", true)
 	// The window program beside the tray, for Open Switchboard.
@@ -68,27 +64,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 	if info.PID != tr.Cmd.Process.Pid {
 		t.Errorf("daemon.json names pid %d, the tray is %d: the daemon is not in-process", info.PID, tr.Cmd.Process.Pid)
 	}
-	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, err := store.Ensure("cli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := &client.Client{BaseURL: info.Address, Token: cli.Secret}
-	var serverPIDs []int
-	guitest.WaitFor(t, 60*time.Second, "testsrv running", func() bool {
-		v, err := client.Server(t.Context(), "testsrv")
-		if err != nil || v.State != "running" {
-			return false
-		}
-		serverPIDs = serverPIDs[:0]
-		for _, p := range v.Processes {
-			serverPIDs = append(serverPIDs, p.PID)
-		}
-		return len(serverPIDs) > 0
-	})
+	_, serverPIDs := guitest.TestServerRunning(t, home, info, "testsrv running")
 
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
@@ -191,6 +167,15 @@ func TestTrayUnderXvfb(t *testing.T) {
 	}
 }
 
+// trayLibraries fails (or, outside SWITCHBOARD_REQUIRE_ALL, skips) the test
+// unless the libraries the tray build needs are installed.
+func trayLibraries(t *testing.T) {
+	t.Helper()
+	if err := exec.Command("pkg-config", "--exists", "ayatana-appindicator3-0.1", "gtk+-3.0").Run(); err != nil {
+		guitest.Missing(t, "GUI test: libayatana-appindicator3-dev and libgtk-3-dev are not installed")
+	}
+}
+
 // saveCropped writes the part of after that differs from before (the open
 // menu), with a margin, as a PNG.
 func saveCropped(t *testing.T, before, after image.Image, file string) {
@@ -230,9 +215,7 @@ func TestTrayWithoutDisplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("GUI build test: skipped with -short")
 	}
-	if err := exec.Command("pkg-config", "--exists", "ayatana-appindicator3-0.1", "gtk+-3.0").Run(); err != nil {
-		guitest.Missing(t, "GUI test: libayatana-appindicator3-dev and libgtk-3-dev are not installed")
-	}
+	trayLibraries(t)
 	trayBin := guitest.BuildSwitchboard(t, t.TempDir(), "switchboard-tray", "tray", true)
 	home, userHome, tmp := t.TempDir(), t.TempDir(), t.TempDir()
 	guitest.WriteTestConfig(t, home)
@@ -249,21 +232,7 @@ func TestTrayWithoutDisplay(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the daemon does not serve headless: %v\n%s", err, out.String())
 	}
-	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, _ := store.Ensure("cli")
-	client := &client.Client{BaseURL: info.Address, Token: cli.Secret}
-	var pids []int
-	guitest.WaitFor(t, 60*time.Second, "testsrv running headless", func() bool {
-		v, err := client.Server(t.Context(), "testsrv")
-		pids = pids[:0]
-		for _, p := range v.Processes {
-			pids = append(pids, p.PID)
-		}
-		return err == nil && v.State == "running" && len(pids) > 0
-	})
+	_, pids := guitest.TestServerRunning(t, home, info, "testsrv running headless")
 	tr.Cmd.Process.Signal(syscall.SIGTERM)
 	if exited, err := tr.Exit(45 * time.Second); !exited {
 		t.Fatal("SIGTERM did not stop the headless tray")

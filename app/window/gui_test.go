@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/guitest"
 	"github.com/switchboardhq/switchboard/app/tokens"
@@ -60,19 +59,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 		info, err = daemon.ReadInfo(home)
 		return err == nil
 	})
-	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, err := store.Ensure("cli")
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := &client.Client{BaseURL: info.Address, Token: cli.Secret}
-	guitest.WaitFor(t, 60*time.Second, "testsrv running", func() bool {
-		v, err := client.Server(t.Context(), "testsrv")
-		return err == nil && v.State == "running"
-	})
+	c, _ := guitest.TestServerRunning(t, home, info, "testsrv running")
 
 	// The window.
 	// First the built-in page (whose colours the test knows), served with
@@ -116,6 +103,10 @@ func TestWindowUnderXvfb(t *testing.T) {
 		t.Errorf("window is %dx%d, smaller than %dx%d", b.Dx(), b.Dy(), MinWidth, MinHeight)
 	}
 	// The window's own token made the requests.
+	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if toks := store.List(); !hasLabel(toks, TokenLabel) {
 		t.Errorf("no %q token issued: %v", TokenLabel, toks)
 	}
@@ -142,7 +133,7 @@ func TestWindowUnderXvfb(t *testing.T) {
 	} else if err != nil {
 		t.Errorf("window exited with %v", err)
 	}
-	if _, err := client.Status(t.Context()); err != nil {
+	if _, err := c.Status(t.Context()); err != nil {
 		t.Errorf("the daemon stopped with the window: %v", err)
 	}
 	if builtDashboard(t) {

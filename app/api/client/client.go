@@ -53,38 +53,28 @@ func (e *APIError) Error() string {
 
 // Status returns the daemon's status.
 func (c *Client) Status(ctx context.Context) (wire.Status, error) {
-	var st wire.Status
-	err := c.do(ctx, http.MethodGet, "/api/v1/status", nil, &st)
-	return st, err
+	return call[wire.Status](ctx, c, http.MethodGet, "/api/v1/status", nil)
 }
 
 // Servers returns every configured server, sorted by name.
 func (c *Client) Servers(ctx context.Context) ([]wire.ServerView, error) {
-	var vs []wire.ServerView
-	err := c.do(ctx, http.MethodGet, "/api/v1/servers", nil, &vs)
-	return vs, err
+	return call[[]wire.ServerView](ctx, c, http.MethodGet, "/api/v1/servers", nil)
 }
 
 // Server returns one server; an unknown name is an *APIError with status 404.
 func (c *Client) Server(ctx context.Context, name string) (wire.ServerView, error) {
-	var v wire.ServerView
-	err := c.do(ctx, http.MethodGet, serverPath(name, ""), nil, &v)
-	return v, err
+	return call[wire.ServerView](ctx, c, http.MethodGet, serverPath(name, ""), nil)
 }
 
 // AddServer adds a server to config.json. An existing name is an *APIError
 // with status 409; an invalid server, 400 with the field named.
 func (c *Client) AddServer(ctx context.Context, name string, s wire.ServerConfig) (wire.ServerView, error) {
-	var v wire.ServerView
-	err := c.do(ctx, http.MethodPost, "/api/v1/servers", wire.AddServerRequest{Name: name, Server: s}, &v)
-	return v, err
+	return call[wire.ServerView](ctx, c, http.MethodPost, "/api/v1/servers", wire.AddServerRequest{Name: name, Server: s})
 }
 
 // UpdateServer replaces a server's entry in config.json.
 func (c *Client) UpdateServer(ctx context.Context, name string, s wire.ServerConfig) (wire.ServerView, error) {
-	var v wire.ServerView
-	err := c.do(ctx, http.MethodPut, serverPath(name, ""), s, &v)
-	return v, err
+	return call[wire.ServerView](ctx, c, http.MethodPut, serverPath(name, ""), s)
 }
 
 // RemoveServer removes a server from config.json, stopping its processes.
@@ -108,17 +98,13 @@ func (c *Client) Restart(ctx context.Context, name string) (wire.ServerView, err
 }
 
 func (c *Client) action(ctx context.Context, name, verb string) (wire.ServerView, error) {
-	var v wire.ServerView
-	err := c.do(ctx, http.MethodPost, serverPath(name, "/"+verb), nil, &v)
-	return v, err
+	return call[wire.ServerView](ctx, c, http.MethodPost, serverPath(name, "/"+verb), nil)
 }
 
 // Logs returns the server's last n log lines, oldest first; n < 0 means the
 // API's default (DefaultLogLines).
 func (c *Client) Logs(ctx context.Context, name string, n int) ([]wire.LogLine, error) {
-	var lines []wire.LogLine
-	err := c.do(ctx, http.MethodGet, serverPath(name, "/logs")+logQuery(n, false), nil, &lines)
-	return lines, err
+	return call[[]wire.LogLine](ctx, c, http.MethodGet, serverPath(name, "/logs")+logQuery(n, false), nil)
 }
 
 // FollowLogs calls fn with the server's last n log lines (n < 0: the API's
@@ -126,29 +112,15 @@ func (c *Client) Logs(ctx context.Context, name string, n int) ([]wire.LogLine, 
 // (it then returns ctx's error) or the daemon ends the stream (an error).
 // fn runs on the caller's goroutine.
 func (c *Client) FollowLogs(ctx context.Context, name string, n int, fn func(wire.LogLine)) error {
-	resp, err := c.send(ctx, http.MethodGet, serverPath(name, "/logs")+logQuery(n, true), nil, "text/event-stream")
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
-		return fmt.Errorf("following logs of %q: the daemon answered %q, not an event stream", name, ct)
-	}
-	err = readEvents(resp.Body, func(ev sseEvent) error {
+	what := fmt.Sprintf("following logs of %q", name)
+	return c.follow(ctx, serverPath(name, "/logs")+logQuery(n, true), what, func(ev sseEvent) error {
 		var l wire.LogLine
 		if err := json.Unmarshal(ev.data, &l); err != nil {
-			return fmt.Errorf("following logs of %q: bad event: %w", name, err)
+			return fmt.Errorf("%s: bad event: %w", what, err)
 		}
 		fn(l)
 		return nil
 	})
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("following logs of %q: the daemon closed the stream", name)
 }
 
 // Events follows the daemon's event stream: fn gets each event after since
@@ -169,15 +141,7 @@ func (c *Client) Events(ctx context.Context, since uint64, types []string, fn fu
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	resp, err := c.send(ctx, http.MethodGet, path, nil, "text/event-stream")
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
-		return fmt.Errorf("following events: the daemon answered %q, not an event stream", ct)
-	}
-	err = readEvents(resp.Body, func(se sseEvent) error {
+	return c.follow(ctx, path, "following events", func(se sseEvent) error {
 		ev := wire.Event{Type: se.event, Data: json.RawMessage(slices.Clone(se.data))}
 		if se.id != "" {
 			id, err := strconv.ParseUint(se.id, 10, 64)
@@ -188,13 +152,29 @@ func (c *Client) Events(ctx context.Context, since uint64, types []string, fn fu
 		}
 		return fn(ev)
 	})
+}
+
+// follow reads the server-sent events at path and calls fn with each, until
+// ctx ends (follow then returns ctx's error), fn returns an error, or the
+// daemon closes the stream (an error). what names the stream in errors
+// ("following events").
+func (c *Client) follow(ctx context.Context, path, what string, fn func(sseEvent) error) error {
+	resp, err := c.send(ctx, http.MethodGet, path, nil, "text/event-stream")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+		return fmt.Errorf("%s: the daemon answered %q, not an event stream", what, ct)
+	}
+	err = readEvents(resp.Body, fn)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("following events: the daemon closed the stream")
+	return fmt.Errorf("%s: the daemon closed the stream", what)
 }
 
 // sseEvent is one server-sent event. data is only valid during the
@@ -258,6 +238,14 @@ func logQuery(n int, follow bool) string {
 
 func serverPath(name, suffix string) string {
 	return "/api/v1/servers/" + url.PathEscape(name) + suffix
+}
+
+// call sends a request with in (if not nil) as its JSON body and returns
+// the JSON answer as a T.
+func call[T any](ctx context.Context, c *Client, method, path string, in any) (T, error) {
+	var out T
+	err := c.do(ctx, method, path, in, &out)
+	return out, err
 }
 
 // do sends a request with in (if not nil) as its JSON body and decodes the
@@ -336,24 +324,18 @@ func IsNotFound(err error) bool {
 // History returns a page of recorded calls matching q (see
 // GET /api/v1/history for the parameters).
 func (c *Client) History(ctx context.Context, q url.Values) (wire.CallPage, error) {
-	var page wire.CallPage
-	err := c.do(ctx, http.MethodGet, "/api/v1/history?"+q.Encode(), nil, &page)
-	return page, err
+	return call[wire.CallPage](ctx, c, http.MethodGet, "/api/v1/history?"+q.Encode(), nil)
 }
 
 // Lifecycle returns the recorded lifecycle events; q takes server, since
 // and limit, as GET /api/v1/lifecycle does.
 func (c *Client) Lifecycle(ctx context.Context, q url.Values) ([]wire.LifecycleEvent, error) {
-	var evs []wire.LifecycleEvent
-	err := c.do(ctx, http.MethodGet, "/api/v1/lifecycle?"+q.Encode(), nil, &evs)
-	return evs, err
+	return call[[]wire.LifecycleEvent](ctx, c, http.MethodGet, "/api/v1/lifecycle?"+q.Encode(), nil)
 }
 
 // Call returns one recorded call with its arguments and response preview.
 func (c *Client) Call(ctx context.Context, id int64) (wire.Call, error) {
-	var call wire.Call
-	err := c.do(ctx, http.MethodGet, "/api/v1/history/"+strconv.FormatInt(id, 10), nil, &call)
-	return call, err
+	return call[wire.Call](ctx, c, http.MethodGet, "/api/v1/history/"+strconv.FormatInt(id, 10), nil)
 }
 
 // Stats returns call counts, error rates and latencies per server (by
@@ -366,30 +348,22 @@ func (c *Client) Stats(ctx context.Context, since, by string) ([]wire.Stat, erro
 	if by != "" {
 		q.Set("by", by)
 	}
-	var stats []wire.Stat
-	err := c.do(ctx, http.MethodGet, "/api/v1/stats?"+q.Encode(), nil, &stats)
-	return stats, err
+	return call[[]wire.Stat](ctx, c, http.MethodGet, "/api/v1/stats?"+q.Encode(), nil)
 }
 
 // Clients lists the MCP clients found on this machine.
 func (c *Client) Clients(ctx context.Context) ([]wire.ClientView, error) {
-	var out []wire.ClientView
-	err := c.do(ctx, http.MethodGet, "/api/v1/clients", nil, &out)
-	return out, err
+	return call[[]wire.ClientView](ctx, c, http.MethodGet, "/api/v1/clients", nil)
 }
 
 // PlanClient shows what a change to a client's config would write.
 func (c *Client) PlanClient(ctx context.Context, id string, change wire.ClientChange) (wire.ClientPlan, error) {
-	var p wire.ClientPlan
-	err := c.do(ctx, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/plan", change, &p)
-	return p, err
+	return call[wire.ClientPlan](ctx, c, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/plan", change)
 }
 
 // ApplyClient makes the change of a plan (change.Hash is the plan's Hash).
 func (c *Client) ApplyClient(ctx context.Context, id string, change wire.ClientChange) (wire.ClientApplied, error) {
-	var v wire.ClientApplied
-	err := c.do(ctx, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/apply", change, &v)
-	return v, err
+	return call[wire.ClientApplied](ctx, c, http.MethodPost, "/api/v1/clients/"+url.PathEscape(id)+"/apply", change)
 }
 
 // clientPath is the path of a client's route, with ?workspace= when
@@ -409,73 +383,53 @@ func clientPath(id, suffix, workspace string) string {
 // ClientsIn lists the MCP clients, with VS Code's workspace file of the
 // folder workspace (absolute; "" is the same as Clients).
 func (c *Client) ClientsIn(ctx context.Context, workspace string) ([]wire.ClientView, error) {
-	var out []wire.ClientView
-	err := c.do(ctx, http.MethodGet, clientPath("", "", workspace), nil, &out)
-	return out, err
+	return call[[]wire.ClientView](ctx, c, http.MethodGet, clientPath("", "", workspace), nil)
 }
 
 // PlanClientIn is PlanClient for the clients of a workspace folder.
 func (c *Client) PlanClientIn(ctx context.Context, id, workspace string, change wire.ClientChange) (wire.ClientPlan, error) {
-	var p wire.ClientPlan
-	err := c.do(ctx, http.MethodPost, clientPath(id, "/plan", workspace), change, &p)
-	return p, err
+	return call[wire.ClientPlan](ctx, c, http.MethodPost, clientPath(id, "/plan", workspace), change)
 }
 
 // ApplyClientIn is ApplyClient for the clients of a workspace folder.
 func (c *Client) ApplyClientIn(ctx context.Context, id, workspace string, change wire.ClientChange) (wire.ClientApplied, error) {
-	var v wire.ClientApplied
-	err := c.do(ctx, http.MethodPost, clientPath(id, "/apply", workspace), change, &v)
-	return v, err
+	return call[wire.ClientApplied](ctx, c, http.MethodPost, clientPath(id, "/apply", workspace), change)
 }
 
 // PlanImport shows what importing a client's servers would do: the
 // servers added to Switchboard (secret values only named) and, with
 // req.Replace, the diff of the client's file. workspace may be "".
 func (c *Client) PlanImport(ctx context.Context, id, workspace string, req wire.ImportRequest) (wire.ImportPlan, error) {
-	var p wire.ImportPlan
-	err := c.do(ctx, http.MethodPost, clientPath(id, "/import/plan", workspace), req, &p)
-	return p, err
+	return call[wire.ImportPlan](ctx, c, http.MethodPost, clientPath(id, "/import/plan", workspace), req)
 }
 
 // ApplyImport does the import of a plan (req.Hash is the plan's Hash).
 func (c *Client) ApplyImport(ctx context.Context, id, workspace string, req wire.ImportRequest) (wire.ImportResult, error) {
-	var res wire.ImportResult
-	err := c.do(ctx, http.MethodPost, clientPath(id, "/import/apply", workspace), req, &res)
-	return res, err
+	return call[wire.ImportResult](ctx, c, http.MethodPost, clientPath(id, "/import/apply", workspace), req)
 }
 
 // Backups lists the backups of a client's file, oldest first.
 func (c *Client) Backups(ctx context.Context, id, workspace string) ([]wire.BackupView, error) {
-	var out []wire.BackupView
-	err := c.do(ctx, http.MethodGet, clientPath(id, "/backups", workspace), nil, &out)
-	return out, err
+	return call[[]wire.BackupView](ctx, c, http.MethodGet, clientPath(id, "/backups", workspace), nil)
 }
 
 // PlanRestore shows the diff that restoring a backup would make.
 func (c *Client) PlanRestore(ctx context.Context, id, workspace string, req wire.RestoreRequest) (wire.ClientPlan, error) {
-	var p wire.ClientPlan
-	err := c.do(ctx, http.MethodPost, clientPath(id, "/restore/plan", workspace), req, &p)
-	return p, err
+	return call[wire.ClientPlan](ctx, c, http.MethodPost, clientPath(id, "/restore/plan", workspace), req)
 }
 
 // ApplyRestore restores a backup as planned (req.Hash is the plan's Hash).
 func (c *Client) ApplyRestore(ctx context.Context, id, workspace string, req wire.RestoreRequest) (wire.ClientView, error) {
-	var v wire.ClientView
-	err := c.do(ctx, http.MethodPost, clientPath(id, "/restore/apply", workspace), req, &v)
-	return v, err
+	return call[wire.ClientView](ctx, c, http.MethodPost, clientPath(id, "/restore/apply", workspace), req)
 }
 
 // Tokens lists the tokens that may call the daemon, without secrets.
 func (c *Client) Tokens(ctx context.Context) ([]wire.TokenView, error) {
-	var out []wire.TokenView
-	err := c.do(ctx, http.MethodGet, "/api/v1/tokens", nil, &out)
-	return out, err
+	return call[[]wire.TokenView](ctx, c, http.MethodGet, "/api/v1/tokens", nil)
 }
 
 // RevokeTokens revokes every token with the label and returns them. An
 // unknown label is an *APIError with status 404; "cli", 403.
 func (c *Client) RevokeTokens(ctx context.Context, label string) ([]wire.TokenView, error) {
-	var out []wire.TokenView
-	err := c.do(ctx, http.MethodDelete, "/api/v1/tokens/"+url.PathEscape(label), nil, &out)
-	return out, err
+	return call[[]wire.TokenView](ctx, c, http.MethodDelete, "/api/v1/tokens/"+url.PathEscape(label), nil)
 }

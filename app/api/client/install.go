@@ -20,52 +20,38 @@ func (c *Client) SearchCatalog(ctx context.Context, query string, limit int) (wi
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	var res wire.CatalogResult
-	err := c.do(ctx, http.MethodGet, "/api/v1/catalog?"+q.Encode(), nil, &res)
-	return res, err
+	return call[wire.CatalogResult](ctx, c, http.MethodGet, "/api/v1/catalog?"+q.Encode(), nil)
 }
 
 // CatalogEntry returns one catalog entry by registry or short name.
 func (c *Client) CatalogEntry(ctx context.Context, name string) (wire.CatalogEntry, error) {
-	var e wire.CatalogEntry
-	err := c.do(ctx, http.MethodGet, "/api/v1/catalog/"+url.PathEscape(name), nil, &e)
-	return e, err
+	return call[wire.CatalogEntry](ctx, c, http.MethodGet, "/api/v1/catalog/"+url.PathEscape(name), nil)
 }
 
 // Install starts installing a catalog entry; follow it with FollowInstall.
 func (c *Client) Install(ctx context.Context, req wire.InstallRequest) (wire.InstallView, error) {
-	var v wire.InstallView
-	err := c.do(ctx, http.MethodPost, "/api/v1/installs", req, &v)
-	return v, err
+	return call[wire.InstallView](ctx, c, http.MethodPost, "/api/v1/installs", req)
 }
 
 // InstallStatus returns an install's state.
 func (c *Client) InstallStatus(ctx context.Context, id string) (wire.InstallView, error) {
-	var v wire.InstallView
-	err := c.do(ctx, http.MethodGet, "/api/v1/installs/"+url.PathEscape(id), nil, &v)
-	return v, err
+	return call[wire.InstallView](ctx, c, http.MethodGet, "/api/v1/installs/"+url.PathEscape(id), nil)
 }
 
 // CancelInstall cancels a running install; it rolls back.
 func (c *Client) CancelInstall(ctx context.Context, id string) (wire.InstallView, error) {
-	var v wire.InstallView
-	err := c.do(ctx, http.MethodPost, "/api/v1/installs/"+url.PathEscape(id)+"/cancel", nil, &v)
-	return v, err
+	return call[wire.InstallView](ctx, c, http.MethodPost, "/api/v1/installs/"+url.PathEscape(id)+"/cancel", nil)
 }
 
 // Update starts updating an installed server to the catalog's newest
 // version.
 func (c *Client) Update(ctx context.Context, server string) (wire.InstallView, error) {
-	var v wire.InstallView
-	err := c.do(ctx, http.MethodPost, serverPath(server, "/update"), nil, &v)
-	return v, err
+	return call[wire.InstallView](ctx, c, http.MethodPost, serverPath(server, "/update"), nil)
 }
 
 // CheckUpdate tells whether a newer version of an installed server exists.
 func (c *Client) CheckUpdate(ctx context.Context, server string) (wire.UpdateCheck, error) {
-	var u wire.UpdateCheck
-	err := c.do(ctx, http.MethodGet, serverPath(server, "/update"), nil, &u)
-	return u, err
+	return call[wire.UpdateCheck](ctx, c, http.MethodGet, serverPath(server, "/update"), nil)
 }
 
 // Uninstall removes an installed server: config, processes, files, secrets.
@@ -78,9 +64,7 @@ func (c *Client) Uninstall(ctx context.Context, server string) error {
 // UninstallServer is Uninstall with options (Purge deletes the server's
 // data too), and says where the kept data is.
 func (c *Client) UninstallServer(ctx context.Context, server string, req wire.UninstallRequest) (wire.UninstallResult, error) {
-	var out wire.UninstallResult
-	err := c.do(ctx, http.MethodPost, serverPath(server, "/uninstall"), req, &out)
-	return out, err
+	return call[wire.UninstallResult](ctx, c, http.MethodPost, serverPath(server, "/uninstall"), req)
 }
 
 // errInstallDone ends FollowInstall's event stream.
@@ -120,22 +104,16 @@ func (c *Client) FollowInstall(ctx context.Context, v wire.InstallView, fn func(
 
 // LoginCode asks for a one-time sign-in link for the browser dashboard.
 func (c *Client) LoginCode(ctx context.Context) (wire.LoginCode, error) {
-	var lc wire.LoginCode
-	err := c.do(ctx, http.MethodPost, "/api/v1/login-codes", nil, &lc)
-	return lc, err
+	return call[wire.LoginCode](ctx, c, http.MethodPost, "/api/v1/login-codes", nil)
 }
 
 // KeptLoginCode is LoginCode for a "keep me signed in" session: it lasts
 // DashboardKeepMaxAge and survives a restart of the daemon.
 func (c *Client) KeptLoginCode(ctx context.Context) (wire.LoginCode, error) {
-	var lc wire.LoginCode
-	err := c.do(ctx, http.MethodPost, "/api/v1/login-codes", wire.LoginCodeRequest{Keep: true}, &lc)
-	return lc, err
+	return call[wire.LoginCode](ctx, c, http.MethodPost, "/api/v1/login-codes", wire.LoginCodeRequest{Keep: true})
 }
 
 // Settings returns the daemon's settings (history retention).
 func (c *Client) Settings(ctx context.Context) (wire.Settings, error) {
-	var s wire.Settings
-	err := c.do(ctx, http.MethodGet, "/api/v1/settings", nil, &s)
-	return s, err
+	return call[wire.Settings](ctx, c, http.MethodGet, "/api/v1/settings", nil)
 }

@@ -22,7 +22,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/api/client"
+	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -323,6 +326,33 @@ func WriteTestConfig(t *testing.T, home string) {
 	if err := os.WriteFile(filepath.Join(home, "config.json"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestServerRunning calls the daemon that info describes as the CLI does
+// (with the "cli" token of home, issued if need be) until the test server
+// of WriteTestConfig runs, at most a minute; it returns the client and the
+// server's process ids. what names the wait.
+func TestServerRunning(t *testing.T, home string, info daemon.Info, what string) (*client.Client, []int) {
+	t.Helper()
+	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := store.Ensure("cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &client.Client{BaseURL: info.Address, Token: cli.Secret}
+	var pids []int
+	WaitFor(t, time.Minute, what, func() bool {
+		v, err := c.Server(t.Context(), "testsrv")
+		pids = pids[:0]
+		for _, p := range v.Processes {
+			pids = append(pids, p.PID)
+		}
+		return err == nil && v.State == "running" && len(pids) > 0
+	})
+	return c, pids
 }
 
 // SaveScreenshot copies a screenshot to docs/screenshots/name in the
