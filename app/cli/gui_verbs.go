@@ -115,8 +115,7 @@ func trayVerb() verb {
 		noArgs:  true,
 		summary: "run the daemon with the tray icon (the default of the tray build)",
 		flags: func(fs *flag.FlagSet) {
-			listen = fs.String("listen", "", `loopback address to listen on (default: "listen" in config.json, 127.0.0.1:7391)`)
-			logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+			listen, logLevel = daemonFlags(fs)
 			windowBin = fs.String("window-binary", "", "the window program (default: switchboard-window, else switchboard, beside this one)")
 			hostWait = fs.Duration("host-wait", 10*time.Second, "how long to wait for a tray host before running without an icon")
 		},

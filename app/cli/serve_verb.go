@@ -12,6 +12,14 @@ import (
 	"github.com/switchboardhq/switchboard/app/daemon"
 )
 
+// daemonFlags declares the flags of the verbs that run the daemon in this
+// process (serve, tray): the address to listen on and the log level.
+func daemonFlags(fs *flag.FlagSet) (listen, logLevel *string) {
+	listen = fs.String("listen", "", `loopback address to listen on (default: "listen" in config.json, 127.0.0.1:7391)`)
+	logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+	return listen, logLevel
+}
+
 func serveVerb() verb {
 	var listen, logLevel, registry *string
 	var readTimeout *time.Duration
@@ -21,8 +29,7 @@ func serveVerb() verb {
 		noArgs:  true,
 		summary: "run the daemon in the foreground (until Ctrl-C)",
 		flags: func(fs *flag.FlagSet) {
-			listen = fs.String("listen", "", `loopback address to listen on (default: "listen" in config.json, 127.0.0.1:7391)`)
-			logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+			listen, logLevel = daemonFlags(fs)
 			readTimeout = fs.Duration("read-timeout", daemon.DefaultReadTimeout,
 				"close a connection that has not sent a whole request (headers and body) within this time")
 			maxConns = fs.Int("max-conns", daemon.DefaultMaxConns, "connections open at once; more wait until one closes")
