@@ -1,0 +1,103 @@
+package toolsearch
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// benchCopies is how many times the catalog's tools are indexed, each time
+// under other server names and with descriptions that differ a little:
+// 8 × 128 tools = 1,024.
+const benchCopies = 8
+
+// indexCopies indexes the catalog's tools copies times over.
+func indexCopies(tb testing.TB, copies int) (*Index, int) {
+	tb.Helper()
+	servers := loadCatalog(tb)
+	ix, err := New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ix.Close() })
+	flavours := []string{"", "local", "team", "staging", "backup", "personal", "work", "archive", "mirror", "lab"}
+	n := 0
+	for c := range copies {
+		for _, s := range servers {
+			name := s.Server
+			if c > 0 {
+				name = fmt.Sprintf("%s-%s%d", s.Server, flavours[c%len(flavours)], c)
+			}
+			tools := toolsOf(s, name)
+			for i := range tools {
+				if c > 0 {
+					tools[i].Description += fmt.Sprintf(" (%s copy %d)", flavours[c%len(flavours)], c)
+				}
+			}
+			if err := ix.Replace(context.Background(), name, tools); err != nil {
+				tb.Fatal(err)
+			}
+			n += len(tools)
+		}
+	}
+	return ix, n
+}
+
+// latencies runs every relevance query rounds times and returns the
+// sorted durations of the searches, and of as many trivial queries on the
+// same database (the floor: what any query through database/sql and the
+// SQLite connection costs on this machine now).
+func latencies(tb testing.TB, ix *Index, rounds int) (search, floor []time.Duration) {
+	tb.Helper()
+	ctx := context.Background()
+	queries := loadQueries(tb)
+	for range rounds {
+		for _, q := range queries {
+			start := time.Now()
+			if _, err := ix.Search(ctx, q.Query, DefaultLimit); err != nil {
+				tb.Fatal(err)
+			}
+			search = append(search, time.Since(start))
+			start = time.Now()
+			var one int
+			if err := ix.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+				tb.Fatal(err)
+			}
+			floor = append(floor, time.Since(start))
+		}
+	}
+	slices.Sort(search)
+	slices.Sort(floor)
+	return search, floor
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	return sorted[min(len(sorted)-1, int(float64(len(sorted))*p))]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkSearch reports the p50/p95 latency of the relevance queries
+// over 1,024 indexed tools, with the floor of a trivial query measured in
+// the same run:
+//
+//	go test -run XXX -bench Search -benchtime 20x ./app/toolsearch/
+func BenchmarkSearch(b *testing.B) {
+	ix, n := indexCopies(b, benchCopies)
+	if n < 1000 {
+		b.Fatalf("indexed %d tools; the benchmark needs at least 1,000", n)
+	}
+	var search, floor []time.Duration
+	for b.Loop() {
+		s, f := latencies(b, ix, 1)
+		search, floor = append(search, s...), append(floor, f...)
+	}
+	slices.Sort(search)
+	slices.Sort(floor)
+	b.ReportMetric(float64(n), "tools")
+	b.ReportMetric(ms(percentile(search, 0.50)), "p50-ms")
+	b.ReportMetric(ms(percentile(search, 0.95)), "p95-ms")
+	b.ReportMetric(ms(percentile(floor, 0.95)), "floor-p95-ms")
+}
