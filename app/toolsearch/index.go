@@ -15,7 +15,8 @@
 //
 // The tokenizer is porter over unicode61, so "files" finds "file" and
 // "searching" finds "search"; the name splitter lets "read file" find
-// read_file and readFile alike. A user's query is free text: it is cut into
+// read_file and readFile alike; words of three letters or more are also
+// searched as prefixes ("screen" finds "screenshot"). A user's query is free text: it is cut into
 // words and each word is quoted, so no quote, star, parenthesis or NEAR of
 // theirs is ever FTS5 syntax (see matchExpression).
 package toolsearch
@@ -106,7 +107,8 @@ CREATE TABLE tool (
 CREATE INDEX tool_server ON tool(server);
 CREATE VIRTUAL TABLE tool_text USING fts5(
 	server, name, title, description, params, paramdocs,
-	tokenize = 'porter unicode61 remove_diacritics 2'
+	tokenize = 'porter unicode61 remove_diacritics 2',
+	prefix = '3 4'
 );`
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()

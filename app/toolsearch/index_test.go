@@ -62,7 +62,8 @@ func TestMatchExpression(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"read file", `"read"* OR "file"*`},
 		{`"read" NEAR(file) AND*`, `"read"* OR "near"* OR "file"*`},
-		{"the a of", `"the"* OR "a"* OR "of"*`}, // only stop words: they are all there is
+		{"the a of", `"the"* OR "a" OR "of"`},                  // only stop words: they are all there is
+		{"a folder's id", `"folder"* OR "id" OR "directory"*`}, // one letter says nothing; two are no prefix
 		{"readFile readfile", `"read"* OR "file"* OR "readfile"*`},
 		{"make a folder", `"make"* OR "folder"* OR "create"* OR "directory"*`},
 		{"   ", ""},

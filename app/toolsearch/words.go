@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // splitName turns an identifier into lower-case words: read_file,
@@ -55,6 +56,12 @@ func words(s string) []string {
 	flush(len(rs))
 	return out
 }
+
+// minPrefixLen is the shortest word searched for as a prefix too ("screen"
+// finds "screenshot"): a shorter one would match half the index, and cost
+// a score for each. The table keeps prefix indexes of 3 and 4 letters,
+// which makes the short prefixes (the costliest to merge) cheap.
+const minPrefixLen = 3
 
 // maxQueryTerms bounds the words of a query that are searched for (twice
 // that with their related words): a pasted page of text must not become a
@@ -135,7 +142,7 @@ func matchExpression(text string) string {
 			continue
 		}
 		seen[w] = true
-		if stopWords[w] {
+		if stopWords[w] || utf8.RuneCountInString(w) < 2 {
 			stops = append(stops, w)
 			continue
 		}
@@ -157,7 +164,10 @@ func matchExpression(text string) string {
 	}
 	quoted := make([]string, len(terms))
 	for i, t := range terms {
-		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"*`
+		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+		if utf8.RuneCountInString(t) >= minPrefixLen {
+			quoted[i] += "*"
+		}
 	}
 	return strings.Join(quoted, " OR ")
 }
