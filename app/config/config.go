@@ -22,6 +22,7 @@
 //	    }
 //	  },
 //	  "sessionTimeout": "30m",
+//	  "toolSearch": true,
 //	  "profiles": {
 //	    "coding": {"servers": ["fs"], "tools": {"fs": ["read_file"]}}
 //	  }
@@ -93,6 +94,11 @@ type Config struct {
 	// on /mcp/p/<name>; see Profile. Nil and empty mean the same: no
 	// profiles.
 	Profiles map[string]Profile `json:"profiles,omitempty"`
+
+	// ToolSearch serves the aggregated endpoint (/mcp) in search mode: a
+	// client sees two tools, search_tools and call_tool, instead of every
+	// server's tools (for clients that cope badly with many tools).
+	ToolSearch bool `json:"toolSearch,omitempty"`
 
 	// extra holds top-level keys this package does not know, verbatim
 	// (compacted), so that they survive a save.
@@ -266,6 +272,7 @@ func (c *Config) Clone() *Config {
 
 		SessionTimeout: c.SessionTimeout,
 		Profiles:       cloneProfiles(c.Profiles),
+		ToolSearch:     c.ToolSearch,
 	}
 	if c.Servers != nil {
 		out.Servers = make(map[string]Server, len(c.Servers))

@@ -253,6 +253,7 @@ func TestTypeErrors(t *testing.T) {
 		{"server null", server(`null`), "servers.fs", `null`, "expected a server object"},
 		{"servers array", "{\"version\": 1, \"servers\": []}", "servers", `[]`, "expected an object"},
 		{"listen number", "{\"version\": 1,\n\"listen\": 7391}", "listen", `7391`, "expected a string"},
+		{"toolSearch string", "{\"version\": 1, \"toolSearch\": \"yes\"}", "toolSearch", `"yes"`, "expected true or false"},
 		{"version string", "{\"version\": \"1\"}", "version", `"1"`, "expected an integer"},
 		{"negative version", "{\"version\": -1}", "version", `-1`, "must not be negative"},
 		{"top level array", " [1]", "", `[`, "expected a JSON object"},
@@ -295,6 +296,7 @@ func validConfig() *Config {
 			},
 		},
 		SessionTimeout: Duration{45 * time.Minute},
+		ToolSearch:     true,
 	}
 }
 
@@ -688,5 +690,32 @@ func TestHistorySettings(t *testing.T) {
 		if _, err := Parse("config.json", []byte(tt.json)); err == nil || !strings.Contains(err.Error(), tt.field) {
 			t.Errorf("Parse(%s) = %v, want an error naming %s", tt.json, err, tt.field)
 		}
+	}
+}
+
+func TestToolSearchSetting(t *testing.T) {
+	cfg := Default()
+	if cfg.ToolSearch {
+		t.Fatal("search mode is on by default")
+	}
+	cfg.ToolSearch = true
+	path := filepath.Join(t.TempDir(), FileName)
+	if err := cfg.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), `"toolSearch": true`) {
+		t.Errorf("saved:\n%s", data)
+	}
+	again, err := Load(path)
+	if err != nil || !again.ToolSearch || !again.Clone().ToolSearch {
+		t.Fatalf("reloaded: %v %v", again, err)
+	}
+	again.ToolSearch = false
+	if err := again.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); strings.Contains(string(data), "toolSearch") {
+		t.Errorf("off is written (it is the default):\n%s", data)
 	}
 }

@@ -172,6 +172,10 @@ func (c Config) appendJSON(b []byte) []byte {
 		w.key("sessionTimeout")
 		w.b = appendString(w.b, c.SessionTimeout.String())
 	}
+	if c.ToolSearch {
+		w.key("toolSearch")
+		w.b = append(w.b, "true"...)
+	}
 	if len(c.Profiles) > 0 {
 		w.key("profiles")
 		w.b = appendProfiles(w.b, c.Profiles)

@@ -315,6 +315,8 @@ func (p *parser) config(top []member) (*Config, error) {
 			err = p.scalar(m.key, m.valOff, m.val, &c.SessionTimeout, durationWant)
 		case "profiles":
 			c.Profiles, err = p.profiles(m.key, m.valOff, m.val)
+		case "toolSearch":
+			err = p.scalar(m.key, m.valOff, m.val, &c.ToolSearch, "true or false")
 		default:
 			c.extra, err = addExtra(c.extra, m)
 		}
