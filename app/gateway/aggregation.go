@@ -183,6 +183,7 @@ func (g *Gateway) rebuildAggregates() {
 	g.aggMu.Lock()
 	defer g.aggMu.Unlock()
 	asg := g.assign()
+	g.indexTools(asg.tools, asg.toolOf)
 	g.mu.Lock()
 	aggs := []*aggregate{g.all}
 	for _, name := range slices.Sorted(maps.Keys(g.profiles)) {

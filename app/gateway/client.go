@@ -179,10 +179,10 @@ func (g *Gateway) callerFor(backendCtx context.Context, cs *mcp.ClientSession, s
 // the profiles that offer it.
 func (g *Gateway) frontsOf(server string) []*mcp.Server {
 	g.mu.Lock()
-	out := []*mcp.Server{g.all.front}
+	out := g.all.fronts()
 	for _, name := range slices.Sorted(maps.Keys(g.profiles)) {
 		if a := g.profiles[name]; a.set.shows(server) {
-			out = append(out, a.front)
+			out = append(out, a.fronts()...)
 		}
 	}
 	g.mu.Unlock()

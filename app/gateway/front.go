@@ -19,8 +19,10 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 )
 
-// newFront makes the mcp.Server behind one endpoint: server "" is /mcp.
-func (g *Gateway) newFront(server string) *mcp.Server {
+// newFront makes the mcp.Server behind one endpoint: server "" is /mcp,
+// "p/<name>" a profile's; search makes an aggregated endpoint's search
+// front (see search.go).
+func (g *Gateway) newFront(server string, search bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: g.opts.Version},
 		&mcp.ServerOptions{
 			Logger: g.log,
@@ -45,6 +47,13 @@ func (g *Gateway) newFront(server string) *mcp.Server {
 				return g.subscribe(ctx, req, server, req.Params.URI, false)
 			},
 		})
+	if search {
+		// A call_tool becomes the call of its tool before the recorder
+		// sees it, and reaches the call_tool handler innermost.
+		s.AddReceivingMiddleware(g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.searchCalls(server),
+			g.recordMiddleware(server), g.unlistedTools(server), g.rawResults(), g.searchDispatch())
+		return s
+	}
 	s.AddReceivingMiddleware(g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server),
 		g.heldTools(server), g.unlistedTools(server), g.rawResults())
 	return s

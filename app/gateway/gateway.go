@@ -173,6 +173,12 @@ type Options struct {
 	// before an SSE comment is written on it; 0 means DefaultKeepAlive,
 	// negative disables.
 	KeepAlive time.Duration
+	// ToolSearch starts /mcp in search mode (see search.go and
+	// SetToolSearch).
+	ToolSearch bool
+	// ToolIndex is searched by search_tools and fed with what the
+	// aggregated endpoints offer; nil leaves search_tools nothing to search.
+	ToolIndex ToolIndex
 }
 
 // A Gateway serves the MCP endpoints. Create it with New, give it the
@@ -198,6 +204,7 @@ type Gateway struct {
 	// aggregates of the config's profiles, /mcp/p/<name>, by name.
 	all      *aggregate
 	profiles map[string]*aggregate
+	search   searchIndex // what the search fronts find (search.go)
 
 	splice splices // big results on their way out (see raw.go)
 
@@ -242,7 +249,8 @@ func New(opts Options) *Gateway {
 	g.pending.init()
 	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
-	g.all = &aggregate{front: g.newFront(""), state: newAggregateState()}
+	g.all = g.newAggregate("")
+	g.all.searching = opts.ToolSearch
 	// The session timeout is the gateway's own (idleSessions), so that a
 	// change of the setting applies to the sessions already open.
 	g.idle.init(opts.SessionTimeout, g.closeSession)
@@ -330,7 +338,7 @@ func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if a := g.aggregateFor(name); a != nil {
-		return a.front
+		return a.served()
 	}
 	if b, ok := g.backends[name]; ok {
 		return b.front

@@ -20,6 +20,9 @@ type ProfileConfig struct {
 	// to the ones listed (by the server's own names); a server without an
 	// entry offers every visible tool.
 	Tools map[string][]string
+	// ToolSearch serves the profile in search mode: its endpoint lists
+	// search_tools and call_tool only (see search.go).
+	ToolSearch bool
 }
 
 // An aggregate is one aggregated endpoint: /mcp, over every server, or a
@@ -28,6 +31,10 @@ type ProfileConfig struct {
 // same name on each.
 type aggregate struct {
 	front *mcp.Server
+	// search is the endpoint's search front, served in place of front
+	// while searching is set (under Gateway.mu); see search.go.
+	search    *mcp.Server
+	searching bool
 	// set says what the endpoint offers; the zero set offers everything
 	// (/mcp). It is replaced, never changed, under Gateway.mu.
 	set serverSet
@@ -110,16 +117,19 @@ func (g *Gateway) SetProfiles(profiles []ProfileConfig) {
 	for name, p := range want {
 		a, ok := g.profiles[name]
 		if !ok {
-			a = &aggregate{front: g.newFront(profilePrefix + name), state: newAggregateState()}
+			a = g.newAggregate(profilePrefix + name)
 			g.profiles[name] = a
 			added = append(added, name)
 		}
 		a.set = setOf(p)
+		a.searching = p.ToolSearch
 	}
 	g.mu.Unlock()
 	for _, a := range removed {
-		for ss := range a.front.Sessions() {
-			_ = ss.Close()
+		for _, front := range a.fronts() {
+			for ss := range front.Sessions() {
+				_ = ss.Close()
+			}
 		}
 	}
 	if len(added) > 0 {
@@ -130,8 +140,8 @@ func (g *Gateway) SetProfiles(profiles []ProfileConfig) {
 }
 
 // ToolCount returns how many tools an aggregated endpoint lists now: /mcp
-// for profile "", else /mcp/p/<profile>; ok is false for a profile the
-// gateway does not serve.
+// for profile "", else /mcp/p/<profile> (in search mode, its two); ok is
+// false for a profile the gateway does not serve.
 func (g *Gateway) ToolCount(profile string) (n int, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -143,15 +153,18 @@ func (g *Gateway) ToolCount(profile string) (n int, ok bool) {
 	if a == nil {
 		return 0, false
 	}
+	if a.searching {
+		return 2, true // search_tools and call_tool
+	}
 	return len(a.state.tools), true
 }
 
-// profileFronts returns the fronts of the profiles, in name order.
-// g.mu is held.
+// profileFronts returns the fronts of the profiles (both of each), in
+// name order. g.mu is held.
 func (g *Gateway) profileFronts() []*mcp.Server {
-	out := make([]*mcp.Server, 0, len(g.profiles))
+	out := make([]*mcp.Server, 0, 2*len(g.profiles))
 	for _, name := range slices.Sorted(maps.Keys(g.profiles)) {
-		out = append(out, g.profiles[name].front)
+		out = append(out, g.profiles[name].fronts()...)
 	}
 	return out
 }

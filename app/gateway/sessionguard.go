@@ -190,7 +190,7 @@ func endpointOf(path string) string {
 func (g *Gateway) fronts() []*mcp.Server {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := append([]*mcp.Server{g.all.front}, g.profileFronts()...)
+	out := append(g.all.fronts(), g.profileFronts()...)
 	for _, b := range g.backends {
 		out = append(out, b.front)
 	}

@@ -218,6 +218,13 @@ func (ix *Index) Servers() []string {
 // (DefaultLimit when limit ≤ 0, never more than MaxLimit), best first. A
 // query with no word in it matches nothing.
 func (ix *Index) Search(ctx context.Context, query string, limit int) ([]Hit, error) {
+	return ix.SearchFunc(ctx, query, limit, nil)
+}
+
+// SearchFunc is Search over the tools keep accepts (nil: all), for an
+// endpoint that offers some of the indexed tools: the best limit of those,
+// however far down the whole ranking they are.
+func (ix *Index) SearchFunc(ctx context.Context, query string, limit int, keep func(Hit) bool) ([]Hit, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
@@ -226,18 +233,24 @@ func (ix *Index) Search(ctx context.Context, query string, limit int) ([]Hit, er
 	if expr == "" {
 		return nil, nil
 	}
-	rows, err := ix.db.QueryContext(ctx, ix.search, expr, limit)
+	sqlLimit := limit
+	if keep != nil {
+		sqlLimit = -1 // no limit: the ranking is computed whole either way
+	}
+	rows, err := ix.db.QueryContext(ctx, ix.search, expr, sqlLimit)
 	if err != nil {
 		return nil, fmt.Errorf("searching tools for %q: %w", query, err)
 	}
 	defer rows.Close()
 	var hits []Hit
-	for rows.Next() {
+	for len(hits) < limit && rows.Next() {
 		var h Hit
 		if err := rows.Scan(&h.Server, &h.Key, &h.Score); err != nil {
 			return nil, fmt.Errorf("searching tools for %q: %w", query, err)
 		}
-		hits = append(hits, h)
+		if keep == nil || keep(h) {
+			hits = append(hits, h)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("searching tools for %q: %w", query, err)

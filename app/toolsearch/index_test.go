@@ -110,6 +110,11 @@ func TestSearchRanksNameAndParameters(t *testing.T) {
 	if err != nil || len(hits) != 1 || hits[0].Server == "" || hits[0].Score >= 0 {
 		t.Errorf("Search(limit 1) = %+v, %v; want one hit with its server and a BM25 score", hits, err)
 	}
+	// Kept hits only, however far down: web__fetch ranks last for "file".
+	hits, err = ix.SearchFunc(ctx, "file", 1, func(h Hit) bool { return h.Server == "web" })
+	if err != nil || len(hits) != 1 || hits[0].Key != "web__fetch" {
+		t.Errorf("SearchFunc(only web, limit 1) = %+v, %v; want web__fetch", hits, err)
+	}
 }
 
 func TestReplaceAndRemove(t *testing.T) {
