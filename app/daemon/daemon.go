@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/secrets"
 	"github.com/switchboardhq/switchboard/app/tokens"
+	"github.com/switchboardhq/switchboard/app/toolsearch"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -212,9 +213,17 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// The tool search index lives in memory: it is fed from the servers'
+	// lists (kept ones included) whenever the gateway rebuilds /mcp.
+	index, err := toolsearch.New()
+	if err != nil {
+		return err
+	}
+	defer index.Close()
 	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
-		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved})
+		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
+		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index}})
 	approved.show = gw.Recheck
 	// Server logs, lifecycle events and resource samples go to the history
 	// and to the live feed.
@@ -403,6 +412,7 @@ func (d *daemon) apply(ctx context.Context) {
 		d.gw.Relist(name)
 	}
 	d.gw.SetSessionTimeout(cfg.SessionTimeout.Duration)
+	d.gw.SetToolSearch(cfg.ToolSearch)
 	d.hist.SetRetention(cfg.History.MaxAge.Duration, cfg.History.MaxBytes)
 	d.hist.SetKeepSecretValues(cfg.History.KeepSecretValues)
 	publish(d.log, d.bus, events.TypeConfig, struct{}{})
@@ -426,7 +436,7 @@ func ProfileConfigs(cfg *config.Config) []gateway.ProfileConfig {
 	var out []gateway.ProfileConfig
 	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
 		p := cfg.Profiles[name]
-		out = append(out, gateway.ProfileConfig{Name: name, Servers: p.Servers, Tools: p.Tools})
+		out = append(out, gateway.ProfileConfig{Name: name, Servers: p.Servers, Tools: p.Tools, ToolSearch: p.ToolSearch})
 	}
 	return out
 }

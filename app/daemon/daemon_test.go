@@ -39,6 +39,11 @@ func TestSpecsAndGatewayConfigs(t *testing.T) {
 		cmpopts.SortSlices(func(a, b gateway.ServerConfig) bool { return a.Name < b.Name })); diff != "" {
 		t.Errorf("GatewayConfigs (-want +got):\n%s", diff)
 	}
+	cfg.Profiles = map[string]config.Profile{"small": {Servers: []string{"fs"}, Tools: map[string][]string{"fs": {"read"}}, ToolSearch: true}}
+	wantProfiles := []gateway.ProfileConfig{{Name: "small", Servers: []string{"fs"}, Tools: map[string][]string{"fs": {"read"}}, ToolSearch: true}}
+	if diff := cmp.Diff(wantProfiles, ProfileConfigs(cfg)); diff != "" {
+		t.Errorf("ProfileConfigs (-want +got):\n%s", diff)
+	}
 }
 
 func TestResolveHome(t *testing.T) {
