@@ -135,7 +135,11 @@ func TestSearchModeListsTwoTools(t *testing.T) {
 	f := newSearchFixture(t, gateway.ServerConfig{Name: "alpha"}, gateway.ServerConfig{Name: "beta", DisabledTools: []string{"crash"}})
 	for _, era := range eras {
 		t.Run(era, func(t *testing.T) {
-			cs := f.connect(t, "/mcp", era, nil)
+			cs := f.connect(t, "/mcp", era, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "42"}}, nil
+				},
+			})
 			res, err := cs.ListTools(t.Context(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -169,6 +173,17 @@ func TestSearchModeListsTwoTools(t *testing.T) {
 			}
 			if n := len(searchTools(t, cs, "echo sleep crash hang pid env cwd log", 2).Tools); n != 2 {
 				t.Errorf("limit 2 returned %d tools", n)
+			}
+			called, err := viaCallTool(cs, t.Context(), "beta__echo", map[string]any{"text": "via " + era}, nil)
+			if err != nil || text(called) != "via "+era {
+				t.Errorf("call_tool beta__echo: %q %v", text(called), err)
+			}
+			// A server's request to the client during the call reaches the
+			// client that made the call_tool (in the 2026-07-28 era, as an
+			// input-required round).
+			called, err = viaCallTool(cs, t.Context(), "alpha__elicit", map[string]any{"message": "the answer?"}, nil)
+			if err != nil || !strings.Contains(text(called), "42") {
+				t.Errorf("call_tool alpha__elicit: %q %v", text(called), err)
 			}
 		})
 	}
