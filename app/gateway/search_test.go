@@ -384,3 +384,54 @@ func TestSearchFollowsTheLists(t *testing.T) {
 		return !slices.Contains(searchTools(t, cs, "echo", 20).names(), "beta__echo")
 	})
 }
+
+// TestProfileInSearchMode: a profile with ToolSearch lists the two tools
+// on /mcp/p/<name>, its searches find only what the profile offers (its
+// servers, its tools of them), and its call_tool calls only those, a tool
+// outside it getting the error a direct call on the profile gets; /mcp
+// stays as it is, and the profile's tool count is the two it lists.
+func TestProfileInSearchMode(t *testing.T) {
+	f := newSearchFixture(t, gateway.ServerConfig{Name: "alpha"}, gateway.ServerConfig{Name: "beta"})
+	f.gw.SetToolSearch(false)
+	profiles := []gateway.ProfileConfig{{Name: "small", Servers: []string{"alpha"}, Tools: map[string][]string{"alpha": {"echo", "sleep"}}}}
+	f.gw.SetProfiles(profiles)
+	plain := f.connect(t, "/mcp/p/small", "2025-11-25", nil)
+	f.waitTools(t, plain, "alpha__echo")
+	profiles[0].ToolSearch = true
+	f.gw.SetProfiles(profiles)
+
+	cs := f.connect(t, "/mcp/p/small", "2025-11-25", nil)
+	if names := listNames(t, cs); !slices.Equal(names, []string{gateway.CallToolName, gateway.SearchToolsName}) {
+		t.Fatalf("/mcp/p/small in search mode lists %v", names)
+	}
+	if n, ok := f.gw.ToolCount("small"); !ok || n != 2 {
+		t.Errorf("ToolCount(small) = %d, %v; want the 2 it lists", n, ok)
+	}
+	got := waitSearch(t, cs, "echo text back", "alpha__echo")
+	for _, name := range append(got.names(), searchTools(t, cs, "echo crash hang env", 20).names()...) {
+		if name != "alpha__echo" && name != "alpha__sleep" {
+			t.Errorf("a search on the profile found %s, which it does not offer", name)
+		}
+	}
+	res, err := viaCallTool(cs, t.Context(), "alpha__echo", map[string]any{"text": "in profile"}, nil)
+	if err != nil || text(res) != "in profile" {
+		t.Errorf("call_tool alpha__echo on the profile: %q %v", text(res), err)
+	}
+	for _, name := range []string{"alpha__crash", "beta__echo"} {
+		_, want := plain.CallTool(t.Context(), &mcp.CallToolParams{Name: name})
+		_, got := viaCallTool(cs, t.Context(), name, nil, nil)
+		if want == nil || got == nil || got.Error() != want.Error() {
+			t.Errorf("call_tool %s on the profile: %v; a direct call on it: %v; want the same error", name, got, want)
+		}
+	}
+	testutil.Eventually(t, 5*time.Second, "the profile's call to be recorded", func() bool {
+		for _, c := range f.rec.all() {
+			if c.Name == "alpha__echo" && c.Server == "alpha" && c.Endpoint == "p/small" && c.Outcome == record.OutcomeOK {
+				return true
+			}
+		}
+		return false
+	})
+	all := f.connect(t, "/mcp", "2025-11-25", nil)
+	f.waitTools(t, all, "alpha__echo", "beta__echo")
+}
