@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
+)
+
+// setToolSearch edits config.json by hand, as a user would.
+func setToolSearch(t *testing.T, home string, on bool) {
+	t.Helper()
+	path := filepath.Join(home, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["toolSearch"] = on
+	data, _ = json.MarshalIndent(cfg, "", "  ")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestToolSearchThroughTheDaemon: with "toolSearch": true in config.json,
+// /mcp lists search_tools and call_tool only; a search finds the server's
+// tool, call_tool calls it, and the history has both, the call under the
+// real server and tool; turning the setting off in the file gives new
+// sessions every tool again.
+func TestToolSearchThroughTheDaemon(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	setToolSearch(t, home, true)
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha")
+
+	connect := func() *mcp.ClientSession {
+		t.Helper()
+		transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp",
+			HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor", Version: "1"}, nil).Connect(t.Context(), transport, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	toolNames := func(cs *mcp.ClientSession) []string {
+		t.Helper()
+		res, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		slices.Sort(names)
+		return names
+	}
+	textOf := func(res *mcp.CallToolResult) string {
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+
+	cs := connect()
+	if names := toolNames(cs); !slices.Equal(names, []string{"call_tool", "search_tools"}) {
+		t.Fatalf("/mcp with toolSearch on lists %v; want call_tool and search_tools", names)
+	}
+	var found string
+	testutil.Eventually(t, 30*time.Second, "search_tools to find alpha__echo", func() bool {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "echo text back"}})
+		if err != nil || res.IsError {
+			t.Fatalf("search_tools: %v %+v", err, res)
+		}
+		found = textOf(res)
+		return strings.Contains(found, `"name":"alpha__echo"`)
+	})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool",
+		Arguments: map[string]any{"name": "alpha__echo", "arguments": map[string]any{"text": "via search"}}})
+	if err != nil || res.IsError || textOf(res) != "via search" {
+		t.Fatalf("call_tool alpha__echo: %v %+v", err, res)
+	}
+
+	testutil.Eventually(t, 10*time.Second, "the call and the search in the history", func() bool {
+		calls, err := d.client.History(t.Context(), url.Values{"server": {"alpha"}, "tool": {"alpha__echo"}})
+		searches, err2 := d.client.History(t.Context(), url.Values{"tool": {"search_tools"}})
+		return err == nil && err2 == nil && len(calls.Calls) == 1 && len(searches.Calls) > 0
+	})
+	page, _ := d.client.History(t.Context(), url.Values{"server": {"alpha"}, "tool": {"alpha__echo"}})
+	c := page.Calls[0]
+	if c.ClientName != "cursor" || c.Outcome != "ok" || c.Method != "tools/call" || c.Duration <= 0 || c.PID == 0 {
+		t.Errorf("recorded call_tool: %+v", c)
+	}
+	full, err := d.client.Call(t.Context(), c.ID)
+	if err != nil || !strings.Contains(string(full.Arguments), `"text":"via search"`) {
+		t.Errorf("recorded call_tool %+v (%v): want the tool's own arguments", full, err)
+	}
+
+	setToolSearch(t, home, false)
+	testutil.EventuallyEvery(t, 20*time.Second, 100*time.Millisecond, "a new session to list every tool", func() bool {
+		return slices.Contains(toolNames(connect()), "alpha__echo")
+	})
+}
