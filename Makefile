@@ -110,7 +110,8 @@ FUZZ_TARGETS := \
 	./app/history:FuzzRedactJSON \
 	./app/redact:FuzzValues \
 	./app/gateway:FuzzPlainToolResult \
-	./app/catalog:FuzzRegistryJSON
+	./app/catalog:FuzzRegistryJSON \
+	./app/toolsearch:FuzzMatchExpression
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

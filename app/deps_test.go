@@ -16,7 +16,7 @@ const module = "github.com/switchboardhq/switchboard"
 // TestDependencies keeps the dependency rules of ARCHITECTURE.md true, in
 // every build variant: the supervisor knows nothing of the app or of any
 // GUI library, only app/window imports Wails and only app/tray imports
-// systray, the gateway knows no SQLite store (app/history), and the
+// systray, the gateway knows no SQLite (app/history, app/toolsearch), and the
 // daemon's clients (app/cli, app/tray, app/window) do not import its
 // internals. It lists the whole module from wherever go test runs.
 func TestDependencies(t *testing.T) {
@@ -76,6 +76,9 @@ func dependencyProblems(pkg string, imports, deps []string) []string {
 		for _, d := range deps {
 			if within(strings.TrimPrefix(d, module+"/"), "app/history") {
 				problems = append(problems, pkg+" depends on "+d+": the gateway records through a small interface and knows no SQLite store")
+			}
+			if d == "modernc.org/sqlite" || within(strings.TrimPrefix(d, module+"/"), "app/toolsearch") {
+				problems = append(problems, pkg+" depends on "+d+": the gateway searches tools through a small interface (ToolIndex) and knows no SQLite")
 			}
 		}
 	}
