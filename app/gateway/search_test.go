@@ -435,3 +435,41 @@ func TestProfileInSearchMode(t *testing.T) {
 	all := f.connect(t, "/mcp", "2025-11-25", nil)
 	f.waitTools(t, all, "alpha__echo", "beta__echo")
 }
+
+// TestSearchModeHeldTool: a tool the reviewer holds is not found, and a
+// call_tool of it is refused with the reviewer's message, as a direct call
+// is, and recorded under its server.
+func TestSearchModeHeldTool(t *testing.T) {
+	const msg = `tool "echo" of server "alpha" is held: its description changed since you approved it`
+	rev := &fakeReviewer{held: map[string]map[string]string{"alpha": {"echo": msg}}, holds: map[string]bool{}}
+	ix, err := toolsearch.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	spec := supervisor.Spec{Name: "alpha", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 2}}
+	f := newTunedFixture(t, "", func(_ *supervisor.Options, o *gateway.Options) {
+		o.Reviewer, o.ToolIndex = rev, testIndex{ix}
+	}, []supervisor.Spec{spec}, gateway.ServerConfig{Name: "alpha"})
+	direct := f.connect(t, "/mcp", "2025-11-25", nil)
+	f.waitTools(t, direct, "alpha__sleep")
+	f.gw.SetToolSearch(true)
+	cs := f.connect(t, "/mcp", "2025-11-25", nil)
+	if found := waitSearch(t, cs, "echo text back sleep", "alpha__sleep"); slices.Contains(found.names(), "alpha__echo") {
+		t.Errorf("search found the held alpha__echo: %v", found.names())
+	}
+	_, want := direct.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "x"}})
+	_, got := viaCallTool(cs, t.Context(), "alpha__echo", map[string]any{"text": "x"}, nil)
+	if want == nil || got == nil || got.Error() != want.Error() || !strings.Contains(got.Error(), msg) {
+		t.Errorf("call_tool of the held tool: %v; a direct call: %v; want the same error, naming the change", got, want)
+	}
+	refused := 0
+	for _, c := range f.rec.all() {
+		if c.Server == "alpha" && c.Name == "alpha__echo" && strings.Contains(c.Error, msg) {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d refusals of alpha__echo recorded under alpha, want 2 (direct and call_tool)", refused)
+	}
+}
