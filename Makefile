@@ -92,8 +92,6 @@ node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
 # fails the tests that need it instead of skipping them.
 test: fmt-check vet node-deps frontend frontend-test
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 20m ./...
-	# The tool search latency figure, which the race detector would distort.
-	$(GO) test -count=1 -v -run '^TestSearchLatency$$' ./app/toolsearch/
 
 # Native Go fuzzing of every parser of outside input, one target after
 # another, each for FUZZTIME with FUZZPARALLEL workers. Each target's seed
