@@ -187,6 +187,20 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
+// WriteLine writes data, one JSON-RPC message already encoded and ending
+// in a newline, as it is: serialized with Write, so lines never interleave.
+// The gateway writes the calls it forwards this way, without the go-sdk
+// encoding them again.
+func (c *stdioConn) WriteLine(ctx context.Context, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.stdin.Write(data)
+	return err
+}
+
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closeErr = errors.Join(c.stdout.Close(), c.stdin.Close())

@@ -41,7 +41,7 @@ func (g *Gateway) newClient(server string, impl *mcp.Implementation) *mcp.Client
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			token, _ := req.Params.ProgressToken.(string)
 			if v, ok := g.progress.Load(token); ok {
-				v.(*progressRoute).deliver(*req.Params)
+				g.deliverProgress(v.(*progressRoute), *req.Params)
 			}
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
@@ -133,6 +133,9 @@ func askCaller[P mcp.InputRequest, R any](g *Gateway, ctx context.Context, cs *m
 		return zero, err
 	}
 	defer done()
+	if s := fastStreamFrom(c.ctx); s != nil {
+		return askFast(ctx, s, what, params, convert)
+	}
 	if c.pending == nil {
 		return send(c.session, ctx, params)
 	}

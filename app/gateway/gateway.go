@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -169,6 +170,11 @@ type Options struct {
 	// Reviewer, if set, decides which of each server's tools are held from
 	// clients until the user approves them (see holds.go); nil holds none.
 	Reviewer ToolReviewer
+	// FastPath selects who serves tools/call on sessions: the gateway's
+	// fast path (fastfront.go, fastback.go) or the go-sdk's handlers, as
+	// every other request. FastPathFromEnv, the default, reads
+	// SWITCHBOARD_FASTPATH once, in New: 0 selects the go-sdk's path.
+	FastPath FastPathMode
 	// KeepAlive is how long a call's response stream may stay silent
 	// before an SSE comment is written on it; 0 means DefaultKeepAlive,
 	// negative disables.
@@ -218,6 +224,7 @@ type Gateway struct {
 	idle      idleSessions
 	pending   pendingCalls
 	guard     sessionGuard
+	fast      fastState
 }
 
 // New makes a gateway with no servers.
@@ -234,6 +241,12 @@ func New(opts Options) *Gateway {
 	if opts.ClientToken == nil {
 		opts.ClientToken = func(context.Context) string { return "" }
 	}
+	if opts.FastPath == FastPathFromEnv {
+		opts.FastPath = FastPathOn
+		if os.Getenv(FastPathEnv) == "0" {
+			opts.FastPath = FastPathOff
+		}
+	}
 	if opts.MaxSessionsPerToken <= 0 {
 		opts.MaxSessionsPerToken = DefaultMaxSessionsPerToken
 	}
@@ -249,6 +262,7 @@ func New(opts Options) *Gateway {
 	g.pending.init()
 	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
+	g.fast.init(opts.FastPath == FastPathOn)
 	g.all = g.newAggregate("")
 	g.all.searching = opts.ToolSearch
 	// The session timeout is the gateway's own (idleSessions), so that a
@@ -300,7 +314,13 @@ func (g *Gateway) Handler() http.Handler {
 			g.stateless.ServeHTTP(w, r)
 			return
 		}
+		if g.fast.on && g.serveFast(w, r, body) {
+			return
+		}
 		g.idle.serve(g.sessions, w, r)
+		if r.Method == http.MethodDelete {
+			g.endClosedSession(r)
+		}
 	})
 }
 

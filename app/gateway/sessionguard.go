@@ -227,6 +227,9 @@ func (g *Gateway) CloseSessionsOf(tokenID string) int {
 		}
 	}
 	g.guard.mu.Unlock()
+	for id := range ids {
+		g.endFastSession(id)
+	}
 	if len(ids) == 0 {
 		return 0
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -39,6 +40,7 @@ func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		return nil, err
 	}
 	lines, _ := c.(supervisor.LineConn)
+	t.g.fast.wrapped.Store(true)
 	return &backendConn{Connection: c, lines: lines, g: t.g, captures: map[jsonrpc.ID]*rawCapture{}}, nil
 }
 
@@ -50,9 +52,16 @@ type backendConn struct {
 
 	mu       sync.Mutex
 	captures map[jsonrpc.ID]*rawCapture // tools/call requests in flight whose result is captured
+	cs       *mcp.ClientSession         // the session over this connection, once a probe found it (fastback.go)
+	closed   bool
+
+	calls backendCalls // the fast path's calls in flight (fastback.go)
 }
 
 func (c *backendConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "ping" {
+		c.probed(ctx)
+	}
 	// The go-sdk writes a call with the caller's context, so a capture
 	// that callTool put there is found here, with the request's id.
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.IsCall() {
@@ -67,24 +76,37 @@ func (c *backendConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (c *backendConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.read(ctx)
-	switch m := msg.(type) {
-	case *jsonrpc.Request:
-		if m.Method == "notifications/progress" {
-			c.countProgress(m.Params)
+	for {
+		msg, err := c.read(ctx)
+		if err != nil && ctx.Err() == nil {
+			c.closeFast(fmt.Errorf("%w: %w", errConnClosed, err))
 		}
-	case *jsonrpc.Response:
-		c.mu.Lock()
-		rc := c.captures[m.ID]
-		delete(c.captures, m.ID)
-		c.mu.Unlock()
-		if rc != nil && m.Error == nil {
-			if standIn := rc.take(m.Result); standIn != nil {
-				m.Result = standIn
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			if m.Method == "notifications/progress" {
+				c.countProgress(m.Params)
+			}
+		case *jsonrpc.Response:
+			if c.calls.deliverMessage(m) {
+				continue // the answer to one of the gateway's own calls
+			}
+			c.mu.Lock()
+			rc := c.captures[m.ID]
+			delete(c.captures, m.ID)
+			c.mu.Unlock()
+			if rc != nil && m.Error == nil {
+				if standIn := rc.take(m.Result); standIn != nil {
+					m.Result = standIn
+				}
 			}
 		}
+		return msg, err
 	}
-	return msg, err
+}
+
+func (c *backendConn) Close() error {
+	c.closeFast(errConnClosed)
+	return c.Connection.Close()
 }
 
 // read reads the next message. A big line on a supervisor.LineConn, while
@@ -103,6 +125,9 @@ func (c *backendConn) read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		line = bytes.TrimLeft(line, " \t")
+		if c.calls.deliverLine(line) {
+			continue // the answer to one of the gateway's own calls
+		}
 		if len(line) >= spliceMin && line[0] == '{' {
 			c.mu.Lock()
 			capturing := len(c.captures) > 0

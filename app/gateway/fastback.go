@@ -1,0 +1,329 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path's backend hop. A forwarded call is written onto the
+// server's connection as the gateway's own JSON-RPC request, with an id of
+// the gateway's ("sbf-<n>"), and the server's response to that id is taken
+// off the connection as bytes before the go-sdk's jsonrpc2 reads it:
+//
+//	callBackend ──line "sbf-7" (WriteLine, serialized with the go-sdk's writes)──▶ server
+//	                                                                                │
+//	backendConn.Read: a response with id "sbf-7" goes to the waiting call ◀─────────┘
+//	                  (result or error as the server's bytes); every other
+//	                  message goes on to the go-sdk, as before
+//
+// The go-sdk keeps the handshake, pings, notifications (progress among them:
+// the gateway's progress routing passes them on) and the server's requests
+// (sampling, elicitation, roots). A call whose context ends while it waits
+// is forgotten and the server gets notifications/cancelled, as the go-sdk
+// client would send.
+
+// fastIDPrefix starts the ids of the gateway's own calls on a backend
+// connection; the go-sdk's ids are numbers, so the two never meet.
+const fastIDPrefix = "sbf-"
+
+// backendCalls are the gateway's own calls in flight on one connection.
+type backendCalls struct {
+	mu     sync.Mutex
+	calls  map[string]*backendCall // by id
+	closed error                   // the connection ended: no more calls
+	n      atomic.Int32            // len(calls), read on every line without the lock
+}
+
+// A backendCall waits for the server's response to one call.
+type backendCall struct {
+	done   chan struct{} // closed once one of the fields below is set
+	result json.RawMessage
+	rpcErr *jsonrpc.Error
+	err    error // the connection ended
+}
+
+func (bc *backendCalls) add(id string, call *backendCall) error {
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	if bc.closed != nil {
+		return bc.closed
+	}
+	if bc.calls == nil {
+		bc.calls = map[string]*backendCall{}
+	}
+	bc.calls[id] = call
+	bc.n.Add(1)
+	return nil
+}
+
+// take removes and returns the call of id, if it still waits.
+func (bc *backendCalls) take(id string) *backendCall {
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	call := bc.calls[id]
+	if call != nil {
+		delete(bc.calls, id)
+		bc.n.Add(-1)
+	}
+	return call
+}
+
+// fail ends every waiting call with err (the connection ended).
+func (bc *backendCalls) fail(err error) {
+	bc.mu.Lock()
+	calls := bc.calls
+	bc.calls = nil
+	if bc.closed == nil {
+		bc.closed = err
+	}
+	bc.n.Store(0)
+	bc.mu.Unlock()
+	for _, call := range calls {
+		call.err = err
+		close(call.done)
+	}
+}
+
+// deliverLine hands a line the server sent to the call it answers, and
+// reports whether it did; a line that is no response to one of the
+// gateway's calls is left for the go-sdk.
+func (bc *backendCalls) deliverLine(line []byte) bool {
+	if bc.n.Load() == 0 {
+		return false
+	}
+	id, result, errObj, ok := fastEnvelope(line)
+	if !ok {
+		return false
+	}
+	call := bc.take(id)
+	if call == nil {
+		return false
+	}
+	if errObj != nil {
+		call.rpcErr = decodeRPCError(errObj)
+	} else {
+		call.result = result
+	}
+	close(call.done)
+	return true
+}
+
+// deliverMessage is deliverLine for a message already decoded (off a
+// connection that does not hand out lines, or the rest of a batch).
+func (bc *backendCalls) deliverMessage(m *jsonrpc.Response) bool {
+	if bc.n.Load() == 0 {
+		return false
+	}
+	id, ok := m.ID.Raw().(string)
+	if !ok || len(id) <= len(fastIDPrefix) || id[:len(fastIDPrefix)] != fastIDPrefix {
+		return false
+	}
+	call := bc.take(id)
+	if call == nil {
+		return false
+	}
+	if m.Error != nil {
+		var werr *jsonrpc.Error
+		if errors.As(m.Error, &werr) {
+			call.rpcErr = werr
+		} else {
+			call.rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: m.Error.Error()}
+		}
+	} else {
+		call.result = m.Result
+	}
+	close(call.done)
+	return true
+}
+
+func decodeRPCError(obj []byte) *jsonrpc.Error {
+	var e jsonrpc.Error
+	if err := json.Unmarshal(obj, &e); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server's error response is malformed: " + err.Error()}
+	}
+	return &e
+}
+
+// fastEnvelope finds, in a line, the id of a response to one of the
+// gateway's calls and its result or error, without decoding them; ok is
+// false for anything else. The gateway's ids are plain strings (no
+// escapes), so the id is compared as it is written.
+func fastEnvelope(line []byte) (id string, result, errObj []byte, ok bool) {
+	s := scanner{b: line}
+	s.space()
+	if !s.eat('{') {
+		return "", nil, nil, false
+	}
+	var idRaw []byte
+	version := false
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			break
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return "", nil, nil, false
+		}
+		key, okKey := s.str()
+		s.space()
+		if !okKey || !s.eat(':') {
+			return "", nil, nil, false
+		}
+		s.space()
+		start := s.i
+		if !s.value() {
+			return "", nil, nil, false
+		}
+		v := line[start:s.i]
+		switch string(key) {
+		case `"id"`:
+			idRaw = v
+		case `"result"`:
+			result = v
+		case `"error"`:
+			errObj = v
+		case `"jsonrpc"`:
+			version = string(v) == `"2.0"`
+		case `"method"`:
+			return "", nil, nil, false
+		}
+	}
+	if !version || (result == nil) == (errObj == nil) {
+		return "", nil, nil, false
+	}
+	if len(idRaw) < len(fastIDPrefix)+3 || idRaw[0] != '"' || idRaw[len(idRaw)-1] != '"' ||
+		string(idRaw[1:1+len(fastIDPrefix)]) != fastIDPrefix {
+		return "", nil, nil, false
+	}
+	return string(idRaw[1 : len(idRaw)-1]), result, errObj, true
+}
+
+// lineWriter is a connection that writes encoded messages as they are
+// (the supervisor's stdio connection).
+type lineWriter interface {
+	WriteLine(ctx context.Context, data []byte) error
+}
+
+// writeLine writes one encoded message (ending in a newline).
+func (c *backendConn) writeLine(ctx context.Context, data []byte) error {
+	if w, ok := c.Connection.(lineWriter); ok {
+		return w.WriteLine(ctx, data)
+	}
+	msg, err := jsonrpc.DecodeMessage(data[:len(data)-1])
+	if err != nil {
+		return fmt.Errorf("internal: the gateway's request is not a message: %w", err)
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// callBackend sends the request method with params (JSON, as they go on
+// the wire) as the gateway's own call on c, and returns the server's result
+// as its bytes, or the error it answered with (a *jsonrpc.Error). When ctx
+// ends first, the call is forgotten and the server told with
+// notifications/cancelled.
+func (g *Gateway) callBackend(ctx context.Context, c *backendConn, method string, params []byte) (json.RawMessage, error) {
+	n := g.fast.nextID.Add(1)
+	var idBuf [24]byte
+	id := string(strconv.AppendUint(append(idBuf[:0], fastIDPrefix...), n, 36))
+	line := make([]byte, 0, len(params)+len(method)+len(id)+48)
+	line = append(line, `{"jsonrpc":"2.0","id":"`...)
+	line = append(line, id...)
+	line = append(line, `","method":"`...)
+	line = append(line, method...)
+	line = append(line, `","params":`...)
+	line = append(line, params...)
+	line = append(line, "}\n"...)
+
+	call := &backendCall{done: make(chan struct{})}
+	if err := c.calls.add(id, call); err != nil {
+		return nil, err
+	}
+	if err := c.writeLine(ctx, line); err != nil {
+		c.calls.take(id)
+		return nil, fmt.Errorf("writing the call to the server: %w", err)
+	}
+	select {
+	case <-call.done:
+		if call.err != nil {
+			return nil, call.err
+		}
+		if call.rpcErr != nil {
+			return nil, call.rpcErr
+		}
+		return call.result, nil
+	case <-ctx.Done():
+		if c.calls.take(id) != nil {
+			// As the go-sdk's client does for a call its caller gave up.
+			note, _ := json.Marshal(&mcp.CancelledParams{RequestID: id, Reason: ctx.Err().Error()})
+			cancelled := make([]byte, 0, len(note)+64)
+			cancelled = append(cancelled, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":`...)
+			cancelled = append(cancelled, note...)
+			cancelled = append(cancelled, "}\n"...)
+			_ = c.writeLine(context.WithoutCancel(ctx), cancelled)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// A connProbe finds the backendConn under a client session: the first
+// call of the fast path on a session pings through it, and the
+// connection's Write sees the probe in the ping's context.
+type connProbe struct{ conn *backendConn }
+
+type connProbeKey struct{}
+
+// connOf returns the backendConn of cs, or nil when cs runs over another
+// connection (the stdio bridge's HTTP upstream): the call then goes
+// through the go-sdk.
+func (g *Gateway) connOf(ctx context.Context, cs *mcp.ClientSession) *backendConn {
+	if v, ok := g.fast.conns.Load(cs); ok {
+		return v.(*backendConn)
+	}
+	if !g.fast.wrapped.Load() {
+		return nil // no connection of this gateway's: not worth a ping
+	}
+	probe := &connProbe{}
+	if err := cs.Ping(context.WithValue(ctx, connProbeKey{}, probe), nil); err != nil || probe.conn == nil {
+		return nil
+	}
+	c := probe.conn
+	c.mu.Lock()
+	c.cs = cs
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil
+	}
+	g.fast.conns.Store(cs, c)
+	return c
+}
+
+// probed notes that a ping through c carried a probe.
+func (c *backendConn) probed(ctx context.Context) {
+	if p, ok := ctx.Value(connProbeKey{}).(*connProbe); ok {
+		p.conn = c
+	}
+}
+
+// closeFast ends the connection's calls and forgets it.
+func (c *backendConn) closeFast(err error) {
+	c.mu.Lock()
+	c.closed = true
+	cs := c.cs
+	c.mu.Unlock()
+	if cs != nil {
+		c.g.fast.conns.CompareAndDelete(cs, c)
+	}
+	c.calls.fail(err)
+}
+
+// errConnClosed ends the calls of a connection that closed.
+var errConnClosed = errors.New("the connection to the server closed")

@@ -1,0 +1,878 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/record"
+)
+
+// The fast path's front hop. Gateway.Handler gives serveFast every
+// session-era POST first; serveFast takes only what it serves exactly as
+// the go-sdk path would, and returns false for everything else, which then
+// goes to the go-sdk handler unchanged:
+//
+//   - tools/call on a live, initialized session of this token and endpoint
+//     (the session guard's rule), for a tool the endpoint registers (or an
+//     unlisted server's, as unlistedTools finds them), once the endpoint's
+//     servers were tried (awaitLists' rule), with an MCP-Protocol-Version
+//     the go-sdk accepts for a session and an id it echoes as written;
+//   - the reply to a request the fast path sent the client during one of its
+//     calls (sampling, elicitation, roots), routed by id;
+//   - notifications/cancelled for one of its calls.
+//
+// A tools/call is scanned, not decoded (method, id, params.name, arguments
+// and _meta as bytes), recorded as recordMiddleware records it, forwarded
+// through forward (timeout, progress token, leases, callers) with the
+// backend hop of fastback.go, and answered as the go-sdk answers: one SSE
+// event with the response (the server's result bytes when they are plain),
+// after any progress notification or request to the client the call made.
+
+// fastState is the fast path's part of a Gateway.
+type fastState struct {
+	on      bool          // Options.FastPath is FastPathOn
+	conns   sync.Map      // *mcp.ClientSession → *backendConn (fastback.go)
+	wrapped atomic.Bool   // WrapTransport made a connection
+	nextID  atomic.Uint64 // the gateway's call and request ids
+	served  atomic.Int64  // calls the fast path answered (tests read it)
+
+	mu       sync.Mutex
+	sessions map[string]fastSession // by Mcp-Session-Id, once found on a front
+	calls    map[fastKey]context.CancelFunc
+	asks     map[fastKey]chan fastReply // requests to clients, waiting for the reply
+}
+
+// fastKey names a message of one session: a client's call by its id as
+// written, or a request to the client by the gateway's id.
+type fastKey struct{ session, id string }
+
+type fastReply struct {
+	result json.RawMessage
+	err    *jsonrpc.Error
+}
+
+// A fastSession is a client session and the front that serves it.
+type fastSession struct {
+	front *mcp.Server
+	ss    *mcp.ServerSession
+}
+
+func (f *fastState) init(on bool) {
+	f.on = on
+	f.sessions = map[string]fastSession{}
+	f.calls = map[fastKey]context.CancelFunc{}
+	f.asks = map[fastKey]chan fastReply{}
+}
+
+// FastPathEnv is the environment variable that, set to 0, makes New
+// serve every request through the go-sdk (see Options.FastPath).
+const FastPathEnv = "SWITCHBOARD_FASTPATH"
+
+// A FastPathMode selects who serves tools/call on sessions.
+type FastPathMode int
+
+const (
+	FastPathFromEnv FastPathMode = iota // on unless SWITCHBOARD_FASTPATH=0
+	FastPathOn                          // the gateway's fast path
+	FastPathOff                         // the go-sdk's handlers, as every other request
+)
+
+// sessionVersion reports whether v is an MCP-Protocol-Version of the
+// session era that the go-sdk accepts ("" too: the session's version).
+func sessionVersion(v string) bool {
+	switch v {
+	case "", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05":
+		return true
+	}
+	return false
+}
+
+// serveFast serves r if the fast path takes it, and reports whether it did.
+func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if r.Method != http.MethodPost || sid == "" || len(r.Header.Values("Last-Event-ID")) > 0 ||
+		!sessionVersion(r.Header.Get("MCP-Protocol-Version")) {
+		return false
+	}
+	env, ok := scanMessage(body)
+	if !ok {
+		return false
+	}
+	switch env.method {
+	case "":
+		return g.fastReply(w, r, sid, env)
+	case "notifications/cancelled":
+		return g.fastCancel(w, r, sid, env)
+	case "tools/call":
+		return g.fastToolCall(w, r, sid, env)
+	}
+	return false
+}
+
+// ownedBy applies the session guard's rule: the session belongs to the
+// token and endpoint of r (else the go-sdk path answers 404).
+func (g *Gateway) ownedBy(r *http.Request, sid string) bool {
+	me := sessionOwner{token: g.opts.ClientToken(r.Context()), endpoint: endpointOf(r.URL.Path)}
+	g.guard.mu.Lock()
+	owner, ok := g.guard.owners[sid]
+	g.guard.mu.Unlock()
+	return ok && owner == me
+}
+
+// sessionOn returns the live session sid of front, or nil. A session
+// found once is kept until it closes (endFastSession: DELETE, the idle
+// timeout, a revoked token, Close).
+func (g *Gateway) sessionOn(front *mcp.Server, sid string) *mcp.ServerSession {
+	g.fast.mu.Lock()
+	fs, ok := g.fast.sessions[sid]
+	g.fast.mu.Unlock()
+	if ok {
+		if fs.front != front {
+			return nil
+		}
+		return fs.ss
+	}
+	for s := range front.Sessions() {
+		if s.ID() == sid {
+			g.fast.mu.Lock()
+			g.fast.sessions[sid] = fastSession{front: front, ss: s}
+			g.fast.mu.Unlock()
+			return s
+		}
+	}
+	return nil
+}
+
+// endFastSession forgets session sid (it closed) and ends its fast calls,
+// as the go-sdk ends the calls of a session that closes.
+func (g *Gateway) endFastSession(sid string) {
+	if sid == "" {
+		return
+	}
+	g.fast.mu.Lock()
+	delete(g.fast.sessions, sid)
+	var cancels []context.CancelFunc
+	for k, cancel := range g.fast.calls {
+		if k.session == sid {
+			cancels = append(cancels, cancel)
+		}
+	}
+	g.fast.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel()
+	}
+}
+
+// fastReply routes a client's reply to a request the fast path sent it.
+func (g *Gateway) fastReply(w http.ResponseWriter, r *http.Request, sid string, env message) bool {
+	id, ok := plainStringID(env.id)
+	if !ok || (env.result == nil) == (env.errObj == nil) {
+		return false
+	}
+	key := fastKey{sid, id}
+	g.fast.mu.Lock()
+	ch := g.fast.asks[key]
+	g.fast.mu.Unlock()
+	if ch == nil || !g.ownedBy(r, sid) {
+		return false
+	}
+	g.fast.mu.Lock()
+	delete(g.fast.asks, key)
+	g.fast.mu.Unlock()
+	reply := fastReply{result: env.result}
+	if env.errObj != nil {
+		reply.err = decodeRPCError(env.errObj)
+	}
+	ch <- reply // buffered
+	w.WriteHeader(http.StatusAccepted)
+	return true
+}
+
+// fastCancel ends a fast call the client cancelled.
+func (g *Gateway) fastCancel(w http.ResponseWriter, r *http.Request, sid string, env message) bool {
+	if env.hasID {
+		return false
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(env.params, &p) != nil || p.RequestID == nil {
+		return false
+	}
+	key := fastKey{sid, string(bytes.TrimSpace(p.RequestID))}
+	g.fast.mu.Lock()
+	cancel := g.fast.calls[key]
+	g.fast.mu.Unlock()
+	if cancel == nil || !g.ownedBy(r, sid) {
+		return false
+	}
+	cancel()
+	w.WriteHeader(http.StatusAccepted)
+	return true
+}
+
+// fastToolCall serves a tools/call, or returns false if it is not one the
+// fast path takes.
+func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid string, env message) bool {
+	if !env.hasID || !echoableID(env.id) {
+		return false
+	}
+	p, ok := scanToolParams(env.params)
+	if !ok {
+		return false
+	}
+	endpoint := serverInPath(r.URL.Path)
+	front := g.serverFor(r)
+	if front == nil || !g.ownedBy(r, sid) || !g.listsTried(endpoint) {
+		return false
+	}
+	ss := g.sessionOn(front, sid)
+	if ss == nil || ss.InitializeParams() == nil {
+		return false // unknown, closed or not yet initialized: the go-sdk answers
+	}
+	server, original, unlisted, ok := g.fastTool(endpoint, p.name)
+	if !ok {
+		return false // an unknown tool: the go-sdk's error
+	}
+	var meta mcp.Meta
+	if p.meta != nil && string(p.meta) != "null" {
+		if json.Unmarshal(p.meta, &meta) != nil {
+			return false
+		}
+	}
+	key := fastKey{sid, string(env.id)}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	g.fast.mu.Lock()
+	if _, dup := g.fast.calls[key]; dup {
+		g.fast.mu.Unlock()
+		return false // the go-sdk refuses a duplicate id in flight
+	}
+	g.fast.calls[key] = cancel
+	g.fast.mu.Unlock()
+	defer func() {
+		g.fast.mu.Lock()
+		delete(g.fast.calls, key)
+		g.fast.mu.Unlock()
+	}()
+	g.fast.served.Add(1)
+
+	g.idle.begin(sid, false)
+	defer g.idle.end(sid)
+	keepAlive(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stream := &fastStream{w: w, g: g, session: sid}
+		ctx := context.WithValue(ctx, fastStreamKey{}, stream)
+		req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.arguments, Meta: meta}}
+		g.fastCall(ctx, stream, env.id, req, endpoint, server, original, unlisted)
+	}), g.opts.KeepAlive, &g.splice).ServeHTTP(w, r)
+	return true
+}
+
+// listsTried reports whether every server of the endpoint has been listed
+// once (or failed to be): before that, awaitLists holds calls.
+func (g *Gateway) listsTried(endpoint string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for name, b := range g.backends {
+		if endpoint == "" || name == endpoint {
+			select {
+			case <-b.tried:
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fastTool finds the server and original name behind a tool as the front
+// would: an unlisted server's tool first (unlistedTools), then a tool the
+// endpoint registers.
+func (g *Gateway) fastTool(endpoint, name string) (server, original string, unlisted, ok bool) {
+	if g.opts.Reviewer != nil {
+		if _, msg := g.heldTool(endpoint, name); msg != "" {
+			return "", "", false, false // heldTools refuses it
+		}
+	}
+	if server, original, ok := g.unlistedTool(endpoint, name); ok {
+		return server, original, true, true
+	}
+	g.mu.Lock()
+	a := g.aggregateFor(endpoint)
+	var e exposed
+	found, registered := false, false
+	if a != nil {
+		e, found = a.state.tools[name]
+		_, registered = a.state.registered["tool:"+name]
+	}
+	g.mu.Unlock()
+	if a == nil {
+		// A server's own endpoint: its tools under their own names.
+		e, found, registered = exposed{Name: name, Server: endpoint, Original: name}, true, false
+		if b, ok := g.backend(endpoint); ok {
+			b.mu.Lock()
+			_, registered = b.registered["tool:"+name]
+			b.mu.Unlock()
+		}
+	}
+	if !found || !registered {
+		return "", "", false, false
+	}
+	b, ok := g.backend(e.Server)
+	if !ok {
+		return "", "", false, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, t := range b.features.tools {
+		if t.Name == e.Original {
+			return e.Server, e.Original, false, objectSchema(t) // else addTool left it out
+		}
+	}
+	return "", "", false, false
+}
+
+// objectSchema reports whether addTool registers t (its input schema is an
+// object).
+func objectSchema(t *mcp.Tool) bool {
+	if t.InputSchema == nil {
+		return true
+	}
+	m, ok := t.InputSchema.(map[string]any)
+	return ok && m["type"] == "object"
+}
+
+// fastParams are the params of a forwarded call: forward sets the
+// gateway's progress token in its _meta.
+type fastParams struct{ meta mcp.Meta }
+
+func (p *fastParams) SetProgressToken(t any) {
+	if p.meta == nil {
+		p.meta = mcp.Meta{}
+	}
+	p.meta["progressToken"] = t
+}
+
+// toolCallParams encodes the params of tools/call for the server: the
+// original name, the client's arguments as they came, the _meta to pass on.
+func (p *fastParams) toolCallParams(original string, arguments json.RawMessage) ([]byte, error) {
+	name, err := json.Marshal(original)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(name)+len(arguments)+32)
+	out = append(out, `{"name":`...)
+	out = append(out, name...)
+	if len(arguments) > 0 {
+		out = append(out, `,"arguments":`...)
+		out = append(out, arguments...)
+	}
+	if len(p.meta) > 0 {
+		meta, err := json.Marshal(p.meta)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, `,"_meta":`...)
+		out = append(out, meta...)
+	}
+	return append(out, '}'), nil
+}
+
+// fastCall forwards a tools/call and answers it on stream, recording it as
+// recordMiddleware does.
+func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawMessage, req *mcp.CallToolRequest,
+	endpoint, server, original string, unlisted bool) {
+	var rec *callRecord
+	if g.opts.Recorder != nil {
+		rec = &callRecord{call: record.Call{Start: time.Now(), Method: "tools/call", Endpoint: endpoint,
+			ClientLabel: g.opts.ClientLabel(ctx)}}
+		describeRequest(&rec.call, req)
+		ctx = context.WithValue(ctx, recordKey{}, rec)
+	}
+
+	params := &fastParams{meta: forwardMeta(req.Params.Meta)}
+	var raw json.RawMessage
+	var decoded *mcp.CallToolResult
+	err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+		if c := g.connOf(ctx, cs); c != nil {
+			body, err := params.toolCallParams(original, req.Params.Arguments)
+			if err != nil {
+				return err
+			}
+			raw, err = g.callBackend(ctx, c, "tools/call", body)
+			if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok {
+				return fmt.Errorf("calling %q: %w", "tools/call", rpcErr) // as the go-sdk client says it
+			}
+			return err
+		}
+		// Not over a connection of the gateway's: through the go-sdk.
+		cp := &mcp.CallToolParams{Name: original, Meta: params.meta}
+		if len(req.Params.Arguments) > 0 {
+			cp.Arguments = req.Params.Arguments
+		}
+		var err error
+		decoded, err = cs.CallTool(ctx, cp)
+		return err
+	})
+
+	// What callTool and the middleware make of the outcome.
+	var rpcErr *jsonrpc.Error
+	var result []byte // the response's result, when not raw
+	plain := false
+	if err != nil {
+		if e, ok := errors.AsType[*jsonrpc.Error](err); ok {
+			rpcErr = &jsonrpc.Error{Code: e.Code, Message: err.Error()}
+		} else {
+			if rec != nil {
+				rec.failure = err
+			}
+			decoded = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+	} else if decoded == nil {
+		plain = !unlisted && plainToolResult(raw)
+		if !plain {
+			decoded = &mcp.CallToolResult{}
+			if derr := json.Unmarshal(raw, decoded); derr != nil {
+				derr = fmt.Errorf("calling %q: %w", "tools/call", derr)
+				if rec != nil {
+					rec.failure = derr
+				}
+				decoded = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: derr.Error()}}}
+			}
+		}
+	}
+	if decoded != nil && !unlisted && decoded.Content == nil {
+		decoded.Content = []mcp.Content{} // as the go-sdk server does
+	}
+
+	if rec != nil {
+		c := &rec.call
+		c.Duration = time.Since(c.Start)
+		if c.Server == "" && endpoint != "" {
+			c.Server = endpoint
+		}
+		c.Outcome = record.OutcomeOK
+		switch {
+		case rpcErr != nil:
+			c.Outcome, c.Error = classify(err), rpcErr.Message
+		case plain:
+			c.Response, c.ResponseSize = raw, len(raw)
+		default:
+			if data, merr := json.Marshal(decoded); merr == nil {
+				c.Response, c.ResponseSize = data, len(data)
+			}
+			if decoded.IsError {
+				c.Outcome = record.OutcomeToolError
+				c.Error = toolErrorText(decoded)
+				if rec.failure != nil {
+					c.Outcome = classify(rec.failure)
+				}
+			}
+		}
+		g.opts.Recorder.RecordCall(*c)
+	}
+
+	switch {
+	case rpcErr != nil:
+		rid, _ := decodeID(id)
+		data, merr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: rid, Error: rpcErr})
+		if merr == nil {
+			_ = stream.event(data)
+		}
+		return
+	case plain && !bytes.Contains(raw, []byte(`"resultType"`)):
+		result = raw
+	case plain:
+		result, _ = json.Marshal(newShapedResult(&rawToolResult{data: raw}, sessionEraDrop, false))
+	default:
+		result, _ = json.Marshal(newShapedResult(decoded, sessionEraDrop, false))
+	}
+	_ = stream.response(id, result, plain && len(result) >= spliceMin)
+}
+
+// A fastStream is the SSE response of one fast call: progress
+// notifications and requests to the client go on it as the call runs, then
+// the response.
+type fastStream struct {
+	g       *Gateway
+	session string
+
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	started bool
+	ended   bool
+}
+
+type fastStreamKey struct{}
+
+func fastStreamFrom(ctx context.Context) *fastStream {
+	s, _ := ctx.Value(fastStreamKey{}).(*fastStream)
+	return s
+}
+
+// write writes one SSE event of parts, as the go-sdk writes them.
+func (s *fastStream) write(parts ...[]byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return errors.New("the call's response was written")
+	}
+	if !s.started {
+		s.started = true
+		h := s.w.Header()
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+		s.w.WriteHeader(http.StatusOK)
+	}
+	if _, err := s.w.Write([]byte("event: message\ndata: ")); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if _, err := s.w.Write(p); err != nil {
+			return err
+		}
+	}
+	if _, err := s.w.Write([]byte("\n\n")); err != nil {
+		return err
+	}
+	_ = http.NewResponseController(s.w).Flush()
+	return nil
+}
+
+func (s *fastStream) event(msg []byte) error { return s.write(msg) }
+
+// response writes the call's response and ends the stream. A result under
+// spliceMin is compacted, as encoding/json compacts the go-sdk's raw
+// results; a bigger one is written as it is, as splices write it.
+func (s *fastStream) response(id json.RawMessage, result []byte, big bool) error {
+	head := make([]byte, 0, len(id)+32)
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, id...)
+	head = append(head, `,"result":`...)
+	if !big && needsCompact(result) {
+		var b bytes.Buffer
+		if err := json.Compact(&b, result); err == nil {
+			result = b.Bytes()
+		}
+	}
+	err := s.write(head, result, []byte("}"))
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+	return err
+}
+
+// needsCompact reports whether JSON text has space outside its strings.
+func needsCompact(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			return true
+		case '"':
+			j := i + 1
+			for j < len(b) {
+				k := bytes.IndexAny(b[j:], "\"\\")
+				if k < 0 {
+					return false
+				}
+				j += k
+				if b[j] == '\\' {
+					j += 2
+					continue
+				}
+				break
+			}
+			i = j
+		}
+	}
+	return false
+}
+
+// notify writes a notification on the stream.
+func (s *fastStream) notify(method string, params any) error {
+	p, err := marshalNoEscape(params)
+	if err != nil {
+		return err
+	}
+	return s.write([]byte(`{"jsonrpc":"2.0","method":"`+method+`","params":`), p, []byte("}"))
+}
+
+// request sends the client a request on the stream and waits for its reply
+// (a POST routed by fastReply).
+func (s *fastStream) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	p, err := marshalNoEscape(params)
+	if err != nil {
+		return nil, err
+	}
+	id := "sbq-" + strconv.FormatUint(s.g.fast.nextID.Add(1), 36)
+	key := fastKey{s.session, id}
+	ch := make(chan fastReply, 1)
+	s.g.fast.mu.Lock()
+	s.g.fast.asks[key] = ch
+	s.g.fast.mu.Unlock()
+	defer func() {
+		s.g.fast.mu.Lock()
+		delete(s.g.fast.asks, key)
+		s.g.fast.mu.Unlock()
+	}()
+	if err := s.write([]byte(`{"jsonrpc":"2.0","id":"`+id+`","method":"`+method+`","params":`), p, []byte("}")); err != nil {
+		return nil, fmt.Errorf("calling %q: %w", method, err)
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("calling %q: %w", method, r.err)
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// marshalNoEscape encodes v as the go-sdk encodes messages: without HTML
+// escapes.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// deliverProgress passes a progress notification on to the caller: on the
+// fast path's stream for a fast call, else through the go-sdk.
+func (g *Gateway) deliverProgress(r *progressRoute, p mcp.ProgressNotificationParams) {
+	s := fastStreamFrom(r.ctx)
+	if s == nil {
+		r.deliver(p)
+		return
+	}
+	r.timer.Reset(r.timeout)
+	p.ProgressToken = r.token
+	_ = s.notify("notifications/progress", &p)
+	r.count.Add(1)
+	select {
+	case r.delivered <- struct{}{}:
+	default:
+	}
+}
+
+// askFast sends a server's request to the client of a fast call, on the
+// call's stream, and converts the client's answer as askCaller does.
+func askFast[P any, R any](ctx context.Context, s *fastStream, what string, params P,
+	convert func(mcp.InputResponse) (R, error)) (R, error) {
+	var zero R
+	var method string
+	var into mcp.InputResponse
+	switch what {
+	case "sampling":
+		method, into = "sampling/createMessage", &mcp.CreateMessageWithToolsResult{}
+	case "elicitation":
+		method, into = "elicitation/create", &mcp.ElicitResult{}
+	case "roots":
+		method, into = "roots/list", &mcp.ListRootsResult{}
+	default:
+		return zero, fmt.Errorf("internal: cannot ask a client for %s", what)
+	}
+	raw, err := s.request(ctx, method, params)
+	if err != nil {
+		return zero, err
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return zero, fmt.Errorf("calling %q: the client's result: %w", method, err)
+	}
+	return convert(into)
+}
+
+// message is the envelope of a JSON-RPC message, its parts as bytes.
+type message struct {
+	method string
+	hasID  bool
+	id     json.RawMessage
+	params json.RawMessage
+	result json.RawMessage
+	errObj json.RawMessage
+}
+
+// scanMessage scans one JSON-RPC message (not a batch) without decoding its
+// params; ok is false for anything it cannot take as it is (a method name
+// with escapes, a batch).
+func scanMessage(body []byte) (m message, ok bool) {
+	s := scanner{b: body}
+	s.space()
+	if !s.eat('{') {
+		return m, false
+	}
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			break
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return m, false
+		}
+		key, okKey := s.str()
+		s.space()
+		if !okKey || !s.eat(':') {
+			return m, false
+		}
+		s.space()
+		start := s.i
+		if !s.value() {
+			return m, false
+		}
+		v := body[start:s.i]
+		switch string(key) {
+		case `"method"`:
+			if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+				return m, false
+			}
+			m.method = string(v[1 : len(v)-1])
+		case `"id"`:
+			m.hasID, m.id = true, v
+		case `"params"`:
+			m.params = v
+		case `"result"`:
+			m.result = v
+		case `"error"`:
+			m.errObj = v
+		}
+	}
+	s.space()
+	return m, s.i == len(body)
+}
+
+// toolParams are the parts of tools/call params the fast path reads.
+type toolParams struct {
+	name      string
+	arguments json.RawMessage
+	meta      json.RawMessage
+}
+
+// scanToolParams scans tools/call params; ok is false for params it leaves
+// to the go-sdk (no object, no name, the stateless era's fields).
+func scanToolParams(params []byte) (p toolParams, ok bool) {
+	s := scanner{b: params}
+	s.space()
+	if !s.eat('{') {
+		return p, false
+	}
+	hasName := false
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			break
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return p, false
+		}
+		key, okKey := s.str()
+		s.space()
+		if !okKey || !s.eat(':') {
+			return p, false
+		}
+		s.space()
+		start := s.i
+		if !s.value() {
+			return p, false
+		}
+		v := params[start:s.i]
+		switch string(key) {
+		case `"name"`:
+			if len(v) < 2 || v[0] != '"' {
+				return p, false
+			}
+			if bytes.IndexByte(v, '\\') >= 0 {
+				if json.Unmarshal(v, &p.name) != nil {
+					return p, false
+				}
+			} else {
+				p.name = string(v[1 : len(v)-1])
+			}
+			hasName = true
+		case `"arguments"`:
+			if string(v) != "null" {
+				p.arguments = v
+			}
+		case `"_meta"`:
+			p.meta = v
+		case `"inputResponses"`, `"requestState"`:
+			return p, false
+		default:
+			if bytes.IndexByte(key, '\\') >= 0 {
+				return p, false // maybe one of the above, escaped
+			}
+		}
+	}
+	return p, hasName && p.name != ""
+}
+
+// echoableID reports whether the go-sdk writes id back as it is written: an
+// integer that fits an int64, or a string without escapes.
+func echoableID(id []byte) bool {
+	if len(id) == 0 {
+		return false
+	}
+	if id[0] == '"' {
+		return len(id) >= 2 && id[len(id)-1] == '"' && bytes.IndexByte(id, '\\') < 0
+	}
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (len(digits) > 1 && digits[0] == '0') {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainStringID returns the text of a string id without escapes.
+func plainStringID(id []byte) (string, bool) {
+	if len(id) < 2 || id[0] != '"' || id[len(id)-1] != '"' || bytes.IndexByte(id, '\\') >= 0 {
+		return "", false
+	}
+	return string(id[1 : len(id)-1]), true
+}
+
+// decodeID turns an id as written into a jsonrpc.ID.
+func decodeID(id []byte) (jsonrpc.ID, error) {
+	var v any
+	if err := json.Unmarshal(id, &v); err != nil {
+		return jsonrpc.ID{}, err
+	}
+	return jsonrpc.MakeID(v)
+}
+
+// endClosedSession ends the fast calls of the session a DELETE closed.
+func (g *Gateway) endClosedSession(r *http.Request) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	front := g.serverFor(r)
+	if sid == "" || front == nil {
+		return
+	}
+	for s := range front.Sessions() {
+		if s.ID() == sid {
+			return // still open (the DELETE was refused)
+		}
+	}
+	g.endFastSession(sid)
+}
