@@ -1,0 +1,368 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/app/record"
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+// modeFixture is a gateway with its fast path on or off in front of the
+// test server "alpha", served with the token named by the X-Token header.
+type modeFixture struct {
+	gw  *gateway.Gateway
+	url string
+	rec *recorder
+}
+
+func newModeFixture(t *testing.T, mode gateway.FastPathMode) *modeFixture {
+	t.Helper()
+	f := &modeFixture{rec: &recorder{}}
+	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
+		StopGrace: 500 * time.Millisecond, SampleInterval: -1, HealthInterval: -1,
+		NewClient:     func(s string) *mcp.Client { return f.gw.NewClient(s) },
+		Prepare:       func(ctx context.Context, s string, cs *mcp.ClientSession) error { return f.gw.Prepare(ctx, s, cs) },
+		WrapTransport: func(s string, tr mcp.Transport) mcp.Transport { return f.gw.WrapTransport(s, tr) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: f.rec, Version: "test",
+		FastPath:    mode,
+		ClientLabel: func(context.Context) string { return "test-client" },
+		ClientToken: func(ctx context.Context) string { s, _ := ctx.Value(testTokenKey{}).(string); return s }})
+	if err := sup.Apply(t.Context(), []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
+		Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	f.gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
+	h := f.gw.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), testTokenKey{}, r.Header.Get("X-Token"))))
+	}))
+	f.url = srv.URL
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		f.gw.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = sup.Close(ctx)
+	})
+	return f
+}
+
+// post sends body on path as token, in session (if set), and returns the
+// response with its body unread.
+func (f *modeFixture) post(t *testing.T, ctx context.Context, token, path, session, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("X-Token", token)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// open opens a session on path for token, as a client that can answer
+// sampling and elicitation, and waits until the gateway lists alpha's tools.
+func (f *modeFixture) open(t *testing.T, token, path string) string {
+	t.Helper()
+	resp := f.post(t, t.Context(), token, path, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("initialize: %d", resp.StatusCode)
+	}
+	t.Cleanup(func() { // end the session, as a client's Close does
+		req, _ := http.NewRequest(http.MethodDelete, f.url+path, nil)
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("X-Token", token)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	})
+	resp = f.post(t, t.Context(), token, path, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	testutil.Eventually(t, 30*time.Second, "the gateway lists alpha's tools", func() bool {
+		resp := f.post(t, t.Context(), token, path, id, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return strings.Contains(string(data), `echo"`)
+	})
+	return id
+}
+
+// exchange is what a client saw of one call: the HTTP status and type,
+// and the SSE events (or the body, when it is not a stream).
+type exchange struct {
+	Status int
+	Type   string
+	Events []string
+}
+
+// call posts body and reads the whole answer, replying to each request the
+// gateway sends on the stream with reply (its id as sent).
+func (f *modeFixture) call(t *testing.T, token, path, session, body string, reply func(method string) string) exchange {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	resp := f.post(t, ctx, token, path, session, body)
+	defer resp.Body.Close()
+	ex := exchange{Status: resp.StatusCode, Type: resp.Header.Get("Content-Type")}
+	if !strings.HasPrefix(ex.Type, "text/event-stream") {
+		data, _ := io.ReadAll(resp.Body)
+		ex.Events = []string{string(data)}
+		return ex
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 4<<20)
+	var event strings.Builder
+	for sc.Scan() {
+		line := sc.Text()
+		if line != "" {
+			event.WriteString(line + "\n")
+			continue
+		}
+		ev := event.String()
+		event.Reset()
+		ex.Events = append(ex.Events, ev)
+		data, _ := strings.CutPrefix(ev[strings.Index(ev, "data: "):], "data: ")
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal([]byte(data), &msg) == nil && msg.ID != nil && msg.Method != "" && reply != nil {
+			r := f.post(t, ctx, token, path, session, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":`+reply(msg.Method)+`}`)
+			r.Body.Close()
+			if r.StatusCode != http.StatusAccepted {
+				t.Errorf("reply to %s: status %d", msg.Method, r.StatusCode)
+			}
+		}
+	}
+	return ex
+}
+
+// normalized is a recorded call without what differs between two runs.
+func normalized(c record.Call) record.Call {
+	c.Start, c.Duration = time.Time{}, 0
+	if c.Session != "" {
+		c.Session = "<session>"
+	}
+	if c.PID != 0 {
+		c.PID = 1
+	}
+	return c
+}
+
+// TestFastPathMatchesTheSDKPath runs the same calls through a gateway with
+// the fast path on and one with it off, and checks that clients get the
+// same bytes and history the same records, and that the fast path served
+// the calls it takes (and only those).
+func TestFastPathMatchesTheSDKPath(t *testing.T) {
+	type outcome struct {
+		ex      exchange
+		records []record.Call
+	}
+	const echo = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi <b> & \"é\""}}}`
+	cases := []struct {
+		name, path, body string
+		otherToken       bool
+		fast             bool // the fast path takes it
+		reply            func(method string) string
+		progress         bool // events before the last are progress notifications, as many as the timing gives
+	}{
+		{name: "echo", path: "/mcp/alpha", body: echo, fast: true},
+		{name: "echo on /mcp", path: "/mcp", body: strings.Replace(echo, `"echo"`, `"alpha__echo"`, 1), fast: true},
+		{name: "string id and spaces", path: "/mcp/alpha", fast: true,
+			body: `{ "jsonrpc": "2.0", "id": "a-1", "method": "tools/call", "params": { "name": "echo", "arguments": { "text": "x" } } }`},
+		{name: "tool error", path: "/mcp/alpha", fast: true,
+			body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"big","arguments":{"kb":-1}}}`},
+		{name: "bad arguments", path: "/mcp/alpha", fast: true,
+			body: `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}}`},
+		{name: "unknown tool", path: "/mcp/alpha",
+			body: `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope","arguments":{}}}`},
+		{name: "256 KiB", path: "/mcp/alpha", fast: true,
+			body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"big","arguments":{"kb":256}}}`},
+		{name: "progress", path: "/mcp/alpha", fast: true, progress: true,
+			body: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":250},"_meta":{"progressToken":"p-1"}}}`},
+		{name: "elicitation", path: "/mcp/alpha", fast: true,
+			body: `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"elicit","arguments":{"message":"yes?"}}}`,
+			reply: func(method string) string {
+				if method != "elicitation/create" {
+					return `{}`
+				}
+				return `{"action":"accept","content":{"answer":"yes"}}`
+			}},
+		{name: "sampling", path: "/mcp/alpha", fast: true,
+			body: `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"sample","arguments":{"prompt":"hello"}}}`,
+			reply: func(string) string {
+				return `{"role":"assistant","content":{"type":"text","text":"sampled"},"model":"m"}`
+			}},
+		{name: "session of another token", path: "/mcp/alpha", otherToken: true, body: echo},
+	}
+	run := func(t *testing.T, mode gateway.FastPathMode) map[string]outcome {
+		f := newModeFixture(t, mode)
+		session := f.open(t, "tok-a", "/mcp/alpha")
+		aggSession := f.open(t, "tok-a", "/mcp")
+		out := map[string]outcome{}
+		for _, c := range cases {
+			before := len(f.rec.all())
+			token, sid := "tok-a", session
+			if c.otherToken {
+				token = "tok-b"
+			}
+			if c.path == "/mcp" {
+				sid = aggSession
+			}
+			fastBefore := gateway.FastCalls(f.gw)
+			ex := f.call(t, token, c.path, sid, c.body, c.reply)
+			if taken := gateway.FastCalls(f.gw) - fastBefore; taken != map[bool]int64{true: 1}[c.fast && mode == gateway.FastPathOn] {
+				t.Errorf("%s: the fast path served %d calls", c.name, taken)
+			}
+			var recs []record.Call
+			for _, r := range f.rec.all()[before:] {
+				if r.Method == "tools/call" {
+					recs = append(recs, normalized(r))
+				}
+			}
+			out[c.name] = outcome{ex, recs}
+		}
+		out["cancel"] = outcome{records: cancelHang(t, f, session)}
+		return out
+	}
+	on := run(t, gateway.FastPathOn)
+	off := run(t, gateway.FastPathOff)
+	for _, c := range append(cases, struct {
+		name, path, body string
+		otherToken       bool
+		fast             bool
+		reply            func(method string) string
+		progress         bool
+	}{name: "cancel"}) {
+		a, b := on[c.name], off[c.name]
+		if c.progress {
+			a.ex.Events, b.ex.Events = progressEvents(t, c.name, a.ex.Events), progressEvents(t, c.name, b.ex.Events)
+		}
+		if c.reply != nil {
+			// The request to the client carries an id of the path that sent it.
+			a.ex.Events, b.ex.Events = withoutIDs(a.ex.Events), withoutIDs(b.ex.Events)
+		}
+		if diff := cmp.Diff(b.ex, a.ex); diff != "" {
+			t.Errorf("%s: the client's answer differs (-sdk +fast):\n%s", c.name, diff)
+		}
+		if diff := cmp.Diff(b.records, a.records); diff != "" {
+			t.Errorf("%s: the records differ (-sdk +fast):\n%s", c.name, diff)
+		}
+		if c.name != "session of another token" && c.name != "unknown tool" && c.name != "cancel" && len(a.records) != 1 {
+			t.Errorf("%s: %d records", c.name, len(a.records))
+		}
+	}
+	if ex := on["session of another token"].ex; ex.Status != http.StatusNotFound {
+		t.Errorf("another token's session: status %d, want 404", ex.Status)
+	}
+	if ex := on["echo"].ex; len(ex.Events) != 1 || !strings.Contains(ex.Events[0], `"id":3,"result":{"content":[{"type":"text","text":"hi \u003cb\u003e \u0026 \"é\""}]`) {
+		t.Errorf("echo: %q", ex.Events)
+	}
+	if ex := on["elicitation"].ex; len(ex.Events) != 2 || !strings.Contains(ex.Events[1], `accept`) {
+		t.Errorf("elicitation: %q", ex.Events)
+	}
+	if ex := on["256 KiB"].ex; len(ex.Events) != 1 || len(ex.Events[0]) < 256<<10 {
+		t.Errorf("256 KiB: %d events", len(ex.Events))
+	}
+	if recs := on["cancel"].records; len(recs) != 1 || recs[0].Outcome != record.OutcomeCancelled {
+		t.Errorf("cancelled call recorded as %+v", recs)
+	}
+}
+
+// progressEvents checks that a call's events are progress notifications
+// with the client's token, then the response, and returns the response.
+func progressEvents(t *testing.T, name string, events []string) []string {
+	t.Helper()
+	if len(events) < 2 {
+		t.Errorf("%s: %d events, want progress then the response", name, len(events))
+		return events
+	}
+	for _, ev := range events[:len(events)-1] {
+		if !strings.Contains(ev, `"method":"notifications/progress"`) || !strings.Contains(ev, `"progressToken":"p-1"`) {
+			t.Errorf("%s: event %q is not progress for the client's token", name, ev)
+		}
+	}
+	return events[len(events)-1:]
+}
+
+// withoutIDs replaces the id of requests to the client in events.
+func withoutIDs(events []string) []string {
+	out := make([]string, len(events))
+	for i, ev := range events {
+		if strings.Contains(ev, `"method":"`) && strings.Contains(ev, `"id":`) {
+			start := strings.Index(ev, `"id":`) + len(`"id":`)
+			end := start + strings.IndexAny(ev[start:], ",}")
+			ev = ev[:start] + "<id>" + ev[end:]
+		}
+		out[i] = ev
+	}
+	return out
+}
+
+// cancelHang starts the hang tool, cancels it with notifications/cancelled
+// once it runs, and returns its record.
+func cancelHang(t *testing.T, f *modeFixture, session string) []record.Call {
+	t.Helper()
+	before := len(f.rec.all())
+	started := len(f.rec.allStarted())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/mcp/alpha",
+			strings.NewReader(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"hang"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Token", "tok-a")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	testutil.Eventually(t, 10*time.Second, "the hang call starts", func() bool { return len(f.rec.allStarted()) > started })
+	resp := f.post(t, t.Context(), "tok-a", "/mcp/alpha", session,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42,"reason":"bored"}}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Errorf("notifications/cancelled: status %d", resp.StatusCode)
+	}
+	testutil.Eventually(t, 10*time.Second, "the cancelled call is recorded", func() bool { return len(f.rec.all()) > before })
+	cancel()
+	<-done
+	var recs []record.Call
+	for _, r := range f.rec.all()[before:] {
+		recs = append(recs, normalized(r))
+	}
+	return recs
+}
