@@ -688,7 +688,27 @@ func askFast[P any, R any](ctx context.Context, s *fastStream, what string, para
 	default:
 		return zero, fmt.Errorf("internal: cannot ask a client for %s", what)
 	}
-	raw, err := s.request(ctx, method, params)
+	var sent any = params
+	switch p := sent.(type) {
+	case *mcp.ElicitParams:
+		// As ServerSession.Elicit sends it: the mode said.
+		if p != nil && p.Mode == "" {
+			cp := *p
+			cp.Mode = "form"
+			if p.URL != "" || p.ElicitationID != "" {
+				cp.Mode = "url"
+			}
+			sent = &cp
+		}
+	case *mcp.CreateMessageParams:
+		// As ServerSession.CreateMessage sends it: no null messages.
+		if p != nil && p.Messages == nil {
+			cp := *p
+			cp.Messages = []*mcp.SamplingMessage{}
+			sent = &cp
+		}
+	}
+	raw, err := s.request(ctx, method, sent)
 	if err != nil {
 		return zero, err
 	}
