@@ -92,6 +92,10 @@ node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
 # fails the tests that need it instead of skipping them.
 test: fmt-check vet node-deps frontend frontend-test
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 20m ./...
+	# The gateway's tests again (the TypeScript-SDK tests and conformance
+	# checks among them) with its fast path off: the go-sdk path stays
+	# complete and selectable.
+	SWITCHBOARD_FASTPATH=0 SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 10m ./app/gateway/
 
 # Native Go fuzzing of every parser of outside input, one target after
 # another, each for FUZZTIME with FUZZPARALLEL workers. Each target's seed

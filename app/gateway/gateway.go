@@ -20,6 +20,28 @@
 //	        progress, logging, list changes, sampling, elicitation, roots
 //	        come back through the backend client's handlers (client.go)
 //
+// That is the go-sdk path, which serves every request when
+// Options.FastPath is FastPathOff (SWITCHBOARD_FASTPATH=0). Otherwise the
+// calls that carry the traffic, tools/call on a session-era session, take
+// the fast path, where the gateway routes bytes instead of decoding them:
+//
+//	client ──POST──▶ Handler: serveFast scans the envelope, applies the session
+//	                 guard and the middleware's rules, records (fastfront.go)
+//	                   │ forward (lease, timeout, progress token, callers)
+//	                   ▼
+//	                 callBackend: the call as a line with id "sbf-<n>" on the
+//	                 process's stdio ──▶ server process (fastback.go)
+//	                   ▲
+//	                 backendConn.Read: the response with that id, as bytes,
+//	                 before the go-sdk's jsonrpc2 reads it (transport.go)
+//	client ◀──SSE── the server's result bytes; progress and the server's
+//	                 requests on the same stream, the client's replies
+//	                 POSTed back and routed by id
+//
+// A request the fast path does not take exactly as the go-sdk path would
+// (unknown tool, unknown or uninitialized session, another token's session,
+// an odd id or header) goes to the go-sdk path unchanged, which answers it.
+//
 // The files, by concern:
 //
 //	gateway.go       Gateway, Options, servers coming and going, the HTTP handler
@@ -42,6 +64,8 @@
 //	bridge.go        switchboard connect (a gateway whose backend is the daemon)
 //	transport.go, lineconn.go
 //	                 the backend processes' transport, read a line at a time
+//	fastfront.go, fastback.go
+//	                 the fast path: tools/call on sessions routed as bytes
 package gateway
 
 import (
