@@ -1,0 +1,108 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// TestFastEnvelope: only a response to one of the gateway's own calls is
+// taken off a backend connection; everything else is the go-sdk's.
+func TestFastEnvelope(t *testing.T) {
+	for _, c := range []struct {
+		line         string
+		id           string
+		result, eobj string
+	}{
+		{line: `{"jsonrpc":"2.0","id":"sbf-1","result":{"content":[]}}`, id: "sbf-1", result: `{"content":[]}`},
+		{line: ` { "result" : {"a":"}"} , "jsonrpc":"2.0", "id":"sbf-z9" }`, id: "sbf-z9", result: `{"a":"}"}`},
+		{line: `{"jsonrpc":"2.0","id":"sbf-2","error":{"code":-32602,"message":"no"}}`, id: "sbf-2", eobj: `{"code":-32602,"message":"no"}`},
+		{line: `{"jsonrpc":"2.0","id":3,"result":{}}`},                                 // the go-sdk's call
+		{line: `{"jsonrpc":"2.0","id":"sbf-4","method":"x","result":{}}`},              // not a response
+		{line: `{"jsonrpc":"1.0","id":"sbf-5","result":{}}`},                           // not JSON-RPC 2.0
+		{line: `{"jsonrpc":"2.0","id":"sbf-6","result":{},"error":{"code":1}}`},        // both
+		{line: `{"jsonrpc":"2.0","id":"sbf-7","result":{"a":1}`},                       // cut short
+		{line: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":1}}`}, // a notification
+	} {
+		id, result, eobj, ok := fastEnvelope([]byte(c.line))
+		if ok != (c.id != "") || id != c.id || string(result) != c.result || string(eobj) != c.eobj {
+			t.Errorf("fastEnvelope(%s) = %q, %s, %s, %v", c.line, id, result, eobj, ok)
+		}
+	}
+}
+
+// TestBackendCallsDeliver: a response reaches the waiting call once; a
+// closed connection fails the calls left.
+func TestBackendCallsDeliver(t *testing.T) {
+	var bc backendCalls
+	a := &backendCall{done: make(chan struct{})}
+	b := &backendCall{done: make(chan struct{})}
+	if err := bc.add("sbf-a", a); err != nil {
+		t.Fatal(err)
+	}
+	if err := bc.add("sbf-b", b); err != nil {
+		t.Fatal(err)
+	}
+	if !bc.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-a","result":{"ok":true}}`)) {
+		t.Fatal("the response to sbf-a was not taken")
+	}
+	<-a.done
+	if string(a.result) != `{"ok":true}` {
+		t.Errorf("sbf-a got %s", a.result)
+	}
+	if bc.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-a","result":{}}`)) {
+		t.Error("a second response to sbf-a was taken")
+	}
+	bc.fail(errConnClosed)
+	<-b.done
+	if b.err != errConnClosed {
+		t.Errorf("sbf-b ended with %v", b.err)
+	}
+	if err := bc.add("sbf-c", &backendCall{done: make(chan struct{})}); err == nil {
+		t.Error("a call was added to a closed connection")
+	}
+}
+
+func TestScanMessageAndToolParams(t *testing.T) {
+	m, ok := scanMessage([]byte(` {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a\u00e9","arguments":{"x":[1,"}"]},"_meta":{"progressToken":1}}} `))
+	if !ok || m.method != "tools/call" || string(m.id) != "7" || !m.hasID {
+		t.Fatalf("scanMessage = %+v, %v", m, ok)
+	}
+	p, ok := scanToolParams(m.params)
+	if !ok || p.name != "a\u00e9" || string(p.arguments) != `{"x":[1,"}"]}` || string(p.meta) != `{"progressToken":1}` {
+		t.Errorf("scanToolParams = %+v, %v", p, ok)
+	}
+	for _, params := range []string{`{}`, `{"name":""}`, `{"name":5}`, `{"name":"a","requestState":"s"}`, `{"name":"a","\u0072equestState":"s"}`, `[1]`} {
+		if _, ok := scanToolParams([]byte(params)); ok {
+			t.Errorf("scanToolParams(%s) took params the go-sdk should judge", params)
+		}
+	}
+	for _, body := range []string{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":1,"method":"tools\/call"}`, `{"id":1} x`} {
+		if m, ok := scanMessage([]byte(body)); ok && m.method == "tools/call" {
+			t.Errorf("scanMessage(%s) took it as tools/call", body)
+		}
+	}
+}
+
+func TestEchoableID(t *testing.T) {
+	for id, want := range map[string]bool{`1`: true, `-12`: true, `"abc"`: true, `""`: true, `0`: true,
+		`01`: false, `1.0`: false, `1e3`: false, `"a\"b"`: false, `null`: false, `1234567890123456`: false, `true`: false} {
+		if got := echoableID([]byte(id)); got != want {
+			t.Errorf("echoableID(%s) = %v", id, got)
+		}
+	}
+}
+
+// TestNeedsCompact: a result is compacted exactly when encoding/json would
+// change it.
+func TestNeedsCompact(t *testing.T) {
+	for _, s := range []string{`{"a":"b c"}`, `{"a": "b"}`, `{"a":"\" "}`, "{\"a\":\n1}", `{"a":"\\"}`, `[1,2]`, `{"a":"x\\\" y"}`} {
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := needsCompact([]byte(s)), b.String() != s; got != want {
+			t.Errorf("needsCompact(%s) = %v, want %v", s, got, want)
+		}
+	}
+}
