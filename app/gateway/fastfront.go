@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,6 +108,9 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, body []byte)
 		!sessionVersion(r.Header.Get("MCP-Protocol-Version")) {
 		return false
 	}
+	if !hostChecked(r) {
+		return false // the go-sdk's DNS rebinding protection answers 403
+	}
 	env, ok := scanMessage(body)
 	if !ok {
 		return false
@@ -118,6 +124,27 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, body []byte)
 		return g.fastToolCall(w, r, sid, env)
 	}
 	return false
+}
+
+// hostChecked applies the go-sdk handler's DNS rebinding protection: a
+// request that reached a loopback address must name a loopback host.
+func hostChecked(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return !ok || local == nil || !isLoopback(local.String()) || isLoopback(r.Host)
+}
+
+// isLoopback reports whether addr (host or host:port) is a loopback host,
+// as the go-sdk decides it.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // ownedBy applies the session guard's rule: the session belongs to the
