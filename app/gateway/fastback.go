@@ -327,3 +327,59 @@ func (c *backendConn) closeFast(err error) {
 
 // errConnClosed ends the calls of a connection that closed.
 var errConnClosed = errors.New("the connection to the server closed")
+
+// viaBackend returns how the go-sdk path forwards method: with the fast
+// path on, as the gateway's own call on the backend connection (the
+// server's result decoded once by decode, not by the go-sdk client's
+// jsonrpc2), else, or over another connection, the go-sdk client's sdk.
+func viaBackend[P any, R any](g *Gateway, method string, sdk func(*mcp.ClientSession, context.Context, P) (R, error),
+	decode func(context.Context, json.RawMessage) (R, error)) func(*mcp.ClientSession, context.Context, P) (R, error) {
+	if !g.fast.on {
+		return sdk
+	}
+	return func(cs *mcp.ClientSession, ctx context.Context, params P) (R, error) {
+		c := g.connOf(ctx, cs)
+		if c == nil {
+			return sdk(cs, ctx, params)
+		}
+		var zero R
+		body, err := marshalNoEscape(params)
+		if err != nil {
+			return zero, fmt.Errorf("encoding %s params: %w", method, err)
+		}
+		raw, err := g.callBackend(ctx, c, method, body)
+		if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok {
+			return zero, fmt.Errorf("calling %q: %w", method, rpcErr) // as the go-sdk client says it
+		}
+		if err != nil {
+			return zero, err
+		}
+		return decode(ctx, raw)
+	}
+}
+
+// decodeToolResult is a tools/call result as the go-sdk client makes it,
+// except that a plain result a rawCapture waits for is kept as its bytes
+// (see rawResults) and not decoded at all.
+func decodeToolResult(ctx context.Context, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	if rc := rawCaptureFrom(ctx); rc != nil && rc.take(raw) != nil {
+		return &mcp.CallToolResult{Content: []mcp.Content{}}, nil // what rawResults replaces
+	}
+	return decodeInto(&mcp.CallToolResult{}, "tools/call", raw)
+}
+
+func decodePromptResult(_ context.Context, raw json.RawMessage) (*mcp.GetPromptResult, error) {
+	return decodeInto(&mcp.GetPromptResult{}, "prompts/get", raw)
+}
+
+func decodeResourceResult(_ context.Context, raw json.RawMessage) (*mcp.ReadResourceResult, error) {
+	return decodeInto(&mcp.ReadResourceResult{}, "resources/read", raw)
+}
+
+func decodeInto[R any](into R, method string, raw json.RawMessage) (R, error) {
+	if err := json.Unmarshal(raw, into); err != nil {
+		var zero R
+		return zero, fmt.Errorf("calling %q: decoding the server's result: %w", method, err)
+	}
+	return into, nil
+}

@@ -174,7 +174,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, server
 	if len(req.Params.Arguments) > 0 {
 		params.Arguments = req.Params.Arguments // forwarded as received, not re-encoded
 	}
-	res, err := forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params, (*mcp.ClientSession).CallTool)
+	res, err := forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params,
+		viaBackend(g, "tools/call", (*mcp.ClientSession).CallTool, decodeToolResult))
 	if rc := rawCaptureFrom(ctx); rc != nil {
 		rc.done(err == nil)
 	}
@@ -193,14 +194,16 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, server
 func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		params := &mcp.GetPromptParams{Name: original, Arguments: req.Params.Arguments, Meta: forwardMeta(req.Params.Meta)}
-		return forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params, (*mcp.ClientSession).GetPrompt)
+		return forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params,
+			viaBackend(g, "prompts/get", (*mcp.ClientSession).GetPrompt, decodePromptResult))
 	}
 }
 
 func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		params := &mcp.ReadResourceParams{URI: req.Params.URI, Meta: forwardMeta(req.Params.Meta)}
-		return forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params, (*mcp.ClientSession).ReadResource)
+		return forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params,
+			viaBackend(g, "resources/read", (*mcp.ClientSession).ReadResource, decodeResourceResult))
 	}
 }
 
