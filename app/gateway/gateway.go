@@ -41,6 +41,8 @@
 // A request the fast path does not take exactly as the go-sdk path would
 // (unknown tool, unknown or uninitialized session, another token's session,
 // an odd id or header) goes to the go-sdk path unchanged, which answers it.
+// The calls the go-sdk path forwards (tools/call of the stateless era,
+// prompts/get, resources/read) take the same backend hop (viaBackend).
 //
 // The files, by concern:
 //
