@@ -267,7 +267,9 @@ func (g *Gateway) callBackend(ctx context.Context, c *backendConn, method string
 			cancelled = append(cancelled, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":`...)
 			cancelled = append(cancelled, note...)
 			cancelled = append(cancelled, "}\n"...)
-			_ = c.writeLine(context.WithoutCancel(ctx), cancelled)
+			// Off the caller's way, as the go-sdk sends it: a server that
+			// stopped reading must not hold the caller.
+			go func() { _ = c.writeLine(context.WithoutCancel(ctx), cancelled) }()
 		}
 		return nil, ctx.Err()
 	}
