@@ -2,8 +2,12 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestFastEnvelope: only a response to one of the gateway's own calls is
@@ -104,5 +108,62 @@ func TestNeedsCompact(t *testing.T) {
 		if got, want := needsCompact([]byte(s)), b.String() != s; got != want {
 			t.Errorf("needsCompact(%s) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// lineRecorder is a backend connection that keeps the lines written to it.
+type lineRecorder struct {
+	mcp.Connection
+	lines chan string
+}
+
+func (l *lineRecorder) WriteLine(_ context.Context, data []byte) error {
+	l.lines <- string(data)
+	return nil
+}
+
+// TestCallBackend: a call goes out as one line with the gateway's id, its
+// response comes back as the server's bytes, and a call given up is
+// forgotten and cancelled at the server.
+func TestCallBackend(t *testing.T) {
+	g := &Gateway{}
+	lines := &lineRecorder{lines: make(chan string, 4)}
+	c := &backendConn{Connection: lines, g: g}
+
+	type outcome struct {
+		raw json.RawMessage
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		raw, err := g.callBackend(t.Context(), c, "tools/call", []byte(`{"name":"echo"}`))
+		done <- outcome{raw, err}
+	}()
+	sent := <-lines.lines
+	if sent != `{"jsonrpc":"2.0","id":"sbf-1","method":"tools/call","params":{"name":"echo"}}`+"\n" {
+		t.Fatalf("sent %q", sent)
+	}
+	if !c.calls.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-1","result":{"content":[]}}`)) {
+		t.Fatal("the response was not taken")
+	}
+	if o := <-done; o.err != nil || string(o.raw) != `{"content":[]}` {
+		t.Errorf("callBackend = %s, %v", o.raw, o.err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		raw, err := g.callBackend(ctx, c, "tools/call", []byte(`{"name":"hang"}`))
+		done <- outcome{raw, err}
+	}()
+	<-lines.lines
+	cancel()
+	if o := <-done; !errors.Is(o.err, context.Canceled) {
+		t.Errorf("cancelled call = %s, %v", o.raw, o.err)
+	}
+	if note := <-lines.lines; note != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"context canceled","requestId":"sbf-2"}}`+"\n" {
+		t.Errorf("after the cancellation the server got %q", note)
+	}
+	if c.calls.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-2","result":{}}`)) {
+		t.Error("a late response to a cancelled call was taken")
 	}
 }
