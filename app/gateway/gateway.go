@@ -66,7 +66,7 @@
 //	bridge.go        switchboard connect (a gateway whose backend is the daemon)
 //	transport.go, lineconn.go
 //	                 the backend processes' transport, read a line at a time
-//	fastfront.go, fastback.go
+//	fastfront.go, faststream.go, fastscan.go, fastback.go
 //	                 the fast path: tools/call on sessions routed as bytes
 package gateway
 

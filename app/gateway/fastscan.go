@@ -1,0 +1,172 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// message is the envelope of a JSON-RPC message, its parts as bytes.
+type message struct {
+	method string
+	hasID  bool
+	id     json.RawMessage
+	params json.RawMessage
+	result json.RawMessage
+	errObj json.RawMessage
+}
+
+// scanMessage scans one JSON-RPC message (not a batch) without decoding its
+// params; ok is false for anything it cannot take as it is (a method name
+// with escapes, a batch).
+func scanMessage(body []byte) (m message, ok bool) {
+	s := scanner{b: body}
+	s.space()
+	if !s.eat('{') {
+		return m, false
+	}
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			break
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return m, false
+		}
+		key, okKey := s.str()
+		s.space()
+		if !okKey || !s.eat(':') {
+			return m, false
+		}
+		s.space()
+		start := s.i
+		if !s.value() {
+			return m, false
+		}
+		v := body[start:s.i]
+		switch string(key) {
+		case `"method"`:
+			if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+				return m, false
+			}
+			m.method = string(v[1 : len(v)-1])
+		case `"id"`:
+			m.hasID, m.id = true, v
+		case `"params"`:
+			m.params = v
+		case `"result"`:
+			m.result = v
+		case `"error"`:
+			m.errObj = v
+		}
+	}
+	s.space()
+	return m, s.i == len(body)
+}
+
+// toolParams are the parts of tools/call params the fast path reads.
+type toolParams struct {
+	name      string
+	arguments json.RawMessage
+	meta      json.RawMessage
+}
+
+// scanToolParams scans tools/call params; ok is false for params it leaves
+// to the go-sdk (no object, no name, the stateless era's fields).
+func scanToolParams(params []byte) (p toolParams, ok bool) {
+	s := scanner{b: params}
+	s.space()
+	if !s.eat('{') {
+		return p, false
+	}
+	hasName := false
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			break
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return p, false
+		}
+		key, okKey := s.str()
+		s.space()
+		if !okKey || !s.eat(':') {
+			return p, false
+		}
+		s.space()
+		start := s.i
+		if !s.value() {
+			return p, false
+		}
+		v := params[start:s.i]
+		switch string(key) {
+		case `"name"`:
+			if len(v) < 2 || v[0] != '"' {
+				return p, false
+			}
+			if bytes.IndexByte(v, '\\') >= 0 {
+				if json.Unmarshal(v, &p.name) != nil {
+					return p, false
+				}
+			} else {
+				p.name = string(v[1 : len(v)-1])
+			}
+			hasName = true
+		case `"arguments"`:
+			if string(v) != "null" {
+				p.arguments = v
+			}
+		case `"_meta"`:
+			p.meta = v
+		case `"inputResponses"`, `"requestState"`:
+			return p, false
+		default:
+			if bytes.IndexByte(key, '\\') >= 0 {
+				return p, false // maybe one of the above, escaped
+			}
+		}
+	}
+	return p, hasName && p.name != ""
+}
+
+// echoableID reports whether the go-sdk writes id back as it is written: an
+// integer that fits an int64, or a string without escapes.
+func echoableID(id []byte) bool {
+	if len(id) == 0 {
+		return false
+	}
+	if id[0] == '"' {
+		return len(id) >= 2 && id[len(id)-1] == '"' && bytes.IndexByte(id, '\\') < 0
+	}
+	digits := id
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (len(digits) > 1 && digits[0] == '0') {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainStringID returns the text of a string id without escapes.
+func plainStringID(id []byte) (string, bool) {
+	if len(id) < 2 || id[0] != '"' || id[len(id)-1] != '"' || bytes.IndexByte(id, '\\') >= 0 {
+		return "", false
+	}
+	return string(id[1 : len(id)-1]), true
+}
+
+// decodeID turns an id as written into a jsonrpc.ID.
+func decodeID(id []byte) (jsonrpc.ID, error) {
+	var v any
+	if err := json.Unmarshal(id, &v); err != nil {
+		return jsonrpc.ID{}, err
+	}
+	return jsonrpc.MakeID(v)
+}

@@ -1,0 +1,231 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A fastStream is the SSE response of one fast call: progress
+// notifications and requests to the client go on it as the call runs, then
+// the response.
+type fastStream struct {
+	g       *Gateway
+	session string
+
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	started bool
+	ended   bool
+}
+
+type fastStreamKey struct{}
+
+func fastStreamFrom(ctx context.Context) *fastStream {
+	s, _ := ctx.Value(fastStreamKey{}).(*fastStream)
+	return s
+}
+
+// write writes one SSE event of parts, as the go-sdk writes them.
+func (s *fastStream) write(parts ...[]byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return errors.New("the call's response was written")
+	}
+	if !s.started {
+		s.started = true
+		h := s.w.Header()
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+		s.w.WriteHeader(http.StatusOK)
+	}
+	if _, err := s.w.Write([]byte("event: message\ndata: ")); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if _, err := s.w.Write(p); err != nil {
+			return err
+		}
+	}
+	if _, err := s.w.Write([]byte("\n\n")); err != nil {
+		return err
+	}
+	_ = http.NewResponseController(s.w).Flush()
+	return nil
+}
+
+func (s *fastStream) event(msg []byte) error { return s.write(msg) }
+
+// response writes the call's response and ends the stream. A result under
+// spliceMin is compacted, as encoding/json compacts the go-sdk's raw
+// results; a bigger one is written as it is, as splices write it.
+func (s *fastStream) response(id json.RawMessage, result []byte, big bool) error {
+	head := make([]byte, 0, len(id)+32)
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, id...)
+	head = append(head, `,"result":`...)
+	if !big && needsCompact(result) {
+		var b bytes.Buffer
+		if err := json.Compact(&b, result); err == nil {
+			result = b.Bytes()
+		}
+	}
+	err := s.write(head, result, []byte("}"))
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+	return err
+}
+
+// needsCompact reports whether JSON text has space outside its strings.
+func needsCompact(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			return true
+		case '"':
+			j := i + 1
+			for j < len(b) {
+				k := bytes.IndexAny(b[j:], "\"\\")
+				if k < 0 {
+					return false
+				}
+				j += k
+				if b[j] == '\\' {
+					j += 2
+					continue
+				}
+				break
+			}
+			i = j
+		}
+	}
+	return false
+}
+
+// notify writes a notification on the stream.
+func (s *fastStream) notify(method string, params any) error {
+	p, err := marshalNoEscape(params)
+	if err != nil {
+		return err
+	}
+	return s.write([]byte(`{"jsonrpc":"2.0","method":"`+method+`","params":`), p, []byte("}"))
+}
+
+// request sends the client a request on the stream and waits for its reply
+// (a POST routed by fastReply).
+func (s *fastStream) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	p, err := marshalNoEscape(params)
+	if err != nil {
+		return nil, err
+	}
+	id := "sbq-" + strconv.FormatUint(s.g.fast.nextID.Add(1), 36)
+	key := fastKey{s.session, id}
+	ch := make(chan fastReply, 1)
+	s.g.fast.mu.Lock()
+	s.g.fast.asks[key] = ch
+	s.g.fast.mu.Unlock()
+	defer func() {
+		s.g.fast.mu.Lock()
+		delete(s.g.fast.asks, key)
+		s.g.fast.mu.Unlock()
+	}()
+	if err := s.write([]byte(`{"jsonrpc":"2.0","id":"`+id+`","method":"`+method+`","params":`), p, []byte("}")); err != nil {
+		return nil, fmt.Errorf("calling %q: %w", method, err)
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("calling %q: %w", method, r.err)
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// marshalNoEscape encodes v as the go-sdk encodes messages: without HTML
+// escapes.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// deliverProgress passes a progress notification on to the caller: on the
+// fast path's stream for a fast call, else through the go-sdk.
+func (g *Gateway) deliverProgress(r *progressRoute, p mcp.ProgressNotificationParams) {
+	s := fastStreamFrom(r.ctx)
+	if s == nil {
+		r.deliver(p)
+		return
+	}
+	r.timer.Reset(r.timeout)
+	p.ProgressToken = r.token
+	_ = s.notify("notifications/progress", &p)
+	r.count.Add(1)
+	select {
+	case r.delivered <- struct{}{}:
+	default:
+	}
+}
+
+// askFast sends a server's request to the client of a fast call, on the
+// call's stream, and converts the client's answer as askCaller does.
+func askFast[P any, R any](ctx context.Context, s *fastStream, what string, params P,
+	convert func(mcp.InputResponse) (R, error)) (R, error) {
+	var zero R
+	var method string
+	var into mcp.InputResponse
+	switch what {
+	case "sampling":
+		method, into = "sampling/createMessage", &mcp.CreateMessageWithToolsResult{}
+	case "elicitation":
+		method, into = "elicitation/create", &mcp.ElicitResult{}
+	case "roots":
+		method, into = "roots/list", &mcp.ListRootsResult{}
+	default:
+		return zero, fmt.Errorf("internal: cannot ask a client for %s", what)
+	}
+	var sent any = params
+	switch p := sent.(type) {
+	case *mcp.ElicitParams:
+		// As ServerSession.Elicit sends it: the mode said.
+		if p != nil && p.Mode == "" {
+			cp := *p
+			cp.Mode = "form"
+			if p.URL != "" || p.ElicitationID != "" {
+				cp.Mode = "url"
+			}
+			sent = &cp
+		}
+	case *mcp.CreateMessageParams:
+		// As ServerSession.CreateMessage sends it: no null messages.
+		if p != nil && p.Messages == nil {
+			cp := *p
+			cp.Messages = []*mcp.SamplingMessage{}
+			sent = &cp
+		}
+	}
+	raw, err := s.request(ctx, method, sent)
+	if err != nil {
+		return zero, err
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return zero, fmt.Errorf("calling %q: the client's result: %w", method, err)
+	}
+	return convert(into)
+}
