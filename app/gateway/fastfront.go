@@ -180,24 +180,16 @@ func (g *Gateway) sessionOn(front *mcp.Server, sid string) *mcp.ServerSession {
 	return nil
 }
 
-// endFastSession forgets session sid (it closed) and ends its fast calls,
-// as the go-sdk ends the calls of a session that closes.
+// endFastSession forgets session sid (it closed). Its calls in flight run
+// on, as the go-sdk path's do: closing a session does not cancel them
+// there either (they end with their answer or the server's timeout).
 func (g *Gateway) endFastSession(sid string) {
 	if sid == "" {
 		return
 	}
 	g.fast.mu.Lock()
 	delete(g.fast.sessions, sid)
-	var cancels []context.CancelFunc
-	for k, cancel := range g.fast.calls {
-		if k.session == sid {
-			cancels = append(cancels, cancel)
-		}
-	}
 	g.fast.mu.Unlock()
-	for _, cancel := range cancels {
-		cancel()
-	}
 }
 
 // fastReply routes a client's reply to a request the fast path sent it.
@@ -527,7 +519,7 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 	_ = stream.response(id, result, plain && len(result) >= spliceMin)
 }
 
-// endClosedSession ends the fast calls of the session a DELETE closed.
+// endClosedSession forgets the session a DELETE closed.
 func (g *Gateway) endClosedSession(r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	front := g.serverFor(r)
