@@ -90,11 +90,11 @@ node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
 # The Go tests build the binary with the dashboard (the browser walk drives it).
 # SWITCHBOARD_REQUIRE_ALL: a missing tool (npm, Xvfb, the GUI libraries)
 # fails the tests that need it instead of skipping them.
+# The gateway's tests run a second time (the TypeScript-SDK tests and the
+# conformance checks among them) with its fast path off: the go-sdk path
+# stays complete and selectable.
 test: fmt-check vet node-deps frontend frontend-test
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 20m ./...
-	# The gateway's tests again (the TypeScript-SDK tests and conformance
-	# checks among them) with its fast path off: the go-sdk path stays
-	# complete and selectable.
 	SWITCHBOARD_FASTPATH=0 SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 10m ./app/gateway/
 
 # Native Go fuzzing of every parser of outside input, one target after
