@@ -112,6 +112,7 @@ FUZZ_TARGETS := \
 	./app/history:FuzzRedactJSON \
 	./app/redact:FuzzValues \
 	./app/gateway:FuzzPlainToolResult \
+	./supervisor:FuzzValidJSON \
 	./app/catalog:FuzzRegistryJSON \
 	./app/toolsearch:FuzzMatchExpression
 

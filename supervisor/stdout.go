@@ -271,7 +271,7 @@ func (lr *lineReader) next() ([]byte, jsonrpc.Message, error) {
 		// Not JSON at all (pretty-printed fragments, console.log objects,
 		// a message cut short): output, judged here, in order. JSON that is
 		// no JSON-RPC message is judged when it is decoded.
-		if !json.Valid(line) {
+		if !validJSON(line) {
 			lr.onJunk(junkText(line))
 			if broken := failedResponse(line, brokenResponse); broken != nil {
 				return nil, broken, nil
