@@ -259,7 +259,7 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	if ss == nil || ss.InitializeParams() == nil {
 		return false // unknown, closed or not yet initialized: the go-sdk answers
 	}
-	server, original, unlisted, ok := g.fastTool(endpoint, p.name)
+	server, original, unlisted, ok := g.fastTool(front, endpoint, p.name)
 	if !ok {
 		return false // an unknown tool: the go-sdk's error
 	}
@@ -317,7 +317,13 @@ func (g *Gateway) listsTried(endpoint string) bool {
 // fastTool finds the server and original name behind a tool as the front
 // would: an unlisted server's tool first (unlistedTools), then a tool the
 // endpoint registers.
-func (g *Gateway) fastTool(endpoint, name string) (server, original string, unlisted, ok bool) {
+func (g *Gateway) fastTool(front *mcp.Server, endpoint, name string) (server, original string, unlisted, ok bool) {
+	g.mu.Lock()
+	search := g.aggregateFor(endpoint) != nil && front != g.aggregateFor(endpoint).front
+	g.mu.Unlock()
+	if search {
+		return "", "", false, false // the search front (search.go): its own two tools
+	}
 	if g.opts.Reviewer != nil {
 		if _, msg := g.heldTool(endpoint, name); msg != "" {
 			return "", "", false, false // heldTools refuses it
