@@ -63,6 +63,14 @@ func TestApprovals(t *testing.T) {
 	if _, err := e.client.ApproveTools(ctx, "fs", wire.ApproveRequest{Tool: "list"}); !client.IsNotFound(err) || !strings.Contains(err.Error(), "not held") {
 		t.Errorf("approve of a tool not held: %v", err)
 	}
+	// A configured server that never listed its tools (it fails to start)
+	// is not in the store: 404 saying so, not a dropped connection.
+	for _, req := range []wire.ApproveRequest{{}, {Tool: "echo"}} {
+		if _, err := e.client.ApproveTools(ctx, "off", req); !client.IsNotFound(err) || !strings.Contains(err.Error(), "has no held tools") ||
+			strings.Contains(err.Error(), "nothing held") {
+			t.Errorf("approve %+v on a server never listed: %v, want 404 saying it has no held tools", req, err)
+		}
+	}
 	_, err = e.client.ApproveTools(ctx, "fs", wire.ApproveRequest{Tool: "read_file", Fingerprint: "sha256:00"})
 	if ae, ok := err.(*client.APIError); !ok || ae.Status != http.StatusConflict {
 		t.Errorf("approve with a stale fingerprint: %v, want 409", err)

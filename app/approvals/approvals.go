@@ -123,6 +123,13 @@ type Review struct {
 // ErrNotHeld is wrapped by Approve's error when there is nothing to approve.
 var ErrNotHeld = errors.New("nothing held")
 
+// notHeld is an error that says msg and wraps ErrNotHeld, whose own
+// words would only repeat msg.
+type notHeld string
+
+func (e notHeld) Error() string { return string(e) }
+func (e notHeld) Unwrap() error { return ErrNotHeld }
+
 // ErrStale is wrapped by Approve's error when the listed version differs
 // from the fingerprint the caller saw.
 var ErrStale = errors.New("the tool changed again")
@@ -307,18 +314,20 @@ func (s *Store) Held() []Held {
 func (s *Store) Approve(server, tool, fingerprint string) ([]Held, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A server the store has not seen (configured but never listed: it
+	// fails to start, or is still starting) has nothing held.
 	st, ok := s.servers[server]
-	var names []string
-	if ok {
-		names = slices.Sorted(maps.Keys(st.Held))
+	if !ok {
+		st = &serverState{}
 	}
+	names := slices.Sorted(maps.Keys(st.Held))
 	switch _, held := st.Held[tool]; {
 	case tool != "" && !held && len(names) > 0:
-		return nil, fmt.Errorf("tool %q of server %q is not held (held: %s): %w", tool, server, strings.Join(names, ", "), ErrNotHeld)
+		return nil, notHeld(fmt.Sprintf("tool %q of server %q is not held (held: %s)", tool, server, strings.Join(names, ", ")))
 	case tool != "" && !held:
-		return nil, fmt.Errorf("tool %q of server %q is not held: the server has no held tools: %w", tool, server, ErrNotHeld)
+		return nil, notHeld(fmt.Sprintf("tool %q of server %q is not held: the server has no held tools", tool, server))
 	case len(names) == 0:
-		return nil, fmt.Errorf("server %q has no held tools: %w", server, ErrNotHeld)
+		return nil, notHeld(fmt.Sprintf("server %q has no held tools", server))
 	case tool != "":
 		names = []string{tool}
 	}

@@ -290,3 +290,50 @@ func TestSaveFailureChangesNothing(t *testing.T) {
 		t.Fatalf("Held after a failed Approve = %+v, want echo still held", h)
 	}
 }
+
+// Approving where nothing is held is ErrNotHeld with words a user reads
+// once (not "…: nothing held" after them), never a panic: a server that
+// is configured but never listed its tools (it fails to start) is not in
+// the store at all.
+func TestApproveNothingHeld(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), approvals.FileName))
+	review(t, s, "listed", true, tool("echo", "Echoes."))
+	for _, c := range []struct {
+		name, server, tool, want string
+	}{
+		{"server never listed, all", "broken", "", `server "broken" has no held tools`},
+		{"server never listed, one tool", "broken", "echo", `tool "echo" of server "broken" is not held: the server has no held tools`},
+		{"nothing held, all", "listed", "", `server "listed" has no held tools`},
+		{"nothing held, one tool", "listed", "echo", `tool "echo" of server "listed" is not held: the server has no held tools`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := s.Approve(c.server, c.tool, "")
+			if !errors.Is(err, approvals.ErrNotHeld) || err.Error() != c.want || got != nil {
+				t.Fatalf("Approve(%q, %q) = %v, %v; want ErrNotHeld saying %q", c.server, c.tool, got, err, c.want)
+			}
+		})
+	}
+	if got := s.Servers(); !cmp.Equal(got, []string{"listed"}) {
+		t.Errorf("Servers after approving nothing = %v, want only listed (no entry made for broken)", got)
+	}
+}
+
+// A schema listed again with its keys in another order (a server that
+// builds it from a map) is the same tool: not held.
+func TestSchemaKeyOrderIsNoChange(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), approvals.FileName))
+	first := approvals.Tool{Name: "search", Description: "Searches.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1},"limit":{"type":"integer"}},"required":["query"]}`)}
+	reordered := approvals.Tool{Name: "search", Description: "Searches.",
+		InputSchema: json.RawMessage(`{"required":["query"],"properties":{"limit":{"type":"integer"},"query":{"minLength":1,"type":"string"}},"type":"object"}`)}
+	review(t, s, "srv", true, first)
+	if r := review(t, s, "srv", true, reordered); len(r.Held) != 0 || len(r.NewlyHeld) != 0 {
+		t.Fatalf("review with the schema's keys reordered = %+v, want nothing held", r)
+	}
+	// A real change next to it still is.
+	changed := reordered
+	changed.InputSchema = json.RawMessage(`{"required":["query","limit"],"properties":{"limit":{"type":"integer"},"query":{"minLength":1,"type":"string"}},"type":"object"}`)
+	if r := review(t, s, "srv", true, changed); r.Held["search"].Change != approvals.ChangeSchema {
+		t.Fatalf("review with a required field added = %+v, want search held as a schema change", r)
+	}
+}
