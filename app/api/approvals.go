@@ -66,8 +66,9 @@ func (s *Server) approveTools(r *http.Request) (wire.ApproveResult, error) {
 	if err != nil {
 		return wire.ApproveResult{}, err
 	}
+	// Strict: {"tols": "x"} must not approve every held tool.
 	var req wire.ApproveRequest
-	if err := decodeBody(r, &req); err != nil {
+	if err := decodeStrictBody(r, &req); err != nil {
 		return wire.ApproveResult{}, err
 	}
 	name := r.PathValue("name")

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -75,8 +76,22 @@ func TestApprovals(t *testing.T) {
 	if ae, ok := err.(*client.APIError); !ok || ae.Status != http.StatusConflict {
 		t.Errorf("approve with a stale fingerprint: %v, want 409", err)
 	}
-	if resp := e.request(t, http.MethodPost, "/api/v1/servers/fs/approve", `{"tool": 3}`, nil); resp.StatusCode != http.StatusBadRequest {
-		t.Errorf("approve with a bad body: %d, want 400", resp.StatusCode)
+	// Bad bodies are 400 naming what is wrong, and approve nothing: a
+	// misspelt "tool" must not approve every held tool of the server.
+	for _, c := range []struct{ body, want string }{
+		{`{"tool": 3}`, "tool: expected a string"},
+		{`{"tols": "read_file"}`, `unknown field \"tols\"`},
+		{`{"tool": "read_file", "fingerprnt": "sha256:00"}`, `unknown field \"fingerprnt\"`},
+		{``, "request body is empty"},
+	} {
+		resp := e.request(t, http.MethodPost, "/api/v1/servers/fs/approve", c.body, nil)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), c.want) {
+			t.Errorf("approve with body %s: %d %s, want 400 saying %s", c.body, resp.StatusCode, body, c.want)
+		}
+	}
+	if held, err := e.client.HeldTools(ctx, "fs"); err != nil || len(held) != 2 {
+		t.Fatalf("held after refused approvals = %+v, %v, want both still held", held, err)
 	}
 
 	res, err := e.client.ApproveTools(ctx, "fs", wire.ApproveRequest{Tool: "read_file", Fingerprint: held[0].Listed.Fingerprint})

@@ -78,8 +78,18 @@ func writeErr(w http.ResponseWriter, err error) {
 // decodeBody reads the JSON request body into dst. (Server.route limits the
 // body to MaxBodyBytes.) Unknown fields are not refused: config.Server keeps
 // them.
-func decodeBody(r *http.Request, dst any) error {
+func decodeBody(r *http.Request, dst any) error { return decodeJSON(r, dst, false) }
+
+// decodeStrictBody is decodeBody refusing a field dst does not have: for a
+// request where a misspelt field would silently widen what it does (an
+// approval without "tool" approves every held tool of the server).
+func decodeStrictBody(r *http.Request, dst any) error { return decodeJSON(r, dst, true) }
+
+func decodeJSON(r *http.Request, dst any, strict bool) error {
 	dec := json.NewDecoder(r.Body)
+	if strict {
+		dec.DisallowUnknownFields()
+	}
 	bad := func(err error) error {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return errorf(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes", MaxBodyBytes)
