@@ -81,6 +81,21 @@ func TestProfileBoundToken(t *testing.T) {
 		}
 	}
 
+	// On the API, both client tokens are refused; the bound one is told
+	// the one endpoint it does reach, not /mcp.
+	for _, c := range []struct{ secret, want string }{
+		{cursor.Secret, `the token \"cursor\" is an MCP client's: it reaches /mcp/p/coding (profile \"coding\"), not the API`},
+		{free.Secret, `the token \"vscode\" is an MCP client's: it reaches /mcp, /mcp/\u003cserver\u003e and /sse, not the API`},
+	} {
+		for _, path := range []string{"/api/v1/held-tools", "/api/v1/profiles"} {
+			resp := e.request(t, http.MethodGet, path, "", map[string]string{"Authorization": "Bearer " + c.secret})
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), c.want) {
+				t.Errorf("client token on %s: %d %s, want 403 saying %s", path, resp.StatusCode, body, c.want)
+			}
+		}
+	}
+
 	// Unbinding gives the token /mcp back at its next request.
 	if _, err := e.tokens.Bind("cursor", ""); err != nil {
 		t.Fatal(err)

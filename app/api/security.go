@@ -193,7 +193,11 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 		}
 		if api && tok.Scope != tokens.ScopeAdmin {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="insufficient_scope"`)
-			writeError(w, http.StatusForbidden, "the token "+quote(tok.Label)+" is an MCP client's: it reaches /mcp, /mcp/<server> and /sse, not the API")
+			reaches := "/mcp, /mcp/<server> and /sse"
+			if tok.Profile != "" { // bound: it does not reach those either
+				reaches = ProfilePath(tok.Profile) + " (profile " + quote(tok.Profile) + ")"
+			}
+			writeError(w, http.StatusForbidden, "the token "+quote(tok.Label)+" is an MCP client's: it reaches "+reaches+", not the API")
 			return
 		}
 		if !api && refuseOtherEndpoint(w, r, tok) {
