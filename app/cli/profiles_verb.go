@@ -41,7 +41,9 @@ func profilesVerb() verb {
 			for _, p := range list {
 				servers := strings.Join(p.Servers, ",")
 				if len(p.Missing) > 0 {
-					servers += " (not running: " + strings.Join(p.Missing, ",") + ")"
+					// Missing: not in config.json (uninstalled, a typo) or
+					// disabled; a server that is configured but down is not.
+					servers += " (not installed or disabled: " + strings.Join(p.Missing, ",") + ")"
 				}
 				tools := "-"
 				if p.ToolCount != nil {

@@ -90,12 +90,32 @@ func TestProfilesEndToEnd(t *testing.T) {
 	d.waitRunning(t, "alpha", "beta")
 	ctx := t.Context()
 
-	code, out, errOut := cli(t, home, "clients", "connect", "cursor", "--profile", "coding")
+	// The profile names a server that is not installed: said as such.
+	code, out, errOut := cli(t, home, "profiles")
+	if code != exitOK || !strings.Contains(out, "alpha (not installed or disabled: not-installed)") {
+		t.Errorf("profiles: %d\n%s%s", code, out, errOut)
+	}
+
+	// The user's Cursor file has entries and settings of its own.
+	cursorFile := filepath.Join(d.userHome, ".cursor", "mcp.json")
+	userFile := "{\n  \"mcpServers\": {\n    \"mine\": {\"command\": \"npx\", \"args\": [\"-y\", \"my-server\"]},\n" +
+		"    \"remote\": {\"url\": \"https://example.com/mcp\"}\n  },\n  \"otherSetting\": true\n}\n"
+	if err := os.MkdirAll(filepath.Dir(cursorFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cursorFile, []byte(userFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut = cli(t, home, "clients", "connect", "cursor", "--profile", "coding")
 	if code != exitOK || !strings.Contains(out, "cursor: connected") || !strings.Contains(out, "bound to profile coding") {
 		t.Fatalf("clients connect cursor --profile coding: %d\n%s%s", code, out, errOut)
 	}
-	cf, _ := readClientFile(t, filepath.Join(d.userHome, ".cursor", "mcp.json"))
+	cf, all := readClientFile(t, cursorFile)
 	entry := cf.MCPServers["switchboard"]
+	if cf.MCPServers["mine"].Command != "npx" || cf.MCPServers["remote"].URL != "https://example.com/mcp" || string(all["otherSetting"]) != "true" {
+		t.Errorf("the user's own entries changed: %s", readFile(t, cursorFile))
+	}
 	if entry.URL != d.info.Address+"/mcp/p/coding" || !strings.HasPrefix(entry.Headers["Authorization"], "Bearer sb_") {
 		t.Fatalf("Cursor's entry: %+v", cf.MCPServers)
 	}
@@ -203,5 +223,22 @@ func TestProfilesEndToEnd(t *testing.T) {
 	code, out, _ = cli(t, home, "clients")
 	if code != exitOK || !strings.Contains(out, "PROFILE") || !strings.Contains(out, "/40 (!)") || !strings.Contains(out, "warning: cursor:") {
 		t.Errorf("clients:\n%s", out)
+	}
+
+	// Disconnected: the file is the user's again, byte for byte, and the
+	// backup made before the first change holds it too.
+	code, out, errOut = cli(t, home, "clients", "disconnect", "cursor")
+	if code != exitOK || !strings.Contains(out, "cursor: disconnected") {
+		t.Fatalf("clients disconnect cursor: %d\n%s%s", code, out, errOut)
+	}
+	if got := readFile(t, cursorFile); got != userFile {
+		t.Errorf("Cursor's file after disconnecting:\n%s\nwant the user's:\n%s", got, userFile)
+	}
+	bs, err := d.client.Backups(ctx, "cursor", "")
+	if err != nil || len(bs) != 1 || bs[0].Absent || bs[0].Path != cursorFile || bs[0].Size != int64(len(userFile)) {
+		t.Fatalf("Cursor's backups: %+v %v", bs, err)
+	}
+	if got := readFile(t, filepath.Join(home, "backups", "cursor", bs[0].Name)); got != userFile {
+		t.Errorf("Cursor's backup:\n%s\nwant the user's file:\n%s", got, userFile)
 	}
 }
