@@ -42,7 +42,24 @@ func TestCommandLineUsage(t *testing.T) {
 		{[]string{"help", "start"}, exitOK, "Usage: switchboard start [flags] NAME"},
 		{[]string{"logs", "--help"}, exitOK, "keep printing new lines"},
 		{[]string{"version"}, exitOK, "switchboard "},
+		{[]string{"tools", "held", "a", "b"}, exitUsage, "expected: tools held [SERVER]"},
+		{[]string{"tools", "approve", "a", "--diff"}, exitUsage, "--diff and --json go with held: review with `tools held a --diff`, then approve"},
+		{[]string{"tools", "approve", "a", "echo", "--json"}, exitUsage, "--diff and --json go with held"},
+		{[]string{"profiles", "extra"}, exitUsage, "expected: profiles"},
+		{[]string{"clients", "connect", "cursor", "--profile"}, exitUsage, "flag needs an argument: -profile"},
+		{[]string{"clients", "--profile", "coding"}, exitUsage, "--profile goes with connect"},
+		{[]string{"clients", "import", "cursor", "--profile", "coding"}, exitUsage, "--profile goes with connect"},
+		{[]string{"clients", "disconnect", "cursor", "--profile", "coding"}, exitUsage, "--profile goes with connect"},
+		{[]string{"clients", "backups", "cursor", "--revoke"}, exitUsage, "--revoke goes with disconnect"},
 		{[]string{"status"}, exitError, "switchboard is not running for " + home},
+		// The verbs of profiles and approvals with the daemon down: as every
+		// other verb, exit 1 saying how to start it.
+		{[]string{"profiles"}, exitError, "switchboard is not running for " + home},
+		{[]string{"tools", "held"}, exitError, "start it with `switchboard serve`"},
+		{[]string{"tools", "held", "fs", "--diff", "--json"}, exitError, "start it with `switchboard serve`"},
+		{[]string{"tools", "approve", "fs", "echo"}, exitError, "start it with `switchboard serve`"},
+		{[]string{"clients", "connect", "cursor", "--profile", "coding"}, exitError, "start it with `switchboard serve`"},
+		{[]string{"tokens"}, exitError, "start it with `switchboard serve`"},
 		{[]string{"servers"}, exitError, "start it with `switchboard serve`"},
 	}
 	for _, tt := range tests {

@@ -49,6 +49,18 @@ func clientsVerb() verb {
 					return usageError{clientsUsage}
 				}
 			}
+			// Before anything runs: `clients import cursor --profile p` or a
+			// bare `clients --profile p` must not look like it bound anything.
+			action := ""
+			if len(e.args) > 0 {
+				action = e.args[0]
+			}
+			if *revoke && action != "disconnect" {
+				return usageError{"--revoke goes with disconnect"}
+			}
+			if *profile != "" && action != "connect" {
+				return usageError{"--profile goes with connect"}
+			}
 			ws := *workspace
 			if ws != "" {
 				abs, err := filepath.Abs(ws)
@@ -64,7 +76,7 @@ func clientsVerb() verb {
 			if len(e.args) == 0 {
 				return listClients(ctx, e.stdout, c, ws)
 			}
-			action, id := e.args[0], e.args[1]
+			id := e.args[1]
 			switch action {
 			case "import":
 				return importClient(ctx, e.stdout, c, id, ws, wire.ImportRequest{Servers: servers, Replace: *replace}, *dryRun)
@@ -72,12 +84,6 @@ func clientsVerb() verb {
 				return listBackups(ctx, e.stdout, c, id, ws)
 			case "restore":
 				return restoreClient(ctx, e.stdout, c, id, ws, e.args[2], *dryRun)
-			}
-			if *revoke && action != "disconnect" {
-				return usageError{"--revoke goes with disconnect"}
-			}
-			if *profile != "" && action != "connect" {
-				return usageError{"--profile goes with connect"}
 			}
 			change := wire.ClientChange{Action: action, Servers: servers, Replace: *replace, Force: *force, Revoke: *revoke, Profile: *profile}
 			return changeClient(ctx, e.stdout, c, id, ws, change, *dryRun)

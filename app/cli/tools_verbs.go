@@ -38,6 +38,11 @@ func toolsVerb() verb {
 			default:
 				return usageError{toolsUsage}
 			}
+			// `tools approve S --diff` must not approve unseen: the flags
+			// of held are usage errors with approve.
+			if e.args[0] == "approve" && (*diff || *asJSON) {
+				return usageError{"--diff and --json go with held: review with `tools held " + e.args[1] + " --diff`, then approve"}
+			}
 			c, err := e.client()
 			if err != nil {
 				return err
