@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/url"
 	"os"
@@ -76,12 +77,7 @@ func TestChangedToolIsHeldUntilApproved(t *testing.T) {
 	}
 
 	// The server changes its tool between two runs of the daemon.
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("daemon did not exit on SIGTERM")
-	}
+	stopDaemon(t, d)
 	writeEchoConfig(t, home, rugPull)
 	d = startDaemon(t, home)
 	d.waitRunning(t, "demo")
@@ -201,4 +197,92 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// stopDaemon stops d with SIGTERM and waits until it has exited.
+func stopDaemon(t *testing.T, d *daemonProc) {
+	t.Helper()
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("daemon did not exit on SIGTERM")
+	}
+}
+
+// waitHeld waits until the daemon holds exactly n tools of demo.
+func waitHeld(t *testing.T, d *daemonProc, n int) []wire.HeldTool {
+	t.Helper()
+	var held []wire.HeldTool
+	testutil.Eventually(t, 30*time.Second, fmt.Sprintf("%d held tools of demo", n), func() bool {
+		var err error
+		held, err = d.client.HeldTools(t.Context(), "demo")
+		return err == nil && len(held) == n
+	})
+	return held
+}
+
+// A held tool stays held across a restart of the daemon (same "held
+// since"); uninstalling its server drops what was held and approved, and
+// the server installed again has its first list approved as an install.
+func TestHeldToolsAcrossRestartAndUninstall(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	approvalsFile := filepath.Join(home, approvals.FileName)
+	writeEchoConfig(t, home, "")
+	d := startDaemon(t, home)
+	testutil.Eventually(t, 20*time.Second, "demo's tools approved at its first list", func() bool {
+		return strings.Contains(readFile(t, approvalsFile), `"how": "first-list"`)
+	})
+	stopDaemon(t, d)
+	writeEchoConfig(t, home, rugPull)
+	d = startDaemon(t, home)
+	before := waitHeld(t, d, 1)[0]
+
+	// Restarted with the tool held: still held, since the same time, and
+	// not on /mcp.
+	stopDaemon(t, d)
+	d = startDaemon(t, home)
+	d.waitRunning(t, "demo")
+	after := waitHeld(t, d, 1)[0]
+	if after.Tool != "echo" || after.Change != "description" || !after.Listed.Time.Equal(before.Listed.Time) {
+		t.Errorf("held after a restart = %+v, want echo held since %v", after, before.Listed.Time)
+	}
+	agg := mcpSession(t, d, "/mcp")
+	testutil.Eventually(t, 10*time.Second, "demo's tools on /mcp without echo", func() bool {
+		tools := toolDescriptions(t, agg)
+		_, echo := tools["demo__echo"]
+		return tools["demo__sleep"] != "" && !echo
+	})
+
+	// Uninstalled: nothing held, nothing kept of it.
+	if code, out, errOut := cli(t, home, "uninstall", "demo"); code != exitOK {
+		t.Fatalf("uninstall demo: %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, home, "tools", "held"); code != exitOK || !strings.Contains(out, "No tools are held") {
+		t.Errorf("tools held after uninstalling: %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, home, "tools", "approve", "demo"); code != exitError || !strings.Contains(errOut, `unknown server "demo"`) {
+		t.Errorf("tools approve of the uninstalled server: %d %q", code, errOut)
+	}
+	if data := readFile(t, approvalsFile); strings.Contains(data, `"demo"`) {
+		t.Errorf("approvals.json after uninstalling demo still has it:\n%s", data)
+	}
+
+	// Installed again (here by editing config.json, the daemon running):
+	// its first list, rug pull and all, is approved as an install; nothing
+	// is held.
+	writeEchoConfig(t, home, rugPull)
+	d.waitRunning(t, "demo")
+	testutil.Eventually(t, 20*time.Second, "demo__echo on /mcp again", func() bool {
+		return toolDescriptions(t, agg)["demo__echo"] == rugPull
+	})
+	if held := waitHeld(t, d, 0); len(held) != 0 {
+		t.Errorf("held after installing again: %+v", held)
+	}
+	testutil.Eventually(t, 10*time.Second, "the install's approval event", func() bool {
+		evs, err := d.client.Lifecycle(t.Context(), url.Values{"server": {"demo"}, "limit": {"1000"}})
+		return err == nil && slices.ContainsFunc(evs, func(e wire.LifecycleEvent) bool {
+			return string(e.Kind) == "tool-approved" && strings.Contains(e.Message, "(its install)")
+		})
+	})
 }
