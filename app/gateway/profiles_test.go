@@ -143,3 +143,24 @@ func TestProfileEndpoint(t *testing.T) {
 		return !slices.ContainsFunc(listNames(t, coding), func(n string) bool { return strings.HasPrefix(n, "g__") })
 	})
 }
+
+// A profile's tool list naming a tool the server's config disables (or one
+// the server does not list) does not bring it back: disabledTools wins,
+// on the list, the count and a call.
+func TestProfileToolsKeepDisabledToolsHidden(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "beta", DisabledTools: []string{"crash"}})
+	f.gw.SetProfiles([]gateway.ProfileConfig{
+		{Name: "p", Servers: []string{"beta"}, Tools: map[string][]string{"beta": {"echo", "crash", "no_such_tool"}}},
+	})
+	f.waitTools(t, f.connect(t, "/mcp", "2025-11-25", nil), "beta__echo")
+	cs := f.connect(t, "/mcp/p/p", "2025-11-25", nil)
+	testutil.Eventually(t, 10*time.Second, "only beta__echo on the profile", func() bool {
+		return slices.Equal(listNames(t, cs), []string{"beta__echo"})
+	})
+	if n, ok := f.gw.ToolCount("p"); !ok || n != 1 {
+		t.Errorf("ToolCount(p) = %d, %v; want 1", n, ok)
+	}
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "beta__crash"}); err == nil && !res.IsError {
+		t.Errorf("beta__crash, disabled, was called on the profile: %s", text(res))
+	}
+}
