@@ -41,6 +41,15 @@ type toolApprovals struct {
 	// show makes tools approved through the API visible at once (the
 	// gateway's Recheck); set before the API serves.
 	show func(server string)
+	// configured reports whether server is in the config in force; nil
+	// for every server.
+	configured func(server string) bool
+
+	// forgetMu orders a review against forgetting its server: a list that
+	// was under way when the server was removed (uninstalled, deleted from
+	// config.json) must not bring its approvals back once forgotten, with
+	// its held tools approved as a "first list".
+	forgetMu sync.Mutex
 
 	mu sync.Mutex
 	// unseen are the servers configured when the daemon started that the
@@ -60,6 +69,17 @@ var (
 // with the error a call of it gets. hold is false for a server whose
 // holdChangedTools is false: its changes are approved instead.
 func (a *toolApprovals) Review(server string, tools []*mcp.Tool, hold bool) map[string]string {
+	a.forgetMu.Lock()
+	defer a.forgetMu.Unlock()
+	if a.configured != nil && !a.configured(server) {
+		// Removed: its process is on its way out. Nothing of it is
+		// recorded, and nothing of it is offered.
+		out := make(map[string]string, len(tools))
+		for _, t := range tools {
+			out[t.Name] = fmt.Sprintf("server %q is no longer configured (removed or uninstalled)", server)
+		}
+		return out
+	}
 	list := make([]approvals.Tool, 0, len(tools))
 	for _, t := range tools {
 		at := approvals.Tool{Name: t.Name, Description: t.Description}
@@ -164,6 +184,8 @@ func (a *toolApprovals) prune(configured map[string]config.Server) {
 // forget drops the approvals of a server removed from the config: one of
 // the same name added later is approved at its first list, as an install.
 func (a *toolApprovals) forget(server string) {
+	a.forgetMu.Lock()
+	defer a.forgetMu.Unlock()
 	if !a.store.Known(server) {
 		return
 	}

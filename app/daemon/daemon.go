@@ -203,7 +203,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	approved := &toolApprovals{store: approvalStore, hist: hist, bus: bus, log: log}
+	approved := &toolApprovals{store: approvalStore, hist: hist, bus: bus, log: log, configured: func(server string) bool {
+		_, ok := store.Current().Servers[server]
+		return ok
+	}}
 	approved.prune(store.Current().Servers)
 
 	// The supervisor runs the servers; the gateway leases their processes
