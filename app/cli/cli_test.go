@@ -45,6 +45,8 @@ func TestCommandLineUsage(t *testing.T) {
 		{[]string{"tools", "held", "a", "b"}, exitUsage, "expected: tools held [SERVER]"},
 		{[]string{"tools", "approve", "a", "--diff"}, exitUsage, "--diff and --json go with held: review with `tools held a --diff`, then approve"},
 		{[]string{"tools", "approve", "a", "echo", "--json"}, exitUsage, "--diff and --json go with held"},
+		{[]string{"tools", "approve", "a", "--fingerprint", "sha256:00"}, exitUsage, "--fingerprint goes with approve SERVER TOOL"},
+		{[]string{"tools", "held", "--fingerprint", "sha256:00"}, exitUsage, "--fingerprint goes with approve SERVER TOOL"},
 		{[]string{"profiles", "extra"}, exitUsage, "expected: profiles"},
 		{[]string{"clients", "connect", "cursor", "--profile"}, exitUsage, "flag needs an argument: -profile"},
 		{[]string{"clients", "--profile", "coding"}, exitUsage, "--profile goes with connect"},

@@ -18,6 +18,7 @@ const toolsUsage = "expected: tools held [SERVER], or tools approve SERVER [TOOL
 // app/approvals).
 func toolsVerb() verb {
 	var asJSON, diff *bool
+	var fingerprint *string
 	return verb{
 		name:    "tools",
 		args:    " held [SERVER] | approve SERVER [TOOL]",
@@ -25,6 +26,8 @@ func toolsVerb() verb {
 		flags: func(fs *flag.FlagSet) {
 			asJSON = fs.Bool("json", false, "with held: print JSON instead of a table")
 			diff = fs.Bool("diff", false, "with held: show each change as a diff of the old and new description and input schema")
+			fingerprint = fs.String("fingerprint", "", "with approve SERVER TOOL: approve only the version you reviewed, whose fingerprint "+
+				"tools held --diff shows; a tool that changed again since is refused")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			if len(e.args) == 0 {
@@ -43,12 +46,15 @@ func toolsVerb() verb {
 			if e.args[0] == "approve" && (*diff || *asJSON) {
 				return usageError{"--diff and --json go with held: review with `tools held " + e.args[1] + " --diff`, then approve"}
 			}
+			if *fingerprint != "" && (e.args[0] != "approve" || len(e.args) != 3) {
+				return usageError{"--fingerprint goes with approve SERVER TOOL"}
+			}
 			c, err := e.client()
 			if err != nil {
 				return err
 			}
 			if e.args[0] == "approve" {
-				req := wire.ApproveRequest{}
+				req := wire.ApproveRequest{Fingerprint: *fingerprint}
 				if len(e.args) == 3 {
 					req.Tool = e.args[2]
 				}
@@ -99,7 +105,8 @@ func printHeld(w io.Writer, held []wire.HeldTool, diff bool) {
 	tw.Flush()
 	if diff {
 		for _, h := range held {
-			fmt.Fprintf(w, "\n%s\n%s", h.Message, h.Diff)
+			fmt.Fprintf(w, "\n%s\nfingerprint: %s (approve this version only: switchboard tools approve %s %s --fingerprint %s)\n%s",
+				h.Message, h.Listed.Fingerprint, h.Server, h.Tool, h.Listed.Fingerprint, h.Diff)
 		}
 	}
 	fmt.Fprintln(w, "\nClients do not see these tools until you approve them: switchboard tools approve SERVER [TOOL]"+

@@ -247,6 +247,17 @@ func TestHeldToolsAcrossRestartAndUninstall(t *testing.T) {
 	if after.Tool != "echo" || after.Change != "description" || !after.Listed.Time.Equal(before.Listed.Time) {
 		t.Errorf("held after a restart = %+v, want echo held since %v", after, before.Listed.Time)
 	}
+	// Approving the version reviewed: one that changed since is refused
+	// (409), and stays held; --diff shows the fingerprint to pin.
+	code, out, errOut := cli(t, home, "tools", "held", "demo", "--diff")
+	if pin := "switchboard tools approve demo echo --fingerprint " + after.Listed.Fingerprint; code != exitOK || !strings.Contains(out, pin) {
+		t.Errorf("tools held demo --diff: %d, want %q in\n%s%s", code, pin, out, errOut)
+	}
+	code, _, errOut = cli(t, home, "tools", "approve", "demo", "echo", "--fingerprint", "sha256:0000")
+	if code != exitError || !strings.Contains(errOut, `tool "echo" of server "demo": the tool changed again since it was shown`) {
+		t.Errorf("tools approve with a stale fingerprint: %d %q", code, errOut)
+	}
+	waitHeld(t, d, 1)
 	agg := mcpSession(t, d, "/mcp")
 	testutil.Eventually(t, 10*time.Second, "demo's tools on /mcp without echo", func() bool {
 		tools := toolDescriptions(t, agg)
