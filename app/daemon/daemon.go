@@ -323,7 +323,9 @@ func Run(ctx context.Context, opts Options) error {
 	defer apiServer.Close() // before the supervisor stops: installs roll back
 	limits := opts.HTTP.withDefaults()
 	srv := limits.server(mux)
-	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+	// What net/http logs is a bug or a resource limit (a handler's panic,
+	// a superfluous WriteHeader, accept errors): a warning, not debug noise.
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(limitListener(ln, limits.MaxConns)) }()
 
