@@ -2,8 +2,11 @@ package gateway_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -24,57 +27,166 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
-	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
-// The benchmarks compare tools/call through the gateway with tools/call
-// over stdio straight to the same server, in the same run. The gateway runs
-// in a process of its own (this test binary, re-run with benchGatewayEnv),
-// so that the load generator — this process — can be held to one core
-// (GOMAXPROCS=1) without holding the gateway to it too.
+// The gateway benchmark (make bench-gateway, docs/benchmarks.md) compares
+// tools/call through the gateway with the same calls made straight on the
+// same server's stdio pipes — the floor — in one run, repeats interleaved:
 //
-// Beside the gateway run, in processes of the same kind: "sdk", the least a
-// proxy built on the go-sdk does (runBenchSDKProxy), the floor under the
-// gateway; "sdk-local" and "sdk-local-json", the go-sdk's HTTP hop alone.
-// For each of these processes a run reports, beside calls/s and latency,
-// its CPU time, bytes and objects allocated and GC cycles per call: those
-// hardly move when other work shares the machine, latency does.
+//	go test -run '^$' -bench '^BenchmarkGatewayTable$' -benchtime 1x ./app/gateway/
 //
-//	go test -run '^$' -bench . -benchtime 3s ./app/gateway/
+// Every process is this test binary re-run: the backend is the minimal
+// echo server of bench_echo_test.go (benchEchoEnv), the gateway runs in a
+// process of its own (benchGatewayEnv), like the daemon, so that its CPU
+// time, allocations and RSS are its own (its servers are its children and
+// count for neither), and the load generator — this process — is held to
+// one core (GOMAXPROCS=1). The load side is raw (bench_raw_test.go): no SDK.
+//
+// Note on the import of app/history: the gateway must not depend on it
+// (app/deps_test.go), but that rule is about the gateway's packages as
+// built (go list's Deps, which hold no test imports); this external test
+// package imports it so that "history on" is the real store the daemon
+// records into.
 
+// benchGatewayEnv makes this test binary a gateway process: "table" (the
+// benchmark's: four pooled processes of the echo server, four idle servers
+// beside them) or "guard" (TestEchoCallAllocations': one process, calls
+// counted by a Recorder). It prints "listening <addr>" and exits when its
+// stdin closes.
 const benchGatewayEnv = "SWITCHBOARD_BENCH_GATEWAY"
 
-// benchProfileEnv, when set to a directory, makes the gateway process write
-// gateway-cpu.pprof (the whole run) and gateway-heap.pprof (allocations, at
-// exit), and the go-sdk proxy sdk-cpu.pprof and sdk-heap.pprof, there, so
-// that the gateway's own costs can be profiled apart from the load
-// generator's:
+// benchHistoryEnv, set to a directory, makes a table gateway record its
+// calls into a real history store and call journal there, as the daemon
+// does; unset, it records nothing (no Recorder).
+const benchHistoryEnv = "SWITCHBOARD_BENCH_HISTORY"
+
+// fastPathEnv switches the gateway's fast path: "0" is off, unset the
+// default (on). The benchmark passes it to the gateway processes only.
+const fastPathEnv = "SWITCHBOARD_FASTPATH"
+
+// benchProfileEnv, when set to a directory, makes a gateway process write
+// gateway-<pid>-cpu.pprof (the whole run) and gateway-<pid>-heap.pprof
+// (allocations, at exit) there, so that the gateway's own costs can be
+// profiled apart from the load generator's:
 //
-//	SWITCHBOARD_BENCH_PROFILE=/tmp/p go test -run '^$' -bench 'ToolsCall/gateway/echo/c1' ./app/gateway/
-//	go tool pprof -top /tmp/p/gateway-cpu.pprof
+//	SWITCHBOARD_BENCH_PROFILE=/tmp/p make bench-gateway
+//	go tool pprof -top /tmp/p/gateway-<pid>-cpu.pprof
 const benchProfileEnv = "SWITCHBOARD_BENCH_PROFILE"
 
-// benchGOGCEnv, when set, is the GC percentage of the gateway and go-sdk
-// proxy processes (not of the load generator nor the servers), for
-// measuring what GC tuning would give the daemon.
+// benchGOGCEnv, when set, is the GC percentage of the gateway processes
+// (not of the load generator nor the servers), for measuring what GC
+// tuning would give the daemon.
 const benchGOGCEnv = "SWITCHBOARD_BENCH_GOGC"
 
-func applyBenchGOGC() {
+// benchRepeatsEnv and benchWindowEnv override the table's repeats (3) and
+// the length of each measurement window (2s).
+const (
+	benchRepeatsEnv = "SWITCHBOARD_BENCH_REPEATS"
+	benchWindowEnv  = "SWITCHBOARD_BENCH_WINDOW"
+)
+
+// runBenchGatewayIfRequested runs the echo server or a gateway process and
+// exits, when this binary was started as one (TestMain calls it).
+func runBenchGatewayIfRequested() {
+	if os.Getenv(benchEchoEnv) != "" { // before the gateway: its children inherit its env
+		runBenchEcho()
+	}
+	if mode := os.Getenv(benchGatewayEnv); mode != "" {
+		os.Exit(runBenchGateway(mode))
+	}
+}
+
+func runBenchGateway(mode string) int {
 	if v, err := strconv.Atoi(os.Getenv(benchGOGCEnv)); err == nil {
 		debug.SetGCPercent(v)
 	}
+	stopProfile := startBenchProfile()
+	defer stopProfile()
+	ctx := context.Background()
+	fail := func(what string, err error) int {
+		fmt.Printf("error: %s: %v\n", what, err)
+		return 1
+	}
+
+	opts := gateway.Options{Version: "bench", Logger: slog.New(slog.DiscardHandler)}
+	stats := benchStatsSource{}
+	if dir := os.Getenv(benchHistoryEnv); dir != "" && mode == "table" {
+		journal, _, err := history.OpenJournal(filepath.Join(dir, "journal"), opts.Logger)
+		if err != nil {
+			return fail("call journal", err)
+		}
+		defer journal.Close()
+		hist, err := history.Open(ctx, filepath.Join(dir, "history.db"), history.Options{Journal: journal, Logger: opts.Logger})
+		if err != nil {
+			return fail("history", err)
+		}
+		defer hist.Close(ctx)
+		opts.Recorder, opts.Journal = hist, journal
+		stats.dropped = hist.Dropped
+	} else if mode == "guard" {
+		rec := &countingRecorder{}
+		opts.Recorder = rec
+		stats.recorded = func() uint64 { return uint64(rec.calls.Load()) }
+	}
+
+	var gw *gateway.Gateway
+	sup, err := supervisor.New(ctx, supervisor.Options{Env: os.Environ(), SampleInterval: -1, HealthInterval: -1,
+		NewClient:     func(s string) *mcp.Client { return gw.NewClient(s) },
+		Prepare:       func(ctx context.Context, s string, cs *mcp.ClientSession) error { return gw.Prepare(ctx, s, cs) },
+		WrapTransport: func(s string, t mcp.Transport) mcp.Transport { return gw.WrapTransport(s, t) }})
+	if err != nil {
+		return fail("supervisor", err)
+	}
+	defer sup.Close(ctx)
+	opts.Backends = gateway.FromSupervisor(sup)
+	gw = gateway.New(opts)
+	defer gw.Close()
+
+	echoEnv := map[string]string{benchEchoEnv: "1"}
+	pool := 4
+	if mode == "guard" {
+		pool = 1
+	}
+	specs := []supervisor.Spec{{Name: "fast", Command: os.Args[0], Env: echoEnv, Pool: supervisor.PoolSpec{Min: pool, Max: pool}}}
+	configs := []gateway.ServerConfig{{Name: "fast"}}
+	for i := range 4 {
+		if mode == "guard" {
+			break
+		}
+		// The daemon serves several servers; these four take no calls.
+		name := fmt.Sprintf("idle%d", i)
+		specs = append(specs, supervisor.Spec{Name: name, Command: os.Args[0], Env: echoEnv, Pool: supervisor.PoolSpec{Min: 1}})
+		configs = append(configs, gateway.ServerConfig{Name: name})
+	}
+	if err := sup.Apply(ctx, specs); err != nil {
+		return fail("starting the servers", err)
+	}
+	gw.Sync(configs)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fail("listen", err)
+	}
+	srv := &http.Server{Handler: withBenchStats(gw.Handler(), stats)}
+	go srv.Serve(ln)
+	defer srv.Close()
+	fmt.Println("listening", ln.Addr())
+	io.Copy(io.Discard, os.Stdin) // until stdin closes
+	return 0
 }
 
 // startBenchProfile starts the CPU profile when benchProfileEnv asks for
 // one and returns what writes the profiles at exit.
-func startBenchProfile(mode string) func() {
+func startBenchProfile() func() {
 	dir := os.Getenv(benchProfileEnv)
 	if dir == "" {
 		return func() {}
 	}
-	cpu, err := os.Create(filepath.Join(dir, mode+"-cpu.pprof"))
+	prefix := filepath.Join(dir, fmt.Sprintf("gateway-%d-", os.Getpid()))
+	cpu, err := os.Create(prefix + "cpu.pprof")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench profile:", err)
 		return func() {}
@@ -87,7 +199,7 @@ func startBenchProfile(mode string) func() {
 	return func() {
 		pprof.StopCPUProfile()
 		cpu.Close()
-		heap, err := os.Create(filepath.Join(dir, mode+"-heap.pprof"))
+		heap, err := os.Create(prefix + "heap.pprof")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench profile:", err)
 			return
@@ -99,140 +211,21 @@ func startBenchProfile(mode string) func() {
 	}
 }
 
-// runBenchGatewayIfRequested serves a gateway in front of four pooled
-// processes of the test server ("fast", shared, min=max=4) and four idle
-// servers, prints its address, and exits when stdin closes.
-func runBenchGatewayIfRequested() {
-	switch os.Getenv(benchGatewayEnv) {
-	case "":
-		return
-	case "sdk":
-		runBenchSDKProxy()
-		return
-	case "sdk-local", "sdk-local-json":
-		runBenchSDKLocal(os.Getenv(benchGatewayEnv) == "sdk-local-json")
-		return
-	}
-	applyBenchGOGC()
-	stopProfile := startBenchProfile("gateway")
-	ctx := context.Background()
-	var gw *gateway.Gateway
-	sup, err := supervisor.New(ctx, supervisor.Options{Env: os.Environ(), SampleInterval: -1, HealthInterval: -1,
-		NewClient:     func(s string) *mcp.Client { return gw.NewClient(s) },
-		Prepare:       func(ctx context.Context, s string, cs *mcp.ClientSession) error { return gw.Prepare(ctx, s, cs) },
-		WrapTransport: func(s string, t mcp.Transport) mcp.Transport { return gw.WrapTransport(s, t) }})
-	if err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
-	}
-	// The daemon always records calls (history queues them), so the
-	// gateway here records too, into a counter.
-	gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: &benchRecorder{}, Version: "bench"})
-	specs := []supervisor.Spec{{Name: "fast", Command: os.Args[0], Env: benchServerEnv(),
-		Pool: supervisor.PoolSpec{Min: 4, Max: 4}}}
-	configs := []gateway.ServerConfig{{Name: "fast"}}
-	for i := range 4 {
-		name := fmt.Sprintf("idle%d", i)
-		specs = append(specs, supervisor.Spec{Name: name, Command: os.Args[0], Env: benchServerEnv(), Pool: supervisor.PoolSpec{Min: 1}})
-		configs = append(configs, gateway.ServerConfig{Name: name})
-	}
-	if err := sup.Apply(ctx, specs); err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
-	}
-	gw.Sync(configs)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
-	}
-	srv := &http.Server{Handler: withBenchStats(gw.Handler())}
-	go srv.Serve(ln)
-	fmt.Println("listening", ln.Addr())
-	bufio.NewReader(os.Stdin).ReadString('\n') // until stdin closes
-	srv.Close()
-	gw.Close()
-	sup.Close(ctx)
-	stopProfile()
-	os.Exit(0)
-}
+// countingRecorder counts the calls recorded, doing nothing else.
+type countingRecorder struct{ calls atomic.Int64 }
 
-// runBenchSDKProxy serves the least a go-sdk proxy does, for comparison
-// with the gateway: one mcp.Server behind the SDK's streamable handler (the
-// same options as the gateway's session era) with the test server's tools,
-// each calling the same tool on one of four processes of the test server
-// over stdio (go-sdk's CommandTransport). The most recently used process is
-// taken first, as the supervisor's pool does. No supervisor, no leases, no
-// progress routing, no recording: what it costs is the go-sdk's own.
-func runBenchSDKProxy() {
-	applyBenchGOGC()
-	stopProfile := startBenchProfile("sdk")
-	ctx := context.Background()
-	var (
-		mu   sync.Mutex
-		idle []*mcp.ClientSession // a stack: the last released is taken first
-		free = make(chan struct{}, 4)
-		all  []*mcp.ClientSession
-	)
-	for range 4 {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = os.Environ()
-		for k, v := range benchServerEnv() {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "sdk-proxy"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			fmt.Println("error:", err)
-			os.Exit(1)
-		}
-		idle = append(idle, cs)
-		all = append(all, cs)
-		free <- struct{}{}
-	}
-	front := mcp.NewServer(&mcp.Implementation{Name: "sdk-proxy"}, nil)
-	for t, err := range all[0].Tools(ctx, nil) {
-		if err != nil {
-			fmt.Println("error:", err)
-			os.Exit(1)
-		}
-		front.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			<-free
-			mu.Lock()
-			cs := idle[len(idle)-1]
-			idle = idle[:len(idle)-1]
-			mu.Unlock()
-			defer func() {
-				mu.Lock()
-				idle = append(idle, cs)
-				mu.Unlock()
-				free <- struct{}{}
-			}()
-			return cs.CallTool(ctx, &mcp.CallToolParams{Name: t.Name, Arguments: req.Params.Arguments})
-		})
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
-	}
-	srv := &http.Server{Handler: withBenchStats(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return front }, nil))}
-	go srv.Serve(ln)
-	fmt.Println("listening", ln.Addr())
-	bufio.NewReader(os.Stdin).ReadString('\n') // until stdin closes
-	srv.Close()
-	for _, cs := range all {
-		cs.Close()
-	}
-	stopProfile()
-	os.Exit(0)
-}
+func (r *countingRecorder) RecordCall(record.Call) { r.calls.Add(1) }
 
-// benchStatsPath serves the process's allocation and GC counters (see
-// readBenchStats), which unlike latency do not move with other work on the
-// machine.
+// benchStatsPath serves a gateway process's allocation and GC counters,
+// which unlike latency hardly move when other work shares the machine,
+// and what its recorder did.
 const benchStatsPath = "/bench/stats"
 
-func withBenchStats(next http.Handler) http.Handler {
+// benchStatsSource is what a gateway process knows of its recorder: calls
+// recorded (the guard's counter) and records dropped (the history store).
+type benchStatsSource struct{ recorded, dropped func() uint64 }
+
+func withBenchStats(next http.Handler, src benchStatsSource) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != benchStatsPath {
 			next.ServeHTTP(w, r)
@@ -240,201 +233,85 @@ func withBenchStats(next http.Handler) http.Handler {
 		}
 		samples := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"}, {Name: "/gc/cycles/total:gc-cycles"}}
 		metrics.Read(samples)
-		fmt.Fprintf(w, "%d %d %d\n", samples[0].Value.Uint64(), samples[1].Value.Uint64(), samples[2].Value.Uint64())
+		var recorded, dropped uint64
+		if src.recorded != nil {
+			recorded = src.recorded()
+		}
+		if src.dropped != nil {
+			dropped = src.dropped()
+		}
+		fmt.Fprintf(w, "%d %d %d %d %d\n", samples[0].Value.Uint64(), samples[1].Value.Uint64(), samples[2].Value.Uint64(), recorded, dropped)
 	})
 }
 
-// benchStats are a process's counters: bytes and objects allocated, GC cycles.
-type benchStats struct{ bytes, objects, cycles uint64 }
+// benchStats are a gateway process's counters.
+type benchStats struct{ bytes, objects, cycles, recorded, dropped uint64 }
 
-func readBenchStats(base string) (benchStats, error) {
-	resp, err := http.Get(base + benchStatsPath)
+func readBenchStats(client *http.Client, base string) (benchStats, error) {
+	resp, err := client.Get(base + benchStatsPath)
 	if err != nil {
 		return benchStats{}, err
 	}
 	defer resp.Body.Close()
 	var st benchStats
-	_, err = fmt.Fscan(resp.Body, &st.bytes, &st.objects, &st.cycles)
+	_, err = fmt.Fscan(resp.Body, &st.bytes, &st.objects, &st.cycles, &st.recorded, &st.dropped)
 	return st, err
 }
 
-// runBenchSDKLocal serves echo and big itself behind the go-sdk's
-// streamable handler, with no process behind it: what the HTTP hop alone
-// costs (with jsonResponse, answered as application/json instead of SSE).
-func runBenchSDKLocal(jsonResponse bool) {
-	applyBenchGOGC()
-	front := mcp.NewServer(&mcp.Implementation{Name: "sdk-local"}, nil)
-	type echoArgs struct {
-		Text string `json:"text"`
-	}
-	mcp.AddTool(front, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, echoArgs, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, in, nil
-	})
-	type bigArgs struct {
-		KB int `json:"kb"`
-	}
-	mcp.AddTool(front, &mcp.Tool{Name: "big"}, func(_ context.Context, _ *mcp.CallToolRequest, in bigArgs) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat(strings.Repeat("x", 63)+"\n", in.KB*16)}}}, nil, nil
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Println("error:", err)
-		os.Exit(1)
-	}
-	srv := &http.Server{Handler: withBenchStats(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return front },
-		&mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))}
-	go srv.Serve(ln)
-	fmt.Println("listening", ln.Addr())
-	bufio.NewReader(os.Stdin).ReadString('\n') // until stdin closes
-	srv.Close()
-	os.Exit(0)
-}
-
-// benchRecorder counts the calls recorded, as cheaply as history queues them.
-type benchRecorder struct{ calls atomic.Int64 }
-
-func (r *benchRecorder) RecordCall(record.Call) { r.calls.Add(1) }
-
-func benchServerEnv() map[string]string {
-	env := map[string]string{}
-	for _, kv := range testmcp.Env(testmcp.Options{Name: "fast"}) {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	return env
-}
-
-// benchGateway starts the gateway process ("1") or the go-sdk proxy
-// ("sdk") and returns its base URL and pid.
-func benchGateway(b *testing.B, mode string) (string, int) {
-	b.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), benchGatewayEnv+"="+mode)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "listening ") {
-		b.Fatalf("gateway process: %q %v", line, err)
-	}
-	return "http://" + strings.TrimSpace(strings.TrimPrefix(line, "listening ")), cmd.Process.Pid
-}
-
-func gatewaySession(b *testing.B, url string) *mcp.ClientSession {
-	b.Helper()
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close() })
-	// Wait for the gateway's first listing of the server.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if res, err := cs.ListTools(context.Background(), nil); err == nil && len(res.Tools) > 0 {
-			return cs
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("gateway lists no tools")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func directSession(b *testing.B) *mcp.ClientSession {
-	b.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = os.Environ()
-	for k, v := range benchServerEnv() {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-// runCalls makes b.N calls of tool with args over sessions (round robin)
-// from conc goroutines, and reports calls/s and latency percentiles.
-// For a proxy it also reports that process's CPU time per call (user +
-// system, from /proc) and what it allocated per call.
-func runCalls(b *testing.B, proxy benchProxy, sessions []*mcp.ClientSession, conc int, tool string, args map[string]any) {
-	pid := proxy.pid
-	cpu0 := processCPU(pid)
-	var st0 benchStats
-	if proxy.url != "" {
-		var err error
-		if st0, err = readBenchStats(proxy.url); err != nil {
-			b.Fatal(err)
-		}
-	}
-	prev := runtime.GOMAXPROCS(1) // the load generator gets one core
-	defer runtime.GOMAXPROCS(prev)
-	var next atomic.Int64
-	lat := make([]time.Duration, b.N)
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for w := range conc {
-		wg.Go(func() {
-			cs := sessions[w%len(sessions)]
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(b.N) {
-					return
-				}
-				t0 := time.Now()
-				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-				lat[i] = time.Since(t0)
-				if err != nil || res.IsError {
-					b.Errorf("call: %v %v", err, res)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds()), "p95-µs")
-	if cpu1 := processCPU(pid); pid > 0 && cpu1 > 0 {
-		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
-	}
-	if proxy.url != "" {
-		st1, err := readBenchStats(proxy.url)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n := float64(b.N)
-		b.ReportMetric(float64(st1.bytes-st0.bytes)/n/1024, "alloc-KiB/call")
-		b.ReportMetric(float64(st1.objects-st0.objects)/n, "allocs/call")
-		b.ReportMetric(float64(st1.cycles-st0.cycles)/n*1000, "gc/1000calls")
-	}
-}
-
-// A benchProxy is the gateway or the go-sdk proxy process: its base URL
-// and pid.
-type benchProxy struct {
+// A benchGateway is a gateway process: its base URL and pid.
+type benchGateway struct {
 	url string
 	pid int
 }
 
-// processCPU returns the user and system CPU time of process pid so far,
-// or 0 where /proc cannot tell.
-func processCPU(pid int) time.Duration {
-	if pid <= 0 {
-		return 0
+// startBenchGateway starts a gateway process in mode with env added to
+// this process's (an entry "KEY=" without value removes KEY), and waits
+// until it lists the echo server's tools at /mcp/fast.
+func startBenchGateway(tb testing.TB, client *http.Client, mode string, env ...string) benchGateway {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), benchGatewayEnv+"="+mode)
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); v == "" {
+			cmd.Env = slices.DeleteFunc(cmd.Env, func(e string) bool { return strings.HasPrefix(e, k+"=") })
+		} else {
+			cmd.Env = append(cmd.Env, kv)
+		}
 	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening ") {
+		tb.Fatalf("gateway process: %q %v", line, err)
+	}
+	gw := benchGateway{url: "http://" + strings.TrimSpace(strings.TrimPrefix(line, "listening ")), pid: cmd.Process.Pid}
+	var scratch bytes.Buffer
+	testutil.Eventually(tb, 30*time.Second, "the gateway lists the echo server's tools", func() bool {
+		s, err := openHTTPSession(client, gw.url+"/mcp/fast", &scratch)
+		if err != nil {
+			return false
+		}
+		defer s.close()
+		_, result, err := s.request(nil, &scratch, 2, "tools/list", `{}`)
+		return err == nil && bytes.Contains(result, []byte(`"name":"echo"`))
+	})
+	return gw
+}
+
+// processCPU returns the user and system CPU time of process pid so far
+// (not of its children), or 0 where /proc cannot tell.
+func processCPU(pid int) time.Duration {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
@@ -458,81 +335,14 @@ func processCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / ticksPerSecond
 }
 
-// BenchmarkToolsCall drives tools/call straight to the test server over
-// stdio ("direct"), through the gateway ("gateway"), and through the
-// go-sdk proxy ("sdk", see runBenchSDKProxy), in the same run. The gateway's
-// targets are ratios to direct; sdk is the floor that a gateway built on the
-// go-sdk cannot go below, so gateway minus sdk is the gateway's own cost.
-func BenchmarkToolsCall(b *testing.B) {
-	url, pid := benchGateway(b, "1")
-	sdkURL, sdkPID := benchGateway(b, "sdk")
-	localURL, localPID := benchGateway(b, "sdk-local")
-	jsonURL, jsonPID := benchGateway(b, "sdk-local-json")
-	gatewaySession(b, url+"/mcp/fast") // waits for the gateway's first listing
-	idleRSS := processRSS(pid)
-	echo := map[string]any{"text": "hello"}
-	cases := []struct {
-		name string
-		conc int
-		tool string
-		args map[string]any
-	}{
-		{"echo/c1", 1, "echo", echo},
-		{"echo/c16", 16, "echo", echo},
-		{"big256k/c4", 4, "big", map[string]any{"kb": 256}},
-	}
-	for _, c := range cases {
-		b.Run("direct/"+c.name, func(b *testing.B) {
-			n := min(c.conc, 4)
-			var sessions []*mcp.ClientSession
-			for range n {
-				sessions = append(sessions, directSession(b))
-			}
-			runCalls(b, benchProxy{}, sessions, c.conc, c.tool, c.args)
-		})
-		b.Run("gateway/"+c.name, func(b *testing.B) {
-			cs := gatewaySession(b, url+"/mcp/fast")
-			runCalls(b, benchProxy{url, pid}, []*mcp.ClientSession{cs}, c.conc, c.tool, c.args)
-		})
-		b.Run("sdk/"+c.name, func(b *testing.B) {
-			cs := gatewaySession(b, sdkURL)
-			runCalls(b, benchProxy{sdkURL, sdkPID}, []*mcp.ClientSession{cs}, c.conc, c.tool, c.args)
-		})
-		// The go-sdk's HTTP hop alone, answered in SSE (as the gateway
-		// does) and in JSON.
-		b.Run("sdk-local/"+c.name, func(b *testing.B) {
-			cs := gatewaySession(b, localURL)
-			runCalls(b, benchProxy{localURL, localPID}, []*mcp.ClientSession{cs}, c.conc, c.tool, c.args)
-		})
-		b.Run("sdk-local-json/"+c.name, func(b *testing.B) {
-			cs := gatewaySession(b, jsonURL)
-			runCalls(b, benchProxy{jsonURL, jsonPID}, []*mcp.ClientSession{cs}, c.conc, c.tool, c.args)
-		})
-	}
-	b.Run("gateway/session-setup", func(b *testing.B) { sessionSetup(b, url+"/mcp/fast") })
-	b.Run("sdk/session-setup", func(b *testing.B) { sessionSetup(b, sdkURL) })
-	// MiB is after every case above; idle-MiB before any, once the
-	// gateway had listed its servers.
-	b.Run("gateway/rss", func(b *testing.B) {
-		for range b.N {
-		}
-		n := processRSS(pid)
-		if n == 0 {
-			b.Skip("no /proc")
-		}
-		b.ReportMetric(n, "MiB")
-		b.ReportMetric(idleRSS, "idle-MiB")
-	})
-}
-
-// processRSS returns the resident size of process pid in MiB, or 0 where
-// /proc cannot tell.
+// processRSS returns the resident size of process pid (not of its
+// children) in MiB, or 0 where /proc cannot tell.
 func processRSS(pid int) float64 {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(data), "\n") {
+	for line := range strings.SplitSeq(string(data), "\n") {
 		if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")))
 			return float64(n) / 1024
@@ -541,31 +351,411 @@ func processRSS(pid int) float64 {
 	return 0
 }
 
-// sessionSetup measures initialize + tools/list on a new session at url,
-// with the backend warm.
-func sessionSetup(b *testing.B, url string) {
-	prev := runtime.GOMAXPROCS(1)
-	defer runtime.GOMAXPROCS(prev)
-	gatewaySession(b, url) // warm
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	lat := make([]time.Duration, b.N)
-	b.ResetTimer()
-	for i := range b.N {
+// --- the table ---
+
+// A benchTarget is what a window of calls is made against: the floor (the
+// echo server's processes, straight) or a gateway process.
+type benchTarget struct {
+	name  string
+	floor []*stdioServer
+	gw    *benchGateway
+}
+
+// A benchWindow is what one measurement window gave.
+type benchWindow struct {
+	calls    int
+	elapsed  time.Duration
+	p50, p95 time.Duration
+	cpu      time.Duration // of the gateway process, or the floor's servers
+	alloc    uint64        // bytes allocated by the gateway process
+	rss      float64       // peak RSS of the gateway process, MiB
+	dropped  uint64        // records the history store dropped
+}
+
+func (w benchWindow) rate() float64 { return float64(w.calls) / w.elapsed.Seconds() }
+
+// worker makes one call (seq is unique within the worker) and returns
+// its error.
+type worker func(seq int64) error
+
+// measure runs the workers for a warm-up, then for d, and returns the calls
+// made in d and their latencies; it samples the gateway's CPU, allocations
+// and RSS around (and during) the window.
+func measure(tb testing.TB, client *http.Client, t benchTarget, workers []worker, d time.Duration) benchWindow {
+	tb.Helper()
+	run := func(d time.Duration, lat *[]time.Duration) int64 {
+		var total atomic.Int64
+		var failure atomic.Pointer[error]
+		deadline := time.Now().Add(d)
+		var wg sync.WaitGroup
+		lats := make([][]time.Duration, len(workers))
+		for i, call := range workers {
+			if lat != nil {
+				lats[i] = make([]time.Duration, 0, 1<<14)
+			}
+			wg.Go(func() {
+				var seq int64
+				for {
+					t0 := time.Now()
+					if t0.After(deadline) {
+						total.Add(seq)
+						return
+					}
+					seq++
+					if err := call(seq); err != nil {
+						failure.CompareAndSwap(nil, &err)
+						total.Add(seq)
+						return
+					}
+					if lat != nil {
+						lats[i] = append(lats[i], time.Since(t0))
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err := failure.Load(); err != nil {
+			tb.Fatalf("%s: %v", t.name, *err)
+		}
+		if lat != nil {
+			*lat = slices.Concat(lats...)
+		}
+		return total.Load()
+	}
+	run(d/5, nil) // warm-up
+
+	var w benchWindow
+	cpu0, st0 := t.cpu(), benchStats{}
+	if t.gw != nil {
+		var err error
+		if st0, err = readBenchStats(client, t.gw.url); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	stopRSS := make(chan struct{})
+	rssDone := make(chan float64)
+	go func() {
+		peak := 0.0
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if t.gw != nil {
+				peak = max(peak, processRSS(t.gw.pid))
+			}
+			select {
+			case <-stopRSS:
+				rssDone <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var lat []time.Duration
+	start := time.Now()
+	n := run(d, &lat)
+	w.elapsed = time.Since(start)
+	close(stopRSS)
+	w.rss = <-rssDone
+	w.cpu = t.cpu() - cpu0
+	if t.gw != nil {
+		st1, err := readBenchStats(client, t.gw.url)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		w.alloc, w.dropped = st1.bytes-st0.bytes, st1.dropped-st0.dropped
+	}
+	w.calls = int(n)
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		w.p50, w.p95 = lat[len(lat)/2], lat[len(lat)*95/100]
+	}
+	return w
+}
+
+// cpu is the CPU time so far of the gateway process, or of the floor's
+// servers together.
+func (t benchTarget) cpu() time.Duration {
+	if t.gw != nil {
+		return processCPU(t.gw.pid)
+	}
+	var sum time.Duration
+	for _, s := range t.floor {
+		sum += processCPU(s.cmd.Process.Pid)
+	}
+	return sum
+}
+
+// callWorkers returns conc workers making call on t: on the floor, worker
+// i uses process i mod 4 (several in flight on a pipe); on a gateway,
+// session i mod sessions, opened here and closed at the end of the test.
+func callWorkers(tb testing.TB, client *http.Client, t benchTarget, conc, sessions int, call benchCall) ([]worker, func()) {
+	var workers []worker
+	if t.gw == nil {
+		servers := t.floor[:min(conc, len(t.floor))]
+		for _, s := range servers {
+			s.check.Store(&call.check)
+		}
+		for i := range conc {
+			s := servers[i%len(servers)]
+			var buf []byte
+			workers = append(workers, func(seq int64) error {
+				var err error
+				buf, err = s.call(buf, i, seq, call.params)
+				return err
+			})
+		}
+		return workers, func() {}
+	}
+	var opened []*httpSession
+	var scratch bytes.Buffer
+	for range sessions {
+		s, err := openHTTPSession(client, t.gw.url+"/mcp/fast", &scratch)
+		if err != nil {
+			tb.Fatalf("%s: %v", t.name, err)
+		}
+		opened = append(opened, s)
+	}
+	for i := range conc {
+		s := opened[i%len(opened)]
+		var buf []byte
+		var scratch bytes.Buffer
+		workers = append(workers, func(seq int64) error {
+			var result []byte
+			var err error
+			if buf, result, err = s.request(buf, &scratch, seq, "tools/call", call.params); err != nil {
+				return err
+			}
+			return call.check(result)
+		})
+	}
+	return workers, func() {
+		for _, s := range opened {
+			s.close()
+		}
+	}
+}
+
+// setupWorker sets one session up: initialize, notifications/initialized
+// and tools/list, whose latency it appends to lat, then ends it (DELETE):
+// measure's own latencies would include the DELETE.
+func setupWorker(client *http.Client, url string, lat *[]time.Duration) worker {
+	var scratch bytes.Buffer
+	var buf []byte
+	return func(int64) error {
 		t0 := time.Now()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		s, err := openHTTPSession(client, url, &scratch)
+		if err != nil {
+			return err
+		}
+		var result []byte
+		if buf, result, err = s.request(buf, &scratch, 2, "tools/list", `{}`); err != nil {
+			return err
+		}
+		if !bytes.Contains(result, []byte(`"name":"echo"`)) {
+			return fmt.Errorf("tools/list without echo: %.200s", result)
+		}
+		*lat = append(*lat, time.Since(t0))
+		s.close()
+		return nil
+	}
+}
+
+// The rows' measurements, by row and target, one per repeat.
+type benchResults map[string]map[string][]benchWindow
+
+func (r benchResults) add(row, target string, w benchWindow) {
+	if r[row] == nil {
+		r[row] = map[string][]benchWindow{}
+	}
+	r[row][target] = append(r[row][target], w)
+}
+
+const (
+	targetFloor  = "floor"
+	targetOn     = "on"
+	targetOff    = "off"
+	targetNoHist = "on-nohist"
+)
+
+// BenchmarkGatewayTable measures the table of issue 18 (docs/benchmarks.md
+// explains each row) and prints it in markdown. It runs once whatever b.N.
+func BenchmarkGatewayTable(b *testing.B) {
+	repeats, window := 3, 2*time.Second
+	if n, err := strconv.Atoi(os.Getenv(benchRepeatsEnv)); err == nil && n > 0 {
+		repeats = n
+	}
+	if d, err := time.ParseDuration(os.Getenv(benchWindowEnv)); err == nil && d > 0 {
+		window = d
+	}
+	client := newBenchHTTPClient()
+	defer client.CloseIdleConnections()
+
+	var floor []*stdioServer
+	for range 4 {
+		s, err := startStdioServer()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := cs.ListTools(context.Background(), nil); err != nil {
-			b.Fatal(err)
-		}
-		lat[i] = time.Since(t0)
-		b.StopTimer()
-		cs.Close()
-		b.StartTimer()
+		b.Cleanup(s.close)
+		floor = append(floor, s)
 	}
-	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	start := func(env ...string) *benchGateway {
+		gw := startBenchGateway(b, client, "table", env...)
+		return &gw
+	}
+	on := start(fastPathEnv+"=", benchHistoryEnv+"="+b.TempDir())
+	off := start(fastPathEnv+"=0", benchHistoryEnv+"="+b.TempDir())
+	noHist := start(fastPathEnv+"=", benchHistoryEnv+"=")
+	targets := map[string]benchTarget{
+		targetFloor:  {name: targetFloor, floor: floor},
+		targetOn:     {name: targetOn, gw: on},
+		targetOff:    {name: targetOff, gw: off},
+		targetNoHist: {name: targetNoHist, gw: noHist},
+	}
+	idleRSS := processRSS(on.pid)
+
+	prev := runtime.GOMAXPROCS(1) // the load generator gets one core
+	defer runtime.GOMAXPROCS(prev)
+	rows := []struct {
+		name     string
+		conc     int
+		sessions int
+		call     benchCall
+		targets  []string
+	}{
+		{"echo-c1", 1, 1, echoCall, []string{targetFloor, targetOn, targetOff, targetNoHist}},
+		{"echo-c16", 16, 4, echoCall, []string{targetFloor, targetOn, targetOff, targetNoHist}},
+		{"big256k-c4", 4, 4, bigCall(256), []string{targetFloor, targetOn, targetOff}},
+	}
+	results := benchResults{}
+	began := time.Now()
+	for rep := range repeats {
+		for _, row := range rows {
+			// Interleaved, and in a different order each repeat.
+			order := slices.Clone(row.targets)
+			for range rep {
+				order = append(order[1:], order[0])
+			}
+			for _, name := range order {
+				t := targets[name]
+				workers, done := callWorkers(b, client, t, row.conc, row.sessions, row.call)
+				results.add(row.name, name, measure(b, client, t, workers, window))
+				done()
+			}
+		}
+		for _, name := range []string{targetOn, targetOff} {
+			t := targets[name]
+			var lat []time.Duration
+			w := measure(b, client, t, []worker{setupWorker(client, t.gw.url+"/mcp/fast", &lat)}, window/2)
+			slices.Sort(lat)
+			w.p50 = lat[len(lat)/2] // the setups of the warm-up and the window: both are warm
+			results.add("setup", name, w)
+		}
+	}
+	printBenchTable(os.Stdout, results, repeats, window, time.Since(began), idleRSS)
+}
+
+// printBenchTable writes the table in markdown: each cell is the median
+// of the repeats, then every repeat in brackets, in the order run.
+func printBenchTable(out io.Writer, r benchResults, repeats int, window, took time.Duration, idleRSS float64) {
+	uptime, _ := exec.Command("uptime").Output()
+	fmt.Fprintf(out, "\n### Gateway benchmark: %d interleaved repeats of %v windows, %v in all\n\n", repeats, window, took.Round(time.Second))
+	fmt.Fprintf(out, "Load generator GOMAXPROCS=1 (raw clients, no SDK), %d CPUs, %s/%s, %s; backend: the minimal Go stdio echo server (app/gateway/bench_echo_test.go).\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(out, "Machine load (uptime): %s\n", strings.TrimSpace(string(uptime)))
+	fmt.Fprintf(out, "Columns: floor = raw newline JSON-RPC on the echo server's pipes; on = gateway, fast path on (default), history recorded into SQLite; off = the same with %s=0; on, no history = fast path on, no Recorder.\n", fastPathEnv)
+	fmt.Fprintf(out, "Each cell: median (every repeat).\n\n")
+	fmt.Fprintln(out, "| row | floor | on | off | on, no history | on / floor | off / floor | target |")
+	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	metric := func(row, target string, f func(benchWindow) float64) []float64 {
+		var v []float64
+		for _, w := range r[row][target] {
+			v = append(v, f(w))
+		}
+		return v
+	}
+	cell := func(v []float64, format string) string {
+		if len(v) == 0 {
+			return "—"
+		}
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = fmt.Sprintf(format, x)
+		}
+		return fmt.Sprintf(format, median(v)) + " (" + strings.Join(parts, " / ") + ")"
+	}
+	// ratio is the median of the per-repeat ratios of a to b.
+	ratio := func(a, b []float64) []float64 {
+		var v []float64
+		for i := range min(len(a), len(b)) {
+			if b[i] != 0 {
+				v = append(v, a[i]/b[i])
+			}
+		}
+		return v
+	}
+	diff := func(a, b []float64) []float64 {
+		var v []float64
+		for i := range min(len(a), len(b)) {
+			v = append(v, a[i]-b[i])
+		}
+		return v
+	}
+	line := func(name string, floor, on, off, noHist, onRatio, offRatio []float64, format, ratioFormat, target string) {
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, cell(floor, format), cell(on, format), cell(off, format),
+			cell(noHist, format), cell(onRatio, ratioFormat), cell(offRatio, ratioFormat), target)
+	}
+	all := func(row string, f func(benchWindow) float64) (fl, on, off, nh []float64) {
+		return metric(row, targetFloor, f), metric(row, targetOn, f), metric(row, targetOff, f), metric(row, targetNoHist, f)
+	}
+	rate := func(w benchWindow) float64 { return w.rate() }
+	p50 := func(w benchWindow) float64 { return us(w.p50) }
+	p95 := func(w benchWindow) float64 { return us(w.p95) }
+	perCall := func(w benchWindow) float64 { return us(w.cpu) / float64(w.calls) }
+	kibPerCall := func(w benchWindow) float64 { return float64(w.alloc) / 1024 / float64(w.calls) }
+
+	fl, on, off, nh := all("echo-c1", p50)
+	line("echo c=1, 1 session: p50 µs", fl, on, off, nh, nil, nil, "%.0f", "", "")
+	line("echo c=1: added p50 µs over the floor", nil, diff(on, fl), diff(off, fl), diff(nh, fl), nil, nil, "%.0f", "", "on ≤ 200")
+	fl, on, off, nh = all("echo-c1", p95)
+	line("echo c=1: p95 µs", fl, on, off, nh, nil, nil, "%.0f", "", "")
+	fl, on, off, nh = all("echo-c1", rate)
+	line("echo c=1: calls/s", fl, on, off, nh, ratio(on, fl), ratio(off, fl), "%.0f", "%.3f", "")
+	fl, on, off, nh = all("echo-c16", rate)
+	line("echo c=16, 4 sessions, 4 pooled processes: calls/s", fl, on, off, nh, ratio(on, fl), ratio(off, fl), "%.0f", "%.3f", "on / floor ≥ 0.25")
+	fl, on, off, _ = all("big256k-c4", rate)
+	line("256 KiB results, c=4: calls/s", fl, on, off, nil, ratio(on, fl), ratio(off, fl), "%.0f", "%.3f", "on / floor ≥ 0.10")
+	_, on, off, _ = all("setup", p50)
+	line("session setup p50 µs (initialize + initialized + tools/list)", nil, on, off, nil, nil, nil, "%.0f", "", "on ≤ 600")
+	fl, on, off, nh = all("echo-c1", perCall)
+	line("CPU µs per echo call, c=1 (gateway process only; floor: the echo server)", fl, on, off, nh, nil, nil, "%.0f", "", "on ≤ 250")
+	_, on, off, nh = all("echo-c1", kibPerCall)
+	line("allocated KiB per echo call, c=1 (gateway process)", nil, on, off, nh, nil, nil, "%.1f", "", "on ≤ 16")
+	_, on, off, nh = all("echo-c16", kibPerCall)
+	line("allocated KiB per echo call, c=16 (gateway process)", nil, on, off, nh, nil, nil, "%.1f", "", "")
+	_, on, off, nh = all("echo-c16", func(w benchWindow) float64 { return w.rss })
+	line(fmt.Sprintf("gateway RSS MiB, peak under the c=16 load (children excluded; %.1f idle)", idleRSS), nil, on, off, nh, nil, nil, "%.1f", "", "on ≤ 40")
+	_, on, _, nh = all("echo-c16", rate)
+	line("history on vs off at c=16: (on − no history) / no history, %", nil, nil, nil, nil,
+		func() []float64 {
+			v := ratio(on, nh)
+			for i := range v {
+				v[i] = (v[i] - 1) * 100
+			}
+			return v
+		}(), nil, "", "%+.1f", "|Δ| ≤ 5 %")
+	_, on, off, _ = all("echo-c16", func(w benchWindow) float64 { return float64(w.dropped) })
+	line("history records dropped during the c=16 windows", nil, on, off, nil, nil, nil, "%.0f", "", "0")
+	fmt.Fprintln(out)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
