@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
 .PHONY: all build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test fuzz \
-	test-windows dist dist-test clean
+	test-windows dist dist-test clean bench-gateway
 
 # The official TypeScript SDK client and server-everything, for the
 # gateway's independent-client tests (pinned in package-lock.json).
@@ -96,6 +96,13 @@ node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
 test: fmt-check vet node-deps frontend frontend-test
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 20m ./...
 	SWITCHBOARD_FASTPATH=0 SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 10m ./app/gateway/
+
+# The gateway benchmark of issue 18 (docs/benchmarks.md): the floor (raw
+# stdio), the gateway with its fast path on and off, and with history off,
+# interleaved, 3 repeats; prints a markdown table. Not part of `make test`.
+# SWITCHBOARD_BENCH_REPEATS and SWITCHBOARD_BENCH_WINDOW (default 2s) tune it.
+bench-gateway:
+	$(GO) test -count=1 -run '^$$' -bench '^BenchmarkGatewayTable$$' -benchtime 1x -timeout 15m ./app/gateway/
 
 # Native Go fuzzing of every parser of outside input, one target after
 # another, each for FUZZTIME with FUZZPARALLEL workers. Each target's seed
