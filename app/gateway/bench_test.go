@@ -54,15 +54,15 @@ import (
 
 // benchGatewayEnv makes this test binary a gateway process: "table" (the
 // benchmark's: four pooled processes of the echo server, four idle servers
-// beside them) or "guard" (TestEchoCallAllocations': one process, calls
-// counted by a Recorder). It prints "listening <addr>" and exits when its
-// stdin closes.
+// beside them) or "guard" (TestEchoCallAllocations': one process). It
+// prints "listening <addr>" and exits when its stdin closes.
 const benchGatewayEnv = "SWITCHBOARD_BENCH_GATEWAY"
 
-// benchHistoryEnv, set to a directory, makes a table gateway record its
-// calls into a real history store and call journal there, as the daemon
-// does; unset, it records nothing (no Recorder).
-const benchHistoryEnv = "SWITCHBOARD_BENCH_HISTORY"
+// benchRecorderEnv says what a gateway process records its calls into:
+// "history:<dir>", a real history store and call journal in dir, as the
+// daemon records; "count", a Recorder that counts them (what the gateway
+// itself spends on recording); anything else, nothing (no Recorder).
+const benchRecorderEnv = "SWITCHBOARD_BENCH_RECORDER"
 
 // fastPathEnv switches the gateway's fast path: "0" is off, unset the
 // default (on). The benchmark passes it to the gateway processes only.
@@ -114,7 +114,8 @@ func runBenchGateway(mode string) int {
 
 	opts := gateway.Options{Version: "bench", Logger: slog.New(slog.DiscardHandler)}
 	stats := benchStatsSource{}
-	if dir := os.Getenv(benchHistoryEnv); dir != "" && mode == "table" {
+	recorder := os.Getenv(benchRecorderEnv)
+	if dir, ok := strings.CutPrefix(recorder, "history:"); ok {
 		journal, _, err := history.OpenJournal(filepath.Join(dir, "journal"), opts.Logger)
 		if err != nil {
 			return fail("call journal", err)
@@ -127,7 +128,7 @@ func runBenchGateway(mode string) int {
 		defer hist.Close(ctx)
 		opts.Recorder, opts.Journal = hist, journal
 		stats.dropped = hist.Dropped
-	} else if mode == "guard" {
+	} else if recorder == "count" {
 		rec := &countingRecorder{}
 		opts.Recorder = rec
 		stats.recorded = func() uint64 { return uint64(rec.calls.Load()) }
@@ -572,10 +573,11 @@ func (r benchResults) add(row, target string, w benchWindow) {
 }
 
 const (
-	targetFloor  = "floor"
-	targetOn     = "on"
-	targetOff    = "off"
-	targetNoHist = "on-nohist"
+	targetFloor   = "floor"
+	targetOn      = "on"
+	targetOff     = "off"
+	targetCounted = "on-counted"
+	targetNoHist  = "on-nohist"
 )
 
 // BenchmarkGatewayTable measures the table of issue 18 (docs/benchmarks.md
@@ -604,14 +606,16 @@ func BenchmarkGatewayTable(b *testing.B) {
 		gw := startBenchGateway(b, client, "table", env...)
 		return &gw
 	}
-	on := start(fastPathEnv+"=", benchHistoryEnv+"="+b.TempDir())
-	off := start(fastPathEnv+"=0", benchHistoryEnv+"="+b.TempDir())
-	noHist := start(fastPathEnv+"=", benchHistoryEnv+"=")
+	on := start(fastPathEnv+"=", benchRecorderEnv+"=history:"+b.TempDir())
+	off := start(fastPathEnv+"=0", benchRecorderEnv+"=history:"+b.TempDir())
+	counted := start(fastPathEnv+"=", benchRecorderEnv+"=count")
+	noHist := start(fastPathEnv+"=", benchRecorderEnv+"=")
 	targets := map[string]benchTarget{
-		targetFloor:  {name: targetFloor, floor: floor},
-		targetOn:     {name: targetOn, gw: on},
-		targetOff:    {name: targetOff, gw: off},
-		targetNoHist: {name: targetNoHist, gw: noHist},
+		targetFloor:   {name: targetFloor, floor: floor},
+		targetOn:      {name: targetOn, gw: on},
+		targetOff:     {name: targetOff, gw: off},
+		targetCounted: {name: targetCounted, gw: counted},
+		targetNoHist:  {name: targetNoHist, gw: noHist},
 	}
 	idleRSS := processRSS(on.pid)
 
@@ -624,8 +628,8 @@ func BenchmarkGatewayTable(b *testing.B) {
 		call     benchCall
 		targets  []string
 	}{
-		{"echo-c1", 1, 1, echoCall, []string{targetFloor, targetOn, targetOff, targetNoHist}},
-		{"echo-c16", 16, 4, echoCall, []string{targetFloor, targetOn, targetOff, targetNoHist}},
+		{"echo-c1", 1, 1, echoCall, []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}},
+		{"echo-c16", 16, 4, echoCall, []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}},
 		{"big256k-c4", 4, 4, bigCall(256), []string{targetFloor, targetOn, targetOff}},
 	}
 	results := benchResults{}
@@ -664,19 +668,15 @@ func printBenchTable(out io.Writer, r benchResults, repeats int, window, took ti
 	fmt.Fprintf(out, "Load generator GOMAXPROCS=1 (raw clients, no SDK), %d CPUs, %s/%s, %s; backend: the minimal Go stdio echo server (app/gateway/bench_echo_test.go).\n",
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(out, "Machine load (uptime): %s\n", strings.TrimSpace(string(uptime)))
-	fmt.Fprintf(out, "Columns: floor = raw newline JSON-RPC on the echo server's pipes; on = gateway, fast path on (default), history recorded into SQLite; off = the same with %s=0; on, no history = fast path on, no Recorder.\n", fastPathEnv)
+	fmt.Fprintf(out, "Columns: floor = raw newline JSON-RPC on the echo server's pipes; on = gateway, fast path on (default), history recorded into SQLite "+
+		"(+ call journal) as the daemon does; off = the same with %s=0; on, calls counted = fast path on, a Recorder that only counts; "+
+		"on, no history = fast path on, no Recorder.\n", fastPathEnv)
 	fmt.Fprintf(out, "Each cell: median (every repeat).\n\n")
-	fmt.Fprintln(out, "| row | floor | on | off | on, no history | on / floor | off / floor | target |")
-	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	columns := []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}
+	fmt.Fprintln(out, "| row | floor | on | off | on, calls counted | on, no history | on / floor | off / floor | target |")
+	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-	metric := func(row, target string, f func(benchWindow) float64) []float64 {
-		var v []float64
-		for _, w := range r[row][target] {
-			v = append(v, f(w))
-		}
-		return v
-	}
 	cell := func(v []float64, format string) string {
 		if len(v) == 0 {
 			return "—"
@@ -687,66 +687,88 @@ func printBenchTable(out io.Writer, r benchResults, repeats int, window, took ti
 		}
 		return fmt.Sprintf(format, median(v)) + " (" + strings.Join(parts, " / ") + ")"
 	}
-	// ratio is the median of the per-repeat ratios of a to b.
-	ratio := func(a, b []float64) []float64 {
+	// pairwise applies f to each repeat's a and b.
+	pairwise := func(a, b []float64, f func(a, b float64) float64) []float64 {
 		var v []float64
 		for i := range min(len(a), len(b)) {
-			if b[i] != 0 {
-				v = append(v, a[i]/b[i])
+			v = append(v, f(a[i], b[i]))
+		}
+		return v
+	}
+	ratio := func(a, b float64) float64 { return a / b }
+	minus := func(a, b float64) float64 { return a - b }
+	percent := func(a, b float64) float64 { return (a/b - 1) * 100 }
+	// A line is the row's name, then a value per column (by target), then
+	// the ratios of on and off to the floor when withRatios.
+	line := func(name string, v map[string][]float64, format string, withRatios bool, target string) {
+		fmt.Fprintf(out, "| %s |", name)
+		for _, c := range columns {
+			fmt.Fprintf(out, " %s |", cell(v[c], format))
+		}
+		for _, c := range []string{targetOn, targetOff} {
+			if withRatios {
+				fmt.Fprintf(out, " %s |", cell(pairwise(v[c], v[targetFloor], ratio), "%.3f"))
+			} else {
+				fmt.Fprint(out, " — |")
 			}
 		}
-		return v
+		fmt.Fprintf(out, " %s |\n", target)
 	}
-	diff := func(a, b []float64) []float64 {
-		var v []float64
-		for i := range min(len(a), len(b)) {
-			v = append(v, a[i]-b[i])
+	// values returns a row's figures by target, one per repeat.
+	values := func(row string, f func(benchWindow) float64, targets ...string) map[string][]float64 {
+		if len(targets) == 0 {
+			targets = columns
 		}
-		return v
+		m := map[string][]float64{}
+		for _, t := range targets {
+			for _, w := range r[row][t] {
+				m[t] = append(m[t], f(w))
+			}
+		}
+		return m
 	}
-	line := func(name string, floor, on, off, noHist, onRatio, offRatio []float64, format, ratioFormat, target string) {
-		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, cell(floor, format), cell(on, format), cell(off, format),
-			cell(noHist, format), cell(onRatio, ratioFormat), cell(offRatio, ratioFormat), target)
+	// overFloor returns v with each gateway's figures less the floor's.
+	overFloor := func(v map[string][]float64) map[string][]float64 {
+		m := map[string][]float64{}
+		for t, x := range v {
+			if t != targetFloor {
+				m[t] = pairwise(x, v[targetFloor], minus)
+			}
+		}
+		return m
 	}
-	all := func(row string, f func(benchWindow) float64) (fl, on, off, nh []float64) {
-		return metric(row, targetFloor, f), metric(row, targetOn, f), metric(row, targetOff, f), metric(row, targetNoHist, f)
-	}
+	gateways := []string{targetOn, targetOff, targetCounted, targetNoHist}
 	rate := func(w benchWindow) float64 { return w.rate() }
 	p50 := func(w benchWindow) float64 { return us(w.p50) }
 	p95 := func(w benchWindow) float64 { return us(w.p95) }
-	perCall := func(w benchWindow) float64 { return us(w.cpu) / float64(w.calls) }
+	cpuPerCall := func(w benchWindow) float64 { return us(w.cpu) / float64(w.calls) }
 	kibPerCall := func(w benchWindow) float64 { return float64(w.alloc) / 1024 / float64(w.calls) }
 
-	fl, on, off, nh := all("echo-c1", p50)
-	line("echo c=1, 1 session: p50 µs", fl, on, off, nh, nil, nil, "%.0f", "", "")
-	line("echo c=1: added p50 µs over the floor", nil, diff(on, fl), diff(off, fl), diff(nh, fl), nil, nil, "%.0f", "", "on ≤ 200")
-	fl, on, off, nh = all("echo-c1", p95)
-	line("echo c=1: p95 µs", fl, on, off, nh, nil, nil, "%.0f", "", "")
-	fl, on, off, nh = all("echo-c1", rate)
-	line("echo c=1: calls/s", fl, on, off, nh, ratio(on, fl), ratio(off, fl), "%.0f", "%.3f", "")
-	fl, on, off, nh = all("echo-c16", rate)
-	line("echo c=16, 4 sessions, 4 pooled processes: calls/s", fl, on, off, nh, ratio(on, fl), ratio(off, fl), "%.0f", "%.3f", "on / floor ≥ 0.25")
-	fl, on, off, _ = all("big256k-c4", rate)
-	line("256 KiB results, c=4: calls/s", fl, on, off, nil, ratio(on, fl), ratio(off, fl), "%.0f", "%.3f", "on / floor ≥ 0.10")
-	_, on, off, _ = all("setup", p50)
-	line("session setup p50 µs (initialize + initialized + tools/list)", nil, on, off, nil, nil, nil, "%.0f", "", "on ≤ 600")
-	fl, on, off, nh = all("echo-c1", perCall)
-	line("CPU µs per echo call, c=1 (gateway process only; floor: the echo server)", fl, on, off, nh, nil, nil, "%.0f", "", "on ≤ 250")
-	_, on, off, nh = all("echo-c1", kibPerCall)
-	line("allocated KiB per echo call, c=1 (gateway process)", nil, on, off, nh, nil, nil, "%.1f", "", "on ≤ 16")
-	_, on, off, nh = all("echo-c16", kibPerCall)
-	line("allocated KiB per echo call, c=16 (gateway process)", nil, on, off, nh, nil, nil, "%.1f", "", "")
-	_, on, off, nh = all("echo-c16", func(w benchWindow) float64 { return w.rss })
-	line(fmt.Sprintf("gateway RSS MiB, peak under the c=16 load (children excluded; %.1f idle)", idleRSS), nil, on, off, nh, nil, nil, "%.1f", "", "on ≤ 40")
-	_, on, _, nh = all("echo-c16", rate)
-	historyDelta := ratio(on, nh)
-	for i := range historyDelta {
-		historyDelta[i] = (historyDelta[i] - 1) * 100
-	}
-	line("history on vs off at c=16: calls/s of on against on, no history, % difference", nil, historyDelta, nil, nil, nil, nil,
-		"%+.1f", "", "|Δ| ≤ 5 %")
-	_, on, off, _ = all("echo-c16", func(w benchWindow) float64 { return float64(w.dropped) })
-	line("history records dropped during the c=16 windows", nil, on, off, nil, nil, nil, "%.0f", "", "0")
+	line("echo c=1, 1 session: p50 µs", values("echo-c1", p50), "%.0f", false, "")
+	line("echo c=1: added p50 µs over the floor", overFloor(values("echo-c1", p50)), "%.0f", false, "on ≤ 200")
+	line("echo c=1: p95 µs", values("echo-c1", p95), "%.0f", false, "")
+	line("echo c=1: calls/s", values("echo-c1", rate), "%.0f", true, "")
+	line("echo c=16, 4 sessions, 4 pooled processes: calls/s", values("echo-c16", rate), "%.0f", true, "on / floor ≥ 0.25")
+	line("256 KiB results, c=4: calls/s", values("big256k-c4", rate), "%.0f", true, "on / floor ≥ 0.10")
+	line("session setup p50 µs (initialize + initialized + tools/list)", values("setup", p50), "%.0f", false, "on ≤ 600")
+	line("CPU µs per echo call, c=1 (gateway process only; floor: the echo server)", values("echo-c1", cpuPerCall), "%.0f", false, "on ≤ 250")
+	line("CPU µs per echo call, c=16 (gateway process only; floor: the echo servers)", values("echo-c16", cpuPerCall), "%.0f", false, "")
+	line("allocated KiB per echo call, c=1 (gateway process)", values("echo-c1", kibPerCall, gateways...), "%.1f", false, "on ≤ 16")
+	line("allocated KiB per echo call, c=16 (gateway process)", values("echo-c16", kibPerCall, gateways...), "%.1f", false, "")
+	line(fmt.Sprintf("gateway RSS MiB, peak under the c=16 load (children excluded; on: %.1f idle)", idleRSS),
+		values("echo-c16", func(w benchWindow) float64 { return w.rss }, gateways...), "%.1f", false, "on ≤ 40")
+	c16 := values("echo-c16", rate, targetOn, targetCounted, targetNoHist)
+	line("history at c=16: calls/s against on, no history, % difference", map[string][]float64{
+		targetOn:      pairwise(c16[targetOn], c16[targetNoHist], percent),
+		targetCounted: pairwise(c16[targetCounted], c16[targetNoHist], percent),
+	}, "%+.1f", false, "on: within ±5 %")
+	c16 = values("echo-c16", cpuPerCall, targetOn, targetCounted, targetNoHist)
+	line("history at c=16: CPU µs per call over on, no history", map[string][]float64{
+		targetOn:      pairwise(c16[targetOn], c16[targetNoHist], minus),
+		targetCounted: pairwise(c16[targetCounted], c16[targetNoHist], minus),
+	}, "%+.0f", false, "")
+	line("history records dropped during the c=16 windows", values("echo-c16", func(w benchWindow) float64 { return float64(w.dropped) }, targetOn, targetOff),
+		"%.0f", false, "0")
 	fmt.Fprintln(out)
 }
 
