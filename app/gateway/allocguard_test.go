@@ -47,6 +47,7 @@ func TestEchoCallAllocations(t *testing.T) {
 	}
 	defer s.close()
 	var buf []byte
+	echo := echoCall()
 	id := int64(10)
 	calls := func(n int) {
 		t.Helper()
@@ -54,10 +55,10 @@ func TestEchoCallAllocations(t *testing.T) {
 			id++
 			var result []byte
 			var err error
-			if buf, result, err = s.request(buf, &scratch, id, "tools/call", echoCall.params); err != nil {
+			if buf, result, err = s.request(buf, &scratch, id, "tools/call", echo.params); err != nil {
 				t.Fatal(err)
 			}
-			if err := echoCall.check(result); err != nil {
+			if err := echo.check(result); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -30,14 +30,16 @@ type benchCall struct {
 	check  func(result []byte) error
 }
 
-var echoCall = benchCall{
-	params: `{"name":"echo","arguments":{"text":"` + benchEchoText + `"}}`,
-	check: func(result []byte) error {
-		if !bytes.Contains(result, []byte(`"text":"`+benchEchoText+`"`)) {
-			return fmt.Errorf("echo result without its text: %.200s", result)
-		}
-		return checkNotToolError(result)
-	},
+func echoCall() benchCall {
+	return benchCall{
+		params: `{"name":"echo","arguments":{"text":"` + benchEchoText + `"}}`,
+		check: func(result []byte) error {
+			if !bytes.Contains(result, []byte(`"text":"`+benchEchoText+`"`)) {
+				return fmt.Errorf("echo result without its text: %.200s", result)
+			}
+			return checkNotToolError(result)
+		},
+	}
 }
 
 func bigCall(kb int) benchCall {

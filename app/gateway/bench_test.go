@@ -628,8 +628,8 @@ func BenchmarkGatewayTable(b *testing.B) {
 		call     benchCall
 		targets  []string
 	}{
-		{"echo-c1", 1, 1, echoCall, []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}},
-		{"echo-c16", 16, 4, echoCall, []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}},
+		{"echo-c1", 1, 1, echoCall(), []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}},
+		{"echo-c16", 16, 4, echoCall(), []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}},
 		{"big256k-c4", 4, 4, bigCall(256), []string{targetFloor, targetOn, targetOff}},
 	}
 	results := benchResults{}
