@@ -54,8 +54,9 @@ import (
 
 // benchGatewayEnv makes this test binary a gateway process: "table" (the
 // benchmark's: four pooled processes of the echo server, four idle servers
-// beside them) or "guard" (TestEchoCallAllocations': one process). It
-// prints "listening <addr>" and exits when its stdin closes.
+// beside them) or "guard" (TestEchoCallAllocations': one process); or,
+// "http-echo", the HTTP echo server (runBenchHTTPEcho). It prints
+// "listening <addr>" and exits when its stdin closes.
 const benchGatewayEnv = "SWITCHBOARD_BENCH_GATEWAY"
 
 // benchRecorderEnv says what a gateway process records its calls into:
@@ -95,7 +96,11 @@ func runBenchGatewayIfRequested() {
 	if os.Getenv(benchEchoEnv) != "" { // before the gateway: its children inherit its env
 		runBenchEcho()
 	}
-	if mode := os.Getenv(benchGatewayEnv); mode != "" {
+	switch mode := os.Getenv(benchGatewayEnv); mode {
+	case "":
+	case "http-echo":
+		os.Exit(runBenchHTTPEcho())
+	default:
 		os.Exit(runBenchGateway(mode))
 	}
 }
@@ -573,11 +578,12 @@ func (r benchResults) add(row, target string, w benchWindow) {
 }
 
 const (
-	targetFloor   = "floor"
-	targetOn      = "on"
-	targetOff     = "off"
-	targetCounted = "on-counted"
-	targetNoHist  = "on-nohist"
+	targetFloor    = "floor"
+	targetHTTPEcho = "http-echo"
+	targetOn       = "on"
+	targetOff      = "off"
+	targetCounted  = "on-counted"
+	targetNoHist   = "on-nohist"
 )
 
 // BenchmarkGatewayTable measures the table of issue 18 (docs/benchmarks.md
@@ -610,12 +616,15 @@ func BenchmarkGatewayTable(b *testing.B) {
 	off := start(fastPathEnv+"=0", benchRecorderEnv+"=history:"+b.TempDir())
 	counted := start(fastPathEnv+"=", benchRecorderEnv+"=count")
 	noHist := start(fastPathEnv+"=", benchRecorderEnv+"=")
+	httpEcho := &benchGateway{}
+	*httpEcho = startBenchGateway(b, client, "http-echo")
 	targets := map[string]benchTarget{
-		targetFloor:   {name: targetFloor, floor: floor},
-		targetOn:      {name: targetOn, gw: on},
-		targetOff:     {name: targetOff, gw: off},
-		targetCounted: {name: targetCounted, gw: counted},
-		targetNoHist:  {name: targetNoHist, gw: noHist},
+		targetFloor:    {name: targetFloor, floor: floor},
+		targetHTTPEcho: {name: targetHTTPEcho, gw: httpEcho},
+		targetOn:       {name: targetOn, gw: on},
+		targetOff:      {name: targetOff, gw: off},
+		targetCounted:  {name: targetCounted, gw: counted},
+		targetNoHist:   {name: targetNoHist, gw: noHist},
 	}
 	idleRSS := processRSS(on.pid)
 
@@ -628,9 +637,9 @@ func BenchmarkGatewayTable(b *testing.B) {
 		call     benchCall
 		targets  []string
 	}{
-		{"echo-c1", 1, 1, echoCall(), []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}},
-		{"echo-c16", 16, 4, echoCall(), []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}},
-		{"big256k-c4", 4, 4, bigCall(256), []string{targetFloor, targetOn, targetOff}},
+		{"echo-c1", 1, 1, echoCall(), []string{targetFloor, targetHTTPEcho, targetOn, targetOff, targetCounted, targetNoHist}},
+		{"echo-c16", 16, 4, echoCall(), []string{targetFloor, targetHTTPEcho, targetOn, targetOff, targetCounted, targetNoHist}},
+		{"big256k-c4", 4, 4, bigCall(256), []string{targetFloor, targetHTTPEcho, targetOn, targetOff}},
 	}
 	results := benchResults{}
 	began := time.Now()
@@ -668,13 +677,13 @@ func printBenchTable(out io.Writer, r benchResults, repeats int, window, took ti
 	fmt.Fprintf(out, "Load generator GOMAXPROCS=1 (raw clients, no SDK), %d CPUs, %s/%s, %s; backend: the minimal Go stdio echo server (app/gateway/bench_echo_test.go).\n",
 		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(out, "Machine load (uptime): %s\n", strings.TrimSpace(string(uptime)))
-	fmt.Fprintf(out, "Columns: floor = raw newline JSON-RPC on the echo server's pipes; on = gateway, fast path on (default), history recorded into SQLite "+
+	fmt.Fprintf(out, "Columns: floor = raw newline JSON-RPC on the echo server's pipes; HTTP echo = the same replies served over HTTP by a bare net/http server, no gateway; on = gateway, fast path on (default), history recorded into SQLite "+
 		"(+ call journal) as the daemon does; off = the same with %s=0; on, calls counted = fast path on, a Recorder that only counts; "+
 		"on, no history = fast path on, no Recorder.\n", fastPathEnv)
 	fmt.Fprintf(out, "Each cell: median (every repeat).\n\n")
-	columns := []string{targetFloor, targetOn, targetOff, targetCounted, targetNoHist}
-	fmt.Fprintln(out, "| row | floor | on | off | on, calls counted | on, no history | on / floor | off / floor | target |")
-	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	columns := []string{targetFloor, targetHTTPEcho, targetOn, targetOff, targetCounted, targetNoHist}
+	fmt.Fprintln(out, "| row | floor | HTTP echo | on | off | on, calls counted | on, no history | on / floor | off / floor | on / HTTP echo | target |")
+	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	cell := func(v []float64, format string) string {
@@ -705,9 +714,9 @@ func printBenchTable(out io.Writer, r benchResults, repeats int, window, took ti
 		for _, c := range columns {
 			fmt.Fprintf(out, " %s |", cell(v[c], format))
 		}
-		for _, c := range []string{targetOn, targetOff} {
+		for _, c := range [][2]string{{targetOn, targetFloor}, {targetOff, targetFloor}, {targetOn, targetHTTPEcho}} {
 			if withRatios {
-				fmt.Fprintf(out, " %s |", cell(pairwise(v[c], v[targetFloor], ratio), "%.3f"))
+				fmt.Fprintf(out, " %s |", cell(pairwise(v[c[0]], v[c[1]], ratio), "%.3f"))
 			} else {
 				fmt.Fprint(out, " — |")
 			}
@@ -727,7 +736,7 @@ func printBenchTable(out io.Writer, r benchResults, repeats int, window, took ti
 		}
 		return m
 	}
-	// overFloor returns v with each gateway's figures less the floor's.
+	// overFloor returns v with each server's figures less the floor's.
 	overFloor := func(v map[string][]float64) map[string][]float64 {
 		m := map[string][]float64{}
 		for t, x := range v {
@@ -737,7 +746,7 @@ func printBenchTable(out io.Writer, r benchResults, repeats int, window, took ti
 		}
 		return m
 	}
-	gateways := []string{targetOn, targetOff, targetCounted, targetNoHist}
+	gateways := []string{targetHTTPEcho, targetOn, targetOff, targetCounted, targetNoHist} // the processes with /bench/stats
 	rate := func(w benchWindow) float64 { return w.rate() }
 	p50 := func(w benchWindow) float64 { return us(w.p50) }
 	p95 := func(w benchWindow) float64 { return us(w.p95) }
@@ -751,11 +760,12 @@ func printBenchTable(out io.Writer, r benchResults, repeats int, window, took ti
 	line("echo c=16, 4 sessions, 4 pooled processes: calls/s", values("echo-c16", rate), "%.0f", true, "on / floor ≥ 0.25")
 	line("256 KiB results, c=4: calls/s", values("big256k-c4", rate), "%.0f", true, "on / floor ≥ 0.10")
 	line("session setup p50 µs (initialize + initialized + tools/list)", values("setup", p50), "%.0f", false, "on ≤ 600")
-	line("CPU µs per echo call, c=1 (gateway process only; floor: the echo server)", values("echo-c1", cpuPerCall), "%.0f", false, "on ≤ 250")
-	line("CPU µs per echo call, c=16 (gateway process only; floor: the echo servers)", values("echo-c16", cpuPerCall), "%.0f", false, "")
-	line("allocated KiB per echo call, c=1 (gateway process)", values("echo-c1", kibPerCall, gateways...), "%.1f", false, "on ≤ 16")
-	line("allocated KiB per echo call, c=16 (gateway process)", values("echo-c16", kibPerCall, gateways...), "%.1f", false, "")
-	line(fmt.Sprintf("gateway RSS MiB, peak under the c=16 load (children excluded; on: %.1f idle)", idleRSS),
+	line("CPU µs per echo call, c=1 (the process called, not its children; floor: the echo server)", values("echo-c1", cpuPerCall), "%.0f", false, "on ≤ 250")
+	line("CPU µs per echo call, c=16 (the same)", values("echo-c16", cpuPerCall), "%.0f", false, "")
+	line("CPU µs per 256 KiB call, c=4 (the same)", values("big256k-c4", cpuPerCall), "%.0f", false, "")
+	line("allocated KiB per echo call, c=1 (in the process called)", values("echo-c1", kibPerCall, gateways...), "%.1f", false, "on ≤ 16")
+	line("allocated KiB per echo call, c=16 (in the process called)", values("echo-c16", kibPerCall, gateways...), "%.1f", false, "")
+	line(fmt.Sprintf("RSS MiB, peak under the c=16 load (children excluded; on: %.1f idle)", idleRSS),
 		values("echo-c16", func(w benchWindow) float64 { return w.rss }, gateways...), "%.1f", false, "on ≤ 40")
 	c16 := values("echo-c16", rate, targetOn, targetCounted, targetNoHist)
 	line("history at c=16: calls/s against on, no history, % difference", map[string][]float64{
