@@ -577,6 +577,10 @@ func (r benchResults) add(row, target string, w benchWindow) {
 	r[row][target] = append(r[row][target], w)
 }
 
+// historyPairs is how many pairs of short windows, history on then off
+// (or off then on), each repeat measures at c=16.
+const historyPairs = 6
+
 const (
 	targetFloor    = "floor"
 	targetHTTPEcho = "http-echo"
@@ -664,6 +668,21 @@ func BenchmarkGatewayTable(b *testing.B) {
 			slices.Sort(lat)
 			w.p50 = lat[len(lat)/2] // the setups of the warm-up and the window: both are warm
 			results.add("setup", name, w)
+		}
+		// History on against off in short windows, alternately: calls/s
+		// swing with the machine's load, which changes less between
+		// neighbouring windows than over a whole repeat.
+		for k := range historyPairs {
+			pair := []string{targetOn, targetNoHist}
+			if k%2 == 1 {
+				slices.Reverse(pair)
+			}
+			for _, name := range pair {
+				t := targets[name]
+				workers, done := callWorkers(b, client, t, 16, 4, echoCall())
+				results.add("history-pairs", name, measure(b, client, t, workers, window/4))
+				done()
+			}
 		}
 	}
 	printBenchTable(os.Stdout, results, repeats, window, time.Since(began), idleRSS)
@@ -773,6 +792,15 @@ func printBenchTable(out io.Writer, r benchResults, repeats int, window, took ti
 		targetCounted: pairwise(c16[targetCounted], c16[targetNoHist], percent),
 	}, "%+.1f", false, "on: within ±5 %")
 	c16 = values("echo-c16", cpuPerCall, targetOn, targetCounted, targetNoHist)
+	// Each repeat's median of its pairs' differences.
+	pairs := values("history-pairs", rate, targetOn, targetNoHist)
+	var pairDelta []float64
+	for rep := range len(pairs[targetOn]) / historyPairs {
+		from, to := rep*historyPairs, (rep+1)*historyPairs
+		pairDelta = append(pairDelta, median(pairwise(pairs[targetOn][from:to], pairs[targetNoHist][from:to], percent)))
+	}
+	line(fmt.Sprintf("history at c=16, %d pairs of %v windows a repeat: calls/s against on, no history, %% difference (each repeat's median)", historyPairs, window/4),
+		map[string][]float64{targetOn: pairDelta}, "%+.1f", false, "on: within ±5 %")
 	line("history at c=16: CPU µs per call over on, no history", map[string][]float64{
 		targetOn:      pairwise(c16[targetOn], c16[targetNoHist], minus),
 		targetCounted: pairwise(c16[targetCounted], c16[targetNoHist], minus),
