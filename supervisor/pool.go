@@ -290,11 +290,15 @@ func (p *Pool) await(ctx context.Context, ch <-chan error) error {
 }
 
 // Stop stops every process and keeps the pool down until Start. It returns
-// when the processes have exited.
+// when the processes have exited. A pool the user stopped is stopped, not
+// failed: its last error and failing state are let go (the lifecycle
+// history keeps them).
 func (p *Pool) Stop(ctx context.Context) error {
 	stopped := make(chan struct{})
 	if !p.do(func() {
 		p.wanted, p.keepOne, p.retry = false, false, false
+		p.lastErr = nil
+		p.clearFailing()
 		p.stoppedWait = append(p.stoppedWait, stopped)
 	}) {
 		return nil

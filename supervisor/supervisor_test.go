@@ -228,6 +228,15 @@ func TestCrashLoopMakesServerFailing(t *testing.T) {
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "exit status 3") {
 		t.Fatalf("Start of a server that cannot start: %v", err)
 	}
+
+	// Stopped by hand, it is stopped, not failed: the pages and the tray
+	// show a failure only when nobody stopped the server since.
+	if err := s.Stop(t.Context(), "loop"); err != nil {
+		t.Fatal(err)
+	}
+	if st := status(t, s, "loop"); st.State != supervisor.StateStopped || st.LastError != "" {
+		t.Errorf("after Stop: state %s, last error %q; want stopped with no error", st.State, st.LastError)
+	}
 }
 
 func TestStopKillsGrandchildren(t *testing.T) {
