@@ -173,7 +173,8 @@ func (s *Server) journal(server, kind, message string) {
 }
 
 // Tools is what the API needs to show each server's tools;
-// *gateway.Gateway implements it.
+// *gateway.Gateway implements it. Tools returns nil for a server not
+// listed yet, a list (maybe empty) once listed.
 type Tools interface {
 	Tools(server string) []gateway.ToolInfo
 }

@@ -67,9 +67,11 @@ func (s *Server) listServers(r *http.Request) ([]wire.ServerView, error) {
 func (s *Server) withTools(v wire.ServerView) wire.ServerView {
 	v.Tools = []wire.ToolInfo{}
 	if s.tools != nil {
-		for _, t := range s.tools.Tools(v.Name) {
+		tools := s.tools.Tools(v.Name)
+		for _, t := range tools {
 			v.Tools = append(v.Tools, wire.ToolInfo(t))
 		}
+		v.Listed = tools != nil // nil before the first listing
 	}
 	return v
 }

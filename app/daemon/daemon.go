@@ -226,7 +226,8 @@ func Run(ctx context.Context, opts Options) error {
 	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
 		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
-		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index}})
+		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index},
+		Listed: func(server string) { publish(log, bus, events.TypeTools, events.Tools{Server: server}) }})
 	approved.show = gw.Recheck
 	// Server logs, lifecycle events and resource samples go to the history
 	// and to the live feed.

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
@@ -46,6 +47,12 @@ type callFeed struct {
 func (f callFeed) CallStarted(c record.Call) {
 	publish(f.log, f.bus, events.TypeCallStart, events.CallStart{Start: c.Start.UTC(), Server: c.Server, Endpoint: c.Endpoint,
 		Method: c.Method, Name: c.Name, ClientLabel: c.ClientLabel, ClientName: c.ClientName, Session: c.Session})
+}
+
+// CallProgress implements gateway.CallWatcher.
+func (f callFeed) CallProgress(c record.Call, p gateway.CallProgress) {
+	publish(f.log, f.bus, events.TypeCallProgress, events.CallProgress{Start: c.Start.UTC(), Server: c.Server, Name: c.Name,
+		Session: c.Session, Progress: p.Progress, Total: p.Total, Message: f.RedactText(p.Message)})
 }
 
 // droppedFeed publishes the history's dropped-records count when it has

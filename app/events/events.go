@@ -30,6 +30,11 @@ const (
 	TypeConfig    = "config"   // the server list or a server's settings changed
 	TypeDropped   = "dropped"  // history records were dropped (Dropped)
 	TypeApproval  = "approval" // a tool was held until approved, or approved (Approval)
+
+	// TypeCallProgress: a call on its way reported progress (CallProgress).
+	TypeCallProgress = "call-progress"
+	// TypeTools: a server's tools were listed (Tools), the first time or again.
+	TypeTools = "tools"
 )
 
 // An Event is one entry of the feed. Data is JSON, encoded once when the
@@ -70,6 +75,24 @@ type CallStart struct {
 	ClientLabel string    `json:"clientLabel"`
 	ClientName  string    `json:"clientName"`
 	Session     string    `json:"session"`
+}
+
+// CallProgress is the data of a TypeCallProgress event: a progress
+// notification of a call on its way, named as its CallStart is (server,
+// name, start).
+type CallProgress struct {
+	Start    time.Time `json:"start"`
+	Server   string    `json:"server"`
+	Name     string    `json:"name"`
+	Session  string    `json:"session"`
+	Progress float64   `json:"progress"`
+	Total    float64   `json:"total,omitempty"` // 0: unknown
+	Message  string    `json:"message,omitempty"`
+}
+
+// Tools is the data of a TypeTools event.
+type Tools struct {
+	Server string `json:"server"`
 }
 
 // Dropped is the data of a TypeDropped event: the total number of history

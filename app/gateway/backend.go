@@ -147,6 +147,8 @@ func (b *backend) list(ctx context.Context) {
 		b.fresh.Store(false)
 		b.g.log.Warn("cannot list the server's tools; retrying when it is ready",
 			"server", b.config().Name, "err", err)
+	} else if listed := b.g.opts.Listed; listed != nil {
+		listed(b.config().Name)
 	}
 	b.triedOnce.Do(func() { close(b.tried) })
 }

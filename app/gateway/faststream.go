@@ -168,6 +168,9 @@ func marshalNoEscape(v any) ([]byte, error) {
 // deliverProgress passes a progress notification on to the caller: on the
 // fast path's stream for a fast call, else through the go-sdk.
 func (g *Gateway) deliverProgress(r *progressRoute, p mcp.ProgressNotificationParams) {
+	if r.watch != nil {
+		r.watch(p) // the CallWatcher's, whichever path the call took
+	}
 	s := fastStreamFrom(r.ctx)
 	if s == nil {
 		r.deliver(p)

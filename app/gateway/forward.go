@@ -50,7 +50,7 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, t
 	if token != nil && params != nil {
 		gt := "sb-" + strconv.FormatUint(g.nextToken.Add(1), 36)
 		route = &progressRoute{ctx: ctx, session: ss, token: token, timer: timer, timeout: timeout,
-			delivered: make(chan struct{}, 1)}
+			delivered: make(chan struct{}, 1), watch: g.progressWatch(rec)}
 		g.progress.Store(gt, route)
 		defer g.progress.Delete(gt)
 		params.SetProgressToken(gt)

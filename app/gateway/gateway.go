@@ -211,6 +211,10 @@ type Options struct {
 	// ToolIndex is searched by search_tools and fed with what the
 	// aggregated endpoints offer; nil leaves search_tools nothing to search.
 	ToolIndex ToolIndex
+	// Listed, if set, hears each time a server's lists were fetched (its
+	// first listing, or a relist): the Tools it tells have changed. It
+	// must not block.
+	Listed func(server string)
 }
 
 // A Gateway serves the MCP endpoints. Create it with New, give it the

@@ -33,9 +33,28 @@ func TestMain(m *testing.M) {
 }
 
 type recorder struct {
-	mu      sync.Mutex
-	calls   []record.Call
-	started []record.Call
+	mu       sync.Mutex
+	calls    []record.Call
+	started  []record.Call
+	progress []watchedProgress
+}
+
+type watchedProgress struct {
+	call record.Call
+	gateway.CallProgress
+}
+
+// CallProgress makes the test recorder a gateway.CallWatcher.
+func (r *recorder) CallProgress(c record.Call, p gateway.CallProgress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.progress = append(r.progress, watchedProgress{c, p})
+}
+
+func (r *recorder) allProgress() []watchedProgress {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.progress)
 }
 
 // CallStarted makes the test recorder a gateway.CallWatcher.

@@ -27,6 +27,8 @@ type progressRoute struct {
 	delivered chan struct{} // signalled after each notification passed on
 	count     atomic.Int64  // notifications passed on
 	seen      atomic.Int64  // notifications read off a counting transport
+
+	watch func(mcp.ProgressNotificationParams) // tells the CallWatcher; nil if none
 }
 
 // The go-sdk client hands a server's notifications to a handler goroutine

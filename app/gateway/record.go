@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -22,10 +23,25 @@ type Recorder interface {
 
 // A CallWatcher is a Recorder that also wants to know of a call while it
 // runs: CallStarted gets it once the server it goes to is known (its
-// outcome, duration and response are not set yet), RecordCall when it ends.
+// outcome, duration and response are not set yet), CallProgress the
+// server's progress notifications for it (when its client asked for
+// progress; at most one every progressWatchEvery), RecordCall when it
+// ends. Neither may block.
 type CallWatcher interface {
 	CallStarted(record.Call)
+	CallProgress(record.Call, CallProgress)
 }
+
+// CallProgress is one progress notification of a call in flight.
+type CallProgress struct {
+	Progress float64
+	Total    float64 // 0 when the server does not know
+	Message  string
+}
+
+// progressWatchEvery bounds how often a call's progress reaches the
+// CallWatcher: a server may notify far more often than a page can show.
+const progressWatchEvery = 100 * time.Millisecond
 
 // A CallJournal notes a call when it starts and returns its id (0 if it
 // could not), which the call carries to the Recorder. It must be quick:
@@ -61,6 +77,28 @@ func (g *Gateway) routed(rec *callRecord, server string) {
 		started := rec.call
 		started.Arguments = nil // the live feed carries no arguments
 		w.CallStarted(started)
+	}
+}
+
+// progressWatch returns what passes a recorded call's progress on to a
+// CallWatcher, or nil when there is none; it is made once the call is
+// routed (see routed).
+func (g *Gateway) progressWatch(rec *callRecord) func(mcp.ProgressNotificationParams) {
+	w, ok := g.opts.Recorder.(CallWatcher)
+	if !ok || rec == nil {
+		return nil
+	}
+	started := rec.call
+	started.Arguments = nil
+	var last atomic.Int64 // unix nanos of the last notification passed on
+	return func(p mcp.ProgressNotificationParams) {
+		now := time.Now().UnixNano()
+		prev := last.Load()
+		final := p.Total > 0 && p.Progress >= p.Total
+		if !final && now-prev < int64(progressWatchEvery) || !last.CompareAndSwap(prev, now) {
+			return
+		}
+		w.CallProgress(started, CallProgress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 	}
 }
 

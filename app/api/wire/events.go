@@ -17,6 +17,12 @@ const (
 	TypeConfig    = "config"     // the server list or a server's settings changed
 	TypeDropped   = "dropped"    // history records were dropped (DroppedEvent)
 	TypeApproval  = "approval"   // a tool was held until approved, or approved (ApprovalEvent)
+
+	// TypeCallProgress: a call on its way reported progress (CallProgressEvent).
+	TypeCallProgress = "call-progress"
+	// TypeTools: a server's tools were listed, the first time or again (ToolsEvent).
+	TypeTools = "tools"
+
 	// TypeReset is sent first when the events after the client's
 	// Last-Event-ID are no longer kept: it must refetch its snapshots. It
 	// has no id and its data is {}.
@@ -61,6 +67,25 @@ type CallStartEvent struct {
 	ClientLabel string    `json:"clientLabel"`
 	ClientName  string    `json:"clientName"`
 	Session     string    `json:"session"`
+}
+
+// CallProgressEvent is the data of a TypeCallProgress event: a progress
+// notification of a call on its way (sent when its client asked for
+// progress), named as its CallStartEvent is (server, name, start).
+type CallProgressEvent struct {
+	Start    time.Time `json:"start"`
+	Server   string    `json:"server"`
+	Name     string    `json:"name"`
+	Session  string    `json:"session"`
+	Progress float64   `json:"progress"`
+	Total    float64   `json:"total,omitempty"` // 0: unknown
+	Message  string    `json:"message,omitempty"`
+}
+
+// ToolsEvent is the data of a TypeTools event: the server's view has its
+// newly listed tools.
+type ToolsEvent struct {
+	Server string `json:"server"`
 }
 
 // StateEvent is the data of a TypeState event: something that happened to

@@ -84,6 +84,11 @@ type ServerView struct {
 	// Tools are what the server listed last, disabled ones marked; empty
 	// before the first listing.
 	Tools []ToolInfo `json:"tools"`
+	// Listed says Tools come from a listing (of this run, or kept from an
+	// earlier one); false before the server's first, when an empty Tools
+	// means "not known yet", not "none". A TypeTools event says when a
+	// listing arrives.
+	Listed bool `json:"listed"`
 }
 
 // ProcessStatus is one OS process of a server.
