@@ -57,6 +57,9 @@ export class ServersStore {
       stream.on('state', (d) => this.applyState(d));
       stream.on('sample', (d) => this.applySample(d));
       stream.on('call', (d) => this.callBatch.push(d));
+      // A server's tools were listed (the first time just after an install
+      // or an add): its view has them now.
+      stream.on('tools', (d: { server?: string }) => d?.server && void this.refreshOne(d.server));
       stream.on('config', () => void this.refresh());
       stream.on('reset', () => void this.refresh());
     }
@@ -153,8 +156,10 @@ export class ServersStore {
     );
     // Process-level events change the process list, which only the
     // snapshot has: refetch that one server. A server the list does not
-    // have yet (just added; the list is on its way) is fetched too.
-    if (!known || ev.kind !== 'state') void this.refreshOne(ev.server);
+    // have yet (just added; the list is on its way) is fetched too, and
+    // one that went down: stopped by the user it has no last error any
+    // more (it is Stopped, not Failed), which only the snapshot tells.
+    if (!known || ev.kind !== 'state' || ev.state === 'stopped') void this.refreshOne(ev.server);
   }
 
   applySample(ev: SampleEvent): void {

@@ -104,6 +104,8 @@ export interface ServerView {
   recentLogs: LogLine[];
   /** Not in the API yet: the tools the server listed (disabled ones included). */
   tools?: ToolInfo[];
+  /** The tools come from a listing; false (or absent) before the first: an empty list then means "not known yet". */
+  listed?: boolean;
 }
 
 export interface Call {

@@ -39,6 +39,28 @@ function setup(routes: Record<string, unknown> = {}) {
 }
 
 describe('ServersStore', () => {
+  it('fetches a server again when its tools were listed, and when it went down (stopped by the user: no last error)', async () => {
+    let listed = false;
+    let lastError: string | undefined = 'crashed';
+    const { store, es, api } = setup({
+      '/api/v1/servers': () => [view('alpha', 'running', { listed, tools: [] }), view('beta', 'failing', { lastError })],
+      '/api/v1/servers/alpha': () => view('alpha', 'running', { listed, tools: listed ? [{ name: 'echo' }] : [] }),
+      '/api/v1/servers/beta': () => view('beta', 'stopped', { lastError }),
+    });
+    await store.refresh();
+    expect(get(store.servers)[0].listed).toBe(false);
+    listed = true;
+    es().emit('tools', { server: 'alpha' }, 1);
+    await flush();
+    expect(api.calls).toContain('/api/v1/servers/alpha');
+    expect(get(store.servers)[0]).toMatchObject({ listed: true, tools: [{ name: 'echo' }] });
+    lastError = undefined;
+    es().emit('state', { server: 'beta', kind: 'state', state: 'stopped' }, 2);
+    await flush();
+    expect(get(store.servers)[1]).toMatchObject({ state: 'stopped' });
+    expect(get(store.servers)[1].lastError).toBeUndefined();
+  });
+
   it('loads the servers and the call stats of the last 15 minutes', async () => {
     const { store, api } = setup();
     await store.refresh();
