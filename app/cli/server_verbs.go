@@ -77,7 +77,7 @@ func printServers(w io.Writer, list []wire.ServerView) {
 		if s.Usage != nil {
 			cpu, rss = fmt.Sprintf("%.1f%%", s.Usage.CPUPercent), formatBytes(s.Usage.RSSBytes)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Mode,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.ShownState(), s.Mode,
 			orDash(strings.Join(pids, ",")), cpu, rss, s.Restarts, orDash(truncate(s.LastError, 80)))
 	}
 	tw.Flush()
@@ -93,7 +93,7 @@ func actionVerb(name, summary string, act func(*client.Client, context.Context, 
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%s: %s\n", v.Name, v.State)
+			fmt.Fprintf(e.stdout, "%s: %s\n", v.Name, v.ShownState())
 			return nil
 		}),
 	}

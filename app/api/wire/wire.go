@@ -49,6 +49,22 @@ const (
 	StateDisabled = "disabled"
 )
 
+// StateFailed is not a State the daemon reports: it is what the clients
+// (dashboard, tray, CLI) show for a server down after a failure; see
+// ServerView.ShownState.
+const StateFailed = "failed"
+
+// ShownState is the state a client shows: StateFailed for a server down
+// after a failure (failing, or stopped with its last error and no
+// process), else State. A server the user stopped has no last error
+// (stopping clears it), so it shows as stopped.
+func (v ServerView) ShownState() string {
+	if v.State == StateFailing || v.State == StateStopped && v.LastError != "" && len(v.Processes) == 0 {
+		return StateFailed
+	}
+	return v.State
+}
+
 // DefaultActionTimeout is how long the daemon waits, unless told otherwise,
 // for a start, stop or restart to finish before it answers 504: a little
 // more than the supervisor's start timeout (2 minutes).
