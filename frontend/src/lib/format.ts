@@ -32,22 +32,49 @@ export function cpu(x: number | undefined): string {
   return `${x < 10 ? x.toFixed(1) : Math.round(x)} %`;
 }
 
-// Made once: toLocaleTimeString with options builds a new formatter each
-// call, too slow for a table that renders hundreds of rows a second.
-let timeFormat: Intl.DateTimeFormat | undefined;
-let dayFormat: Intl.DateTimeFormat | undefined;
+// One format for every moment the dashboard shows (History, call detail,
+// lifecycle, logs, backups, tokens, the charts' legend), in local time:
+// the clock ("14:03:05") for today, the day before it otherwise
+// ("1 Dec 14:03:05", or "Dec 1 14:03:05" as the locale orders it), with
+// the year when it is not this year. Chart axes use the same pieces
+// (axisTime). The formatters are made once per locale: building one per
+// call is too slow for a table that renders hundreds of rows a second.
+const formats = new Map<string, Intl.DateTimeFormat>();
+function formatter(locale: string | undefined, key: string, opts: Intl.DateTimeFormatOptions): Intl.DateTimeFormat {
+  const k = `${locale ?? ''}|${key}`;
+  let f = formats.get(k);
+  if (!f) formats.set(k, (f = new Intl.DateTimeFormat(locale, opts)));
+  return f;
+}
+const CLOCK: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit', second: '2-digit' };
+const MINUTE: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit' };
+const DAY: Intl.DateTimeFormatOptions = { month: 'short', day: 'numeric' };
+const DAY_YEAR: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'short', day: 'numeric' };
 
-export function time(iso: string | undefined): string {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const today = new Date();
-  const sameDay = d.getFullYear() === today.getFullYear() && d.getMonth() === today.getMonth() && d.getDate() === today.getDate();
-  timeFormat ??= new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  const t = timeFormat.format(d);
-  if (sameDay) return t;
-  dayFormat ??= new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
-  return `${dayFormat.format(d)} ${t}`;
+export interface TimeOptions {
+  /** Always put the day first, even today (the call detail). */
+  date?: boolean;
+  /** What "today" is (tests). */
+  now?: number;
+  /** The locale (tests); the page's by default. */
+  locale?: string;
+}
+
+function dayOf(d: Date, now: Date, locale: string | undefined): string {
+  const sameYear = d.getFullYear() === now.getFullYear();
+  return formatter(locale, sameYear ? 'day' : 'dayYear', sameYear ? DAY : DAY_YEAR).format(d);
+}
+
+/** time formats a moment (RFC 3339 text, epoch ms or a Date) in the dashboard's one format. */
+export function time(v: string | number | Date | undefined | null, o: TimeOptions = {}): string {
+  if (v === undefined || v === null || v === '') return '—';
+  const d = v instanceof Date ? v : new Date(v);
+  if (Number.isNaN(d.getTime())) return typeof v === 'string' ? v : '—';
+  const clock = formatter(o.locale, 'clock', CLOCK).format(d);
+  const now = new Date(o.now ?? Date.now());
+  const sameDay = d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate();
+  if (sameDay && !o.date) return clock;
+  return `${dayOf(d, now, o.locale)} ${clock}`;
 }
 
 export function ago(iso: string | undefined, now = Date.now()): string {
@@ -78,18 +105,12 @@ export function json(v: unknown): string {
   return JSON.stringify(v, null, 2);
 }
 
-let minuteFormat: Intl.DateTimeFormat | undefined;
-
 /**
- * axisTime labels a chart's time axis in the same style as time(): hours
- * and minutes over a day or less, the day beyond.
+ * axisTime labels a chart's time axis with the pieces of time(): hours and
+ * minutes over two days or less, the day beyond.
  */
-export function axisTime(ms: number, spanMs: number): string {
+export function axisTime(ms: number, spanMs: number, o: Omit<TimeOptions, 'date'> = {}): string {
   const d = new Date(ms);
-  if (spanMs > 2 * 86_400_000) {
-    dayFormat ??= new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
-    return dayFormat.format(d);
-  }
-  minuteFormat ??= new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
-  return minuteFormat.format(d);
+  if (spanMs > 2 * 86_400_000) return dayOf(d, new Date(o.now ?? Date.now()), o.locale);
+  return formatter(o.locale, 'minute', MINUTE).format(d);
 }

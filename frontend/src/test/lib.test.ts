@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { addCalls, alignSamples, bucketStart, countTicks, hasValues, zeroRange } from '../lib/usage';
 import { parseConfig, withTool } from '../lib/actions';
 import { parseRoute, href } from '../lib/router';
-import { bytes, nanos } from '../lib/format';
+import { axisTime, bytes, nanos, time } from '../lib/format';
 
 describe('usage series', () => {
   it('aligns samples of several servers on one time axis, with gaps as null', () => {
@@ -154,5 +154,32 @@ describe('first run', () => {
     const c = (id: string, installed: boolean, names: string[]) => ({ id, name: id, installed, servers: names.map((Name) => ({ Name })) });
     const got = importable([c('vscode', true, ['switchboard']), c('cursor', true, ['a']), c('claude', true, ['a', 'b']), c('zed', false, ['x'])]);
     expect(got.map((x) => x.id)).toEqual(['claude', 'cursor']);
+  });
+});
+
+describe('one time format', () => {
+  // Local times, so that the test holds in any time zone.
+  const now = new Date(2026, 11, 1, 16, 0, 0).getTime();
+  const at = (mo: number, d: number, h: number, mi: number, se: number, y = 2026) => new Date(y, mo, d, h, mi, se);
+  const o = { now, locale: 'en-GB' };
+
+  it('shows the clock today, the day before it otherwise, the year when not this one', () => {
+    expect(time(at(11, 1, 14, 3, 5), o)).toBe('14:03:05');
+    expect(time(at(11, 1, 14, 3, 5).toISOString(), o)).toBe('14:03:05'); // RFC 3339 from the daemon, shown in local time
+    expect(time(at(11, 1, 14, 3, 5).getTime(), o)).toBe('14:03:05');
+    expect(time(at(10, 30, 23, 59, 59), o)).toBe('30 Nov 23:59:59');
+    expect(time(at(11, 31, 8, 0, 0, 2025), o)).toBe('31 Dec 2025 08:00:00');
+    expect(time(at(11, 1, 14, 3, 5), { ...o, date: true })).toBe('1 Dec 14:03:05'); // the call detail: always the day
+    expect(time(at(11, 1, 14, 3, 5), { ...o, locale: 'en-US' })).toBe('02:03:05 PM'); // the locale orders the pieces
+    expect(time(undefined)).toBe('—');
+    expect(time('')).toBe('—');
+    expect(time('not a time')).toBe('not a time');
+  });
+
+  it('labels chart axes with the same pieces', () => {
+    const t = at(11, 1, 14, 3, 5).getTime();
+    expect(axisTime(t, 3_600_000, o)).toBe('14:03');
+    expect(axisTime(t, 7 * 86_400_000, o)).toBe('1 Dec');
+    expect(time(t, o).startsWith(axisTime(t, 3_600_000, o))).toBe(true);
   });
 });
