@@ -94,7 +94,7 @@ function view(name, s) {
   return {
     name, config: s.config, enabled: s.config.enabled !== false, state: s.config.enabled === false ? 'disabled' : s.state,
     mode: 'shared', processes: s.processes ?? [], restarts: s.restarts ?? 0, lastError: s.lastError, usage: s.state === 'running' ? s.usage : undefined,
-    recentLogs: [], tools: s.tools,
+    recentLogs: [], tools: s.tools ?? [], listed: s.tools !== undefined,
   };
 }
 

@@ -26,6 +26,22 @@ export function stateLook(state: string | undefined): StateLook {
   return LOOKS[s] ?? { label: s ? s[0].toUpperCase() + s.slice(1) : 'Unknown', tone: 'idle', shape: 'ring', hint: '' };
 }
 
+/** The states in which a server runs or is about to. */
+export const ACTIVE_STATES = ['running', 'busy', 'starting', 'backoff'];
+
+/**
+ * toolCount is the Tools column of the servers list: what is under way
+ * until the server's first listing ("starting…", "listing…"; never a "0"
+ * that only means "not known yet"), then the count, "on/all" when some
+ * are disabled.
+ */
+export function toolCount(v: { state: string; listed?: boolean; tools?: unknown[]; config: { disabledTools?: string[] } }): string {
+  if (v.listed === false) return v.state === 'starting' ? 'starting…' : ACTIVE_STATES.includes(v.state) ? 'listing…' : '—';
+  if (!v.tools) return '—';
+  const off = v.config.disabledTools?.length ?? 0;
+  return off ? `${v.tools.length - off}/${v.tools.length}` : String(v.tools.length);
+}
+
 export interface StateOf {
   state: string;
   lastError?: string;

@@ -57,4 +57,16 @@ describe('failed servers', () => {
     expect(failureCause('exit status 1')).toBe('exit status 1');
     expect(failureCause(undefined)).toBe('');
   });
+
+  it('says what is under way until a server is first listed, never a "0" that means "not known yet"', async () => {
+    const { toolCount } = await import('../lib/state');
+    const cfg: { disabledTools?: string[] } = {};
+    expect(toolCount({ state: 'starting', listed: false, tools: [], config: cfg })).toBe('starting…');
+    expect(toolCount({ state: 'running', listed: false, tools: [], config: cfg })).toBe('listing…');
+    expect(toolCount({ state: 'stopped', listed: false, tools: [], config: cfg })).toBe('—');
+    expect(toolCount({ state: 'running', listed: true, tools: [{}, {}, {}], config: cfg })).toBe('3');
+    expect(toolCount({ state: 'running', listed: true, tools: [{}, {}], config: { disabledTools: ['a'] } })).toBe('1/2');
+    expect(toolCount({ state: 'running', listed: true, tools: [], config: cfg })).toBe('0'); // listed: it has none
+  });
 });
+
