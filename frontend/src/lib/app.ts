@@ -8,6 +8,7 @@ import { EventStream } from './events';
 import { ServersStore } from './servers';
 import { InFlight } from './inflight';
 import type { Status } from './types';
+import type { HistorySnapshot } from './history';
 
 export interface AppContext {
   stream: EventStream;
@@ -17,6 +18,8 @@ export interface AppContext {
   statusError: ReturnType<typeof writable<string>>;
   dropped: ReturnType<typeof writable<number>>;
   refreshStatus: () => Promise<void>;
+  /** The History table as the user left it (see HistorySnapshot). */
+  history: { snapshot?: HistorySnapshot };
 }
 
 const KEY = Symbol('switchboard');
@@ -38,7 +41,10 @@ export function createAppContext(stream = new EventStream()): AppContext {
   stream.on('dropped', (d: { count?: number }) => dropped.update((n) => n + (d?.count ?? 0)));
   stream.on('config', () => void refreshStatus());
   stream.on('reset', () => void refreshStatus());
-  return { stream, servers, inflight, status, statusError, dropped, refreshStatus };
+  // A reset means events were missed: the snapshot may lack calls.
+  const history: AppContext['history'] = {};
+  stream.on('reset', () => (history.snapshot = undefined));
+  return { stream, servers, inflight, status, statusError, dropped, refreshStatus, history };
 }
 
 export function provideApp(ctx: AppContext): void {

@@ -65,6 +65,17 @@ export function matches(f: HistoryFilters, c: Call): boolean {
   return true;
 }
 
+/**
+ * A HistorySnapshot is the top of the table as the user left it, kept in
+ * the app's context: coming back to History shows it at once while the
+ * first page is fetched again (the daemon is busiest exactly when the
+ * calls pour in), rather than an empty table.
+ */
+export interface HistorySnapshot {
+  filters: HistoryFilters;
+  rows: Call[];
+}
+
 export class HistoryPager {
   readonly rows = writable<Call[]>([]);
   readonly loading = writable(false);
@@ -78,6 +89,8 @@ export class HistoryPager {
   private generation = 0;
   private inflight: Promise<void> | null = null;
   private seen = new Set<number>();
+  /** Rows at the bottom shown from a snapshot until the first page replaces them. */
+  private stale = 0;
   filters: HistoryFilters = emptyFilters();
 
   constructor(
@@ -86,8 +99,11 @@ export class HistoryPager {
     private readonly cap = LIVE_CAP,
   ) {}
 
-  /** reset starts over with new filters and loads the first page. */
-  reset(f: HistoryFilters): Promise<void> {
+  /**
+   * reset starts over with new filters and loads the first page. With a
+   * snapshot of the same filters, its rows show until that page comes.
+   */
+  reset(f: HistoryFilters, from?: HistorySnapshot): Promise<void> {
     this.filters = { ...f };
     this.generation++;
     this.next = undefined;
@@ -95,10 +111,17 @@ export class HistoryPager {
     this.inflight = null;
     this.seen.clear();
     this.held.set(0);
-    this.rows.set([]);
+    const keep = from && sameFilters(from.filters, f) ? from.rows.slice(0, this.pageSize) : [];
+    this.stale = keep.length;
+    this.rows.set(keep);
     this.done.set(false);
     this.error.set('');
     return this.loadMore();
+  }
+
+  /** snapshot is the top of the table (one page), for the next visit. */
+  snapshot(): HistorySnapshot {
+    return { filters: { ...this.filters }, rows: get(this.rows).slice(0, this.pageSize) };
   }
 
   /** loadMore loads the next page unless one is loading or none is left. */
@@ -115,7 +138,10 @@ export class HistoryPager {
         if (gen !== this.generation) return;
         const fresh = (page.calls ?? []).filter((c) => !this.seen.has(c.id));
         for (const c of fresh) this.seen.add(c.id);
-        this.rows.update((r) => r.concat(fresh));
+        // The snapshot's rows give way to the page (live calls stay on top).
+        const stale = this.stale;
+        this.stale = 0;
+        this.rows.update((r) => (stale ? r.slice(0, r.length - stale) : r).concat(fresh));
         this.next = page.next || undefined;
         if (!this.next) this.done.set(true);
       })
@@ -179,6 +205,7 @@ export class HistoryPager {
 
   /** resumeAfter makes the next page start just older than oldest (a page on its way is dropped). */
   private resumeAfter(oldest: Call): void {
+    this.stale = 0; // the snapshot's rows are kept calls now: paging goes on after them
     this.generation++;
     this.inflight = null;
     this.loading.set(false);
@@ -186,6 +213,10 @@ export class HistoryPager {
     this.resumeUntil = microAfter(oldest.start);
     this.done.set(false);
   }
+}
+
+function sameFilters(a: HistoryFilters, b: HistoryFilters): boolean {
+  return (Object.keys(a) as (keyof HistoryFilters)[]).every((k) => a[k] === b[k]);
 }
 
 /** visibleRange is the slice of rows a virtual list renders. */

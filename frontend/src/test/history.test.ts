@@ -104,6 +104,36 @@ describe('HistoryPager', () => {
     expect(get(pager.rows)).toHaveLength(0);
   });
 
+  it('shows the snapshot of the last visit until the first page replaces it; live calls stay on top', async () => {
+    const h = fakeHistory(300);
+    const first = new HistoryPager(h.get, 100);
+    await first.reset(emptyFilters());
+    const snap = first.snapshot();
+    expect(snap.rows.map((r) => r.id).slice(0, 2)).toEqual([300, 299]);
+    expect(snap.rows).toHaveLength(100);
+
+    h.holdRequests(true);
+    const again = new HistoryPager(h.get, 100);
+    const loading = again.reset(emptyFilters(), snap);
+    expect(get(again.rows)).toHaveLength(100); // at once, before the daemon answers
+    again.prepend(call(400));
+    expect(get(again.rows)[0].id).toBe(400);
+    h.release();
+    await loading;
+    const ids = get(again.rows).map((r) => r.id);
+    expect(ids).toHaveLength(101); // the live call, then the page; the snapshot's rows gave way
+    expect(ids.slice(0, 3)).toEqual([400, 300, 299]);
+    expect(new Set(ids).size).toBe(ids.length);
+
+    // Other filters: the snapshot is not theirs.
+    h.holdRequests(true);
+    const filtered = new HistoryPager(h.get, 100);
+    const l2 = filtered.reset({ ...emptyFilters(), server: 'git' }, snap);
+    expect(get(filtered.rows)).toHaveLength(0);
+    h.release();
+    await l2;
+  });
+
   it('puts matching live calls on top, once', async () => {
     const h = fakeHistory(3);
     const pager = new HistoryPager(h.get);
