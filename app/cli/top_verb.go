@@ -161,7 +161,7 @@ func (v *topView) render(now time.Time, clearScreen bool) []byte {
 			slices.Sort(durs)
 			p50 = durs[(len(durs)-1)/2].Round(10 * time.Microsecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%d\t%s\t\n", s.Name, s.State, procs, cpu, rss,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%d\t%s\t\n", s.Name, s.ShownState(), procs, cpu, rss,
 			float64(len(calls))/topWindow.Seconds(), errs, p50)
 	}
 	tw.Flush()

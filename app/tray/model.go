@@ -284,18 +284,12 @@ var stateMarks = map[string]string{
 
 // stateFailed is what the menu shows for a server down after a failure:
 // failing, or stopped with its last error and no process (a start that
-// failed) — never the "stopped" of a server the user stopped.
-const stateFailed = "failed"
+// failed) — never the "stopped" of a server the user stopped (stopping
+// clears the last error). The rule is wire.ServerView.ShownState, the
+// CLI's too.
+const stateFailed = wire.StateFailed
 
-func displayState(v wire.ServerView) string {
-	switch {
-	case v.State == wire.StateFailing:
-		return stateFailed
-	case v.State == wire.StateStopped && v.LastError != "" && len(v.Processes) == 0:
-		return stateFailed
-	}
-	return v.State
-}
+func displayState(v wire.ServerView) string { return v.ShownState() }
 
 var (
 	execNotFound = regexp.MustCompile(`(?i)command not found: ([^\s(]+)|exec: "([^"]+)": executable file not found|fork/exec ([^:]+): no such file or directory`)
