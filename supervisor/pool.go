@@ -297,8 +297,15 @@ func (p *Pool) Stop(ctx context.Context) error {
 	stopped := make(chan struct{})
 	if !p.do(func() {
 		p.wanted, p.keepOne, p.retry = false, false, false
-		p.lastErr = nil
-		p.clearFailing()
+		if p.lastErr != nil || !p.failingTill.IsZero() {
+			p.lastErr = nil
+			p.clearFailing()
+			if p.state == StateStopped {
+				// Down already (a failed start): no state change will tell
+				// the pages and the tray that it no longer reads failed.
+				p.publish(Event{Kind: EventState, State: StateStopped, Message: "stopped: the last failure is let go"})
+			}
+		}
 		p.stoppedWait = append(p.stoppedWait, stopped)
 	}) {
 		return nil

@@ -230,13 +230,25 @@ func TestCrashLoopMakesServerFailing(t *testing.T) {
 	}
 
 	// Stopped by hand, it is stopped, not failed: the pages and the tray
-	// show a failure only when nobody stopped the server since.
+	// show a failure only when nobody stopped the server since, and a
+	// state event tells them (the state was stopped already).
+	for len(events) > 0 {
+		<-events
+	}
 	if err := s.Stop(t.Context(), "loop"); err != nil {
 		t.Fatal(err)
 	}
 	if st := status(t, s, "loop"); st.State != supervisor.StateStopped || st.LastError != "" {
 		t.Errorf("after Stop: state %s, last error %q; want stopped with no error", st.State, st.LastError)
 	}
+	eventually(t, 5*time.Second, "a state event after Stop", func() bool {
+		for len(events) > 0 {
+			if ev := <-events; ev.Kind == supervisor.EventState && ev.State == supervisor.StateStopped {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 func TestStopKillsGrandchildren(t *testing.T) {
