@@ -31,6 +31,8 @@ import { mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createServer, connect } from 'node:net';
 import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { openSession } from './mcp.mjs';
 
 const BURST_RATE = 300;
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -156,37 +158,8 @@ async function go(route) {
 }
 const visible = (sel) => page.locator(sel).first().isVisible();
 
-// mcpSession opens an MCP session on the endpoint as a client would over
-// streamable HTTP (initialize, initialized) and returns its tools/call of echo.
-async function mcpSession(path) {
-  const url = daemonBase + path;
-  const token = process.env.SWITCHBOARD_E2E_TOKEN ?? '';
-  let session = '';
-  const post = async (body) => {
-    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` };
-    if (session) headers['Mcp-Session-Id'] = session;
-    if (session) headers['MCP-Protocol-Version'] = '2025-11-25';
-    const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
-    if (!res.ok) throw new Error(`MCP ${body.method}: HTTP ${res.status} ${await res.text()}`);
-    session = res.headers.get('mcp-session-id') ?? session;
-    const raw = await res.text();
-    if (!raw) return null;
-    const json = (res.headers.get('content-type') ?? '').includes('text/event-stream')
-      ? raw.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter(Boolean).pop()
-      : raw;
-    const msg = JSON.parse(json);
-    if (msg.error) throw new Error(`MCP ${body.method}: ${msg.error.message}`);
-    return msg.result;
-  };
-  await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'switchboard-e2e', version: '1.0' } } });
-  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  let id = 1;
-  // progressToken, when given, asks the server for progress notifications.
-  const call = (text, name = 'echo', args = { text }, progressToken) =>
-    post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args, ...(progressToken ? { _meta: { progressToken } } : {}) } });
-  call.listTools = async () => (await post({ jsonrpc: '2.0', id: ++id, method: 'tools/list', params: {} })).tools;
-  return call;
-}
+// mcpSession opens an MCP session on an endpoint of the daemon (see mcp.mjs).
+const mcpSession = (path) => openSession(daemonBase + path, process.env.SWITCHBOARD_E2E_TOKEN ?? '');
 
 // daemonAPI calls the daemon's API directly with the walk's token, for
 // what a user does elsewhere (a hand edit, an update).
@@ -208,38 +181,18 @@ async function mcpCall(path, text) {
   return (await mcpSession(path))(text);
 }
 
-// burst makes rate echo calls a second for seconds, over a few sessions
-// (at most 1024 in flight), and returns what was sent, answered and failed.
-async function burst(path, rate, seconds) {
-  const calls = await Promise.all([0, 1, 2, 3].map(() => mcpSession(path)));
-  const stats = { sent: 0, ok: 0, failed: 0, firstError: '' };
-  let inflight = 0;
-  const start = Date.now();
-  const end = start + seconds * 1000;
-  const pending = new Set();
-  while (Date.now() < end) {
-    const due = Math.floor(((Date.now() - start) / 1000) * rate);
-    while (stats.sent < due && inflight < 1024) {
-      const n = stats.sent++;
-      inflight++;
-      const p = calls[n % calls.length](`burst ${n}`)
-        .then(() => stats.ok++)
-        .catch((e) => {
-          stats.failed++;
-          stats.firstError ||= String(e?.message ?? e);
-        })
-        .finally(() => {
-          inflight--;
-          pending.delete(p);
-        });
-      pending.add(p);
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  stats.sendSeconds = (Date.now() - start) / 1000;
-  await Promise.all(pending);
-  stats.seconds = (Date.now() - start) / 1000;
-  return stats;
+// burst makes rate echo calls a second for seconds on the endpoint, in a
+// worker thread: the calls' own work (hundreds of responses a second to
+// read) must not hold up the walk's clicks and checks in the page.
+function burst(path, rate, seconds) {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(new URL('./mcp.mjs', import.meta.url), {
+      workerData: { url: daemonBase + path, token: process.env.SWITCHBOARD_E2E_TOKEN ?? '', rate, seconds },
+    });
+    w.once('message', resolve);
+    w.once('error', reject);
+    w.once('exit', (code) => code && reject(new Error(`the burst worker exited with ${code}`)));
+  });
 }
 
 // usageCharts opens Usage on a window and checks what its charts drew: the
@@ -517,6 +470,12 @@ async function walkPages(scheme, interact) {
     await go(`servers/${server}`);
     await page.locator('.running-now').waitFor({ timeout: 5000 });
     const onServer = await progressOf('.running-calls [data-pending="sleep"] [data-progress]');
+    // The process serving it says so too (its snapshot is fetched again).
+    await page
+      .waitForFunction(() => [...document.querySelectorAll('td[data-inflight]')].some((td) => Number(td.textContent) >= 1), null, { timeout: 5000 })
+      .catch(() => {
+        throw new Error('the processes table says no call in flight while the long call runs');
+      });
     console.log(`long call: on History while running ("${onHistory}"); server page says "${(await page.locator('.running-now').innerText()).trim()}" ("${onServer}")`);
     await shotBoth('server-call-running', scheme);
     await long;
