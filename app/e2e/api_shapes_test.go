@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
@@ -143,6 +145,19 @@ func TestAPIResponseShapes(t *testing.T) {
 	call("GET", "/api/v1/history/export?format=csv", "", "", 200)
 	call("GET", "/api/v1/stats?since=1h", "", "", 200)
 	call("GET", "/api/v1/stats?since=1h&by=tool", "", "", 200)
+	// Resource samples and lifecycle events reach the history in the
+	// background: wait until a sample of alpha is stored, and until the
+	// stop above is recorded (a stopped event carries its reason, so the
+	// lifecycle's shape has a message whatever else has come by then).
+	testutil.Eventually(t, 20*time.Second, "a usage sample and alpha's stop in the history", func() bool {
+		_, data, err := do("GET", "/api/v1/usage?server=alpha&since=1h", "")
+		var samples []json.RawMessage
+		if err != nil || json.Unmarshal(data, &samples) != nil || len(samples) == 0 {
+			return false
+		}
+		evs, err := d.client.Lifecycle(t.Context(), url.Values{"server": {"alpha"}})
+		return err == nil && slices.ContainsFunc(evs, func(e wire.LifecycleEvent) bool { return e.Kind == "stopped" && e.Message != "" })
+	})
 	call("GET", "/api/v1/usage?server=alpha&since=1h", "", "", 200)
 	call("GET", "/api/v1/lifecycle?server=alpha", "", "", 200)
 
