@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
@@ -176,7 +177,9 @@ func newTunedFixture(t *testing.T, token string, tune func(*supervisor.Options, 
 	specs []supervisor.Spec, servers ...gateway.ServerConfig) *fixture {
 	t.Helper()
 	f := &fixture{rec: &recorder{}}
-	supOpts := supervisor.Options{
+	// The supervisor's and the gateway's own log, shown with a failure.
+	logger := testutil.Logger(t)
+	supOpts := supervisor.Options{Logger: logger,
 		StateDir: t.TempDir(), Env: os.Environ(), StopGrace: 500 * time.Millisecond,
 		BackoffInitial: 20 * time.Millisecond, SampleInterval: -1, HealthInterval: -1,
 		NewClient: func(s string) *mcp.Client { return f.gw.NewClient(s) },
@@ -185,7 +188,7 @@ func newTunedFixture(t *testing.T, token string, tune func(*supervisor.Options, 
 		},
 		WrapTransport: func(s string, t mcp.Transport) mcp.Transport { return f.gw.WrapTransport(s, t) },
 	}
-	gwOpts := gateway.Options{Recorder: f.rec, Version: "test",
+	gwOpts := gateway.Options{Logger: logger, Recorder: f.rec, Version: "test",
 		ClientLabel: func(context.Context) string { return "test-client" }}
 	if tune != nil {
 		tune(&supOpts, &gwOpts)

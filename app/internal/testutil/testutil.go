@@ -1,10 +1,14 @@
 // Package testutil holds the helpers the app's tests share: polling for a
 // condition with a deadline, and a buffer a process writes while a test
-// reads it.
+// reads it. The supervisor tree has its own (supervisor/internal/testutil):
+// Go's internal rule keeps each one to its tree, and the supervisor imports
+// nothing of the app.
 package testutil
 
 import (
 	"bytes"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,4 +55,35 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Logger is a logger (from debug up) whose lines go to t.Log, so that a
+// failing test shows what the code under test logged next to its own
+// failure (go test prints t.Log only for a failed test, or with -v). Lines
+// logged once the test's cleanups have run are dropped: t.Log would panic.
+func Logger(t testing.TB) *slog.Logger {
+	w := &testLogWriter{t: t}
+	t.Cleanup(w.end)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testLogWriter struct {
+	mu    sync.Mutex
+	t     testing.TB
+	ended bool
+}
+
+func (w *testLogWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.ended {
+		w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (w *testLogWriter) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ended = true
 }
