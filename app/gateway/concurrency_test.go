@@ -202,31 +202,64 @@ func TestCloseEndsSessionLeaseReleasers(t *testing.T) {
 }
 
 // TestSessionTimeoutSetting: a client session idle for the session timeout
-// is closed (its next request gets 404), and a changed timeout applies to
-// sessions already open.
+// is closed (its next request gets 404), a session whose requests come
+// closer together than the timeout stays open, and a changed timeout
+// applies to sessions already open.
 func TestSessionTimeoutSetting(t *testing.T) {
+	// The timeout is 10 times the client's pace, so that a loaded machine
+	// has room; a 404 still fails the test unless the client itself saw
+	// a gap of a whole timeout (see keptOpen).
+	const timeout, pace = time.Second, 100 * time.Millisecond
 	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
 	f.waitTools(t, f.connect(t, "/mcp", "2025-11-25", nil), "alpha__echo")
-	h := mcpHeaders("2025-11-25")
-	h["Mcp-Session-Id"] = f.rawSession(t, "/mcp/alpha")
 	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
-	if r := f.send(t, "POST", "/mcp/alpha", h, list); r.status != 200 {
-		t.Fatalf("tools/list: %d %s", r.status, r.body)
-	}
-	f.gw.SetSessionTimeout(200 * time.Millisecond)
-	if r := f.send(t, "POST", "/mcp/alpha", h, list); r.status != 200 {
-		t.Fatalf("tools/list right after the change: %d %s", r.status, r.body)
-	}
-	// Requests closer together than the timeout keep the session open.
-	for range 6 {
-		time.Sleep(100 * time.Millisecond) // the client's pace, not a wait for something
+	// keptOpen opens a session under the default timeout, changes the
+	// timeout, and sends requests pace apart. It is false when a request
+	// came back closed after a gap the client measured (from sending the
+	// previous request, before which the session cannot have gone idle, to
+	// this answer) of at least the timeout: the machine stalled, and the
+	// 404 was due. Any other 404 fails the test.
+	keptOpen := func() (h map[string]string, ok bool) {
+		f.gw.SetSessionTimeout(0)
+		h = mcpHeaders("2025-11-25")
+		h["Mcp-Session-Id"] = f.rawSession(t, "/mcp/alpha")
 		if r := f.send(t, "POST", "/mcp/alpha", h, list); r.status != 200 {
-			t.Fatalf("a session in use was closed: %d %s", r.status, r.body)
+			t.Fatalf("tools/list: %d %s", r.status, r.body)
+		}
+		last := time.Now()
+		f.gw.SetSessionTimeout(timeout)
+		for i := range 7 {
+			if i > 0 {
+				time.Sleep(pace) // the client's pace, not a wait for something
+			}
+			sent := time.Now()
+			r := f.send(t, "POST", "/mcp/alpha", h, list)
+			gap := time.Since(last)
+			switch {
+			case r.status == 200:
+				last = sent
+				continue
+			case r.status == 404 && gap >= timeout:
+				t.Logf("request %d came back closed %s after the one before was sent (timeout %s): the machine stalled; again", i, gap, timeout)
+				return h, false
+			}
+			t.Fatalf("a session in use was closed (request %d, %s after the one before was sent, timeout %s): %d %s", i, gap, timeout, r.status, r.body)
+		}
+		return h, true
+	}
+	var h map[string]string
+	for attempt := 1; ; attempt++ {
+		var ok bool
+		if h, ok = keptOpen(); ok {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("the machine stalled for a whole timeout (%s) in %d attempts: nothing shown", timeout, attempt)
 		}
 	}
 	// Idle for longer than the timeout, it is closed.
-	testutil.Eventually(t, 10*time.Second, "the idle session to be closed", func() bool {
-		time.Sleep(400 * time.Millisecond) // idle: longer than the timeout between requests
+	testutil.Eventually(t, 20*time.Second, "the idle session to be closed", func() bool {
+		time.Sleep(timeout + timeout/2) // idle: longer than the timeout between requests
 		return f.send(t, "POST", "/mcp/alpha", h, list).status == 404
 	})
 }
