@@ -124,18 +124,6 @@ func structuredPID(t *testing.T, res *mcp.CallToolResult) int {
 	return v.PID
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func status(t *testing.T, s *supervisor.Supervisor, name string) supervisor.PoolStatus {
 	t.Helper()
 	p, err := s.Pool(name)

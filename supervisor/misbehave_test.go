@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -195,7 +196,7 @@ func TestInitializeErrorIsKept(t *testing.T) {
 func TestStartOnRunningServerReturnsAtOnce(t *testing.T) {
 	s := newSupervisor(t, fastOptions(t))
 	apply(t, s, testSpec("up", testmcp.Options{}, supervisor.PoolSpec{Min: 1}))
-	eventually(t, 20*time.Second, "a running process", func() bool { return status(t, s, "up").State == supervisor.StateRunning })
+	testutil.Eventually(t, 20*time.Second, "a running process", func() bool { return status(t, s, "up").State == supervisor.StateRunning })
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -236,7 +237,7 @@ func TestColdStartSpawnsOneProcess(t *testing.T) {
 			}
 		})
 	}
-	eventually(t, 20*time.Second, "more processes under load", func() bool { return len(status(t, s, "cold").Processes) > 1 })
+	testutil.Eventually(t, 20*time.Second, "more processes under load", func() bool { return len(status(t, s, "cold").Processes) > 1 })
 	wg.Wait()
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -79,7 +80,7 @@ func TestSessionLeakSoak(t *testing.T) {
 		t.Fatalf("%d of %d sessions completed", done.Load(), sessions)
 	}
 
-	eventually(t, 30*time.Second, "only the spare left", func() bool {
+	testutil.Eventually(t, 30*time.Second, "only the spare left", func() bool {
 		st := pool.Status()
 		return len(st.Processes) == 1 && st.Processes[0].State == "ready"
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -61,7 +62,7 @@ func TestSharedPoolScalesUpAndDown(t *testing.T) {
 			}
 		})
 	}
-	eventually(t, 20*time.Second, "three processes", func() bool {
+	testutil.Eventually(t, 20*time.Second, "three processes", func() bool {
 		st := status(t, s, "busy")
 		if len(st.Processes) > 3 {
 			t.Fatalf("pool grew beyond max: %d processes", len(st.Processes))
@@ -72,7 +73,7 @@ func TestSharedPoolScalesUpAndDown(t *testing.T) {
 	if len(seen) < 2 {
 		t.Errorf("calls went to %d process(es), want them spread over several", len(seen))
 	}
-	eventually(t, 10*time.Second, "idle processes to stop", func() bool {
+	testutil.Eventually(t, 10*time.Second, "idle processes to stop", func() bool {
 		st := status(t, s, "busy")
 		return len(st.Processes) == 0 && st.State == supervisor.StateStopped
 	})
@@ -87,7 +88,7 @@ func TestSessionPoolLeasesAndReleases(t *testing.T) {
 	s := newSupervisor(t, fastOptions(t))
 	apply(t, s, testSpec("sess", testmcp.Options{}, supervisor.PoolSpec{Mode: supervisor.ModeSession, Min: 1, Max: 2}))
 
-	eventually(t, 20*time.Second, "a pre-started spare", func() bool {
+	testutil.Eventually(t, 20*time.Second, "a pre-started spare", func() bool {
 		st := status(t, s, "sess")
 		return len(st.Processes) == 1 && st.Processes[0].State == "ready"
 	})
@@ -132,7 +133,7 @@ func TestSessionPoolLeasesAndReleases(t *testing.T) {
 		got <- l
 	}()
 	a.Release()
-	eventually(t, 10*time.Second, "released process to exit", func() bool { return !alive(a.PID()) })
+	testutil.Eventually(t, 10*time.Second, "released process to exit", func() bool { return !alive(a.PID()) })
 	c := <-got
 	if c == nil {
 		t.FailNow()
@@ -142,7 +143,7 @@ func TestSessionPoolLeasesAndReleases(t *testing.T) {
 	}
 	b.Release()
 	c.Release()
-	eventually(t, 10*time.Second, "one spare left", func() bool {
+	testutil.Eventually(t, 10*time.Second, "one spare left", func() bool {
 		st := status(t, s, "sess")
 		return len(st.Processes) == 1 && !st.Processes[0].Leased
 	})
@@ -160,7 +161,7 @@ func TestCrashFailsInFlightCallsThenRestarts(t *testing.T) {
 		_, _, err := call(ctx, s, "crashy", "hang", nil)
 		hung <- err
 	}()
-	eventually(t, 20*time.Second, "the hanging call to be in flight", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the hanging call to be in flight", func() bool {
 		st := status(t, s, "crashy")
 		return len(st.Processes) == 1 && st.Processes[0].InFlight == 1
 	})
@@ -202,7 +203,7 @@ func TestCrashLoopMakesServerFailing(t *testing.T) {
 	defer cancel()
 	apply(t, s, testSpec("loop", testmcp.Options{FailStart: true}, supervisor.PoolSpec{Min: 1}))
 
-	eventually(t, 20*time.Second, "failing state", func() bool {
+	testutil.Eventually(t, 20*time.Second, "failing state", func() bool {
 		return status(t, s, "loop").State == supervisor.StateFailing
 	})
 	_, _, err := call(t.Context(), s, "loop", "echo", map[string]any{"text": "x"})
@@ -327,7 +328,7 @@ func TestUnresponsiveProcessIsRestarted(t *testing.T) {
 	opts.HealthTimeout = time.Second
 	s := newSupervisor(t, opts)
 	apply(t, s, testSpec("frozen", testmcp.Options{}, supervisor.PoolSpec{Min: 1}))
-	eventually(t, 20*time.Second, "ready", func() bool { return status(t, s, "frozen").State == supervisor.StateRunning })
+	testutil.Eventually(t, 20*time.Second, "ready", func() bool { return status(t, s, "frozen").State == supervisor.StateRunning })
 	old := status(t, s, "frozen").Processes[0].PID
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
@@ -336,7 +337,7 @@ func TestUnresponsiveProcessIsRestarted(t *testing.T) {
 	if err == nil {
 		t.Fatal("freeze answered")
 	}
-	eventually(t, 20*time.Second, "a replacement process", func() bool {
+	testutil.Eventually(t, 20*time.Second, "a replacement process", func() bool {
 		st := status(t, s, "frozen")
 		return st.State == supervisor.StateRunning && len(st.Processes) == 1 && st.Processes[0].PID != old
 	})
@@ -358,13 +359,13 @@ func TestApplyTouchesOnlyChangedServers(t *testing.T) {
 		return func() bool { st := status(t, s, name); return st.State == supervisor.StateRunning }
 	}
 	for _, n := range []string{"a", "b", "gone"} {
-		eventually(t, 20*time.Second, n+" ready", ready(n))
+		testutil.Eventually(t, 20*time.Second, n+" ready", ready(n))
 	}
 	pidA, pidB, pidGone := pids(status(t, s, "a")), pids(status(t, s, "b")), pids(status(t, s, "gone"))
 
 	b.Env["EXTRA"] = "changed"
 	apply(t, s, a, b)
-	eventually(t, 20*time.Second, "b replaced", func() bool {
+	testutil.Eventually(t, 20*time.Second, "b replaced", func() bool {
 		st := status(t, s, "b")
 		return st.State == supervisor.StateRunning && len(st.Processes) == 1 && !slices.Equal(pids(st), pidB)
 	})
@@ -409,7 +410,7 @@ func TestUsageIsSampled(t *testing.T) {
 	if _, _, err := call(t.Context(), s, "measured", "spawn", nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "a usage sample with the grandchild", func() bool {
+	testutil.Eventually(t, 20*time.Second, "a usage sample with the grandchild", func() bool {
 		st := status(t, s, "measured")
 		return st.Usage != nil && st.Usage.Processes >= 2 && st.Usage.RSSBytes > 0 &&
 			len(st.Processes) == 1 && st.Processes[0].Usage != nil

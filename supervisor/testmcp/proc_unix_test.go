@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/supervisor/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -69,7 +70,7 @@ func TestFreeze(t *testing.T) {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "freeze"})
 		freezeDone <- result{res, err}
 	}()
-	eventually(t, "the server to stop", func() bool { return stopped(t, pid) })
+	testutil.Eventually(t, timeout, "the server to stop", func() bool { return stopped(t, pid) })
 
 	// A stopped server answers nothing, pings included.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -114,7 +115,7 @@ func TestIgnoreStdinEOF(t *testing.T) {
 	r := startRaw(t, testmcp.Options{IgnoreStdinEOF: true})
 	r.initialize()
 	r.stdin.Close()
-	eventually(t, "the server to notice stdin EOF", func() bool {
+	testutil.Eventually(t, timeout, "the server to notice stdin EOF", func() bool {
 		return strings.Contains(r.stderr.String(), "ignoring stdin EOF")
 	})
 	select {
@@ -144,7 +145,7 @@ func TestSpawnSignals(t *testing.T) {
 	if err := syscall.Kill(plain, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the grandchild to die of SIGTERM", func() bool { return !processAlive(plain) })
+	testutil.Eventually(t, timeout, "the grandchild to die of SIGTERM", func() bool { return !processAlive(plain) })
 
 	stubborn := spawn(true)
 	if runtime.GOOS == "linux" {
@@ -161,7 +162,7 @@ func TestSpawnSignals(t *testing.T) {
 	if err := syscall.Kill(stubborn, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the grandchild to die of SIGKILL", func() bool { return !processAlive(stubborn) })
+	testutil.Eventually(t, timeout, "the grandchild to die of SIGKILL", func() bool { return !processAlive(stubborn) })
 }
 
 // sigIgnored reads the ignored-signal mask from /proc (Linux only).

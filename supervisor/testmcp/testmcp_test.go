@@ -15,13 +15,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/supervisor/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
@@ -33,45 +33,15 @@ func TestMain(m *testing.M) {
 // timeout bounds every wait in these tests; generous for -race on slow machines.
 const timeout = 30 * time.Second
 
-// syncBuffer is a bytes.Buffer safe for concurrent use (a child's stderr).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// eventually polls cond until it is true or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // serverCmd returns a command that re-executes this test binary as the server.
-func serverCmd(opts testmcp.Options, extraEnv ...string) (*exec.Cmd, *syncBuffer) {
+func serverCmd(opts testmcp.Options, extraEnv ...string) (*exec.Cmd, *testutil.SyncBuffer) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(append(os.Environ(), testmcp.Env(opts)...), extraEnv...)
 	if os.Getenv("GORACE") == "" {
 		// A -race binary otherwise sleeps 1s at exit.
 		cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0")
 	}
-	stderr := &syncBuffer{}
+	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
 	return cmd, stderr
 }
@@ -160,7 +130,7 @@ func TestServerTools(t *testing.T) {
 	if got := cs.InitializeResult().ServerInfo.Name; got != "custom-name" {
 		t.Errorf("server name = %q, want custom-name", got)
 	}
-	eventually(t, "the serving line on stderr", func() bool {
+	testutil.Eventually(t, timeout, "the serving line on stderr", func() bool {
 		return strings.Contains(stderr.String(), fmt.Sprintf("testmcp: serving pid %d", cmd.Process.Pid))
 	})
 
@@ -231,7 +201,7 @@ func TestServerTools(t *testing.T) {
 		if got := resultText(callTool(t, cs, "stderr", map[string]any{"lines": 2, "text": "hello stderr"})); got != "ok" {
 			t.Errorf("text = %q", got)
 		}
-		eventually(t, "stderr lines", func() bool {
+		testutil.Eventually(t, timeout, "stderr lines", func() bool {
 			return strings.Contains(stderr.String(), "hello stderr 1\nhello stderr 2\n")
 		})
 	})
@@ -277,7 +247,7 @@ func TestSleepProgress(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("sleep: %v %v", err, res)
 	}
-	eventually(t, "progress notifications", func() bool { return progress.Load() >= 2 })
+	testutil.Eventually(t, timeout, "progress notifications", func() bool { return progress.Load() >= 2 })
 }
 
 func TestCrash(t *testing.T) {
@@ -332,7 +302,7 @@ type rawServer struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string // stdout lines; closed at EOF
-	stderr *syncBuffer
+	stderr *testutil.SyncBuffer
 	done   chan struct{} // closed when the process has been waited for
 }
 
@@ -522,7 +492,7 @@ func TestSpawn(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The server reaps it, so it disappears entirely.
-	eventually(t, "the grandchild to die", func() bool { return !processAlive(pid) })
+	testutil.Eventually(t, timeout, "the grandchild to die", func() bool { return !processAlive(pid) })
 }
 
 func TestSpawnHoldStdout(t *testing.T) {
@@ -838,7 +808,7 @@ func TestSubscribe(t *testing.T) {
 			t.Fatal(err)
 		}
 		// In the 2026-07-28 era, Unsubscribe cancels the listen stream asynchronously.
-		eventually(t, "the unsubscription to be recorded", func() bool { return !touch("test://static/hello") })
+		testutil.Eventually(t, timeout, "the unsubscription to be recorded", func() bool { return !touch("test://static/hello") })
 	})
 }
 
