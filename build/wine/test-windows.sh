@@ -22,7 +22,9 @@
 # any test failed or skipped outside the list.
 #
 # Environment: WINE_LANE_DIR (default bin/wine-lane) holds the prefix, the
-# test binaries and the logs; WINE_LANE_PACKAGES overrides the package list.
+# test binaries and the logs; WINE_LANE_PACKAGES overrides the package list;
+# WINE_LANE_RUN, a -run pattern, runs only the tests it matches (to chase
+# one test without the whole lane).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -108,6 +110,7 @@ EOF
 	[ -f "$exe" ] || { table+=("$rel|0|0|-|no tests"); continue; }
 	args=(-test.v -test.count=1 -test.timeout="$pkgtimeout")
 	[ -z "${skips[$rel]:-}" ] || args+=(-test.skip "^(${skips[$rel]})\$")
+	[ -z "${WINE_LANE_RUN:-}" ] || args+=(-test.run "$WINE_LANE_RUN")
 	log=$lane/logs/$slug.log
 	t1=$(date +%s)
 	# Run from the package directory (testdata), as go test does.
