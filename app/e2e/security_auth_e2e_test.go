@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,6 +290,26 @@ func testSlowBodies(t *testing.T, d *daemonProc) {
 	results := make(chan result, conns)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	// The peak is the most descriptors seen from the first dial until every
+	// connection has ended: on a loaded machine the daemon accepts the last
+	// connections late, or its read timeout closes the first before the last
+	// are dialed, so one count after dialing can miss many (seen: 232 of 500).
+	var peaked atomic.Int64
+	sampling := make(chan struct{})
+	wg.Go(func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if n, err := fdCount(pid); err == nil && int64(n) > peaked.Load() {
+				peaked.Store(int64(n))
+			}
+			select {
+			case <-sampling:
+				return
+			case <-tick.C:
+			}
+		}
+	})
 	for range conns {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -321,7 +342,6 @@ func testSlowBodies(t *testing.T, d *daemonProc) {
 			results <- result{open: time.Since(start)}
 		})
 	}
-	peak := countFDs(t, pid)
 	var longest time.Duration
 	for range conns {
 		r := <-results
@@ -331,15 +351,20 @@ func testSlowBodies(t *testing.T, d *daemonProc) {
 		}
 		longest = max(longest, r.open)
 	}
+	close(sampling)
 	close(stop)
 	wg.Wait()
+	peak := int(peaked.Load())
+	if runtime.GOOS != "linux" {
+		peak = -1
+	}
 	t.Logf("%d slow connections: daemon descriptors %d before, %d while open, longest kept %s (read timeout %s)",
 		conns, baseline, peak, longest.Round(time.Millisecond), slowBodyTimeout)
 	if longest > slowBodyTimeout+time.Second {
 		t.Errorf("a slow connection was kept %s, read timeout %s", longest, slowBodyTimeout)
 	}
 	if runtime.GOOS == "linux" && peak < baseline+conns/2 {
-		t.Errorf("the daemon held only %d descriptors more while %d connections were open: the test measures nothing", peak-baseline, conns)
+		t.Errorf("the daemon held at most %d descriptors more while %d connections were open: the test measures nothing", peak-baseline, conns)
 	}
 	after := countFDs(t, pid)
 	for deadline := time.Now().Add(5 * time.Second); after > baseline && time.Now().Before(deadline); after = countFDs(t, pid) {
@@ -370,11 +395,17 @@ func countFDs(t *testing.T, pid int) int {
 	if runtime.GOOS != "linux" {
 		return -1
 	}
-	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	n, err := fdCount(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return len(ents)
+	return n
+}
+
+// fdCount is how many descriptors pid has open (Linux's /proc).
+func fdCount(pid int) (int, error) {
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	return len(ents), err
 }
 
 // settledFDs waits until pid's descriptor count holds still for a moment
