@@ -242,7 +242,7 @@ func TestCrashLoopMakesServerFailing(t *testing.T) {
 	if st := status(t, s, "loop"); st.State != supervisor.StateStopped || st.LastError != "" {
 		t.Errorf("after Stop: state %s, last error %q; want stopped with no error", st.State, st.LastError)
 	}
-	eventually(t, 5*time.Second, "a state event after Stop", func() bool {
+	testutil.Eventually(t, 5*time.Second, "a state event after Stop", func() bool {
 		for len(events) > 0 {
 			if ev := <-events; ev.Kind == supervisor.EventState && ev.State == supervisor.StateStopped {
 				return true
