@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -190,20 +191,13 @@ type Store struct {
 }
 
 // conns are the connections to one database file: the writer's (one
-// connection, with its prepared inserts) and the read-only pool.
+// connection) and the read-only pool.
 type conns struct {
 	w *sql.DB // the one writer connection
 	r *sql.DB // read-only pool
-
-	insCall, insLog, insEvent, insSample *sql.Stmt
 }
 
 func (c *conns) close() error {
-	for _, st := range []*sql.Stmt{c.insCall, c.insLog, c.insEvent, c.insSample} {
-		if st != nil {
-			st.Close()
-		}
-	}
 	var errR error
 	if c.r != nil {
 		errR = c.r.Close()
@@ -387,21 +381,6 @@ func openConns(ctx context.Context, path string) (_ *conns, err error) {
 	c.r.SetMaxIdleConns(4)
 	if err := c.r.PingContext(ctx); err != nil {
 		return nil, err
-	}
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		sql  string
-	}{
-		{&c.insCall, `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
-			session, endpoint, server, method, name, arguments, outcome, error, response_size,
-			response_preview, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`},
-		{&c.insLog, `INSERT INTO logs (time, server, pid, stream, text) VALUES (?,?,?,?,?)`},
-		{&c.insEvent, `INSERT INTO events (time, server, kind, pid, exit, message, state) VALUES (?,?,?,?,?,?,?)`},
-		{&c.insSample, `INSERT INTO samples (time, server, cpu, rss, processes) VALUES (?,?,?,?,?)`},
-	} {
-		if *p.stmt, err = w.PrepareContext(ctx, p.sql); err != nil {
-			return nil, err
-		}
 	}
 	return c, nil
 }
@@ -793,27 +772,102 @@ func (s *Store) endJournaled(batch []item) {
 
 // commitBatch writes batch in one transaction and, when there is an
 // OnCommit, returns the calls it stored.
-func (s *Store) commitBatch(batch []item) ([]Call, error) {
+//
+// It works on the driver's connection itself (sql.Conn.Raw): through
+// database/sql every row cost a fresh slice of converted arguments and
+// the package's locking, a third of what recording a call allocated. The
+// statements are prepared once per batch and reused for its rows, with
+// one argument slice.
+func (s *Store) commitBatch(batch []item) (stored []Call, err error) {
 	ctx := s.writeCtx
-	db := s.db.Load()
-	tx, err := db.w.BeginTx(ctx, nil)
+	conn, err := s.wdb().Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	var insCall, insLog, insEvent, insSample *sql.Stmt
-	var firstCall int64 // the id of the batch's first call, 0 if none
-	var stored []Call
-	stmt := func(p **sql.Stmt, st *sql.Stmt) *sql.Stmt {
-		if *p == nil {
-			*p = tx.StmtContext(ctx, st)
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		stored, err = s.commitRaw(ctx, dc, batch)
+		return err
+	})
+	return stored, err
+}
+
+// The statements of a batch.
+const (
+	insertCall = `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
+			session, endpoint, server, method, name, arguments, outcome, error, response_size,
+			response_preview, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	insertLog    = `INSERT INTO logs (time, server, pid, stream, text) VALUES (?,?,?,?,?)`
+	insertEvent  = `INSERT INTO events (time, server, kind, pid, exit, message, state) VALUES (?,?,?,?,?,?,?)`
+	insertSample = `INSERT INTO samples (time, server, cpu, rss, processes) VALUES (?,?,?,?,?)`
+)
+
+// rawBatch runs one batch's statements on a driver connection.
+type rawBatch struct {
+	ctx   context.Context // rows run under it; it cannot end (see commitRaw)
+	conn  driver.ConnPrepareContext
+	stmts map[string]driver.Stmt
+	args  []driver.NamedValue // reused by every row
+}
+
+// exec runs query (prepared at its first use in the batch) with args,
+// converted as database/sql converts them.
+func (b *rawBatch) exec(query string, args ...any) (driver.Result, error) {
+	st := b.stmts[query]
+	if st == nil {
+		var err error
+		if st, err = b.conn.PrepareContext(b.ctx, query); err != nil {
+			return nil, err
 		}
-		return *p
+		b.stmts[query] = st
 	}
+	b.args = b.args[:0]
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return nil, fmt.Errorf("argument %d of %.40q: %w", i+1, query, err)
+		}
+		b.args = append(b.args, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	res, err := st.(driver.StmtExecContext).ExecContext(b.ctx, b.args)
+	clear(b.args) // let the row's values go
+	return res, err
+}
+
+func (b *rawBatch) close() {
+	for _, st := range b.stmts {
+		st.Close()
+	}
+}
+
+// commitRaw is commitBatch on the driver connection dc.
+func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, error) {
+	conn, ok := dc.(interface {
+		driver.ConnBeginTx
+		driver.ConnPrepareContext
+		driver.ExecerContext
+	})
+	if !ok {
+		return nil, fmt.Errorf("history: the SQLite driver's connection (%T) lacks a method the writer uses", dc)
+	}
+	tx, err := conn.BeginTx(ctx, driver.TxOptions{})
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tx.Rollback()
+		}
+	}()
 	// Rows are inserted under a context that cannot end: under one that
 	// can, the driver starts a goroutine for each statement to watch it.
 	// Once ctx ends the batch still stops, at the next row, and rolls back.
-	rowCtx := context.WithoutCancel(ctx)
+	b := &rawBatch{ctx: context.WithoutCancel(ctx), conn: conn, stmts: make(map[string]driver.Stmt, 4),
+		args: make([]driver.NamedValue, 0, 16)}
+	defer b.close()
+	var firstCall int64 // the id of the batch's first call, 0 if none
+	var stored []Call
 	values := !s.keepValues.Load() // redact credentials in values
 	for _, it := range batch {
 		if err := ctx.Err(); err != nil {
@@ -826,10 +880,11 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 			if a := prepareArguments(c.Arguments, s.opts.ArgumentsLimit, values); a != nil {
 				args = string(a)
 			}
-			var res sql.Result
-			res, err = stmt(&insCall, db.insCall).ExecContext(rowCtx,
+			errText := redactText(c.Error, values)
+			var res driver.Result
+			res, err = b.exec(insertCall,
 				c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
-				c.Session, c.Endpoint, c.Server, c.Method, c.Name, args, c.Outcome, redactText(c.Error, values), c.ResponseSize,
+				c.Session, c.Endpoint, c.Server, c.Method, c.Name, args, c.Outcome, errText, c.ResponseSize,
 				preparePreview(c.Response, s.opts.PreviewLimit, values), c.PID)
 			var id int64
 			if err == nil {
@@ -842,7 +897,7 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 				stored = append(stored, Call{ID: id, Start: time.UnixMicro(c.Start.UnixMicro()).UTC(), Duration: c.Duration.Truncate(time.Microsecond),
 					ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
 					Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
-					Outcome: c.Outcome, Error: redactText(c.Error, values), ResponseSize: c.ResponseSize, PID: c.PID})
+					Outcome: c.Outcome, Error: errText, ResponseSize: c.ResponseSize, PID: c.PID})
 			}
 		case it.event != nil:
 			ev := it.event
@@ -852,29 +907,36 @@ func (s *Store) commitBatch(batch []item) ([]Call, error) {
 			}
 			switch ev.Kind {
 			case supervisor.EventLog:
-				_, err = stmt(&insLog, db.insLog).ExecContext(rowCtx, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, redactText(ev.Message, values))
+				_, err = b.exec(insertLog, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, redactText(ev.Message, values))
 			case supervisor.EventUsage:
 				u := ev.Usage
-				_, err = stmt(&insSample, db.insSample).ExecContext(rowCtx, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
+				_, err = b.exec(insertSample, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
 			default:
 				msg := redactText(ev.Message, values)
 				if msg == "" && ev.Delay > 0 {
 					msg = "next start in " + ev.Delay.String()
 				}
-				_, err = stmt(&insEvent, db.insEvent).ExecContext(rowCtx, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, string(ev.State))
+				_, err = b.exec(insertEvent, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, string(ev.State))
 			}
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if firstCall > 0 {
 		// Last, so that no later statement of the batch makes FTS5 flush again.
-		if _, err := tx.ExecContext(ctx, indexCalls, firstCall); err != nil {
+		if _, err := conn.ExecContext(b.ctx, indexCalls, []driver.NamedValue{{Ordinal: 1, Value: firstCall}}); err != nil {
 			return nil, err
 		}
 	}
-	return stored, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	committed = true
+	return stored, nil
 }
 
 // indexCalls adds the calls from id ?1 on to the search index.
