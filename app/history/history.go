@@ -185,9 +185,14 @@ type Store struct {
 	corrupt  chan error
 
 	journalIDs []uint64 // the writer's, reused by endJournaled
-	checkCtx   context.Context
-	stopCheck  context.CancelFunc
-	background sync.WaitGroup
+	// batchCalls and callInserts are the writer's: the calls of a batch
+	// waiting for their INSERT, and that INSERT's text for each number of
+	// rows (see insertCalls).
+	batchCalls  []*record.Call
+	callInserts []string
+	checkCtx    context.Context
+	stopCheck   context.CancelFunc
+	background  sync.WaitGroup
 }
 
 // conns are the connections to one database file: the writer's (one
@@ -794,9 +799,9 @@ func (s *Store) commitBatch(batch []item) (stored []Call, err error) {
 
 // The statements of a batch.
 const (
-	insertCall = `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
+	insertCallsInto = `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
 			session, endpoint, server, method, name, arguments, outcome, error, response_size,
-			response_preview, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+			response_preview, pid) VALUES `
 	insertLog    = `INSERT INTO logs (time, server, pid, stream, text) VALUES (?,?,?,?,?)`
 	insertEvent  = `INSERT INTO events (time, server, kind, pid, exit, message, state) VALUES (?,?,?,?,?,?,?)`
 	insertSample = `INSERT INTO samples (time, server, cpu, rss, processes) VALUES (?,?,?,?,?)`
@@ -807,7 +812,7 @@ type rawBatch struct {
 	ctx   context.Context // rows run under it; it cannot end (see commitRaw)
 	conn  driver.ConnPrepareContext
 	stmts map[string]driver.Stmt
-	args  []driver.NamedValue // reused by every row
+	args  []driver.NamedValue // reused by every statement
 }
 
 // exec runs query (prepared at its first use in the batch) with args,
@@ -869,35 +874,18 @@ func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, er
 	var firstCall int64 // the id of the batch's first call, 0 if none
 	var stored []Call
 	values := !s.keepValues.Load() // redact credentials in values
+	calls := s.batchCalls[:0]      // calls waiting for their insert
+	defer func() { clear(calls); s.batchCalls = calls[:0] }()
 	for _, it := range batch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		switch {
 		case it.call != nil:
-			c := it.call
-			var args any
-			if a := prepareArguments(c.Arguments, s.opts.ArgumentsLimit, values); a != nil {
-				args = string(a)
-			}
-			errText := redactText(c.Error, values)
-			var res driver.Result
-			res, err = b.exec(insertCall,
-				c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
-				c.Session, c.Endpoint, c.Server, c.Method, c.Name, args, c.Outcome, errText, c.ResponseSize,
-				preparePreview(c.Response, s.opts.PreviewLimit, values), c.PID)
-			var id int64
-			if err == nil {
-				id, err = res.LastInsertId()
-			}
-			if firstCall == 0 {
-				firstCall = id
-			}
-			if err == nil && s.opts.OnCommit != nil {
-				stored = append(stored, Call{ID: id, Start: time.UnixMicro(c.Start.UnixMicro()).UTC(), Duration: c.Duration.Truncate(time.Microsecond),
-					ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
-					Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
-					Outcome: c.Outcome, Error: errText, ResponseSize: c.ResponseSize, PID: c.PID})
+			calls = append(calls, it.call)
+			if len(calls) == callsPerInsert {
+				stored, err = s.insertCalls(b, calls, stored, &firstCall, values)
+				calls = calls[:0]
 			}
 		case it.event != nil:
 			ev := it.event
@@ -926,6 +914,11 @@ func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if len(calls) > 0 {
+		if stored, err = s.insertCalls(b, calls, stored, &firstCall, values); err != nil {
+			return nil, err
+		}
+	}
 	if firstCall > 0 {
 		// Last, so that no later statement of the batch makes FTS5 flush again.
 		if _, err := conn.ExecContext(b.ctx, indexCalls, []driver.NamedValue{{Ordinal: 1, Value: firstCall}}); err != nil {
@@ -936,6 +929,75 @@ func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, er
 		return nil, err
 	}
 	committed = true
+	return stored, nil
+}
+
+// callsPerInsert is the most calls one INSERT statement writes. Each
+// statement costs SQLite a fixed amount beside its rows (opening the table,
+// its four indexes and sqlite_sequence, AUTOINCREMENT's update of it, the
+// statement journal): several rows a statement share it.
+const callsPerInsert = 32
+
+// callColumns is how many values insertCall binds for one call.
+const callColumns = 16
+
+// callInsert returns the INSERT of n calls (1 ≤ n ≤ callsPerInsert), built
+// once per n by the writer.
+func (s *Store) callInsert(n int) string {
+	if s.callInserts == nil {
+		s.callInserts = make([]string, callsPerInsert+1)
+	}
+	if q := s.callInserts[n]; q != "" {
+		return q
+	}
+	row := "(" + strings.Repeat("?,", callColumns-1) + "?)"
+	q := insertCallsInto + strings.Repeat(row+",", n-1) + row
+	s.callInserts[n] = q
+	return q
+}
+
+// insertCalls writes calls in one statement and appends them, with their
+// ids, to stored when there is an OnCommit; *firstCall is set to the id of
+// the batch's first call. One statement on the one writer connection gives
+// its rows consecutive ids (AUTOINCREMENT: each one past the largest the
+// table ever had), so the last row's id names them all; the statement's
+// count of changed rows is checked against that.
+func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, firstCall *int64, values bool) ([]Call, error) {
+	args := make([]any, 0, len(calls)*callColumns)
+	var errTexts [callsPerInsert]string
+	for i, c := range calls {
+		var arguments any
+		if a := prepareArguments(c.Arguments, s.opts.ArgumentsLimit, values); a != nil {
+			arguments = string(a)
+		}
+		errTexts[i] = redactText(c.Error, values)
+		args = append(args, c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
+			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, errTexts[i], c.ResponseSize,
+			preparePreview(c.Response, s.opts.PreviewLimit, values), c.PID)
+	}
+	res, err := b.exec(s.callInsert(len(calls)), args...)
+	if err != nil {
+		return stored, err
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return stored, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(calls)) {
+		return stored, fmt.Errorf("history: inserting %d calls changed %d rows (%v)", len(calls), n, err)
+	}
+	first := last - int64(len(calls)) + 1
+	if *firstCall == 0 {
+		*firstCall = first
+	}
+	if s.opts.OnCommit != nil {
+		for i, c := range calls {
+			stored = append(stored, Call{ID: first + int64(i), Start: time.UnixMicro(c.Start.UnixMicro()).UTC(), Duration: c.Duration.Truncate(time.Microsecond),
+				ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
+				Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
+				Outcome: c.Outcome, Error: errTexts[i], ResponseSize: c.ResponseSize, PID: c.PID})
+		}
+	}
 	return stored, nil
 }
 

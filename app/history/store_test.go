@@ -533,6 +533,64 @@ func TestOnCommitReportsStoredCalls(t *testing.T) {
 	}
 }
 
+// Calls are inserted several to a statement (callsPerInsert); every call
+// of a batch larger than that, among other records, is stored with the id
+// OnCommit reports, its arguments redacted, and found by a search.
+func TestManyCallsInABatch(t *testing.T) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var got []Call
+	opts := testOptions()
+	opts.OnCommit = func(calls []Call, _ uint64) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, calls...)
+	}
+	s := openTest(t, opts)
+	const n = 2*callsPerInsert + 7
+	for i := range n {
+		s.RecordCall(call(i, "files", fmt.Sprintf("tool%d", i), fmt.Sprintf(`{"path":"word%d","token":"abc"}`, i)))
+		if i%5 == 0 {
+			s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventLog, Message: "line"})
+		}
+	}
+	flush(t, s)
+	page, err := s.Calls(ctx, CallQuery{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Calls) != n {
+		t.Fatalf("%d calls stored, want %d", len(page.Calls), n)
+	}
+	slices.Reverse(page.Calls) // newest first → the order of recording
+	for i, c := range page.Calls {
+		if want := fmt.Sprintf("tool%d", i); c.Name != want {
+			t.Errorf("call %d: name %q, want %q", i, c.Name, want)
+		}
+	}
+	mu.Lock()
+	if diff := cmp.Diff(page.Calls, got); diff != "" {
+		t.Errorf("OnCommit calls differ from Calls (-Calls +OnCommit):\n%s", diff)
+	}
+	mu.Unlock()
+	for _, i := range []int{0, callsPerInsert - 1, callsPerInsert, n - 1} {
+		found, err := s.Calls(ctx, CallQuery{Text: fmt.Sprintf("word%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found.Calls) != 1 || found.Calls[0].Name != fmt.Sprintf("tool%d", i) {
+			t.Fatalf("search word%d: %+v", i, found.Calls)
+		}
+		full, err := s.Call(ctx, found.Calls[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`{"path":"word%d","token":"[redacted]"}`, i); string(full.Arguments) != want {
+			t.Errorf("call %d: arguments %s, want %s", i, full.Arguments, want)
+		}
+	}
+}
+
 // A common word's first page comes from the newest part of the search
 // index; it must be the page a search of every call gives, also when calls
 // end out of start order (long calls that started earlier end later).
