@@ -834,7 +834,11 @@ func (b *rawBatch) exec(query string, args ...any) (driver.Result, error) {
 		}
 		b.args = append(b.args, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
-	res, err := st.(driver.StmtExecContext).ExecContext(b.ctx, b.args)
+	sx, ok := st.(driver.StmtExecContext)
+	if !ok {
+		return nil, fmt.Errorf("history: the SQLite driver's statement (%T) has no ExecContext", st)
+	}
+	res, err := sx.ExecContext(b.ctx, b.args)
 	clear(b.args) // let the row's values go
 	return res, err
 }
