@@ -153,16 +153,7 @@ func (c Config) appendJSON(b []byte) []byte {
 	w.key("listen")
 	w.b = appendString(w.b, c.Listen)
 	w.key("servers")
-	w.b = append(w.b, '{')
-	for i, name := range slices.Sorted(maps.Keys(c.Servers)) {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		w.b = appendString(w.b, name)
-		w.b = append(w.b, ':')
-		w.b = c.Servers[name].appendJSON(w.b)
-	}
-	w.b = append(w.b, '}')
+	w.b = appendObject(w.b, c.Servers, func(b []byte, s Server) []byte { return s.appendJSON(b) })
 	if c.History != (History{}) {
 		w.key("history")
 		data, _ := json.Marshal(c.History) // a duration, a number and a bool: cannot fail
@@ -178,7 +169,7 @@ func (c Config) appendJSON(b []byte) []byte {
 	}
 	if len(c.Profiles) > 0 {
 		w.key("profiles")
-		w.b = appendProfiles(w.b, c.Profiles)
+		w.b = appendObject(w.b, c.Profiles, func(b []byte, p Profile) []byte { return p.appendJSON(b) })
 	}
 	w.extra(c.extra)
 	return append(w.b, '}')
@@ -194,16 +185,7 @@ func (s Server) appendJSON(b []byte) []byte {
 	}
 	if len(s.Env) > 0 {
 		w.key("env")
-		w.b = append(w.b, '{')
-		for i, k := range slices.Sorted(maps.Keys(s.Env)) {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.b = appendString(w.b, k)
-			w.b = append(w.b, ':')
-			w.b = appendString(w.b, s.Env[k])
-		}
-		w.b = append(w.b, '}')
+		w.b = appendObject(w.b, s.Env, appendString)
 	}
 	if s.Cwd != "" {
 		w.key("cwd")
@@ -293,6 +275,18 @@ func (w *objectWriter) extra(m map[string]json.RawMessage) {
 		w.key(k)
 		w.b = append(w.b, m[k]...)
 	}
+}
+
+// appendObject appends m as a JSON object with its members sorted by key,
+// each value written by appendValue, so that the same map always gives the
+// same bytes.
+func appendObject[V any](b []byte, m map[string]V, appendValue func([]byte, V) []byte) []byte {
+	w := objectWriter{b: append(b, '{')}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		w.key(k)
+		w.b = appendValue(w.b, m[k])
+	}
+	return append(w.b, '}')
 }
 
 func appendStrings(b []byte, ss []string) []byte {

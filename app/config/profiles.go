@@ -204,16 +204,7 @@ func (p Profile) appendJSON(b []byte) []byte {
 	w.b = appendStrings(w.b, p.Servers)
 	if len(p.Tools) > 0 {
 		w.key("tools")
-		w.b = append(w.b, '{')
-		for i, server := range slices.Sorted(maps.Keys(p.Tools)) {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.b = appendString(w.b, server)
-			w.b = append(w.b, ':')
-			w.b = appendStrings(w.b, p.Tools[server])
-		}
-		w.b = append(w.b, '}')
+		w.b = appendObject(w.b, p.Tools, appendStrings)
 	}
 	if p.ToolSearch {
 		w.key("toolSearch")
@@ -221,20 +212,6 @@ func (p Profile) appendJSON(b []byte) []byte {
 	}
 	w.extra(p.extra)
 	return append(w.b, '}')
-}
-
-// appendProfiles writes the "profiles" object, profiles sorted by name.
-func appendProfiles(b []byte, m map[string]Profile) []byte {
-	b = append(b, '{')
-	for i, name := range slices.Sorted(maps.Keys(m)) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendString(b, name)
-		b = append(b, ':')
-		b = m[name].appendJSON(b)
-	}
-	return append(b, '}')
 }
 
 // ProfileServers returns the servers of profile name that cfg runs (they
