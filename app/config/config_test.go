@@ -141,19 +141,26 @@ const unknownFieldsOut = `{
 }
 `
 
+// saveAndRead saves cfg to a new file and returns its path and content.
+func saveAndRead(t *testing.T, cfg *Config) (path string, data []byte) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), FileName)
+	if err := cfg.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, data
+}
+
 func TestRoundTripKeepsUnknownFields(t *testing.T) {
 	cfg, err := Parse("config.json", []byte(unknownFieldsIn))
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), FileName)
-	if err := cfg.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, got := saveAndRead(t, cfg)
 	if diff := cmp.Diff(unknownFieldsOut, string(got)); diff != "" {
 		t.Errorf("saved file mismatch (-want +got):\n%s", diff)
 	}
@@ -642,11 +649,7 @@ func TestInstalledServerRoundTrip(t *testing.T) {
 	cfg.Servers["github"] = Server{Command: "/usr/bin/node", Args: []string{"/data/servers/github/1.2.0/index.js"},
 		SecretEnv: []string{"GITHUB_TOKEN"},
 		Install:   &Install{Entry: "io.github.github/github-mcp-server", Version: "1.2.0", Type: "npm"}}
-	path := filepath.Join(t.TempDir(), FileName)
-	if err := cfg.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
+	path, data := saveAndRead(t, cfg)
 	for _, want := range []string{`"secretEnv": [`, `"GITHUB_TOKEN"`, `"install": {`, `"entry": "io.github.github/github-mcp-server"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("saved file lacks %s:\n%s", want, data)
@@ -670,11 +673,7 @@ func TestInstalledServerRoundTrip(t *testing.T) {
 func TestHistorySettings(t *testing.T) {
 	cfg := Default()
 	cfg.History = History{MaxAge: Duration{7 * 24 * time.Hour}, MaxBytes: 256 << 20}
-	path := filepath.Join(t.TempDir(), FileName)
-	if err := cfg.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
+	path, data := saveAndRead(t, cfg)
 	if !strings.Contains(string(data), `"maxAge": "168h"`) || !strings.Contains(string(data), `"maxBytes": 268435456`) {
 		t.Errorf("saved:\n%s", data)
 	}
@@ -699,11 +698,7 @@ func TestToolSearchSetting(t *testing.T) {
 		t.Fatal("search mode is on by default")
 	}
 	cfg.ToolSearch = true
-	path := filepath.Join(t.TempDir(), FileName)
-	if err := cfg.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
+	path, data := saveAndRead(t, cfg)
 	if !strings.Contains(string(data), `"toolSearch": true`) {
 		t.Errorf("saved:\n%s", data)
 	}

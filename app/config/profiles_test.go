@@ -1,8 +1,6 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,14 +99,7 @@ func TestProfilesRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), FileName)
-	if err := cfg.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, got := saveAndRead(t, cfg)
 	// Profiles sorted by name; known keys first in a fixed order, the
 	// servers in the user's order, unknown keys kept.
 	want := `  "profiles": {
