@@ -370,11 +370,7 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 		case "cwd":
 			err = p.scalar(f, m.valOff, m.val, &s.Cwd, "a string")
 		case "enabled":
-			if !isNull(m.val) {
-				var b bool
-				err = p.scalar(f, m.valOff, m.val, &b, "true or false")
-				s.Enabled = &b
-			}
+			s.Enabled, err = p.optionalBool(f, m.valOff, m.val)
 		case "pool":
 			s.Pool, err = p.pool(f, m.valOff, m.val)
 		case "timeout":
@@ -382,11 +378,7 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 		case "disabledTools":
 			s.DisabledTools, err = p.strings(f, m.valOff, m.val)
 		case "holdChangedTools":
-			if !isNull(m.val) {
-				var b bool
-				err = p.scalar(f, m.valOff, m.val, &b, "true or false")
-				s.HoldChangedTools = &b
-			}
+			s.HoldChangedTools, err = p.optionalBool(f, m.valOff, m.val)
 		case "alias":
 			err = p.scalar(f, m.valOff, m.val, &s.Alias, "a string")
 		case "secretEnv":
@@ -407,6 +399,18 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// optionalBool decodes a bool that may be left out: JSON null gives nil.
+func (p *parser) optionalBool(field string, off int, raw []byte) (*bool, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var b bool
+	if err := p.scalar(field, off, raw, &b, "true or false"); err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 func (p *parser) pool(field string, off int, raw []byte) (Pool, error) {
