@@ -56,6 +56,7 @@ func readClientFile(t *testing.T, path string) (clientFile, map[string]json.RawM
 	return f, all
 }
 
+// toolNames lists the tools cs sees, sorted.
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(t.Context(), nil)
@@ -66,6 +67,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
 	}
+	slices.Sort(names)
 	return names
 }
 

@@ -22,6 +22,14 @@ import (
 // edits it by hand).
 func setProfiles(t *testing.T, home string, profiles map[string]any) {
 	t.Helper()
+	setConfigKey(t, home, "profiles", profiles)
+}
+
+// setConfigKey sets the top-level key of home's config.json to value, as a
+// user editing the file by hand would; the file is replaced in one step, so
+// a running daemon never reads half of it.
+func setConfigKey(t *testing.T, home, key string, value any) {
+	t.Helper()
 	path := filepath.Join(home, "config.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -31,7 +39,7 @@ func setProfiles(t *testing.T, home string, profiles map[string]any) {
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	cfg["profiles"] = profiles
+	cfg[key] = value
 	data, _ = json.MarshalIndent(cfg, "", "  ")
 	if err := os.WriteFile(path+".tmp", data, 0o600); err != nil {
 		t.Fatal(err)

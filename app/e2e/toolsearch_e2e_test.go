@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,25 +14,6 @@ import (
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
-// setToolSearch edits config.json by hand, as a user would.
-func setToolSearch(t *testing.T, home string, on bool) {
-	t.Helper()
-	path := filepath.Join(home, "config.json")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg["toolSearch"] = on
-	data, _ = json.MarshalIndent(cfg, "", "  ")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestToolSearchThroughTheDaemon: with "toolSearch": true in config.json,
 // /mcp lists search_tools and call_tool only; a search finds the server's
 // tool, call_tool calls it, and the history has both, the call under the
@@ -43,7 +22,7 @@ func setToolSearch(t *testing.T, home string, on bool) {
 func TestToolSearchThroughTheDaemon(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "alpha")
-	setToolSearch(t, home, true)
+	setConfigKey(t, home, "toolSearch", true)
 	d := startDaemon(t, home)
 	d.waitRunning(t, "alpha")
 
@@ -58,19 +37,6 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	toolNames := func(cs *mcp.ClientSession) []string {
-		t.Helper()
-		res, err := cs.ListTools(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, tool := range res.Tools {
-			names = append(names, tool.Name)
-		}
-		slices.Sort(names)
-		return names
-	}
 	textOf := func(res *mcp.CallToolResult) string {
 		var b strings.Builder
 		for _, c := range res.Content {
@@ -82,7 +48,7 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 	}
 
 	cs := connect()
-	if names := toolNames(cs); !slices.Equal(names, []string{"call_tool", "search_tools"}) {
+	if names := toolNames(t, cs); !slices.Equal(names, []string{"call_tool", "search_tools"}) {
 		t.Fatalf("/mcp with toolSearch on lists %v; want call_tool and search_tools", names)
 	}
 	var found string
@@ -115,8 +81,8 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 		t.Errorf("recorded call_tool %+v (%v): want the tool's own arguments", full, err)
 	}
 
-	setToolSearch(t, home, false)
+	setConfigKey(t, home, "toolSearch", false)
 	testutil.EventuallyEvery(t, 20*time.Second, 100*time.Millisecond, "a new session to list every tool", func() bool {
-		return slices.Contains(toolNames(connect()), "alpha__echo")
+		return slices.Contains(toolNames(t, connect()), "alpha__echo")
 	})
 }

@@ -140,16 +140,7 @@ func TestSearchModeListsTwoTools(t *testing.T) {
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "42"}}, nil
 				},
 			})
-			res, err := cs.ListTools(t.Context(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tool := range res.Tools {
-				names = append(names, tool.Name)
-			}
-			slices.Sort(names)
-			if !slices.Equal(names, []string{gateway.CallToolName, gateway.SearchToolsName}) {
+			if names := listNames(t, cs); !slices.Equal(names, []string{gateway.CallToolName, gateway.SearchToolsName}) {
 				t.Fatalf("/mcp in search mode lists %v; want exactly call_tool and search_tools", names)
 			}
 			// The servers' own endpoints are not in search mode.
