@@ -396,22 +396,29 @@ func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
 	return nil
 }
 
+// reconcile indexes want by name (a later duplicate wins) and deletes from
+// have the entries whose name is not in it, returning them: the first step
+// of making what the gateway serves match a new list.
+func reconcile[T, V any](have map[string]V, want []T, name func(T) string) (byName map[string]T, removed []V) {
+	byName = make(map[string]T, len(want))
+	for _, w := range want {
+		byName[name(w)] = w
+	}
+	for n, v := range have {
+		if _, ok := byName[n]; !ok {
+			removed = append(removed, v)
+			delete(have, n)
+		}
+	}
+	return byName, removed
+}
+
 // Sync makes the gateway serve exactly servers: new ones get a front and are
 // listed (which starts a process when none runs), removed ones disappear
 // from /mcp and their endpoint, changed settings apply to the next call.
 func (g *Gateway) Sync(servers []ServerConfig) {
 	g.mu.Lock()
-	want := map[string]ServerConfig{}
-	for _, c := range servers {
-		want[c.Name] = c
-	}
-	var removed []*backend
-	for name, b := range g.backends {
-		if _, ok := want[name]; !ok {
-			removed = append(removed, b)
-			delete(g.backends, name)
-		}
-	}
+	want, removed := reconcile(g.backends, servers, func(c ServerConfig) string { return c.Name })
 	var added, reinstall, rereview []*backend
 	for name, c := range want {
 		b, ok := g.backends[name]

@@ -102,17 +102,7 @@ func isAggregated(endpoint string) bool {
 // removed one are closed.
 func (g *Gateway) SetProfiles(profiles []ProfileConfig) {
 	g.mu.Lock()
-	want := map[string]ProfileConfig{}
-	for _, p := range profiles {
-		want[p.Name] = p
-	}
-	var removed []*aggregate
-	for name, a := range g.profiles {
-		if _, ok := want[name]; !ok {
-			removed = append(removed, a)
-			delete(g.profiles, name)
-		}
-	}
+	want, removed := reconcile(g.profiles, profiles, func(p ProfileConfig) string { return p.Name })
 	var added []string
 	for name, p := range want {
 		a, ok := g.profiles[name]
