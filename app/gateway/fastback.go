@@ -157,32 +157,10 @@ func decodeRPCError(obj []byte) *jsonrpc.Error {
 // false for anything else. The gateway's ids are plain strings (no
 // escapes), so the id is compared as it is written.
 func fastEnvelope(line []byte) (id string, result, errObj []byte, ok bool) {
-	s := scanner{b: line}
-	s.space()
-	if !s.eat('{') {
-		return "", nil, nil, false
-	}
 	var idRaw []byte
 	version := false
-	for first := true; ; first = false {
-		s.space()
-		if s.eat('}') {
-			break
-		}
-		if !first && !(s.eat(',') && s.spaceThen()) {
-			return "", nil, nil, false
-		}
-		key, okKey := s.str()
-		s.space()
-		if !okKey || !s.eat(':') {
-			return "", nil, nil, false
-		}
-		s.space()
-		start := s.i
-		if !s.value() {
-			return "", nil, nil, false
-		}
-		v := line[start:s.i]
+	s := scanner{b: line}
+	wellFormed := s.members(func(key, v []byte) bool {
 		switch string(key) {
 		case `"id"`:
 			idRaw = v
@@ -193,8 +171,12 @@ func fastEnvelope(line []byte) (id string, result, errObj []byte, ok bool) {
 		case `"jsonrpc"`:
 			version = string(v) == `"2.0"`
 		case `"method"`:
-			return "", nil, nil, false
+			return false
 		}
+		return true
+	})
+	if !wellFormed {
+		return "", nil, nil, false
 	}
 	if !version || (result == nil) == (errObj == nil) {
 		return "", nil, nil, false

@@ -12,32 +12,10 @@ import (
 // request, a notification, an error response, bad JSON), which is then
 // decoded the usual way.
 func responseEnvelope(line []byte) (id jsonrpc.ID, result json.RawMessage, ok bool) {
-	s := scanner{b: line}
-	s.space()
-	if !s.eat('{') {
-		return id, nil, false
-	}
 	var idRaw []byte
 	version := false
-	for first := true; ; first = false {
-		s.space()
-		if s.eat('}') {
-			break
-		}
-		if !first && !(s.eat(',') && s.spaceThen()) {
-			return id, nil, false
-		}
-		key, okKey := s.str()
-		s.space()
-		if !okKey || !s.eat(':') {
-			return id, nil, false
-		}
-		s.space()
-		start := s.i
-		if !s.value() {
-			return id, nil, false
-		}
-		v := line[start:s.i]
+	s := scanner{b: line}
+	wellFormed := s.members(func(key, v []byte) bool {
 		switch string(key) {
 		case `"id"`:
 			idRaw = v
@@ -46,8 +24,12 @@ func responseEnvelope(line []byte) (id jsonrpc.ID, result json.RawMessage, ok bo
 		case `"jsonrpc"`:
 			version = string(v) == `"2.0"`
 		case `"method"`, `"error"`:
-			return id, nil, false
+			return false
 		}
+		return true
+	})
+	if !wellFormed {
+		return id, nil, false
 	}
 	if !version || idRaw == nil || result == nil {
 		return id, nil, false
@@ -68,6 +50,36 @@ func responseEnvelope(line []byte) (id jsonrpc.ID, result json.RawMessage, ok bo
 type scanner struct {
 	b []byte
 	i int
+}
+
+// members walks the members of the JSON object at s, calling each with the
+// member's key (quotes included) and raw value. It reports false when the
+// object is malformed or when each returns false (to give up early on a
+// message that is not wanted); what follows the object is not looked at.
+func (s *scanner) members(each func(key, value []byte) bool) bool {
+	s.space()
+	if !s.eat('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			return true
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return false
+		}
+		key, okKey := s.str()
+		s.space()
+		if !okKey || !s.eat(':') {
+			return false
+		}
+		s.space()
+		start := s.i
+		if !s.value() || !each(key, s.b[start:s.i]) {
+			return false
+		}
+	}
 }
 
 func (s *scanner) space() {
