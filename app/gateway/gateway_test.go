@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -269,17 +270,8 @@ func TestPerServerFidelity(t *testing.T) {
 
 func TestProgressReachesTheCaller(t *testing.T) {
 	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
-	var mu sync.Mutex
-	var got []float64
-	cs := f.connect(t, "/mcp", "2025-11-25", &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			defer mu.Unlock()
-			if req.Params.ProgressToken == "my-token" {
-				got = append(got, req.Params.Progress)
-			}
-		},
-	})
+	opts, progress := countProgress("my-token")
+	cs := f.connect(t, "/mcp", "2025-11-25", opts)
 	f.waitTools(t, cs, "alpha__sleep")
 	params := &mcp.CallToolParams{Name: "alpha__sleep", Arguments: map[string]any{"ms": 450}}
 	params.SetProgressToken("my-token")
@@ -287,10 +279,21 @@ func TestProgressReachesTheCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 5*time.Second, "several progress notifications with the caller's token", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) >= 2
+		return progress.Load() >= 2
 	})
+}
+
+// countProgress returns client options that count the progress
+// notifications carrying token, and that count.
+func countProgress(token string) (*mcp.ClientOptions, *atomic.Int64) {
+	var n atomic.Int64
+	return &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if req.Params.ProgressToken == token {
+				n.Add(1)
+			}
+		},
+	}, &n
 }
 
 func TestCancellationAndCrashAreReportedPromptly(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -308,25 +307,14 @@ func TestCallToolUnknownTool(t *testing.T) {
 
 func TestCallToolProgressAndCancellation(t *testing.T) {
 	f := newSearchFixture(t, gateway.ServerConfig{Name: "alpha"})
-	var mu sync.Mutex
-	var got []float64
-	cs := f.connect(t, "/mcp", "2025-11-25", &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			mu.Lock()
-			defer mu.Unlock()
-			if req.Params.ProgressToken == "via-call-tool" {
-				got = append(got, req.Params.Progress)
-			}
-		},
-	})
+	opts, progress := countProgress("via-call-tool")
+	cs := f.connect(t, "/mcp", "2025-11-25", opts)
 	waitSearch(t, cs, "sleep", "alpha__sleep")
 	if _, err := viaCallTool(cs, t.Context(), "alpha__sleep", map[string]any{"ms": 450}, "via-call-tool"); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 5*time.Second, "progress with the caller's token", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) >= 2
+		return progress.Load() >= 2
 	})
 
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
