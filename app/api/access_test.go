@@ -45,17 +45,8 @@ func TestClientScopeOnEveryRoute(t *testing.T) {
 		_, _ = io.WriteString(w, "label "+api.TokenLabel(r.Context()))
 	})))
 	defer mcp.Close()
-	req, _ := http.NewRequest(http.MethodPost, mcp.URL+"/mcp", strings.NewReader("{}"))
-	req.Header.Set("Authorization", "Bearer "+cursor.Secret)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := mcp.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "label cursor" {
-		t.Errorf("MCP with a client token: %d %q", resp.StatusCode, body)
+	if code, body := postWithToken(t, mcp, "/mcp", cursor.Secret, "{}"); code != 200 || body != "label cursor" {
+		t.Errorf("MCP with a client token: %d %q", code, body)
 	}
 }
 

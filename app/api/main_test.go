@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -244,6 +246,25 @@ func applyToFake(f *fakeSupervisor) func(*config.Config) error {
 }
 
 func boolPtr(b bool) *bool { return &b }
+
+// postWithToken posts body (JSON) to path on srv with secret as the bearer
+// token and returns the answer's status and body.
+func postWithToken(t *testing.T, srv *httptest.Server, path, secret, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
 
 // testEnv is an API server on a real loopback listener with fakes behind it.
 type testEnv struct {

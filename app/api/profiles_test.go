@@ -40,16 +40,7 @@ func TestProfileBoundToken(t *testing.T) {
 	defer mcp.Close()
 	post := func(secret, path string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, mcp.URL+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Authorization", "Bearer "+secret)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := mcp.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		return postWithToken(t, mcp, path, secret, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	}
 	for _, path := range []string{"/mcp/p/coding", "/mcp/p/coding/", "/sse/p/coding"} {
 		if code, body := post(cursor.Secret, path); code != 200 || body != "served "+path {

@@ -30,16 +30,8 @@ func TestTokens(t *testing.T) {
 	})))
 	t.Cleanup(mcp.Close)
 	call := func(secret string) (int, string) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, mcp.URL+"/mcp", strings.NewReader("{}"))
-		req.Header.Set("Authorization", "Bearer "+secret)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := mcp.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		t.Helper()
+		return postWithToken(t, mcp, "/mcp", secret, "{}")
 	}
 	before := time.Now().UTC()
 	if code, body := call(cursor.Secret); code != http.StatusOK || body != "hello cursor" {
