@@ -387,6 +387,18 @@ func runTS(t *testing.T, ctx context.Context, env nodeEnv, sc tsScenario) *tsRep
 }
 
 // step returns the result of the step named id, or reports its failure.
+// notifications returns the notifications the client received with method,
+// in order.
+func (r *tsReport) notifications(method string) []tsMessage {
+	var out []tsMessage
+	for _, m := range r.Notifications {
+		if m.Method == method {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func (r *tsReport) step(t *testing.T, id string) (tsStepResult, bool) {
 	t.Helper()
 	for _, s := range r.Steps {
@@ -618,12 +630,7 @@ func checkEverything(t *testing.T, r *tsReport, prefix string, env nodeEnv) {
 		t.Errorf("TS client, %s: unknown tool error %q does not name the tool", r.label, e)
 	}
 	r.wantContains(t, "trigger-long-running-operation", r.callText(t, "progress"), "Long running operation completed")
-	var progress []tsMessage
-	for _, n := range r.Notifications {
-		if n.Method == "notifications/progress" {
-			progress = append(progress, n)
-		}
-	}
+	progress := r.notifications("notifications/progress")
 	// All three must arrive (TestTSClientProgressBeforeResult insists); here
 	// two show that progress is forwarded at all.
 	if len(progress) < 2 {
@@ -777,12 +784,7 @@ func TestTSClientStreamable(t *testing.T) {
 					{"id": "elicitation", "op": "callTool", "name": endpoint.prefix + "trigger-elicitation-request"},
 				}})
 			r.wantContains(t, "trigger-long-running-operation", r.callText(t, "progress"), "Long running operation completed")
-			n := 0
-			for _, m := range r.Notifications {
-				if m.Method == "notifications/progress" {
-					n++
-				}
-			}
+			n := len(r.notifications("notifications/progress"))
 			if n != 3 {
 				t.Errorf("TS client, %s: %d progress notifications without the standalone stream, want 3 on the tools/call's own stream", r.label, n)
 			}
@@ -846,12 +848,7 @@ func TestTSClientLegacySSE(t *testing.T) {
 			t.Errorf("TS client, %s: alpha__echo = %q", r.label, got)
 		}
 		r.wantContains(t, "trigger-long-running-operation", r.callText(t, "progress"), "Long running operation completed")
-		n := 0
-		for _, m := range r.Notifications {
-			if m.Method == "notifications/progress" {
-				n++
-			}
-		}
+		n := len(r.notifications("notifications/progress"))
 		if n < 1 { // all of them: TestTSClientProgressBeforeResult
 			t.Errorf("TS client, %s: %d progress notifications, want 2", r.label, n)
 		}
@@ -932,12 +929,10 @@ func TestTSClientProgressBeforeResult(t *testing.T) {
 		t.Run(tc.transport, func(t *testing.T) {
 			r := runTS(t, ctx, env, tsScenario{Transport: tc.transport, URL: f.url + tc.path, Steps: steps})
 			perToken := map[string][]float64{}
-			for _, n := range r.Notifications {
-				if n.Method == "notifications/progress" {
-					token := fmt.Sprint(n.Params["progressToken"])
-					progress, _ := n.Params["progress"].(float64)
-					perToken[token] = append(perToken[token], progress)
-				}
+			for _, n := range r.notifications("notifications/progress") {
+				token := fmt.Sprint(n.Params["progressToken"])
+				progress, _ := n.Params["progress"].(float64)
+				perToken[token] = append(perToken[token], progress)
 			}
 			for _, s := range r.Steps {
 				if !s.OK {

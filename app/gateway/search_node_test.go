@@ -68,12 +68,7 @@ func TestTSClientToolSearch(t *testing.T) {
 		t.Errorf("TS client, %s: call_tool alpha__echo = %+v; want the tool's text and structured content", r.label, echo)
 	}
 	r.wantContains(t, "call_tool trigger-long-running-operation", r.callText(t, "progress"), "Long running operation completed")
-	n := 0
-	for _, m := range r.Notifications {
-		if m.Method == "notifications/progress" {
-			n++
-		}
-	}
+	n := len(r.notifications("notifications/progress"))
 	if n != 3 {
 		t.Errorf("TS client, %s: %d progress notifications through call_tool, want 3", r.label, n)
 	}
