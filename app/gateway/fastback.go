@@ -157,35 +157,16 @@ func decodeRPCError(obj []byte) *jsonrpc.Error {
 // false for anything else. The gateway's ids are plain strings (no
 // escapes), so the id is compared as it is written.
 func fastEnvelope(line []byte) (id string, result, errObj []byte, ok bool) {
-	var idRaw []byte
-	version := false
-	s := scanner{b: line}
-	wellFormed := s.members(func(key, v []byte) bool {
-		switch string(key) {
-		case `"id"`:
-			idRaw = v
-		case `"result"`:
-			result = v
-		case `"error"`:
-			errObj = v
-		case `"jsonrpc"`:
-			version = string(v) == `"2.0"`
-		case `"method"`:
-			return false
-		}
-		return true
-	})
-	if !wellFormed {
+	r, ok := scanResponse(line)
+	if !ok || (r.result == nil) == (r.err == nil) {
 		return "", nil, nil, false
 	}
-	if !version || (result == nil) == (errObj == nil) {
-		return "", nil, nil, false
-	}
+	idRaw := r.id
 	if len(idRaw) < len(fastIDPrefix)+3 || idRaw[0] != '"' || idRaw[len(idRaw)-1] != '"' ||
 		string(idRaw[1:1+len(fastIDPrefix)]) != fastIDPrefix {
 		return "", nil, nil, false
 	}
-	return string(idRaw[1 : len(idRaw)-1]), result, errObj, true
+	return string(idRaw[1 : len(idRaw)-1]), r.result, r.err, true
 }
 
 // lineWriter is a connection that writes encoded messages as they are

@@ -12,37 +12,70 @@ import (
 // request, a notification, an error response, bad JSON), which is then
 // decoded the usual way.
 func responseEnvelope(line []byte) (id jsonrpc.ID, result json.RawMessage, ok bool) {
-	var idRaw []byte
-	version := false
-	s := scanner{b: line}
-	wellFormed := s.members(func(key, v []byte) bool {
-		switch string(key) {
-		case `"id"`:
-			idRaw = v
-		case `"result"`:
-			result = v
-		case `"jsonrpc"`:
-			version = string(v) == `"2.0"`
-		case `"method"`, `"error"`:
-			return false
-		}
-		return true
-	})
-	if !wellFormed {
-		return id, nil, false
-	}
-	if !version || idRaw == nil || result == nil {
+	r, ok := scanResponse(line)
+	if !ok || r.id == nil || r.result == nil || r.err != nil {
 		return id, nil, false
 	}
 	var raw any
-	if err := json.Unmarshal(idRaw, &raw); err != nil {
+	if err := json.Unmarshal(r.id, &raw); err != nil {
 		return id, nil, false
 	}
 	id, err := jsonrpc.MakeID(raw) // float64 or string, as MakeID wants
 	if err != nil {
 		return id, nil, false
 	}
-	return id, result, true
+	return id, r.result, true
+}
+
+// rawResponse is the raw id, result and error of a JSON-RPC response, as
+// they stand in the message (nil where the member is absent).
+type rawResponse struct {
+	id, result, err []byte
+}
+
+// scanResponse finds the members of a JSON-RPC 2.0 response without
+// decoding their values. ok is false for a message with a method (a
+// request or a notification), one without "jsonrpc": "2.0", or bad JSON;
+// what follows the object is not looked at.
+func scanResponse(line []byte) (r rawResponse, ok bool) {
+	s := scanner{b: line}
+	s.space()
+	if !s.eat('{') {
+		return r, false
+	}
+	version := false
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			return r, version
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return r, false
+		}
+		key, okKey := s.str()
+		s.space()
+		if !okKey || !s.eat(':') {
+			return r, false
+		}
+		s.space()
+		start := s.i
+		if !s.value() {
+			return r, false
+		}
+		v := line[start:s.i]
+		switch string(key) {
+		case `"id"`:
+			r.id = v
+		case `"result"`:
+			r.result = v
+		case `"error"`:
+			r.err = v
+		case `"jsonrpc"`:
+			version = string(v) == `"2.0"`
+		case `"method"`:
+			return r, false
+		}
+	}
 }
 
 // scanner skips JSON values, checking only their structure: a result is
@@ -50,36 +83,6 @@ func responseEnvelope(line []byte) (id jsonrpc.ID, result json.RawMessage, ok bo
 type scanner struct {
 	b []byte
 	i int
-}
-
-// members walks the members of the JSON object at s, calling each with the
-// member's key (quotes included) and raw value. It reports false when the
-// object is malformed or when each returns false (to give up early on a
-// message that is not wanted); what follows the object is not looked at.
-func (s *scanner) members(each func(key, value []byte) bool) bool {
-	s.space()
-	if !s.eat('{') {
-		return false
-	}
-	for first := true; ; first = false {
-		s.space()
-		if s.eat('}') {
-			return true
-		}
-		if !first && !(s.eat(',') && s.spaceThen()) {
-			return false
-		}
-		key, okKey := s.str()
-		s.space()
-		if !okKey || !s.eat(':') {
-			return false
-		}
-		s.space()
-		start := s.i
-		if !s.value() || !each(key, s.b[start:s.i]) {
-			return false
-		}
-	}
 }
 
 func (s *scanner) space() {
