@@ -56,21 +56,6 @@ func readClientFile(t *testing.T, path string) (clientFile, map[string]json.RawM
 	return f, all
 }
 
-// toolNames lists the tools cs sees, sorted.
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // TestClientsEndToEnd connects Claude Desktop and Cursor through the
 // daemon, then launches each entry the way that client does: Claude
 // Desktop spawns the entry's command (the stdio bridge) and speaks MCP on
@@ -116,7 +101,7 @@ func TestClientsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("speaking MCP to the bridge: %v\nbridge stderr:\n%s", err, bridgeErr)
 	}
-	if names := toolNames(t, cs); !slices.Contains(names, "alpha__echo") {
+	if names := testutil.ToolNames(t, cs); !slices.Contains(names, "alpha__echo") {
 		t.Errorf("tools through the bridge: %v", names)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "from claude"}})
@@ -154,7 +139,7 @@ func TestClientsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if names := toolNames(t, cursor); !slices.Contains(names, "alpha__echo") {
+	if names := testutil.ToolNames(t, cursor); !slices.Contains(names, "alpha__echo") {
 		t.Errorf("tools through Cursor's URL: %v", names)
 	}
 	cursor.Close()

@@ -135,7 +135,7 @@ func TestProfilesEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cursor.Close()
-	if names := toolNames(t, cursor); !slices.Equal(names, []string{"alpha__echo", "alpha__sleep"}) {
+	if names := testutil.ToolNames(t, cursor); !slices.Equal(names, []string{"alpha__echo", "alpha__sleep"}) {
 		t.Errorf("tools on the profile: %v, want exactly alpha__echo and alpha__sleep", names)
 	}
 	res, err := cursor.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "via profile"}})
@@ -189,7 +189,7 @@ func TestProfilesEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("speaking MCP to the bridge: %v\nbridge stderr:\n%s", err, bridgeErr)
 	}
-	if names := toolNames(t, desktop); !slices.Equal(names, []string{"alpha__echo", "alpha__sleep"}) {
+	if names := testutil.ToolNames(t, desktop); !slices.Equal(names, []string{"alpha__echo", "alpha__sleep"}) {
 		t.Errorf("tools through the bridge: %v", names)
 	}
 	desktop.Close()
@@ -201,7 +201,7 @@ func TestProfilesEndToEnd(t *testing.T) {
 	})
 	var names []string
 	testutil.Eventually(t, 15*time.Second, "beta's tools on the profile", func() bool {
-		names = toolNames(t, cursor)
+		names = testutil.ToolNames(t, cursor)
 		return slices.Contains(names, "beta__echo") && slices.Contains(names, "alpha__echo") && !slices.Contains(names, "alpha__crash")
 	})
 	// The tools are registered one by one: the count settles once all are.
@@ -209,7 +209,7 @@ func TestProfilesEndToEnd(t *testing.T) {
 	testutil.Eventually(t, 15*time.Second, "the profile's tool count", func() bool {
 		var err error
 		profiles, err = d.client.Profiles(ctx)
-		names = toolNames(t, cursor)
+		names = testutil.ToolNames(t, cursor)
 		return err == nil && len(profiles) == 1 && profiles[0].ToolCount != nil && *profiles[0].ToolCount == len(names)
 	})
 	if !slices.Equal(profiles[0].Clients, []string{"cursor", "claude-desktop"}) || !slices.Equal(profiles[0].Servers, []string{"alpha", "beta"}) {

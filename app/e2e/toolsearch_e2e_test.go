@@ -48,7 +48,7 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 	}
 
 	cs := connect()
-	if names := toolNames(t, cs); !slices.Equal(names, []string{"call_tool", "search_tools"}) {
+	if names := testutil.ToolNames(t, cs); !slices.Equal(names, []string{"call_tool", "search_tools"}) {
 		t.Fatalf("/mcp with toolSearch on lists %v; want call_tool and search_tools", names)
 	}
 	var found string
@@ -83,6 +83,6 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 
 	setConfigKey(t, home, "toolSearch", false)
 	testutil.EventuallyEvery(t, 20*time.Second, 100*time.Millisecond, "a new session to list every tool", func() bool {
-		return slices.Contains(toolNames(t, connect()), "alpha__echo")
+		return slices.Contains(testutil.ToolNames(t, connect()), "alpha__echo")
 	})
 }

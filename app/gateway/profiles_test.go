@@ -15,20 +15,6 @@ import (
 	"github.com/switchboardhq/switchboard/app/record"
 )
 
-func listNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	res, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
 // A profile's endpoint serves its servers (and tools) aggregated under the
 // names of /mcp, in every protocol era; calls reach the right server and
 // are recorded with the profile's endpoint; tools outside it are refused.
@@ -56,7 +42,7 @@ func TestProfileEndpoint(t *testing.T) {
 			slices.Sort(want)
 			// Tools are registered one by one: poll for the whole list.
 			testutil.Eventually(t, 10*time.Second, "exactly the profile's tools", func() bool {
-				return slices.Equal(listNames(t, cs), want)
+				return slices.Equal(testutil.ToolNames(t, cs), want)
 			})
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "g__env", Arguments: map[string]any{"name": "SWITCHBOARD_TESTMCP_NAME"}})
 			if err != nil || text(res) != "gamma" {
@@ -84,7 +70,7 @@ func TestProfileEndpoint(t *testing.T) {
 	}
 	sse.Close()
 
-	if n, ok := f.gw.ToolCount("coding"); !ok || n != len(listNames(t, f.connect(t, "/mcp/p/coding", "2025-11-25", nil))) {
+	if n, ok := f.gw.ToolCount("coding"); !ok || n != len(testutil.ToolNames(t, f.connect(t, "/mcp/p/coding", "2025-11-25", nil))) {
 		t.Errorf("ToolCount(coding) = %d, %v", n, ok)
 	}
 	if n, ok := f.gw.ToolCount(""); !ok || n != len(allTools) {
@@ -108,7 +94,7 @@ func TestProfileEndpoint(t *testing.T) {
 	}
 	slices.Sort(betaWant)
 	testutil.Eventually(t, 10*time.Second, "beta's tools, and only them, on /mcp/p/beta-only", func() bool {
-		return slices.Equal(listNames(t, beta), betaWant)
+		return slices.Equal(testutil.ToolNames(t, beta), betaWant)
 	})
 	if slices.Contains(betaWant, "beta__crash") {
 		t.Error("beta's disabled tool is listed on /mcp")
@@ -119,7 +105,7 @@ func TestProfileEndpoint(t *testing.T) {
 	coding := f.connect(t, "/mcp/p/coding", "2025-11-25", nil)
 	f.gw.SetProfiles([]gateway.ProfileConfig{{Name: "coding", Servers: []string{"alpha", "gamma"}}})
 	testutil.Eventually(t, 10*time.Second, "alpha__crash on the changed profile", func() bool {
-		return slices.Contains(listNames(t, coding), "alpha__crash")
+		return slices.Contains(testutil.ToolNames(t, coding), "alpha__crash")
 	})
 	testutil.Eventually(t, 10*time.Second, "the removed profile's session closed", func() bool {
 		_, err := beta.ListTools(t.Context(), nil)
@@ -140,7 +126,7 @@ func TestProfileEndpoint(t *testing.T) {
 	// A server leaving the gateway leaves the profile too.
 	f.gw.Sync([]gateway.ServerConfig{{Name: "alpha"}, {Name: "beta", DisabledTools: []string{"crash"}}})
 	testutil.Eventually(t, 10*time.Second, "gamma gone from the profile", func() bool {
-		return !slices.ContainsFunc(listNames(t, coding), func(n string) bool { return strings.HasPrefix(n, "g__") })
+		return !slices.ContainsFunc(testutil.ToolNames(t, coding), func(n string) bool { return strings.HasPrefix(n, "g__") })
 	})
 }
 
@@ -155,7 +141,7 @@ func TestProfileToolsKeepDisabledToolsHidden(t *testing.T) {
 	f.waitTools(t, f.connect(t, "/mcp", "2025-11-25", nil), "beta__echo")
 	cs := f.connect(t, "/mcp/p/p", "2025-11-25", nil)
 	testutil.Eventually(t, 10*time.Second, "only beta__echo on the profile", func() bool {
-		return slices.Equal(listNames(t, cs), []string{"beta__echo"})
+		return slices.Equal(testutil.ToolNames(t, cs), []string{"beta__echo"})
 	})
 	if n, ok := f.gw.ToolCount("p"); !ok || n != 1 {
 		t.Errorf("ToolCount(p) = %d, %v; want 1", n, ok)

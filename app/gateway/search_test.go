@@ -139,7 +139,7 @@ func TestSearchModeListsTwoTools(t *testing.T) {
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "42"}}, nil
 				},
 			})
-			if names := listNames(t, cs); !slices.Equal(names, []string{gateway.CallToolName, gateway.SearchToolsName}) {
+			if names := testutil.ToolNames(t, cs); !slices.Equal(names, []string{gateway.CallToolName, gateway.SearchToolsName}) {
 				t.Fatalf("/mcp in search mode lists %v; want exactly call_tool and search_tools", names)
 			}
 			// The servers' own endpoints are not in search mode.
@@ -380,7 +380,7 @@ func TestProfileInSearchMode(t *testing.T) {
 	f.gw.SetProfiles(profiles)
 
 	cs := f.connect(t, "/mcp/p/small", "2025-11-25", nil)
-	if names := listNames(t, cs); !slices.Equal(names, []string{gateway.CallToolName, gateway.SearchToolsName}) {
+	if names := testutil.ToolNames(t, cs); !slices.Equal(names, []string{gateway.CallToolName, gateway.SearchToolsName}) {
 		t.Fatalf("/mcp/p/small in search mode lists %v", names)
 	}
 	if n, ok := f.gw.ToolCount("small"); !ok || n != 2 {

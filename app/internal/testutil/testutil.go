@@ -1,17 +1,21 @@
 // Package testutil holds the helpers the app's tests share: polling for a
-// condition with a deadline, and a buffer a process writes while a test
-// reads it. The supervisor tree has its own (supervisor/internal/testutil):
-// Go's internal rule keeps each one to its tree, and the supervisor imports
-// nothing of the app.
+// condition with a deadline, a buffer a process writes while a test reads
+// it, a logger into the test's log, and the names of the tools an MCP
+// session sees. The supervisor tree has its own
+// (supervisor/internal/testutil): Go's internal rule keeps each one to its
+// tree, and the supervisor imports nothing of the app.
 package testutil
 
 import (
 	"bytes"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // pollInterval is how often Eventually checks its condition.
@@ -86,4 +90,20 @@ func (w *testLogWriter) end() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.ended = true
+}
+
+// ToolNames lists the tools cs sees, sorted, and fails the test if the
+// list cannot be had.
+func ToolNames(t testing.TB, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
 }
