@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/supervisor"
-	"github.com/switchboardhq/switchboard/supervisor/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+	"github.com/switchboardhq/switchboard/supervisor/testutil"
 )
 
 // stdoutLines returns the lines logged as the server's stdout output.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/supervisor"
-	"github.com/switchboardhq/switchboard/supervisor/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+	"github.com/switchboardhq/switchboard/supervisor/testutil"
 )
 
 // TestSessionLeakSoak opens and closes 1,000 client sessions against a

@@ -16,8 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboardhq/switchboard/supervisor/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+	"github.com/switchboardhq/switchboard/supervisor/testutil"
 )
 
 // processAlive reports whether pid exists (a zombie counts as alive).

@@ -21,8 +21,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboardhq/switchboard/supervisor/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+	"github.com/switchboardhq/switchboard/supervisor/testutil"
 )
 
 func TestMain(m *testing.M) {

@@ -1,13 +1,11 @@
 // Package testutil holds the helpers the app's tests share: polling for a
 // condition with a deadline, a buffer a process writes while a test reads
 // it, a logger into the test's log, and the names of the tools an MCP
-// session sees. The supervisor tree has its own
-// (supervisor/internal/testutil): Go's internal rule keeps each one to its
-// tree, and the supervisor imports nothing of the app.
+// session sees. Polling and the buffer are supervisor/testutil's, the one
+// copy the whole module shares (the supervisor imports nothing of the app).
 package testutil
 
 import (
-	"bytes"
 	"log/slog"
 	"slices"
 	"strings"
@@ -16,50 +14,27 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// pollInterval is how often Eventually checks its condition.
-const pollInterval = 10 * time.Millisecond
+	supervisortest "github.com/switchboardhq/switchboard/supervisor/testutil"
+)
 
 // Eventually polls cond until it holds, and fails the test if it does not
 // within d; what names the awaited thing in the failure.
 func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	EventuallyEvery(t, d, pollInterval, what, cond)
+	supervisortest.Eventually(t, d, what, cond)
 }
 
 // EventuallyEvery is Eventually checking cond every interval, for
 // conditions that cost something to check (one that runs a program).
 func EventuallyEvery(t testing.TB, d, interval time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(interval)
-	}
+	supervisortest.EventuallyEvery(t, d, interval, what, cond)
 }
 
 // SyncBuffer is a bytes.Buffer safe for a writing process (a child's
 // stdout or stderr, a logger) and a reading test at once.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String is everything written so far.
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type SyncBuffer = supervisortest.SyncBuffer
 
 // Logger is a logger (from debug up) whose lines go to t.Log, so that a
 // failing test shows what the code under test logged next to its own

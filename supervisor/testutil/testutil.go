@@ -1,8 +1,8 @@
-// Package testutil holds the helpers the supervisor tree's tests share:
-// polling for a condition with a deadline, and a buffer a process writes
-// while a test reads it. The app has its own (app/internal/testutil): Go's
-// internal rule keeps each one to its tree, and the supervisor imports
-// nothing of the app.
+// Package testutil holds the test helpers every package of the module
+// shares: polling for a condition with a deadline, and a buffer a process
+// writes while a test reads it. It lives in the supervisor's tree because
+// the supervisor imports nothing of the app while the app may import the
+// supervisor: one copy serves both (app/internal/testutil builds on it).
 package testutil
 
 import (
@@ -19,17 +19,24 @@ const pollInterval = 10 * time.Millisecond
 // within d; what names the awaited thing in the failure.
 func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	EventuallyEvery(t, d, pollInterval, what, cond)
+}
+
+// EventuallyEvery is Eventually checking cond every interval, for
+// conditions that cost something to check (one that runs a program).
+func EventuallyEvery(t testing.TB, d, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s", d, what)
 		}
-		time.Sleep(pollInterval)
+		time.Sleep(interval)
 	}
 }
 
 // SyncBuffer is a bytes.Buffer safe for a writing process (a child's
-// stderr, a logger) and a reading test at once.
+// stdout or stderr, a logger) and a reading test at once.
 type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
