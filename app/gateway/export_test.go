@@ -2,3 +2,14 @@ package gateway
 
 // FastCalls reports how many calls g's fast path answered (fastfront.go).
 func FastCalls(g *Gateway) int64 { return g.fast.served.Load() }
+
+// ClientSessions reports how many client sessions g's endpoints hold open.
+func ClientSessions(g *Gateway) int {
+	n := 0
+	for _, s := range g.fronts() {
+		for range s.Sessions() {
+			n++
+		}
+	}
+	return n
+}
