@@ -70,9 +70,22 @@ func (s *idleSessions) serve(next http.Handler, w http.ResponseWriter, r *http.R
 		next.ServeHTTP(w, r)
 		return
 	}
-	next.ServeHTTP(w, r)
-	if opened := w.Header().Get("Mcp-Session-Id"); opened != "" {
-		s.begin(opened, true)
+	// The session this request opens is counted before its id leaves: the
+	// client may send its next request before this handler returns, and
+	// that request's end must not find the session untracked at its begin
+	// and tracked at its end (its count went below zero, so the session
+	// kept its old timeout and its clock ran during its later requests).
+	opened := ""
+	next.ServeHTTP(&sessionIDCatcher{ResponseWriter: w, opened: func(id string) {
+		opened = id
+		s.begin(id, true)
+	}}, r)
+	if opened == "" { // the answer left without a write of ours (none)
+		if opened = w.Header().Get("Mcp-Session-Id"); opened != "" {
+			s.begin(opened, true)
+		}
+	}
+	if opened != "" {
 		s.end(opened)
 	}
 }
