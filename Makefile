@@ -10,8 +10,10 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 .PHONY: all build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test fuzz \
 	test-windows dist dist-test clean bench-gateway
 
-# The official TypeScript SDK client and server-everything, for the
-# gateway's independent-client tests (pinned in package-lock.json).
+# The official TypeScript SDK client, server-everything and the official
+# MCP conformance suite, for the gateway's independent-client tests and its
+# conformance test (app/gateway/conformance_test.go; pinned in
+# package-lock.json).
 NODE_HARNESS := app/gateway/testdata/node
 
 all: build
@@ -91,8 +93,8 @@ node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
 # SWITCHBOARD_REQUIRE_ALL: a missing tool (npm, Xvfb, the GUI libraries)
 # fails the tests that need it instead of skipping them.
 # The gateway's tests run a second time (the TypeScript-SDK tests and the
-# conformance checks among them) with its fast path off: the go-sdk path
-# stays complete and selectable.
+# conformance suite, TestConformanceSuite, among them) with its fast path
+# off: the go-sdk path stays complete and selectable.
 # The dashboard walk times the page itself (no long task over 200 ms, every
 # nav click within 300 ms during a 300 calls/s burst), so it runs alone,
 # after the rest: on 2 cores, other packages' tests running beside it would
