@@ -2,6 +2,7 @@ package clients
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,12 @@ import (
 // without one points it back at /mcp.
 func TestConnectProfile(t *testing.T) {
 	env, ed := testEnv(t), testEditor(t)
+	// Claude Desktop's entry needs an absolute program path, and
+	// "/opt/..." is not one on Windows (the Wine lane): make it one there.
+	bin, err := filepath.Abs(testBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		id   string
 		want func(e Entry) bool
@@ -23,16 +30,16 @@ func TestConnectProfile(t *testing.T) {
 		{"codex", func(e Entry) bool { return e.URL == testURL+"/p/coding" }},
 		{"continue", func(e Entry) bool { return e.URL == testURL+"/p/coding" }},
 		{"claude-desktop", func(e Entry) bool {
-			return e.Command == testBinary && slices.Equal(e.Args, []string{"connect", "--profile", "coding"})
+			return e.Command == bin && slices.Equal(e.Args, []string{"connect", "--profile", "coding"})
 		}},
 	} {
 		c := mustClient(t, tt.id)
-		apply(t, ed, c, env, Connect{URL: testURL, Token: testToken, BinaryPath: testBinary, Profile: "coding"})
+		apply(t, ed, c, env, Connect{URL: testURL, Token: testToken, BinaryPath: bin, Profile: "coding"})
 		st := status(t, ed, env, tt.id)
 		if !st.Connected || len(st.Entries) != 1 || !tt.want(st.Entries[0]) {
 			t.Errorf("%s connected to a profile: %+v", tt.id, st)
 		}
-		apply(t, ed, c, env, Connect{URL: testURL, Token: testToken, BinaryPath: testBinary})
+		apply(t, ed, c, env, Connect{URL: testURL, Token: testToken, BinaryPath: bin})
 		st = status(t, ed, env, tt.id)
 		if e := st.Entries[0]; !st.Connected || strings.Contains(e.URL, "/p/") || slices.Contains(e.Args, "--profile") {
 			t.Errorf("%s connected again without a profile: %+v", tt.id, st)
