@@ -157,7 +157,7 @@ func (g *Gateway) ownedBy(r *http.Request, sid string) bool {
 }
 
 // sessionOn returns the live session sid of front, or nil. A session
-// found once is kept until it closes (endFastSession: DELETE, the idle
+// found once is kept until it closes (endSession: DELETE, the idle
 // timeout, a revoked token, Close).
 func (g *Gateway) sessionOn(front *mcp.Server, sid string) *mcp.ServerSession {
 	g.fast.mu.Lock()
@@ -180,16 +180,25 @@ func (g *Gateway) sessionOn(front *mcp.Server, sid string) *mcp.ServerSession {
 	return nil
 }
 
-// endFastSession forgets session sid (it closed). Its calls in flight run
-// on, as the go-sdk path's do: closing a session does not cancel them
-// there either (they end with their answer or the server's timeout).
+// endFastSession forgets session sid (it closed) and cancels its fast
+// calls in flight, as a notifications/cancelled of the client would (see
+// endSession, which does the same for the go-sdk path's).
 func (g *Gateway) endFastSession(sid string) {
 	if sid == "" {
 		return
 	}
+	var cancels []context.CancelFunc
 	g.fast.mu.Lock()
 	delete(g.fast.sessions, sid)
+	for key, cancel := range g.fast.calls {
+		if key.session == sid {
+			cancels = append(cancels, cancel)
+		}
+	}
 	g.fast.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel()
+	}
 }
 
 // fastReply routes a client's reply to a request the fast path sent it.
@@ -286,8 +295,13 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	}()
 	g.fast.served.Add(1)
 
+	// The call is activity of its session while its client waits for the
+	// answer, as on the go-sdk path: a client that went away leaves the
+	// session to idle out, which cancels the call (endSession).
 	g.idle.begin(sid, false)
-	defer g.idle.end(sid)
+	idleEnd := sync.OnceFunc(func() { g.idle.end(sid) })
+	defer idleEnd()
+	defer context.AfterFunc(r.Context(), idleEnd)()
 	keepAlive(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		stream := &fastStream{w: w, g: g, session: sid}
 		ctx := context.WithValue(ctx, fastStreamKey{}, stream)
@@ -537,5 +551,5 @@ func (g *Gateway) endClosedSession(r *http.Request) {
 			return // still open (the DELETE was refused)
 		}
 	}
-	g.endFastSession(sid)
+	g.endSession(sid)
 }

@@ -50,11 +50,11 @@ func (g *Gateway) newFront(server string, search bool) *mcp.Server {
 	if search {
 		// A call_tool becomes the call of its tool before the recorder
 		// sees it, and reaches the call_tool handler innermost.
-		s.AddReceivingMiddleware(g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.searchCalls(server),
+		s.AddReceivingMiddleware(g.cancelOnSessionEnd(), g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.searchCalls(server),
 			g.recordMiddleware(server), g.heldTools(server), g.unlistedTools(server), g.rawResults(), g.searchDispatch())
 		return s
 	}
-	s.AddReceivingMiddleware(g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server),
+	s.AddReceivingMiddleware(g.cancelOnSessionEnd(), g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server),
 		g.heldTools(server), g.unlistedTools(server), g.rawResults())
 	return s
 }

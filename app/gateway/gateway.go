@@ -254,6 +254,7 @@ type Gateway struct {
 	idle      idleSessions
 	pending   pendingCalls
 	guard     sessionGuard
+	inflight  sessionCalls
 	fast      fastState
 }
 
@@ -292,6 +293,7 @@ func New(opts Options) *Gateway {
 	g.pending.init()
 	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
+	g.inflight.init()
 	g.fast.init(opts.FastPath == FastPathOn)
 	g.all = g.newAggregate("")
 	g.all.searching = opts.ToolSearch
@@ -481,6 +483,9 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 func (g *Gateway) Close() {
 	g.cancel()
 	g.idle.stop()
+	// Open client sessions end with the gateway: their calls in flight
+	// are cancelled, their goroutines end.
+	g.closeAllSessions()
 	g.mu.Lock()
 	for _, b := range g.backends {
 		b.close()

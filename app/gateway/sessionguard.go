@@ -227,9 +227,6 @@ func (g *Gateway) CloseSessionsOf(tokenID string) int {
 		}
 	}
 	g.guard.mu.Unlock()
-	for id := range ids {
-		g.endFastSession(id)
-	}
 	if len(ids) == 0 {
 		return 0
 	}
@@ -241,6 +238,11 @@ func (g *Gateway) CloseSessionsOf(tokenID string) int {
 				n++
 			}
 		}
+	}
+	// Their calls in flight are cancelled (also those of a session that
+	// was closed meanwhile).
+	for id := range ids {
+		g.endSession(id)
 	}
 	return n
 }

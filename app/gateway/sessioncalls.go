@@ -1,0 +1,101 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessionCalls ties the requests a client session has in flight on the
+// go-sdk path to the session: when it ends (DELETE, the idle timeout, a
+// revoked token, Close) they are cancelled, as if the client had sent
+// notifications/cancelled for each, so that the server is told
+// (notifications/cancelled) and its process freed at once rather than at
+// the call's timeout. (The go-sdk does not cancel a closed session's
+// handlers; the fast path keeps its calls in fastState.calls.)
+type sessionCalls struct {
+	mu    sync.Mutex
+	next  uint64
+	calls map[string]map[uint64]context.CancelFunc // by Mcp-Session-Id
+}
+
+func (s *sessionCalls) init() { s.calls = map[string]map[uint64]context.CancelFunc{} }
+
+// track returns a context of ctx that ends when session sid ends, and the
+// function that forgets it (the call is over).
+func (s *sessionCalls) track(ctx context.Context, sid string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.next++
+	n := s.next
+	m := s.calls[sid]
+	if m == nil {
+		m = map[uint64]context.CancelFunc{}
+		s.calls[sid] = m
+	}
+	m[n] = cancel
+	s.mu.Unlock()
+	return ctx, func() {
+		s.mu.Lock()
+		if m := s.calls[sid]; m != nil {
+			delete(m, n)
+			if len(m) == 0 {
+				delete(s.calls, sid)
+			}
+		}
+		s.mu.Unlock()
+		cancel()
+	}
+}
+
+// end cancels every call of session sid still in flight.
+func (s *sessionCalls) end(sid string) {
+	s.mu.Lock()
+	m := s.calls[sid]
+	delete(s.calls, sid)
+	s.mu.Unlock()
+	for _, cancel := range m {
+		cancel()
+	}
+}
+
+// cancelOnSessionEnd is the front middleware that makes each request of a
+// session (not a notification) a call that the session's end cancels.
+func (g *Gateway) cancelOnSessionEnd() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			if ss == nil || ss.ID() == "" || strings.HasPrefix(method, "notifications/") {
+				return next(ctx, method, req)
+			}
+			ctx, done := g.inflight.track(ctx, ss.ID())
+			defer done()
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// endSession cancels the calls in flight of the client session sid, which
+// ended (DELETE, the idle timeout, a revoked token, Close), on both paths,
+// and forgets the session on the fast path.
+func (g *Gateway) endSession(sid string) {
+	if sid == "" {
+		return
+	}
+	g.inflight.end(sid)
+	g.endFastSession(sid)
+}
+
+// closeAllSessions closes every open client session (the gateway is
+// closing) and cancels its calls in flight.
+func (g *Gateway) closeAllSessions() {
+	for _, s := range g.fronts() {
+		for ss := range s.Sessions() {
+			id := ss.ID()
+			_ = ss.Close()
+			g.endSession(id)
+		}
+	}
+}
