@@ -281,6 +281,9 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	key := fastKey{sid, string(env.id)}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
+	// The session's end cancels it (also an end racing with its start).
+	ctx, done := g.inflight.track(ctx, sid)
+	defer done()
 	g.fast.mu.Lock()
 	if _, dup := g.fast.calls[key]; dup {
 		g.fast.mu.Unlock()

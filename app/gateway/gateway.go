@@ -349,6 +349,11 @@ func (g *Gateway) Handler() http.Handler {
 		if g.fast.on && g.serveFast(w, r, body) {
 			return
 		}
+		if sid := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && sid != "" && g.ownedBy(r, sid) {
+			// The session's calls are cancelled before the go-sdk closes
+			// it: its close waits for them.
+			g.endSession(sid)
+		}
 		g.idle.serve(g.sessions, w, r)
 		if r.Method == http.MethodDelete {
 			g.endClosedSession(r)

@@ -168,7 +168,7 @@ func (s *idleSessions) stop() {
 
 // closeSession ends the client session id on whichever endpoint serves it.
 func (g *Gateway) closeSession(id string) {
-	defer g.endSession(id)
+	g.endSession(id) // first: the go-sdk's Close waits for the calls
 	for _, s := range g.fronts() {
 		for ss := range s.Sessions() {
 			if ss.ID() == id {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,9 +20,20 @@ type sessionCalls struct {
 	mu    sync.Mutex
 	next  uint64
 	calls map[string]map[uint64]context.CancelFunc // by Mcp-Session-Id
+	// ended holds the sessions ended lately, so that a request racing with
+	// the end is cancelled too: the go-sdk's close of a session waits for
+	// its handlers, so the calls are cancelled before it, and one more
+	// arriving in between would hold the close up.
+	ended map[string]time.Time
 }
 
-func (s *sessionCalls) init() { s.calls = map[string]map[uint64]context.CancelFunc{} }
+// endedKept is how long an ended session's id is kept in ended.
+const endedKept = time.Minute
+
+func (s *sessionCalls) init() {
+	s.calls = map[string]map[uint64]context.CancelFunc{}
+	s.ended = map[string]time.Time{}
+}
 
 // track returns a context of ctx that ends when session sid ends, and the
 // function that forgets it (the call is over).
@@ -36,7 +48,11 @@ func (s *sessionCalls) track(ctx context.Context, sid string) (context.Context, 
 		s.calls[sid] = m
 	}
 	m[n] = cancel
+	_, ended := s.ended[sid]
 	s.mu.Unlock()
+	if ended {
+		cancel()
+	}
 	return ctx, func() {
 		s.mu.Lock()
 		if m := s.calls[sid]; m != nil {
@@ -52,9 +68,16 @@ func (s *sessionCalls) track(ctx context.Context, sid string) (context.Context, 
 
 // end cancels every call of session sid still in flight.
 func (s *sessionCalls) end(sid string) {
+	now := time.Now()
 	s.mu.Lock()
 	m := s.calls[sid]
 	delete(s.calls, sid)
+	for id, at := range s.ended {
+		if now.Sub(at) > endedKept {
+			delete(s.ended, id)
+		}
+	}
+	s.ended[sid] = now
 	s.mu.Unlock()
 	for _, cancel := range m {
 		cancel()
@@ -78,8 +101,9 @@ func (g *Gateway) cancelOnSessionEnd() mcp.Middleware {
 }
 
 // endSession cancels the calls in flight of the client session sid, which
-// ended (DELETE, the idle timeout, a revoked token, Close), on both paths,
-// and forgets the session on the fast path.
+// ends (DELETE, the idle timeout, a revoked token, Close), on both paths,
+// and forgets the session on the fast path. It comes before the go-sdk's
+// close of the session, which waits for the session's handlers to return.
 func (g *Gateway) endSession(sid string) {
 	if sid == "" {
 		return
@@ -93,9 +117,8 @@ func (g *Gateway) endSession(sid string) {
 func (g *Gateway) closeAllSessions() {
 	for _, s := range g.fronts() {
 		for ss := range s.Sessions() {
-			id := ss.ID()
+			g.endSession(ss.ID()) // first: the go-sdk's Close waits for the calls
 			_ = ss.Close()
-			g.endSession(id)
 		}
 	}
 }

@@ -230,6 +230,11 @@ func (g *Gateway) CloseSessionsOf(tokenID string) int {
 	if len(ids) == 0 {
 		return 0
 	}
+	// Their calls in flight are cancelled first: the go-sdk's Close waits
+	// for them.
+	for id := range ids {
+		g.endSession(id)
+	}
 	n := 0
 	for _, s := range g.fronts() {
 		for ss := range s.Sessions() {
@@ -238,11 +243,6 @@ func (g *Gateway) CloseSessionsOf(tokenID string) int {
 				n++
 			}
 		}
-	}
-	// Their calls in flight are cancelled (also those of a session that
-	// was closed meanwhile).
-	for id := range ids {
-		g.endSession(id)
 	}
 	return n
 }
