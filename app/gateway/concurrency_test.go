@@ -163,27 +163,9 @@ func TestSubscribeDoesNotWaitForAnotherServer(t *testing.T) {
 // even though the client never closed its session.
 func TestCloseEndsSessionLeaseReleasers(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
-		StopGrace: 500 * time.Millisecond, SampleInterval: -1, HealthInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup)})
 	spec := supervisor.Spec{Name: "sess", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "sess"}),
 		Pool: supervisor.PoolSpec{Mode: supervisor.ModeSession, Max: 2}}
-	if err := sup.Apply(t.Context(), []supervisor.Spec{spec}); err != nil {
-		t.Fatal(err)
-	}
-	gw.Sync([]gateway.ServerConfig{{Name: "sess", Mode: supervisor.ModeSession}})
-	srv := httptest.NewServer(gw.Handler())
-	f := &fixture{sup: sup, gw: gw, url: srv.URL}
-	c := mcp.NewClient(&mcp.Implementation{Name: "leaky", Version: "1"}, nil)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/sess"},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.waitTools(t, cs, "pid")
+	sup, gw, srv, cs := leakyClient(t, spec, gateway.ServerConfig{Name: "sess", Mode: supervisor.ModeSession}, "pid")
 	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "pid"}); err != nil || res.IsError {
 		t.Fatalf("pid: %v %+v", err, res)
 	}
@@ -317,4 +299,32 @@ func TestSessionModeCancelledFirstCallDoesNotFailTheNext(t *testing.T) {
 	if r.err != nil || r.res.IsError {
 		t.Fatalf("the second call: %v %q", r.err, text(r.res))
 	}
+}
+
+// leakyClient sets up what the Close tests need outside newFixture, which
+// closes everything itself: a supervisor running spec, a gateway serving
+// it as cfg over HTTP, and a client session on /mcp/<name> that lists
+// tool. The test closes each part, in the order it is about.
+func leakyClient(t *testing.T, spec supervisor.Spec, cfg gateway.ServerConfig, tool string) (*supervisor.Supervisor, *gateway.Gateway, *httptest.Server, *mcp.ClientSession) {
+	t.Helper()
+	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
+		StopGrace: 500 * time.Millisecond, SampleInterval: -1, HealthInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup)})
+	if err := sup.Apply(t.Context(), []supervisor.Spec{spec}); err != nil {
+		t.Fatal(err)
+	}
+	gw.Sync([]gateway.ServerConfig{cfg})
+	srv := httptest.NewServer(gw.Handler())
+	f := &fixture{sup: sup, gw: gw, url: srv.URL}
+	c := mcp.NewClient(&mcp.Implementation{Name: "leaky", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/" + spec.Name},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.waitTools(t, cs, tool)
+	return sup, gw, srv, cs
 }

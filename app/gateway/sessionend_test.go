@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -122,26 +121,9 @@ func TestSessionEndCancelsCalls(t *testing.T) {
 // outlives it.
 func TestCloseEndsOpenSessions(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
-		StopGrace: 500 * time.Millisecond, SampleInterval: -1, HealthInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup)})
-	if err := sup.Apply(t.Context(), []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
-		Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}}); err != nil {
-		t.Fatal(err)
-	}
-	gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
-	srv := httptest.NewServer(gw.Handler())
-	f := &fixture{sup: sup, gw: gw, url: srv.URL}
-	c := mcp.NewClient(&mcp.Implementation{Name: "leaky", Version: "1"}, nil)
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp/alpha"},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.waitTools(t, cs, "sleep")
+	spec := supervisor.Spec{Name: "alpha", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "alpha"}),
+		Pool: supervisor.PoolSpec{Max: 1}}
+	sup, gw, srv, cs := leakyClient(t, spec, gateway.ServerConfig{Name: "alpha"}, "sleep")
 	called := make(chan struct{})
 	callCtx, cancelCall := context.WithCancel(context.Background())
 	defer cancelCall()

@@ -507,15 +507,7 @@ func TestSearchCommonWord(t *testing.T) {
 // OnCommit hands the live feed each stored call as Calls would return it.
 func TestOnCommitReportsStoredCalls(t *testing.T) {
 	ctx := context.Background()
-	var mu sync.Mutex
-	var got []Call
-	opts := testOptions()
-	opts.OnCommit = func(calls []Call, _ uint64) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, calls...)
-	}
-	s := openTest(t, opts)
+	s, committed := openCollecting(t)
 	for i := range 5 {
 		s.RecordCall(call(i, "files", "read_file", `{"path":"/x"}`))
 		s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventLog, Message: "line"})
@@ -526,18 +518,14 @@ func TestOnCommitReportsStoredCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Reverse(page.Calls) // newest first → the order of recording
-	mu.Lock()
-	defer mu.Unlock()
-	if diff := cmp.Diff(page.Calls, got); diff != "" {
+	if diff := cmp.Diff(page.Calls, committed()); diff != "" {
 		t.Errorf("OnCommit calls differ from Calls (-Calls +OnCommit):\n%s", diff)
 	}
 }
 
-// Calls are inserted several to a statement (callsPerInsert); every call
-// of a batch larger than that, among other records, is stored with the id
-// OnCommit reports, its arguments redacted, and found by a search.
-func TestManyCallsInABatch(t *testing.T) {
-	ctx := context.Background()
+// openCollecting opens a test store whose OnCommit collects every call it
+// hands the live feed; committed returns them so far.
+func openCollecting(t *testing.T) (s *Store, committed func() []Call) {
 	var mu sync.Mutex
 	var got []Call
 	opts := testOptions()
@@ -546,7 +534,19 @@ func TestManyCallsInABatch(t *testing.T) {
 		defer mu.Unlock()
 		got = append(got, calls...)
 	}
-	s := openTest(t, opts)
+	return openTest(t, opts), func() []Call {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+// Calls are inserted several to a statement (callsPerInsert); every call
+// of a batch larger than that, among other records, is stored with the id
+// OnCommit reports, its arguments redacted, and found by a search.
+func TestManyCallsInABatch(t *testing.T) {
+	ctx := context.Background()
+	s, committed := openCollecting(t)
 	const n = 2*callsPerInsert + 7
 	for i := range n {
 		s.RecordCall(call(i, "files", fmt.Sprintf("tool%d", i), fmt.Sprintf(`{"path":"word%d","token":"abc"}`, i)))
@@ -568,11 +568,9 @@ func TestManyCallsInABatch(t *testing.T) {
 			t.Errorf("call %d: name %q, want %q", i, c.Name, want)
 		}
 	}
-	mu.Lock()
-	if diff := cmp.Diff(page.Calls, got); diff != "" {
+	if diff := cmp.Diff(page.Calls, committed()); diff != "" {
 		t.Errorf("OnCommit calls differ from Calls (-Calls +OnCommit):\n%s", diff)
 	}
-	mu.Unlock()
 	for _, i := range []int{0, callsPerInsert - 1, callsPerInsert, n - 1} {
 		found, err := s.Calls(ctx, CallQuery{Text: fmt.Sprintf("word%d", i)})
 		if err != nil {
