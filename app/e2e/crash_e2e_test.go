@@ -41,19 +41,18 @@ func TestCallsInFlightAtKill9AreInterrupted(t *testing.T) {
 		})
 	}
 	defer wg.Wait()
+	defer cs.Close() // ends the calls wg waits for, also when a wait below fails
 	journal := filepath.Join(home, daemon.JournalFile)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		data, _ := os.ReadFile(journal)
-		if bytes.Count(data, []byte(`"tools/call" "sleep"`)) == 3 {
-			break
+	var data []byte
+	defer func() {
+		if t.Failed() {
+			t.Logf("the journal:\n%s", data)
 		}
-		if time.Now().After(deadline) {
-			cs.Close()
-			t.Fatalf("the three calls are not in the journal:\n%s", data)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	}()
+	testutil.Eventually(t, 10*time.Second, "the three calls in the journal", func() bool {
+		data, _ = os.ReadFile(journal)
+		return bytes.Count(data, []byte(`"tools/call" "sleep"`)) == 3
+	})
 	if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,6 +105,7 @@ func TestSyncWhileCalling(t *testing.T) {
 	f.waitTools(t, cs, "echo")
 	ctx, stop := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
+	var answered atomic.Int64
 	for range 4 {
 		wg.Go(func() {
 			for ctx.Err() == nil {
@@ -115,12 +117,15 @@ func TestSyncWhileCalling(t *testing.T) {
 				if err == nil && text(res) != "x" {
 					t.Errorf("echo = %q", text(res))
 				}
+				answered.Add(1)
 			}
 		})
 	}
 	for i := range 50 {
+		before := answered.Load()
 		f.gw.Sync([]gateway.ServerConfig{{Name: "alpha", Timeout: time.Duration(i+1) * time.Minute, IdleTimeout: time.Duration(i+1) * time.Second}})
-		time.Sleep(2 * time.Millisecond) // let calls interleave with the edits
+		// Calls interleave with the edits: the next edit waits for one.
+		testutil.Eventually(t, 10*time.Second, "a call answered after the edit", func() bool { return answered.Load() > before })
 	}
 	stop()
 	wg.Wait()
@@ -239,11 +244,14 @@ func TestSessionTimeoutSetting(t *testing.T) {
 			t.Fatalf("the machine stalled for a whole timeout (%s) in %d attempts: nothing shown", timeout, attempt)
 		}
 	}
-	// Idle for longer than the timeout, it is closed.
+	// Left idle, it is closed: watched without a request, which would
+	// count as activity; then a request gets 404.
 	testutil.Eventually(t, 20*time.Second, "the idle session to be closed", func() bool {
-		time.Sleep(timeout + timeout/2) // idle: longer than the timeout between requests
-		return f.send(t, "POST", "/mcp/alpha", h, list).status == 404
+		return !gateway.SessionOpen(f.gw, h["Mcp-Session-Id"])
 	})
+	if r := f.send(t, "POST", "/mcp/alpha", h, list); r.status != 404 {
+		t.Fatalf("a request on the closed session: %d %s, want 404", r.status, r.body)
+	}
 }
 
 // TestSessionModeCancelledFirstCallDoesNotFailTheNext: when a session's

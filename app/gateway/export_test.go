@@ -13,3 +13,17 @@ func ClientSessions(g *Gateway) int {
 	}
 	return n
 }
+
+// SessionOpen reports whether a front of g still has the client session
+// with the given Mcp-Session-Id, without touching it (a request would count
+// as activity).
+func SessionOpen(g *Gateway, id string) bool {
+	for _, s := range g.fronts() {
+		for ss := range s.Sessions() {
+			if ss.ID() == id {
+				return true
+			}
+		}
+	}
+	return false
+}
