@@ -1,6 +1,4 @@
-// Mirrors of the daemon's JSON (the API's contract, app/api/wire). Fields
-// marked "not in the API yet" are what the dashboard uses when the daemon
-// sends them and degrades without.
+// Mirrors of the daemon's JSON (the API's contract, app/api/wire).
 
 export interface Status {
   version: string;
@@ -52,7 +50,6 @@ export interface ServerConfig {
   [k: string]: unknown;
 }
 
-/** A tool a server offers (not in the API yet: ServerView.tools). */
 /** One version of a held tool's description and input schema. */
 export interface ToolVersion {
   fingerprint: string;
@@ -84,6 +81,7 @@ export interface ApprovalEvent {
   message: string;
 }
 
+/** A tool a server offers (ServerView.tools). */
 export interface ToolInfo {
   name: string;
   description?: string;
