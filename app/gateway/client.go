@@ -134,7 +134,7 @@ func askCaller[P mcp.InputRequest, R any](g *Gateway, ctx context.Context, cs *m
 	}
 	defer done()
 	if s := fastStreamFrom(c.ctx); s != nil {
-		return askFast(ctx, s, what, params, convert)
+		return askFast(ctx, s, c.caps, what, params, convert)
 	}
 	if c.pending == nil {
 		return send(c.session, ctx, params)

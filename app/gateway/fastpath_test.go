@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func newModeFixture(t *testing.T, mode gateway.FastPathMode) *modeFixture {
 		ClientLabel: func(context.Context) string { return "test-client" },
 		ClientToken: func(ctx context.Context) string { s, _ := ctx.Value(testTokenKey{}).(string); return s }})
 	if err := sup.Apply(t.Context(), []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
-		Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}}); err != nil {
+		Env: testEnv(testmcp.Options{Name: "alpha", AssumeURLElicitation: true}), Pool: supervisor.PoolSpec{Max: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	f.gw.Sync([]gateway.ServerConfig{{Name: "alpha"}})
@@ -105,8 +106,14 @@ const stateless = "-"
 // open opens a session on path for token, as a client that can answer
 // sampling and elicitation, and waits until the gateway lists alpha's tools.
 func (f *modeFixture) open(t *testing.T, token, path string) string {
+	return f.openWith(t, token, path, `{"sampling":{},"elicitation":{}}`)
+}
+
+// openWith is open for a client that declares the capabilities caps (a
+// JSON object).
+func (f *modeFixture) openWith(t *testing.T, token, path, caps string) string {
 	t.Helper()
-	resp := f.post(t, t.Context(), token, path, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	resp := f.post(t, t.Context(), token, path, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	id := resp.Header.Get("Mcp-Session-Id")
@@ -141,7 +148,8 @@ type exchange struct {
 }
 
 // call posts body and reads the whole answer, replying to each request the
-// gateway sends on the stream with reply (its id as sent).
+// gateway sends on the stream with reply (its id as sent): the result, or
+// an "error" member.
 func (f *modeFixture) call(t *testing.T, token, path, session, body string, reply func(method string) string) exchange {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -166,13 +174,17 @@ func (f *modeFixture) call(t *testing.T, token, path, session, body string, repl
 		ev := event.String()
 		event.Reset()
 		ex.Events = append(ex.Events, ev)
-		data, _ := strings.CutPrefix(ev[strings.Index(ev, "data: "):], "data: ")
+		_, data, _ := strings.Cut(ev, "data: ")
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 		}
 		if json.Unmarshal([]byte(data), &msg) == nil && msg.ID != nil && msg.Method != "" && reply != nil {
-			r := f.post(t, ctx, token, path, session, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":`+reply(msg.Method)+`}`)
+			answer := reply(msg.Method)
+			if !strings.HasPrefix(answer, `"error":`) {
+				answer = `"result":` + answer
+			}
+			r := f.post(t, ctx, token, path, session, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,`+answer+`}`)
 			r.Body.Close()
 			if r.StatusCode != http.StatusAccepted {
 				t.Errorf("reply to %s: status %d", msg.Method, r.StatusCode)
@@ -204,13 +216,25 @@ func TestFastPathMatchesTheSDKPath(t *testing.T) {
 		records []record.Call
 	}
 	const echo = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi <b> & \"é\""}}}`
-	cases := []struct {
+	type matchCase struct {
 		name, path, body string
 		otherToken       bool
-		fast             bool // the fast path takes it
+		caps             string // the capabilities of the client, if not open's
+		fast             bool   // the fast path takes it
 		reply            func(method string) string
 		progress         bool // events before the last are progress notifications, as many as the timing gives
-	}{
+	}
+	answer := func(s string) func(string) string { return func(string) string { return s } }
+	elicit := func(id int, args string) string {
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"elicit","arguments":` + args + `}}`
+	}
+	const (
+		numberSchema   = `{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"]}`
+		defaultsSchema = `{"type":"object","properties":{"answer":{"type":"string"},"color":{"type":"string","default":"blue"},"count":{"type":"integer","default":3}}}`
+		urlCaps        = `{"elicitation":{"url":{}}}`
+		rootsCaps      = `{"roots":{"listChanged":true}}`
+	)
+	cases := []matchCase{
 		{name: "echo", path: "/mcp/alpha", body: echo, fast: true},
 		{name: "echo on /mcp", path: "/mcp", body: strings.Replace(echo, `"echo"`, `"alpha__echo"`, 1), fast: true},
 		{name: "string id and spaces", path: "/mcp/alpha", fast: true,
@@ -238,6 +262,47 @@ func TestFastPathMatchesTheSDKPath(t *testing.T) {
 			reply: func(string) string {
 				return `{"role":"assistant","content":{"type":"text","text":"sampled"},"model":"m"}`
 			}},
+		// Elicitation answers are checked as ServerSession.Elicit checks
+		// them: the content against the requested schema (and its defaults
+		// added), the mode against the client's capabilities.
+		{name: "elicitation against the schema", path: "/mcp/alpha", fast: true,
+			body: elicit(20, `{"message":"n?","schema":`+numberSchema+`}`), reply: answer(`{"action":"accept","content":{"n":"x"}}`)},
+		{name: "elicitation below the minimum", path: "/mcp/alpha", fast: true,
+			body: elicit(21, `{"message":"n?","schema":`+numberSchema+`}`), reply: answer(`{"action":"accept","content":{"n":0}}`)},
+		{name: "elicitation missing a required property", path: "/mcp/alpha", fast: true,
+			body: elicit(22, `{"message":"n?","schema":`+numberSchema+`}`), reply: answer(`{"action":"accept","content":{}}`)},
+		{name: "elicitation with defaults", path: "/mcp/alpha", fast: true,
+			body: elicit(23, `{"message":"color?","schema":`+defaultsSchema+`}`), reply: answer(`{"action":"accept","content":{"answer":"yes","count":5}}`)},
+		{name: "elicitation declined", path: "/mcp/alpha", fast: true,
+			body: elicit(24, `{"message":"n?","schema":`+numberSchema+`}`), reply: answer(`{"action":"decline"}`)},
+		{name: "elicitation cancelled", path: "/mcp/alpha", fast: true,
+			body: elicit(25, `{"message":"n?","schema":`+numberSchema+`}`), reply: answer(`{"action":"cancel","content":{"n":"x"}}`)},
+		{name: "elicitation answered with an error", path: "/mcp/alpha", fast: true,
+			body: elicit(26, `{"message":"yes?"}`), reply: answer(`"error":{"code":-32600,"message":"the user went away"}`)},
+		{name: "elicitation answered with a wrong type", path: "/mcp/alpha", fast: true,
+			body: elicit(27, `{"message":"yes?"}`), reply: answer(`{"action":5}`)},
+		{name: "elicitation answered with a capitalized key", path: "/mcp/alpha", fast: true,
+			body: elicit(35, `{"message":"yes?"}`), reply: answer(`{"Action":"accept","content":{"answer":"yes"}}`)},
+		{name: "url elicitation of a form client", path: "/mcp/alpha", fast: true,
+			body: elicit(28, `{"message":"sign in","url":"https://example.com/login"}`)},
+		{name: "url elicitation", path: "/mcp/alpha", caps: urlCaps, fast: true,
+			body: elicit(29, `{"message":"sign in","url":"https://example.com/login"}`), reply: answer(`{"action":"accept"}`)},
+		{name: "form elicitation of a url client", path: "/mcp/alpha", caps: urlCaps, fast: true,
+			body: elicit(30, `{"message":"yes?"}`)},
+		// Sampling answers are converted as ServerSession.CreateMessage
+		// converts them: one content block or none.
+		{name: "sampling with two contents", path: "/mcp/alpha", fast: true,
+			body:  `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"sample","arguments":{"prompt":"hello"}}}`,
+			reply: answer(`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"model":"m"}`)},
+		{name: "sampling without content", path: "/mcp/alpha", fast: true,
+			body:  `{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"sample","arguments":{"prompt":"hello"}}}`,
+			reply: answer(`{"role":"assistant","content":[],"model":"m"}`)},
+		{name: "roots", path: "/mcp/alpha", caps: rootsCaps, fast: true,
+			body:  `{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"name":"roots","arguments":{}}}`,
+			reply: answer(`{"roots":[{"uri":"file:///tmp/x","name":"x"}]}`)},
+		{name: "roots answered with an error", path: "/mcp/alpha", caps: rootsCaps, fast: true,
+			body:  `{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"roots","arguments":{}}}`,
+			reply: answer(`"error":{"code":-32601,"message":"no roots here"}`)},
 		{name: "session of another token", path: "/mcp/alpha", otherToken: true, body: echo},
 		// The go-sdk path's calls, which take the backend hop when the fast
 		// path is on.
@@ -254,12 +319,19 @@ func TestFastPathMatchesTheSDKPath(t *testing.T) {
 		f := newModeFixture(t, mode)
 		session := f.open(t, "tok-a", "/mcp/alpha")
 		aggSession := f.open(t, "tok-a", "/mcp")
+		withCaps := map[string]string{}
 		out := map[string]outcome{}
 		for _, c := range cases {
 			before := len(f.rec.all())
 			token, sid := "tok-a", session
 			if c.otherToken {
 				token = "tok-b"
+			}
+			if c.caps != "" {
+				if withCaps[c.caps] == "" {
+					withCaps[c.caps] = f.openWith(t, token, c.path, c.caps)
+				}
+				sid = withCaps[c.caps]
 			}
 			if c.path == "/mcp" {
 				sid = aggSession
@@ -285,13 +357,7 @@ func TestFastPathMatchesTheSDKPath(t *testing.T) {
 	}
 	on := run(t, gateway.FastPathOn)
 	off := run(t, gateway.FastPathOff)
-	for _, c := range append(cases, struct {
-		name, path, body string
-		otherToken       bool
-		fast             bool
-		reply            func(method string) string
-		progress         bool
-	}{name: "cancel"}) {
+	for _, c := range append(cases, matchCase{name: "cancel"}) {
 		a, b := on[c.name], off[c.name]
 		if c.progress {
 			a.ex.Events, b.ex.Events = progressEvents(t, c.name, a.ex.Events), progressEvents(t, c.name, b.ex.Events)
@@ -318,6 +384,32 @@ func TestFastPathMatchesTheSDKPath(t *testing.T) {
 	}
 	if ex := on["elicitation"].ex; len(ex.Events) != 2 || !strings.Contains(ex.Events[1], `accept`) {
 		t.Errorf("elicitation: %q", ex.Events)
+	}
+	// What the server saw of the client's elicitation and sampling answers
+	// (the go-sdk path's, which the fast path's equal).
+	for name, want := range map[string]string{
+		"elicitation against the schema":              `elicitation result content does not match requested schema: validating root: validating /properties/n: type: x has type \"string\", want \"integer\" (JSON-RPC error 0)`,
+		"elicitation below the minimum":               `does not match requested schema: validating root: validating /properties/n: minimum: 0/1 is less than 1`,
+		"elicitation missing a required property":     `does not match requested schema: validating root: required: missing properties: [\"n\"]`,
+		"elicitation with defaults":                   `{\"action\":\"accept\",\"content\":{\"answer\":\"yes\",\"color\":\"blue\",\"count\":5}}`,
+		"elicitation declined":                        `{\"action\":\"decline\"}`,
+		"elicitation cancelled":                       `{\"action\":\"cancel\",\"content\":{\"n\":\"x\"}}`,
+		"elicitation answered with a capitalized key": `{\"action\":\"\",\"content\":{\"answer\":\"yes\"}}`,
+		"url elicitation of a form client":            `client does not support \"url\" elicitation (JSON-RPC error 0)`,
+		"url elicitation":                             `{\"action\":\"accept\"}`,
+		"form elicitation of a url client":            `client does not support \"form\" elicitation (JSON-RPC error 0)`,
+		"sampling with two contents":                  `CreateMessage result has 2 content blocks; use CreateMessageWithTools for multiple content`,
+		"sampling without content":                    `sampling: calling \"sampling/createMessage\": nil content`,
+	} {
+		ex := on[name].ex
+		if len(ex.Events) == 0 || !strings.Contains(ex.Events[len(ex.Events)-1], want) {
+			t.Errorf("%s: %q, want the result to contain %q", name, ex.Events, want)
+		}
+	}
+	for _, name := range []string{"url elicitation of a form client", "form elicitation of a url client"} {
+		if ex := on[name].ex; len(ex.Events) != 1 {
+			t.Errorf("%s: %d events, want only the response (no request to the client)", name, len(ex.Events))
+		}
 	}
 	if ex := on["256 KiB"].ex; len(ex.Events) != 1 || len(ex.Events[0]) < 256<<10 {
 		t.Errorf("256 KiB: %d events", len(ex.Events))

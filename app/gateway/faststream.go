@@ -187,8 +187,10 @@ func (g *Gateway) deliverProgress(r *progressRoute, p mcp.ProgressNotificationPa
 }
 
 // askFast sends a server's request to the client of a fast call, on the
-// call's stream, and converts the client's answer as askCaller does.
-func askFast[P any, R any](ctx context.Context, s *fastStream, what string, params P,
+// call's stream, and converts the client's answer as askCaller does, with
+// what ServerSession.Elicit and CreateMessage do around the request on the
+// go-sdk path (fastasks.go). caps are the client's capabilities.
+func askFast[P any, R any](ctx context.Context, s *fastStream, caps *mcp.ClientCapabilities, what string, params P,
 	convert func(mcp.InputResponse) (R, error)) (R, error) {
 	var zero R
 	var method string
@@ -204,16 +206,22 @@ func askFast[P any, R any](ctx context.Context, s *fastStream, what string, para
 		return zero, fmt.Errorf("internal: cannot ask a client for %s", what)
 	}
 	var sent any = params
+	var elicit *mcp.ElicitParams
 	switch p := sent.(type) {
 	case *mcp.ElicitParams:
 		// As ServerSession.Elicit sends it: the mode said.
+		elicit = p
 		if p != nil && p.Mode == "" {
 			cp := *p
 			cp.Mode = "form"
 			if p.URL != "" || p.ElicitationID != "" {
 				cp.Mode = "url"
 			}
+			elicit = &cp
 			sent = &cp
+		}
+		if err := checkElicitMode(caps, elicit); err != nil {
+			return zero, err
 		}
 	case *mcp.CreateMessageParams:
 		// As ServerSession.CreateMessage sends it: no null messages.
@@ -227,8 +235,18 @@ func askFast[P any, R any](ctx context.Context, s *fastStream, what string, para
 	if err != nil {
 		return zero, err
 	}
-	if err := json.Unmarshal(raw, into); err != nil {
-		return zero, fmt.Errorf("calling %q: the client's result: %w", method, err)
+	if err := decodeAnswer(raw, into); err != nil {
+		return zero, fmt.Errorf("calling %q: %w", method, err)
+	}
+	switch r := into.(type) {
+	case *mcp.ElicitResult:
+		if err := checkElicitAnswer(elicit, r); err != nil {
+			return zero, err
+		}
+	case *mcp.CreateMessageWithToolsResult:
+		if into, err = singleSampled(r); err != nil {
+			return zero, err
+		}
 	}
 	return convert(into)
 }

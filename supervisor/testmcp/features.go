@@ -3,6 +3,7 @@ package testmcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -143,7 +144,9 @@ type (
 		Prompt string `json:"prompt" jsonschema:"text of the user message sent for sampling"`
 	}
 	elicitArgs struct {
-		Message string `json:"message" jsonschema:"message shown to the user"`
+		Message string         `json:"message" jsonschema:"message shown to the user"`
+		Schema  map[string]any `json:"schema,omitempty" jsonschema:"the requested schema, instead of one string property answer"`
+		URL     string         `json:"url,omitempty" jsonschema:"ask in url mode, to open this URL, instead of with a form"`
 	}
 	bigArgs struct {
 		KB int `json:"kb" jsonschema:"size of the returned text in KiB"`
@@ -274,7 +277,7 @@ func (st *state) addFeatures() {
 			return res, nil, err
 		})
 
-	addTool(st, &mcp.Tool{Name: "elicit", Description: "Ask the user (elicitation/create) for a string \"answer\"; reply with the action and content as JSON."},
+	addTool(st, &mcp.Tool{Name: "elicit", Description: "Ask the user (elicitation/create) for a string \"answer\" (or what schema asks, or to open url); reply with the action and content as JSON."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in elicitArgs) (*mcp.CallToolResult, any, error) {
 			res, err := elicitTool(ctx, req, in)
 			return res, nil, err
@@ -401,6 +404,17 @@ func inputRequired(key string, ir mcp.InputRequest) *mcp.CallToolResult {
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{key: ir}, RequestState: key}
 }
 
+// askError is the tool error for a failed request to the client: what
+// failed, and the JSON-RPC error code when the client (or whoever answered
+// for it) sent an error response, so that tests see the code too.
+func askError(what string, err error) error {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return fmt.Errorf("%s: %w (JSON-RPC error %d)", what, err, rpc.Code)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // unsupported is the tool error for a client that lacks a capability.
 func unsupported(feature string) error {
 	return fmt.Errorf("client does not support %s", feature)
@@ -414,7 +428,7 @@ func sampleTool(ctx context.Context, req *mcp.CallToolRequest, in sampleArgs) (*
 	if !mrtrSession(req) {
 		res, err := req.Session.CreateMessage(ctx, params)
 		if err != nil {
-			return nil, fmt.Errorf("sampling: %w", err)
+			return nil, askError("sampling", err)
 		}
 		return sampledText([]mcp.Content{res.Content})
 	}
@@ -460,11 +474,17 @@ func elicitTool(ctx context.Context, req *mcp.CallToolRequest, in elicitArgs) (*
 			},
 		},
 	}
+	if in.Schema != nil {
+		params.RequestedSchema = in.Schema
+	}
+	if in.URL != "" {
+		params.RequestedSchema, params.URL, params.ElicitationID = nil, in.URL, "elicit-1"
+	}
 	var res *mcp.ElicitResult
 	if !mrtrSession(req) {
 		var err error
 		if res, err = req.Session.Elicit(ctx, params); err != nil {
-			return nil, fmt.Errorf("elicitation: %w", err)
+			return nil, askError("elicitation", err)
 		}
 	} else {
 		resp, err := inputResponse(req, inputElicit)
@@ -495,7 +515,7 @@ func rootsTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResu
 	if !mrtrSession(req) {
 		var err error
 		if res, err = req.Session.ListRoots(ctx, nil); err != nil {
-			return nil, fmt.Errorf("roots: %w", err)
+			return nil, askError("roots", err)
 		}
 	} else {
 		resp, err := inputResponse(req, inputRoots)

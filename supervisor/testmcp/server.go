@@ -48,6 +48,9 @@ func runServer(o Options) int {
 
 	ids := &callIDs{ids: make(map[string]jsonrpc.ID)}
 	server := newServer(o.Name, o.EchoDescription, ids)
+	if o.AssumeURLElicitation {
+		server.AddReceivingMiddleware(assumeURLElicitation)
+	}
 	err := server.Run(context.Background(), &idTransport{Transport: &mcp.StdioTransport{}, ids: ids})
 	status := 0
 	switch {
@@ -421,4 +424,23 @@ func spawnSleeper(ignoreTerm, holdStdout bool) (int, error) {
 	}
 	fmt.Fprintf(os.Stderr, "testmcp: spawned sleeper pid %d\n", pid)
 	return pid, nil
+}
+
+// assumeURLElicitation adds url-mode elicitation to the capabilities the
+// client declares in initialize (Options.AssumeURLElicitation).
+func assumeURLElicitation(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.ServerRequest[*mcp.InitializeParams]); ok && r.Params != nil {
+			caps := r.Params.Capabilities
+			if caps == nil {
+				caps = &mcp.ClientCapabilities{}
+				r.Params.Capabilities = caps
+			}
+			if caps.Elicitation == nil {
+				caps.Elicitation = &mcp.ElicitationCapabilities{}
+			}
+			caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+		}
+		return next(ctx, method, req)
+	}
 }

@@ -55,7 +55,8 @@
 //     notifications/tools/list_changed.
 //   - Server→client requests: sample {prompt} asks the client to sample (one
 //     user message, maxTokens 100) and replies with the text of its answer;
-//     elicit {message} asks for a string property "answer" and replies with
+//     elicit {message, schema, url} asks for a string property "answer" (or
+//     for what schema requests, or in url mode to open url) and replies with
 //     JSON such as {"action":"accept","content":{"answer":"42"}}; roots {}
 //     replies with the client's root URIs joined by ",".
 //   - big {kb} replies with a text of kb KiB (0 to 65536), for benchmarks.
@@ -136,6 +137,7 @@ const (
 	envBanner         = "SWITCHBOARD_TESTMCP_BANNER"
 	envInitError      = "SWITCHBOARD_TESTMCP_INIT_ERROR"
 	envEchoDesc       = "SWITCHBOARD_TESTMCP_ECHO_DESCRIPTION"
+	envAssumeURL      = "SWITCHBOARD_TESTMCP_ASSUME_URL_ELICITATION"
 )
 
 // envPrefix is the prefix shared by every variable this package reads.
@@ -182,6 +184,11 @@ type Options struct {
 	// a server whose tool changes between runs (tool approval tests; env
 	// SWITCHBOARD_TESTMCP_ECHO_DESCRIPTION).
 	EchoDescription string
+	// AssumeURLElicitation takes the client to support url-mode elicitation
+	// whatever it declared, as a server that does not check does, so that
+	// the elicit tool's url mode reaches a client that cannot answer it
+	// (env SWITCHBOARD_TESTMCP_ASSUME_URL_ELICITATION=1).
+	AssumeURLElicitation bool
 }
 
 // Env returns the environment entries ("K=V") that make a re-executed binary run the server, with opts.
@@ -204,6 +211,7 @@ func Env(opts Options) []string {
 		envBanner + "=" + opts.Banner,
 		envInitError + "=" + opts.InitError,
 		envEchoDesc + "=" + opts.EchoDescription,
+		envAssumeURL + "=" + flag(opts.AssumeURLElicitation),
 	}
 }
 
@@ -222,14 +230,15 @@ func envBool(name string) bool {
 // optionsFromEnv is the inverse of Env.
 func optionsFromEnv() (Options, error) {
 	o := Options{
-		StartupJunk:     envBool(envStartupJunk),
-		IgnoreSIGTERM:   envBool(envIgnoreTerm),
-		IgnoreStdinEOF:  envBool(envIgnoreStdinEOF),
-		FailStart:       envBool(envFailStart),
-		Name:            os.Getenv(envName),
-		Banner:          os.Getenv(envBanner),
-		InitError:       os.Getenv(envInitError),
-		EchoDescription: os.Getenv(envEchoDesc),
+		StartupJunk:          envBool(envStartupJunk),
+		IgnoreSIGTERM:        envBool(envIgnoreTerm),
+		IgnoreStdinEOF:       envBool(envIgnoreStdinEOF),
+		FailStart:            envBool(envFailStart),
+		Name:                 os.Getenv(envName),
+		Banner:               os.Getenv(envBanner),
+		InitError:            os.Getenv(envInitError),
+		EchoDescription:      os.Getenv(envEchoDesc),
+		AssumeURLElicitation: envBool(envAssumeURL),
 	}
 	if s := os.Getenv(envStartDelay); s != "" {
 		d, err := time.ParseDuration(s)

@@ -1127,3 +1127,33 @@ func TestEchoDescription(t *testing.T) {
 		cs.Close()
 	}
 }
+
+// TestAssumeURLElicitation: the elicit tool asks in url mode; the SDK
+// refuses that to a client that did not declare url elicitation, unless the
+// server assumes it does, and then the request reaches the client.
+func TestAssumeURLElicitation(t *testing.T) {
+	for _, assume := range []bool{false, true} {
+		t.Run(fmt.Sprint(assume), func(t *testing.T) {
+			asked := make(chan *mcp.ElicitParams, 1)
+			c := newClient(&mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				offer(asked, req.Params)
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			}})
+			cmd, _ := serverCmd(testmcp.Options{AssumeURLElicitation: assume})
+			cs := connectClient(t, cmd, c, eraLegacy) // a form-only client
+			args := map[string]any{"message": "sign in", "url": "https://example.com/login"}
+			if !assume {
+				if got := callToolError(t, cs, "elicit", args); !strings.Contains(got, `client does not support "url" elicitation`) {
+					t.Errorf("elicit in url mode: %q", got)
+				}
+				return
+			}
+			if got := resultText(callTool(t, cs, "elicit", args)); got != `{"action":"accept"}` {
+				t.Errorf("elicit in url mode: %q", got)
+			}
+			if p := receive(t, asked, "the elicitation"); p.Mode != "url" || p.URL != "https://example.com/login" || p.RequestedSchema != nil {
+				t.Errorf("the client was asked %+v", p)
+			}
+		})
+	}
+}
