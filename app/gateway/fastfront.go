@@ -287,7 +287,10 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	g.fast.mu.Lock()
 	if _, dup := g.fast.calls[key]; dup {
 		g.fast.mu.Unlock()
-		return false // the go-sdk refuses a duplicate id in flight
+		// The go-sdk, which does not know of the call in flight, would
+		// serve it: refuse it as the go-sdk refuses its own duplicates.
+		refuseDuplicate(w, env.id)
+		return true
 	}
 	g.fast.calls[key] = cancel
 	g.fast.mu.Unlock()
@@ -312,6 +315,30 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 		g.fastCall(ctx, stream, env.id, req, endpoint, server, original, unlisted)
 	}), g.opts.KeepAlive, &g.splice).ServeHTTP(w, r)
 	return true
+}
+
+// refuseDuplicate answers a call whose id is that of a call in flight on
+// its session, as the go-sdk's handler answers one: 400 with a JSON-RPC
+// error.
+func refuseDuplicate(w http.ResponseWriter, rawID []byte) {
+	var v any // an echoable id: a string or an integer of at most 15 digits, exact as a float64
+	err := json.Unmarshal(rawID, &v)
+	var id jsonrpc.ID
+	if err == nil {
+		id, err = jsonrpc.MakeID(v)
+	}
+	var data []byte
+	if err == nil {
+		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
+			Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw())}})
+	}
+	if err != nil {
+		http.Error(w, "duplicate in-flight request ID: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(data)
 }
 
 // listsTried reports whether every server of the endpoint has been listed

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -487,4 +488,62 @@ func cancelHang(t *testing.T, f *modeFixture, session string) []record.Call {
 		recs = append(recs, normalized(r))
 	}
 	return recs
+}
+
+// TestDuplicateIDInFlight: a tools/call whose id is that of a call still in
+// flight on the same session gets the go-sdk's refusal whichever path
+// serves the first call, and the first call ends as it would have alone.
+func TestDuplicateIDInFlight(t *testing.T) {
+	const first = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}`
+	const second = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo","arguments":{"text":"again"}}}`
+	type outcome struct {
+		First, Second, Other exchange
+		Records              []record.Call // tools/call only
+	}
+	run := func(t *testing.T, mode gateway.FastPathMode, id string) outcome {
+		f := newModeFixture(t, mode)
+		session := f.open(t, "tok-a", "/mcp/alpha")
+		started := len(f.rec.allStarted())
+		var out outcome
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			out.First = f.call(t, "tok-a", "/mcp/alpha", session, fmt.Sprintf(first, id), nil)
+		}()
+		testutil.Eventually(t, 10*time.Second, "the first call starts", func() bool { return len(f.rec.allStarted()) > started })
+		out.Second = f.call(t, "tok-a", "/mcp/alpha", session, fmt.Sprintf(second, id), nil)
+		// The same id on another session is another call.
+		other := f.open(t, "tok-a", "/mcp/alpha")
+		out.Other = f.call(t, "tok-a", "/mcp/alpha", other, fmt.Sprintf(second, id), nil)
+		<-done
+		for _, r := range f.rec.all() {
+			if r.Method == "tools/call" {
+				out.Records = append(out.Records, normalized(r))
+			}
+		}
+		return out
+	}
+	for _, id := range []string{`50`, `"dup-1"`} {
+		t.Run(id, func(t *testing.T) {
+			on := run(t, gateway.FastPathOn, id)
+			off := run(t, gateway.FastPathOff, id)
+			if diff := cmp.Diff(off, on); diff != "" {
+				t.Errorf("the answers differ (-sdk +fast):\n%s", diff)
+			}
+			want := exchange{Status: http.StatusBadRequest, Type: "application/json", Events: []string{
+				`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32600,"message":"duplicate in-flight request ID ` + strings.Trim(id, `"`) + `"}}`}}
+			if diff := cmp.Diff(want, on.Second); diff != "" {
+				t.Errorf("the duplicate's answer (-want +got):\n%s", diff)
+			}
+			if ev := on.First.Events; len(ev) != 1 || !strings.Contains(ev[0], `"id":`+id+`,"result":{"content":[{"type":"text","text":"slept 1500 ms"}]`) {
+				t.Errorf("the first call's answer: %q", ev)
+			}
+			if len(on.Records) != 2 || on.Records[1].Name != "sleep" {
+				t.Errorf("recorded %+v, want the echo on the other session and the sleep", on.Records)
+			}
+			if ev := on.Other.Events; len(ev) != 1 || !strings.Contains(ev[0], `"text":"again"`) {
+				t.Errorf("the same id on another session: %q", ev)
+			}
+		})
+	}
 }
