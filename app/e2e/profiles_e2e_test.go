@@ -158,7 +158,7 @@ func TestProfilesEndToEnd(t *testing.T) {
 	if status, body := postMCP(t, d.info.Address+"/mcp/p/coding", "Bearer "+d.client.Token); status != http.StatusOK {
 		t.Errorf("unbound token on /mcp/p/coding: %d %s", status, body)
 	}
-	if status, body := postMCP(t, d.info.Address+"/mcp/p/nope", "Bearer "+d.client.Token); status != http.StatusNotFound || !strings.Contains(body, `"nope"`) {
+	if status, body := postMCP(t, d.info.Address+"/mcp/p/nope", "Bearer "+d.client.Token); status != http.StatusNotFound || !strings.Contains(body, `unknown profile \"nope\"`) {
 		t.Errorf("unknown profile: %d %s", status, body)
 	}
 

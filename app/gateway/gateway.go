@@ -73,7 +73,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -321,20 +320,12 @@ func New(opts Options) *Gateway {
 // the daemon's Host, Origin and token checks.
 func (g *Gateway) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/sse") {
-			if g.serverFor(r) == nil {
-				http.Error(w, "unknown server "+serverInPath(r.URL.Path), http.StatusNotFound)
-				return
-			}
-			g.sse.ServeHTTP(w, r)
+		if g.serverFor(r) == nil {
+			refuseUnknownEndpoint(w, r)
 			return
 		}
-		if g.serverFor(r) == nil {
-			if profile, ok := strings.CutPrefix(serverInPath(r.URL.Path), profilePrefix); ok {
-				http.Error(w, fmt.Sprintf("unknown profile %q: it is not in config.json", profile), http.StatusNotFound)
-				return
-			}
-			http.Error(w, "unknown server "+serverInPath(r.URL.Path)+": it is not configured or not enabled", http.StatusNotFound)
+		if strings.HasPrefix(r.URL.Path, "/sse") {
+			g.sse.ServeHTTP(w, r)
 			return
 		}
 		body, ok := checkRequest(w, r)

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -391,5 +392,80 @@ func TestLegacySSEClient(t *testing.T) {
 			t.Errorf("%s: big: %d bytes, %v", path, len(text(res)), err)
 		}
 		cs.Close()
+	}
+}
+
+// TestUnknownEndpoints: /mcp/<server>, /mcp/p/<profile>, /sse/<server> and
+// /sse/p/<profile> of a server or profile the gateway does not serve answer
+// 404 with a JSON-RPC error naming it (with the id of a request POSTed
+// outside a session), and a go-sdk client shows that message.
+func TestUnknownEndpoints(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	f.gw.SetProfiles([]gateway.ProfileConfig{{Name: "coding", Servers: []string{"alpha"}}})
+	const initialize = `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	type rpcError struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int64             `json:"code"`
+			Message string            `json:"message"`
+			Data    map[string]string `json:"data"`
+		} `json:"error"`
+	}
+	for _, tc := range []struct {
+		path, message string
+		data          map[string]string
+	}{
+		{"/mcp/nosuch", `unknown server "nosuch": it is not configured or not enabled`, map[string]string{"server": "nosuch"}},
+		{"/mcp/p/nope", `unknown profile "nope": it is not in config.json`, map[string]string{"profile": "nope"}},
+		{"/sse/nosuch", `unknown server "nosuch": it is not configured or not enabled`, map[string]string{"server": "nosuch"}},
+		{"/sse/p/nope", `unknown profile "nope": it is not in config.json`, map[string]string{"profile": "nope"}},
+	} {
+		for _, req := range []struct {
+			name, method, session, body string
+			id                          any
+		}{
+			{"initialize", http.MethodPost, "", initialize, float64(7)},
+			{"in a session", http.MethodPost, "s-1", `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, nil},
+			{"GET", http.MethodGet, "", "", nil},
+		} {
+			t.Run(tc.path+" "+req.name, func(t *testing.T) {
+				r, _ := http.NewRequestWithContext(t.Context(), req.method, f.url+tc.path, strings.NewReader(req.body))
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Accept", "application/json, text/event-stream")
+				if req.session != "" {
+					r.Header.Set("Mcp-Session-Id", req.session)
+				}
+				resp, err := http.DefaultClient.Do(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				var got rpcError
+				body, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &got) != nil {
+					t.Fatalf("%d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+				}
+				want := rpcError{JSONRPC: "2.0", ID: req.id}
+				want.Error.Code, want.Error.Message, want.Error.Data = -32600, tc.message, tc.data
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("the answer differs (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+	// What a go-sdk client shows; the served endpoints still serve.
+	for path, want := range map[string]string{
+		"/mcp/nosuch": `unknown server "nosuch": it is not configured or not enabled`,
+		"/mcp/p/nope": `unknown profile "nope": it is not in config.json`,
+	} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+		_, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + path}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a go-sdk client of %s: %v, want an error with %q", path, err, want)
+		}
+	}
+	for _, path := range []string{"/mcp/alpha", "/mcp/p/coding"} {
+		f.connect(t, path, "2025-11-25", nil)
 	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -90,6 +91,57 @@ func writeJSONRPCError(w http.ResponseWriter, status int, code int64, message st
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	w.Write(data)
+}
+
+// refuseUnknownEndpoint answers a request for /mcp/<server>, /sse/<server>,
+// /mcp/p/<profile> or /sse/p/<profile> when the gateway serves no such
+// server or profile: 404 with a JSON-RPC error naming it, in the message
+// and in data ({"server": name} or {"profile": name}), as the gateway's
+// other HTTP-level refusals and the daemon's 403 for a profile's token are
+// answered. The error carries the id of a request POSTed outside a session
+// (an initialize), so that a client shows the message as the answer to its
+// request (the go-sdk's client drops an error body without one); a request
+// of a session gets no id, so that such a client sees the 404 of a session
+// that is gone (the endpoint was removed under it) and ends it.
+func refuseUnknownEndpoint(w http.ResponseWriter, r *http.Request) {
+	name := serverInPath(r.URL.Path)
+	msg := fmt.Sprintf("unknown server %q: it is not configured or not enabled", name)
+	data := map[string]string{"server": name}
+	if profile, ok := strings.CutPrefix(name, profilePrefix); ok {
+		msg = fmt.Sprintf("unknown profile %q: it is not in config.json", profile)
+		data = map[string]string{"profile": profile}
+	}
+	var id any // null
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		var req struct {
+			ID     any    `json:"id"`
+			Method string `json:"method"`
+		}
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if json.Unmarshal(body, &req) == nil && req.Method != "" {
+			switch req.ID.(type) {
+			case string, float64:
+				id = req.ID
+			}
+		}
+	}
+	resp, _ := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int64             `json:"code"`
+			Message string            `json:"message"`
+			Data    map[string]string `json:"data"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int64             `json:"code"`
+		Message string            `json:"message"`
+		Data    map[string]string `json:"data"`
+	}{jsonrpc.CodeInvalidRequest, msg, data}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusNotFound)
+	w.Write(resp)
 }
 
 // accepts reports whether Accept values list JSON and an event stream

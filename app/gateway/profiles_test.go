@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
@@ -118,7 +119,10 @@ func TestProfileEndpoint(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), want) {
+		var refusal struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		if resp.StatusCode != http.StatusNotFound || json.Unmarshal(body, &refusal) != nil || !strings.HasPrefix(refusal.Error.Message, want) {
 			t.Errorf("%s: %d %s", path, resp.StatusCode, body)
 		}
 	}
