@@ -53,6 +53,7 @@ type fastState struct {
 	sessions map[string]fastSession // by Mcp-Session-Id, once found on a front
 	calls    map[fastKey]context.CancelFunc
 	asks     map[fastKey]chan fastReply // requests to clients, waiting for the reply
+	sdkCalls map[fastKey]int            // requests of sessions in flight on the go-sdk path
 }
 
 // fastKey names a message of one session: a client's call by its id as
@@ -75,6 +76,7 @@ func (f *fastState) init(on bool) {
 	f.sessions = map[string]fastSession{}
 	f.calls = map[fastKey]context.CancelFunc{}
 	f.asks = map[fastKey]chan fastReply{}
+	f.sdkCalls = map[fastKey]int{}
 }
 
 // FastPathEnv is the environment variable that, set to 0, makes New
@@ -285,10 +287,12 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	ctx, done := g.inflight.track(ctx, sid)
 	defer done()
 	g.fast.mu.Lock()
-	if _, dup := g.fast.calls[key]; dup {
+	if _, dup := g.fast.calls[key]; dup || g.fast.sdkCalls[key] > 0 {
 		g.fast.mu.Unlock()
-		// The go-sdk, which does not know of the call in flight, would
-		// serve it: refuse it as the go-sdk refuses its own duplicates.
+		// A request with this id is in flight: a fast call, which the
+		// go-sdk does not know of (it would serve this one), or one of
+		// the go-sdk path (sdkRequest). Refused as the go-sdk refuses a
+		// duplicate id.
 		refuseDuplicate(w, env.id)
 		return true
 	}
@@ -315,6 +319,43 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 		g.fastCall(ctx, stream, env.id, req, endpoint, server, original, unlisted)
 	}), g.opts.KeepAlive, &g.splice).ServeHTTP(w, r)
 	return true
+}
+
+// sdkRequest notes a request of a session that the go-sdk path serves
+// while it is in flight, so that a fast call with its id is refused as the
+// go-sdk refuses a duplicate id; and refuses it when a fast call of its
+// session has its id (the go-sdk does not know of fast calls). done ends
+// the note; refused reports that the request was answered.
+func (g *Gateway) sdkRequest(w http.ResponseWriter, r *http.Request, body []byte) (done func(), refused bool) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if r.Method != http.MethodPost || sid == "" {
+		return func() {}, false
+	}
+	env, ok := scanMessage(body)
+	if !ok || !env.hasID || env.method == "" || !echoableID(env.id) {
+		return func() {}, false // fast calls have echoable ids
+	}
+	key := fastKey{sid, string(env.id)}
+	g.fast.mu.Lock()
+	_, dup := g.fast.calls[key]
+	if !dup {
+		g.fast.sdkCalls[key]++
+	}
+	g.fast.mu.Unlock()
+	if dup {
+		if g.ownedBy(r, sid) {
+			refuseDuplicate(w, env.id)
+			return nil, true
+		}
+		return func() {}, false // the session guard answers 404
+	}
+	return func() {
+		g.fast.mu.Lock()
+		if g.fast.sdkCalls[key]--; g.fast.sdkCalls[key] <= 0 {
+			delete(g.fast.sdkCalls, key)
+		}
+		g.fast.mu.Unlock()
+	}, false
 }
 
 // refuseDuplicate answers a call whose id is that of a call in flight on

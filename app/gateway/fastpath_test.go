@@ -490,17 +490,22 @@ func cancelHang(t *testing.T, f *modeFixture, session string) []record.Call {
 	return recs
 }
 
-// TestDuplicateIDInFlight: a tools/call whose id is that of a call still in
-// flight on the same session gets the go-sdk's refusal whichever path
-// serves the first call, and the first call ends as it would have alone.
+// TestDuplicateIDInFlight: a request whose id is that of a request still
+// in flight on the same session gets the go-sdk's refusal whichever path
+// serves either of them, and the first request ends as it would have alone.
 func TestDuplicateIDInFlight(t *testing.T) {
-	const first = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}`
-	const second = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo","arguments":{"text":"again"}}}`
+	const (
+		sleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}`
+		// An escaped key: the fast path leaves the call to the go-sdk.
+		sdkSleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"n\u0061me":"sleep","arguments":{"ms":1500}}}`
+		echo     = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo","arguments":{"text":"again"}}}`
+		prompt   = `{"jsonrpc":"2.0","id":%s,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada"}}}`
+	)
 	type outcome struct {
 		First, Second, Other exchange
 		Records              []record.Call // tools/call only
 	}
-	run := func(t *testing.T, mode gateway.FastPathMode, id string) outcome {
+	run := func(t *testing.T, mode gateway.FastPathMode, first, second, id string) outcome {
 		f := newModeFixture(t, mode)
 		session := f.open(t, "tok-a", "/mcp/alpha")
 		started := len(f.rec.allStarted())
@@ -512,7 +517,7 @@ func TestDuplicateIDInFlight(t *testing.T) {
 		}()
 		testutil.Eventually(t, 10*time.Second, "the first call starts", func() bool { return len(f.rec.allStarted()) > started })
 		out.Second = f.call(t, "tok-a", "/mcp/alpha", session, fmt.Sprintf(second, id), nil)
-		// The same id on another session is another call.
+		// The same id on another session is another request.
 		other := f.open(t, "tok-a", "/mcp/alpha")
 		out.Other = f.call(t, "tok-a", "/mcp/alpha", other, fmt.Sprintf(second, id), nil)
 		<-done
@@ -523,26 +528,33 @@ func TestDuplicateIDInFlight(t *testing.T) {
 		}
 		return out
 	}
-	for _, id := range []string{`50`, `"dup-1"`} {
-		t.Run(id, func(t *testing.T) {
-			on := run(t, gateway.FastPathOn, id)
-			off := run(t, gateway.FastPathOff, id)
+	for _, tc := range []struct {
+		name, first, second, id, otherText string
+	}{
+		{"fast then fast", sleep, echo, `50`, `"text":"again"`},
+		{"fast then fast, string id", sleep, echo, `"dup-1"`, `"text":"again"`},
+		{"fast then go-sdk", sleep, prompt, `51`, `Hello, Ada!`},
+		{"go-sdk then fast", sdkSleep, echo, `52`, `"text":"again"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			on := run(t, gateway.FastPathOn, tc.first, tc.second, tc.id)
+			off := run(t, gateway.FastPathOff, tc.first, tc.second, tc.id)
 			if diff := cmp.Diff(off, on); diff != "" {
 				t.Errorf("the answers differ (-sdk +fast):\n%s", diff)
 			}
 			want := exchange{Status: http.StatusBadRequest, Type: "application/json", Events: []string{
-				`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32600,"message":"duplicate in-flight request ID ` + strings.Trim(id, `"`) + `"}}`}}
+				`{"jsonrpc":"2.0","id":` + tc.id + `,"error":{"code":-32600,"message":"duplicate in-flight request ID ` + strings.Trim(tc.id, `"`) + `"}}`}}
 			if diff := cmp.Diff(want, on.Second); diff != "" {
 				t.Errorf("the duplicate's answer (-want +got):\n%s", diff)
 			}
-			if ev := on.First.Events; len(ev) != 1 || !strings.Contains(ev[0], `"id":`+id+`,"result":{"content":[{"type":"text","text":"slept 1500 ms"}]`) {
+			if ev := on.First.Events; len(ev) != 1 || !strings.Contains(ev[0], `"id":`+tc.id+`,"result":{"content":[{"type":"text","text":"slept 1500 ms"}]`) {
 				t.Errorf("the first call's answer: %q", ev)
 			}
-			if len(on.Records) != 2 || on.Records[1].Name != "sleep" {
-				t.Errorf("recorded %+v, want the echo on the other session and the sleep", on.Records)
-			}
-			if ev := on.Other.Events; len(ev) != 1 || !strings.Contains(ev[0], `"text":"again"`) {
+			if ev := on.Other.Events; len(ev) != 1 || !strings.Contains(ev[0], tc.otherText) {
 				t.Errorf("the same id on another session: %q", ev)
+			}
+			if n := len(on.Records); n == 0 || on.Records[n-1].Name != "sleep" {
+				t.Errorf("recorded %+v, want the sleep last", on.Records)
 			}
 		})
 	}

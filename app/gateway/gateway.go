@@ -337,8 +337,15 @@ func (g *Gateway) Handler() http.Handler {
 			g.stateless.ServeHTTP(w, r)
 			return
 		}
-		if g.fast.on && g.serveFast(w, r, body) {
-			return
+		if g.fast.on {
+			if g.serveFast(w, r, body) {
+				return
+			}
+			done, refused := g.sdkRequest(w, r, body)
+			if refused {
+				return
+			}
+			defer done()
 		}
 		if sid := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && sid != "" && g.ownedBy(r, sid) {
 			// The session's calls are cancelled before the go-sdk closes
