@@ -495,9 +495,9 @@ func cancelHang(t *testing.T, f *modeFixture, session string) []record.Call {
 // serves either of them, and the first request ends as it would have alone.
 func TestDuplicateIDInFlight(t *testing.T) {
 	const (
-		sleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}`
+		sleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":2000}}}`
 		// An escaped key: the fast path leaves the call to the go-sdk.
-		sdkSleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"n\u0061me":"sleep","arguments":{"ms":1500}}}`
+		sdkSleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"n\u0061me":"sleep","arguments":{"ms":2000}}}`
 		echo     = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo","arguments":{"text":"again"}}}`
 		prompt   = `{"jsonrpc":"2.0","id":%s,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada"}}}`
 	)
@@ -547,7 +547,7 @@ func TestDuplicateIDInFlight(t *testing.T) {
 			if diff := cmp.Diff(want, on.Second); diff != "" {
 				t.Errorf("the duplicate's answer (-want +got):\n%s", diff)
 			}
-			if ev := on.First.Events; len(ev) != 1 || !strings.Contains(ev[0], `"id":`+tc.id+`,"result":{"content":[{"type":"text","text":"slept 1500 ms"}]`) {
+			if ev := on.First.Events; len(ev) != 1 || !strings.Contains(ev[0], `"id":`+tc.id+`,"result":{"content":[{"type":"text","text":"slept 2000 ms"}]`) {
 				t.Errorf("the first call's answer: %q", ev)
 			}
 			if ev := on.Other.Events; len(ev) != 1 || !strings.Contains(ev[0], tc.otherText) {
