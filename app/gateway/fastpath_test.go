@@ -495,67 +495,70 @@ func cancelHang(t *testing.T, f *modeFixture, session string) []record.Call {
 // serves either of them, and the first request ends as it would have alone.
 func TestDuplicateIDInFlight(t *testing.T) {
 	const (
-		sleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":2000}}}`
+		sleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1000}}}`
 		// An escaped key: the fast path leaves the call to the go-sdk.
-		sdkSleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"n\u0061me":"sleep","arguments":{"ms":2000}}}`
+		sdkSleep = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"n\u0061me":"sleep","arguments":{"ms":1000}}}`
 		echo     = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo","arguments":{"text":"again"}}}`
 		prompt   = `{"jsonrpc":"2.0","id":%s,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada"}}}`
 	)
-	type outcome struct {
-		First, Second, Other exchange
-		Records              []record.Call // tools/call only
-	}
-	run := func(t *testing.T, mode gateway.FastPathMode, first, second, id string) outcome {
-		f := newModeFixture(t, mode)
-		session := f.open(t, "tok-a", "/mcp/alpha")
-		started := len(f.rec.allStarted())
-		var out outcome
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			out.First = f.call(t, "tok-a", "/mcp/alpha", session, fmt.Sprintf(first, id), nil)
-		}()
-		testutil.Eventually(t, 10*time.Second, "the first call starts", func() bool { return len(f.rec.allStarted()) > started })
-		out.Second = f.call(t, "tok-a", "/mcp/alpha", session, fmt.Sprintf(second, id), nil)
-		// The same id on another session is another request.
-		other := f.open(t, "tok-a", "/mcp/alpha")
-		out.Other = f.call(t, "tok-a", "/mcp/alpha", other, fmt.Sprintf(second, id), nil)
-		<-done
-		for _, r := range f.rec.all() {
-			if r.Method == "tools/call" {
-				out.Records = append(out.Records, normalized(r))
-			}
-		}
-		return out
-	}
-	for _, tc := range []struct {
+	cases := []struct {
 		name, first, second, id, otherText string
 	}{
 		{"fast then fast", sleep, echo, `50`, `"text":"again"`},
 		{"fast then fast, string id", sleep, echo, `"dup-1"`, `"text":"again"`},
 		{"fast then go-sdk", sleep, prompt, `51`, `Hello, Ada!`},
 		{"go-sdk then fast", sdkSleep, echo, `52`, `"text":"again"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			on := run(t, gateway.FastPathOn, tc.first, tc.second, tc.id)
-			off := run(t, gateway.FastPathOff, tc.first, tc.second, tc.id)
-			if diff := cmp.Diff(off, on); diff != "" {
-				t.Errorf("the answers differ (-sdk +fast):\n%s", diff)
+	}
+	type outcome struct {
+		First, Second, Other exchange
+		Records              []record.Call // tools/call only
+	}
+	run := func(t *testing.T, mode gateway.FastPathMode) map[string]outcome {
+		f := newModeFixture(t, mode)
+		session := f.open(t, "tok-a", "/mcp/alpha")
+		other := f.open(t, "tok-a", "/mcp/alpha")
+		outs := map[string]outcome{}
+		for _, tc := range cases {
+			started, recorded := len(f.rec.allStarted()), len(f.rec.all())
+			var out outcome
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				out.First = f.call(t, "tok-a", "/mcp/alpha", session, fmt.Sprintf(tc.first, tc.id), nil)
+			}()
+			testutil.Eventually(t, 10*time.Second, "the first call starts", func() bool { return len(f.rec.allStarted()) > started })
+			out.Second = f.call(t, "tok-a", "/mcp/alpha", session, fmt.Sprintf(tc.second, tc.id), nil)
+			// The same id on another session is another request.
+			out.Other = f.call(t, "tok-a", "/mcp/alpha", other, fmt.Sprintf(tc.second, tc.id), nil)
+			<-done
+			for _, r := range f.rec.all()[recorded:] {
+				if r.Method == "tools/call" {
+					out.Records = append(out.Records, normalized(r))
+				}
 			}
-			want := exchange{Status: http.StatusBadRequest, Type: "application/json", Events: []string{
-				`{"jsonrpc":"2.0","id":` + tc.id + `,"error":{"code":-32600,"message":"duplicate in-flight request ID ` + strings.Trim(tc.id, `"`) + `"}}`}}
-			if diff := cmp.Diff(want, on.Second); diff != "" {
-				t.Errorf("the duplicate's answer (-want +got):\n%s", diff)
-			}
-			if ev := on.First.Events; len(ev) != 1 || !strings.Contains(ev[0], `"id":`+tc.id+`,"result":{"content":[{"type":"text","text":"slept 2000 ms"}]`) {
-				t.Errorf("the first call's answer: %q", ev)
-			}
-			if ev := on.Other.Events; len(ev) != 1 || !strings.Contains(ev[0], tc.otherText) {
-				t.Errorf("the same id on another session: %q", ev)
-			}
-			if n := len(on.Records); n == 0 || on.Records[n-1].Name != "sleep" {
-				t.Errorf("recorded %+v, want the sleep last", on.Records)
-			}
-		})
+			outs[tc.name] = out
+		}
+		return outs
+	}
+	on, off := run(t, gateway.FastPathOn), run(t, gateway.FastPathOff)
+	for _, tc := range cases {
+		on, off := on[tc.name], off[tc.name]
+		if diff := cmp.Diff(off, on); diff != "" {
+			t.Errorf("%s: the answers differ (-sdk +fast):\n%s", tc.name, diff)
+		}
+		want := exchange{Status: http.StatusBadRequest, Type: "application/json", Events: []string{
+			`{"jsonrpc":"2.0","id":` + tc.id + `,"error":{"code":-32600,"message":"duplicate in-flight request ID ` + strings.Trim(tc.id, `"`) + `"}}`}}
+		if diff := cmp.Diff(want, on.Second); diff != "" {
+			t.Errorf("%s: the duplicate's answer (-want +got):\n%s", tc.name, diff)
+		}
+		if ev := on.First.Events; len(ev) != 1 || !strings.Contains(ev[0], `"id":`+tc.id+`,"result":{"content":[{"type":"text","text":"slept 1000 ms"}]`) {
+			t.Errorf("%s: the first call's answer: %q", tc.name, ev)
+		}
+		if ev := on.Other.Events; len(ev) != 1 || !strings.Contains(ev[0], tc.otherText) {
+			t.Errorf("%s: the same id on another session: %q", tc.name, ev)
+		}
+		if n := len(on.Records); n == 0 || on.Records[n-1].Name != "sleep" {
+			t.Errorf("%s: recorded %+v, want the sleep last", tc.name, on.Records)
+		}
 	}
 }
