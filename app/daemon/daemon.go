@@ -323,7 +323,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer apiServer.Close() // before the supervisor stops: installs roll back
 	limits := opts.HTTP.withDefaults()
-	srv := limits.server(mux)
+	open := newOpenRequests()
+	srv := limits.server(open.track(mux))
+	srv.BaseContext = open.base
+	defer open.end(nil)
 	// What net/http logs is a bug or a resource limit (a handler's panic,
 	// a superfluous WriteHeader, accept errors): a warning, not debug noise.
 	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
@@ -355,11 +358,7 @@ func Run(ctx context.Context, opts Options) error {
 	case err := <-serveErr:
 		return fmt.Errorf("serving %s: %w", info.Address, err)
 	}
-	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		srv.Close()
-	}
+	stopServing(log, srv, open, gw, bus)
 	return nil
 }
 

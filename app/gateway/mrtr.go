@@ -176,9 +176,10 @@ func (g *Gateway) statelessToolCall(ctx context.Context, req *mcp.CallToolReques
 		p.mu.Unlock()
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{a.id: a.req}, RequestState: p.state}, nil
 	case <-ctx.Done():
-		// In the stateless era a closed stream is the client's cancellation.
+		// In the stateless era a closed stream is the client's cancellation;
+		// the gateway's close says why (ErrShuttingDown).
 		g.endPending(p)
-		return nil, ctx.Err()
+		return nil, context.Cause(ctx)
 	}
 }
 

@@ -19,39 +19,46 @@ import (
 type sessionCalls struct {
 	mu    sync.Mutex
 	next  uint64
-	calls map[string]map[uint64]context.CancelFunc // by Mcp-Session-Id
+	calls map[string]map[uint64]context.CancelCauseFunc // by Mcp-Session-Id
 	// ended holds the sessions ended lately, so that a request racing with
 	// the end is cancelled too: the go-sdk's close of a session waits for
 	// its handlers, so the calls are cancelled before it, and one more
 	// arriving in between would hold the close up.
 	ended map[string]time.Time
+	// stopped, once set (stop), cancels every call, those that start
+	// later too: the gateway is closing.
+	stopped error
 }
 
 // endedKept is how long an ended session's id is kept in ended.
 const endedKept = time.Minute
 
 func (s *sessionCalls) init() {
-	s.calls = map[string]map[uint64]context.CancelFunc{}
+	s.calls = map[string]map[uint64]context.CancelCauseFunc{}
 	s.ended = map[string]time.Time{}
 }
 
 // track returns a context of ctx that ends when session sid ends, and the
 // function that forgets it (the call is over).
 func (s *sessionCalls) track(ctx context.Context, sid string) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
 	s.mu.Lock()
 	s.next++
 	n := s.next
 	m := s.calls[sid]
 	if m == nil {
-		m = map[uint64]context.CancelFunc{}
+		m = map[uint64]context.CancelCauseFunc{}
 		s.calls[sid] = m
 	}
 	m[n] = cancel
 	_, ended := s.ended[sid]
+	stopped := s.stopped
 	s.mu.Unlock()
-	if ended {
-		cancel()
+	switch {
+	case stopped != nil:
+		cancel(stopped)
+	case ended:
+		cancel(nil)
 	}
 	return ctx, func() {
 		s.mu.Lock()
@@ -62,12 +69,13 @@ func (s *sessionCalls) track(ctx context.Context, sid string) (context.Context, 
 			}
 		}
 		s.mu.Unlock()
-		cancel()
+		cancel(nil)
 	}
 }
 
-// end cancels every call of session sid still in flight.
-func (s *sessionCalls) end(sid string) {
+// end cancels every call of session sid still in flight, with cause (nil
+// means context.Canceled): the failure of each call then says why.
+func (s *sessionCalls) end(sid string, cause error) {
 	now := time.Now()
 	s.mu.Lock()
 	m := s.calls[sid]
@@ -80,7 +88,24 @@ func (s *sessionCalls) end(sid string) {
 	s.ended[sid] = now
 	s.mu.Unlock()
 	for _, cancel := range m {
-		cancel()
+		cancel(cause)
+	}
+}
+
+// stop cancels every call in flight, and every call that starts from now
+// on, with cause.
+func (s *sessionCalls) stop(cause error) {
+	s.mu.Lock()
+	s.stopped = cause
+	var cancels []context.CancelCauseFunc
+	for _, m := range s.calls {
+		for _, cancel := range m {
+			cancels = append(cancels, cancel)
+		}
+	}
+	s.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(cause)
 	}
 }
 
@@ -90,10 +115,16 @@ func (g *Gateway) cancelOnSessionEnd() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			ss, _ := req.GetSession().(*mcp.ServerSession)
-			if ss == nil || ss.ID() == "" || strings.HasPrefix(method, "notifications/") {
+			if ss == nil || strings.HasPrefix(method, "notifications/") {
 				return next(ctx, method, req)
 			}
-			ctx, done := g.inflight.track(ctx, ss.ID())
+			sid := ss.ID()
+			if sid == "" {
+				// A stateless request (2026-07-28): its closed stream
+				// cancels it; only the gateway's close ends it otherwise.
+				sid = statelessCalls
+			}
+			ctx, done := g.inflight.track(ctx, sid)
 			defer done()
 			return next(ctx, method, req)
 		}
@@ -108,13 +139,37 @@ func (g *Gateway) endSession(sid string) {
 	if sid == "" {
 		return
 	}
-	g.inflight.end(sid)
+	g.inflight.end(sid, nil)
 	g.endFastSession(sid)
 }
 
+// ErrShuttingDown is why the calls in flight are cancelled when Switchboard
+// stops (CancelCalls, Close): their clients are answered with it, and it
+// counts as a cancellation (errors.Is context.Canceled), which the history
+// records as cancelled.
+var ErrShuttingDown error = shuttingDown{}
+
+type shuttingDown struct{}
+
+func (shuttingDown) Error() string        { return "the call was cancelled: Switchboard is shutting down" }
+func (shuttingDown) Is(target error) bool { return target == context.Canceled }
+
+// CancelCalls cancels every call in flight, of every client session and
+// stateless, on both paths, with ErrShuttingDown, and every call that
+// starts from now on: each is answered (and recorded) as cancelled because
+// Switchboard is shutting down. The sessions stay open, so that the
+// answers reach their clients; the daemon calls it when it stops accepting
+// connections, and Close ends the sessions later.
+func (g *Gateway) CancelCalls() { g.inflight.stop(ErrShuttingDown) }
+
+// statelessCalls is the key in sessionCalls of the requests without a
+// session (the stateless 2026-07-28 era; no Mcp-Session-Id is empty).
+const statelessCalls = ""
+
 // closeAllSessions closes every open client session (the gateway is
-// closing) and cancels its calls in flight.
+// closing) and cancels every call in flight with ErrShuttingDown.
 func (g *Gateway) closeAllSessions() {
+	g.CancelCalls()
 	for _, s := range g.fronts() {
 		for ss := range s.Sessions() {
 			g.endSession(ss.ID()) // first: the go-sdk's Close waits for the calls
