@@ -102,7 +102,7 @@ func lookupClient(r *http.Request) (clients.Client, error) {
 func (s *Server) viewOf(co ClientsOptions, env clients.Env, id string) (wire.ClientView, error) {
 	for _, st := range co.Editor.Detect(env) {
 		if st.Client.ID == id {
-			return s.withToolCount(clientView(st), st.Client), nil
+			return s.withToolCount(s.withTokenState(clientView(st), st, co), st.Client), nil
 		}
 	}
 	return wire.ClientView{}, errorf(http.StatusNotFound, "unknown client %q", id)
@@ -115,9 +115,38 @@ func (s *Server) listClients(r *http.Request) ([]wire.ClientView, error) {
 	}
 	var out []wire.ClientView
 	for _, st := range co.Editor.Detect(env) {
-		out = append(out, s.withToolCount(clientView(st), st.Client))
+		out = append(out, s.withToolCount(s.withTokenState(clientView(st), st, co), st.Client))
 	}
 	return out, nil
+}
+
+// withTokenState checks the tokens Switchboard's entries in the client's
+// file carry: when one is revoked or unknown, the client is not connected
+// (every request it makes gets 401) but needs connecting again, which
+// writes a new token. A bridge entry for another data directory
+// (connect --home) carries that directory's token, and a value that is
+// not a literal token (a ${VAR} the client expands) cannot be checked:
+// both are left alone.
+func (s *Server) withTokenState(v wire.ClientView, st clients.Status, co ClientsOptions) wire.ClientView {
+	if !v.Connected {
+		return v
+	}
+	for _, t := range st.Tokens {
+		if t.Bridge && filepath.Clean(t.Home) != filepath.Clean(co.Home) {
+			continue
+		}
+		if strings.ContainsAny(t.Secret, "${}%") {
+			continue
+		}
+		if _, ok := s.tokens.Known(t.Secret); ok {
+			continue
+		}
+		v.Connected, v.TokenRevoked = false, true
+		v.Warning = fmt.Sprintf("its Switchboard entry %s carries a token that was revoked (or is unknown to this Switchboard): "+
+			"every request it makes is refused; connect it again to give it a new token (clients connect %s)", quote(t.Entry), st.Client.ID)
+		return v
+	}
+	return v
 }
 
 func clientView(st clients.Status) wire.ClientView {

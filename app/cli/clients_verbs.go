@@ -135,8 +135,11 @@ func changeClient(ctx context.Context, w io.Writer, c *client.Client, id, ws str
 		return err
 	}
 	state := "disconnected"
-	if v.Connected {
+	switch {
+	case v.Connected:
 		state = "connected"
+	case v.TokenRevoked:
+		state = "not connected: its token is revoked"
 	}
 	switch {
 	case !plan.Changed:
@@ -179,6 +182,8 @@ func listClients(ctx context.Context, w io.Writer, c *client.Client, workspace s
 			status = "unreadable: " + truncate(v.Error, 50)
 		case v.Connected:
 			status = "connected"
+		case v.TokenRevoked:
+			status = "token revoked: reconnect"
 		case v.Installed:
 			status = "installed"
 		}

@@ -126,7 +126,48 @@ type Status struct {
 	Exists    bool    // the file exists
 	Entries   []Entry // the servers the file holds
 	Connected bool    // one of them is Switchboard's
-	Err       error   // the path could not be found or the file did not parse
+	// Tokens are the bearer tokens Switchboard's entries carry (see
+	// EntryToken), for the caller to check they are still in force.
+	Tokens []EntryToken
+	Err    error // the path could not be found or the file did not parse
+}
+
+// An EntryToken is the bearer token one of Switchboard's entries in a
+// client's file carries.
+type EntryToken struct {
+	Entry string // the entry's name
+	// Secret is the token: the Authorization header's bearer token, or the
+	// bridge's SWITCHBOARD_TOKEN.
+	Secret string
+	// Bridge: the entry runs `switchboard connect`; Home is the data
+	// directory it names (connect --home DIR), "" for the default one.
+	Bridge bool
+	Home   string
+}
+
+// entryToken returns the token e carries, if any.
+func entryToken(e Entry, binary string) (EntryToken, bool) {
+	t := EntryToken{Entry: e.Name}
+	if isBridgeCommand(e, binary) {
+		t.Bridge = true
+		for i, a := range e.Args {
+			if a == "--home" && i+1 < len(e.Args) {
+				t.Home = e.Args[i+1]
+			} else if h, ok := strings.CutPrefix(a, "--home="); ok {
+				t.Home = h
+			}
+		}
+		t.Secret = e.Env[TokenEnv]
+		return t, t.Secret != ""
+	}
+	for k, v := range e.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			if scheme, secret, ok := strings.Cut(strings.TrimSpace(v), " "); ok && strings.EqualFold(scheme, "Bearer") {
+				t.Secret = strings.TrimSpace(secret)
+			}
+		}
+	}
+	return t, t.Secret != ""
 }
 
 // Detect looks at every client of Table in env.
@@ -154,6 +195,9 @@ func (ed *Editor) Detect(env Env) []Status {
 				for _, e := range st.Entries {
 					if ed.owns(rec, e, ed.opts.BinaryPath) {
 						st.Connected = true
+						if t, ok := entryToken(e, ed.opts.BinaryPath); ok {
+							st.Tokens = append(st.Tokens, t)
+						}
 					}
 				}
 			}

@@ -194,9 +194,20 @@ func TestAPIResponseShapes(t *testing.T) {
 	rp := call("POST", "/api/v1/clients/cursor/restore/plan", "/api/v1/clients/{id}/restore/plan", restore+`}`, 200)
 	call("POST", "/api/v1/clients/cursor/restore/apply", "/api/v1/clients/{id}/restore/apply", restore+`,"hash":"`+str(rp, "hash")+`"}`, 200)
 
+	// Cursor connected again (not recorded: the shapes are above), then
+	// its token revoked: the list shows it needs connecting again.
+	_, data, err = do("POST", "/api/v1/clients/cursor/plan", `{"action":"connect"}`)
+	var again map[string]any
+	if err := json.Unmarshal(data, &again); err != nil {
+		t.Fatalf("connecting cursor again: %s %v", data, err)
+	}
+	if resp, data, err := do("POST", "/api/v1/clients/cursor/apply", `{"action":"connect","hash":"`+str(again, "hash")+`"}`); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("connecting cursor again: %v %s", err, data)
+	}
 	call("GET", "/api/v1/tokens", "", "", 200)
 	call("GET", "/api/v1/profiles", "", "", 200)
 	call("DELETE", "/api/v1/tokens/cursor", "/api/v1/tokens/{label}", "", 200)
+	call("GET", "/api/v1/clients", "/api/v1/clients (a client's token revoked)", "", 200)
 
 	// Tool approvals (their shapes with a held tool are in TestChangedToolIsHeldUntilApproved).
 	call("GET", "/api/v1/held-tools", "", "", 200)

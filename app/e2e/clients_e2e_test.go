@@ -191,6 +191,42 @@ func TestClientsEndToEnd(t *testing.T) {
 			t.Errorf("%s after revoking cursor: %d, want %d", name, resp.StatusCode, want)
 		}
 	}
+	// The list tells the truth: Cursor is not connected but needs
+	// connecting again, which gives it a new token that works.
+	clientRow := func(out, id string) string {
+		for l := range strings.Lines(out) {
+			if strings.HasPrefix(l, id+" ") {
+				return l
+			}
+		}
+		return ""
+	}
+	code, out, errOut = cli(t, home, "clients")
+	if row := clientRow(out, "cursor"); code != exitOK || !strings.Contains(row, "token revoked: reconnect") ||
+		!strings.Contains(out, "warning: cursor: its Switchboard entry \"switchboard\" carries a token that was revoked") ||
+		!strings.Contains(clientRow(out, "claude-desktop"), "connected") {
+		t.Errorf("clients after revoking cursor's token: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, home, "clients", "connect", "cursor")
+	if code != exitOK || !strings.Contains(out, "cursor: connected") {
+		t.Errorf("connecting cursor again: %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = cli(t, home, "clients")
+	if row := clientRow(out, "cursor"); code != exitOK || !strings.Contains(row, " connected ") || strings.Contains(out, "warning: cursor") {
+		t.Errorf("clients after connecting cursor again:\n%s", out)
+	}
+	cf, _ = readClientFile(t, filepath.Join(d.userHome, ".cursor", "mcp.json"))
+	if again := cf.MCPServers["switchboard"].Headers; again["Authorization"] == ce.Headers["Authorization"] {
+		t.Errorf("connecting cursor again kept the revoked token")
+	} else {
+		cursor, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-vscode", Version: "1.0"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ce.URL, HTTPClient: &http.Client{Transport: headerTransport(again)}}, nil)
+		if err != nil {
+			t.Errorf("Cursor with its new token: %v", err)
+		} else {
+			cursor.Close()
+		}
+	}
 
 	// Disconnect removes the file connect created, and says the token
 	// still works; --revoke revokes it.

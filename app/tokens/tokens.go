@@ -275,9 +275,33 @@ func (s *Store) Path() string { return s.path }
 // of the secrets, which have one length, with subtle.ConstantTimeCompare
 // against every token.
 func (s *Store) Verify(secret string) (Token, bool) {
-	want := sha256.Sum256([]byte(secret))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	t, ok := s.matchLocked(secret)
+	if !ok {
+		return Token{}, false
+	}
+	if s.used == nil {
+		s.used = map[string]time.Time{}
+	}
+	t.LastUsed = time.Now().UTC()
+	s.used[t.ID] = t.LastUsed
+	return t, true
+}
+
+// Known reports whether secret is a token in force, and which, as Verify
+// does, without counting it as used: it checks the token a client's
+// config file carries, not a request.
+func (s *Store) Known(secret string) (Token, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.matchLocked(secret)
+}
+
+// matchLocked finds the token whose secret is secret, without it, reading
+// the file again first if it changed; s.mu must be held.
+func (s *Store) matchLocked(secret string) (Token, bool) {
+	want := sha256.Sum256([]byte(secret))
 	s.refreshLocked()
 	match := -1
 	for i := range s.hashes {
@@ -289,11 +313,6 @@ func (s *Store) Verify(secret string) (Token, bool) {
 	}
 	t := s.tokens[match]
 	t.Secret = ""
-	if s.used == nil {
-		s.used = map[string]time.Time{}
-	}
-	t.LastUsed = time.Now().UTC()
-	s.used[t.ID] = t.LastUsed
 	return t, true
 }
 

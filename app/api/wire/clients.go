@@ -8,7 +8,12 @@ type ClientView struct {
 	Name      string `json:"name"`
 	Path      string `json:"path,omitempty"`
 	Installed bool   `json:"installed"` // its config file or folder exists
-	Connected bool   `json:"connected"` // it has Switchboard's entry
+	Connected bool   `json:"connected"` // it has Switchboard's entry, with a token in force
+	// TokenRevoked: it has Switchboard's entry, but the token the entry
+	// carries is revoked (or unknown to this Switchboard), so every request
+	// it makes is refused (401) and Connected is false: connecting it again
+	// writes a new token. Warning says so.
+	TokenRevoked bool `json:"tokenRevoked,omitempty"`
 	// Servers are the entries of its config; the values of env variables
 	// and headers whose names look secret are masked.
 	Servers []ClientEntry `json:"servers"`
