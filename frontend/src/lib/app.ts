@@ -51,6 +51,11 @@ export function provideApp(ctx: AppContext): void {
   setContext(KEY, ctx);
 }
 
+/** appContext is the context to mount a page with outside the app (tests). */
+export function appContext(ctx: AppContext): Map<symbol, AppContext> {
+  return new Map([[KEY, ctx]]);
+}
+
 export function useApp(): AppContext {
   return getContext<AppContext>(KEY);
 }

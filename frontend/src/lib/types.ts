@@ -174,7 +174,10 @@ export interface ClientView {
   name: string;
   path?: string;
   installed: boolean;
+  /** It has Switchboard's entry, with a token in force. */
   connected: boolean;
+  /** It has Switchboard's entry, but its token is revoked (or unknown): every request it makes gets 401; connect it again. */
+  tokenRevoked?: boolean;
   servers: ClientEntry[];
   error?: string;
   /** The profile its token is bound to: it reaches /mcp/p/<profile> only. */

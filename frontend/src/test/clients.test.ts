@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { flushSync, mount, unmount } from 'svelte';
+import Clients from '../pages/Clients.svelte';
+import { appContext, createAppContext } from '../lib/app';
+import { EventStream } from '../lib/events';
+import type { ClientPlan, ClientView } from '../lib/types';
+import { FakeEventSource, flush } from './fakes';
+
+const revoked: ClientView = {
+  id: 'cursor',
+  name: 'Cursor',
+  path: '/home/u/.cursor/mcp.json',
+  installed: true,
+  connected: false,
+  tokenRevoked: true,
+  servers: [{ Name: 'switchboard', Command: '', Args: null, Env: null, Cwd: '', URL: 'http://127.0.0.1:7391/mcp', Headers: { Authorization: '••••••' } }],
+  warning: 'its Switchboard entry "switchboard" carries a token that was revoked (or is unknown to this Switchboard): every request it makes is refused; connect it again to give it a new token (clients connect cursor)',
+};
+
+let cmp: ReturnType<typeof mount> | null = null;
+afterEach(() => {
+  if (cmp) unmount(cmp);
+  cmp = null;
+  document.body.innerHTML = '';
+  vi.unstubAllGlobals();
+});
+
+describe('Clients', () => {
+  it('shows a client whose token is revoked as needing a reconnect, and reconnects it with a connect plan', async () => {
+    const posts: { url: string; body: unknown }[] = [];
+    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+      if (init.method === 'POST') {
+        posts.push({ url, body: JSON.parse(String(init.body)) });
+        const plan: ClientPlan = { client: 'cursor', path: revoked.path!, hash: 'h1', diff: '', changed: true };
+        return new Response(JSON.stringify(plan), { status: 200 });
+      }
+      if (url === '/api/v1/clients') return new Response(JSON.stringify([revoked]), { status: 200 });
+      return new Response('[]', { status: 200 });
+    });
+    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    cmp = mount(Clients, { target, context: appContext(createAppContext(stream)) });
+    await flush();
+    flushSync();
+
+    const card = target.querySelector('[data-client="cursor"]')!;
+    const pill = card.querySelector('.pill')!;
+    expect(pill.textContent).toContain('Token revoked');
+    expect(pill.classList.contains('warn')).toBe(true);
+    expect(card.textContent).not.toContain('Connected');
+    expect(card.querySelector('.warning')!.textContent).toContain('carries a token that was revoked');
+    const buttons = [...card.querySelectorAll('.actions button')].map((b) => b.textContent!.trim());
+    expect(buttons).toContain('Reconnect…');
+    expect(buttons).not.toContain('Disconnect and revoke…');
+    const reconnect = [...card.querySelectorAll<HTMLButtonElement>('.actions button')].find((b) => b.textContent!.trim() === 'Reconnect…')!;
+    expect(reconnect.classList.contains('primary')).toBe(true);
+
+    reconnect.click();
+    await flush();
+    flushSync();
+    expect(posts).toEqual([{ url: '/api/v1/clients/cursor/plan', body: { action: 'connect' } }]);
+  });
+});
