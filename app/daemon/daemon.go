@@ -325,7 +325,7 @@ func Run(ctx context.Context, opts Options) error {
 	limits := opts.HTTP.withDefaults()
 	open := newOpenRequests()
 	srv := limits.server(open.track(mux))
-	srv.BaseContext = open.base
+	srv.BaseContext, srv.ConnState = open.base, open.connState
 	defer open.end(nil)
 	// What net/http logs is a bug or a resource limit (a handler's panic,
 	// a superfluous WriteHeader, accept errors): a warning, not debug noise.

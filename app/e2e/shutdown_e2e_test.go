@@ -5,7 +5,10 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -24,18 +27,18 @@ import (
 	"github.com/switchboardhq/switchboard/app/record"
 )
 
-// quitBound is how long a stop may take with a call in flight and streams
+// quitBound is how long a stop may take with calls in flight and streams
 // open: well under a second plus the servers' own stop.
 const quitBound = 3 * time.Second
 
 // TestStopAnswersCallsInFlight stops the daemon (SIGTERM, as the tray's Quit
-// and switchboard stop end it) while two clients wait on a 30 s tool call,
-// one in a session (2025-11-25), one stateless (2026-07-28), and other
-// clients hold streams open (a session's GET stream, a legacy /sse stream,
-// the API's event stream): the daemon exits promptly, each call's client
-// gets an answer that says Switchboard is shutting down (not a dropped
-// connection), and the next daemon shows the calls as cancelled with that
-// reason, not as interrupted.
+// ends it too) while three clients wait on a 30 s tool call, one in a
+// session (2025-11-25), one stateless (2026-07-28), one over the legacy
+// HTTP+SSE transport, and other clients hold streams open (a session's GET
+// stream, the legacy SSE stream, the API's event stream): the daemon exits
+// promptly, each call's client gets an answer that says Switchboard is
+// shutting down (not a dropped connection), and the next daemon shows the
+// calls as cancelled with that reason, not as interrupted.
 func TestStopAnswersCallsInFlight(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "alpha")
@@ -53,16 +56,29 @@ func TestStopAnswersCallsInFlight(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	callers := map[string]*mcp.ClientSession{"session": connect("/mcp/alpha", "2025-11-25"), "stateless": connect("/mcp/alpha", "2026-07-28")}
+	type answer struct{ client, said, got string }
+	answered := make(chan answer, 3)
+	for client, cs := range map[string]*mcp.ClientSession{"session": connect("/mcp/alpha", "2025-11-25"), "stateless": connect("/mcp/alpha", "2026-07-28")} {
+		go func() {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 30000}})
+			a := answer{client: client, got: fmt.Sprintf("%+v, %v", res, err)}
+			if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok {
+				a.said = rpcErr.Message
+			} else if err == nil && res.IsError && len(res.Content) > 0 {
+				if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+					a.said = tc.Text
+				}
+			}
+			answered <- a
+		}()
+	}
 	// A session on /mcp holds the go-sdk's GET stream open (the client
 	// opens it after initialization).
 	connect("/mcp", "2025-11-25")
-	legacy, err := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.SSEClientTransport{Endpoint: d.info.Address + "/sse/alpha", HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}, nil)
-	if err != nil {
-		t.Fatalf("legacy SSE client: %v", err)
-	}
-	t.Cleanup(func() { legacy.Close() })
+	// The legacy client is spoken to by hand: the go-sdk's SSE client drops
+	// a message that comes just before its stream ends.
+	legacyCall(t, d, func(said, got string) { answered <- answer{"legacy SSE", said, got} })
+
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, d.info.Address+"/api/v1/events", nil)
 	req.Header.Set("Authorization", "Bearer "+d.client.Token)
 	events, err := http.DefaultClient.Do(req)
@@ -74,22 +90,10 @@ func TestStopAnswersCallsInFlight(t *testing.T) {
 		t.Fatalf("event stream: %v", err)
 	}
 
-	type answer struct {
-		era string
-		res *mcp.CallToolResult
-		err error
-	}
-	answered := make(chan answer, len(callers))
-	for era, cs := range callers {
-		go func() {
-			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 30000}})
-			answered <- answer{era, res, err}
-		}()
-	}
 	journal := filepath.Join(home, daemon.JournalFile)
 	testutil.Eventually(t, 10*time.Second, "the calls in the journal", func() bool {
 		data, _ := os.ReadFile(journal)
-		return bytes.Count(data, []byte(`"tools/call" "sleep"`)) == len(callers)
+		return bytes.Count(data, []byte(`"tools/call" "sleep"`)) == cap(answered)
 	})
 
 	stopped := time.Now()
@@ -110,24 +114,16 @@ func TestStopAnswersCallsInFlight(t *testing.T) {
 		t.Errorf("the daemon exited %d", code)
 	}
 
-	for range callers {
+	for range cap(answered) {
 		var a answer
 		select {
 		case a = <-answered:
 		case <-time.After(10 * time.Second):
 			t.Fatal("a call's client got no answer")
 		}
-		var said string
-		if rpcErr, ok := errors.AsType[*jsonrpc.Error](a.err); ok {
-			said = rpcErr.Message
-		} else if a.err == nil && a.res.IsError && len(a.res.Content) > 0 {
-			if tc, ok := a.res.Content[0].(*mcp.TextContent); ok {
-				said = tc.Text
-			}
-		}
-		t.Logf("%s call answered: %q", a.era, said)
-		if !strings.Contains(said, "Switchboard is shutting down") {
-			t.Errorf("%s call: answered %+v, %v; want an error answer saying Switchboard is shutting down", a.era, a.res, a.err)
+		t.Logf("%s call answered: %q", a.client, a.said)
+		if !strings.Contains(a.said, "Switchboard is shutting down") {
+			t.Errorf("%s call: answered %s; want an error answer saying Switchboard is shutting down", a.client, a.got)
 		}
 	}
 
@@ -135,7 +131,7 @@ func TestStopAnswersCallsInFlight(t *testing.T) {
 	var page wire.CallPage
 	testutil.Eventually(t, 10*time.Second, "the cancelled calls in the history", func() bool {
 		page, err = d.client.History(t.Context(), url.Values{"server": {"alpha"}, "tool": {"sleep"}})
-		return err == nil && len(page.Calls) == len(callers)
+		return err == nil && len(page.Calls) == cap(answered)
 	})
 	for _, c := range page.Calls {
 		if c.Outcome != record.OutcomeCancelled || !strings.Contains(c.Error, "Switchboard is shutting down") {
@@ -146,4 +142,98 @@ func TestStopAnswersCallsInFlight(t *testing.T) {
 	if page, err := d.client.History(t.Context(), url.Values{"outcome": {record.OutcomeInterrupted}}); err != nil || len(page.Calls) != 0 {
 		t.Errorf("calls recorded as interrupted after a clean stop: %v %+v", err, page.Calls)
 	}
+}
+
+// legacyCall opens a legacy HTTP+SSE session on /sse/alpha, initializes it
+// and calls alpha's sleep tool for 30 s; answer gets what the stream
+// carried for the call (its error text, and the message or why there was
+// none) once the stream ends.
+func legacyCall(t *testing.T, d *daemonProc, answer func(said, got string)) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, d.info.Address+"/sse/alpha", nil)
+	req.Header.Set("Authorization", "Bearer "+d.client.Token)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("legacy SSE stream: %v %v", err, resp)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	events := bufio.NewReader(resp.Body)
+	// next returns the next event's name and data.
+	next := func() (string, string, error) {
+		var name, data string
+		for {
+			line, err := events.ReadString('\n')
+			if err != nil {
+				return "", "", err
+			}
+			line = strings.TrimRight(line, "\r\n")
+			switch {
+			case line == "" && data != "":
+				return name, data, nil
+			case strings.HasPrefix(line, "event:"):
+				name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+			case strings.HasPrefix(line, "data:"):
+				data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+			}
+		}
+	}
+	name, endpoint, err := next()
+	if err != nil || name != "endpoint" {
+		t.Fatalf("legacy SSE stream: first event %q %q %v, want the endpoint", name, endpoint, err)
+	}
+	post := func(body string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, d.info.Address+endpoint, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+d.client.Token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("legacy SSE post: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("legacy SSE post %s: status %d", body, resp.StatusCode)
+		}
+	}
+	post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}}`)
+	if _, data, err := next(); err != nil || !strings.Contains(data, `"id":1`) {
+		t.Fatalf("legacy SSE initialize: %q %v", data, err)
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":30000}}}`)
+	go func() {
+		for {
+			_, data, err := next()
+			if err != nil {
+				answer("", fmt.Sprintf("no answer before the stream ended (%v)", err))
+				return
+			}
+			var msg struct {
+				ID     int `json:"id"`
+				Result struct {
+					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"result"`
+				Error *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal([]byte(data), &msg) != nil || msg.ID != 2 {
+				continue
+			}
+			switch {
+			case msg.Error != nil:
+				answer(msg.Error.Message, data)
+			case msg.Result.IsError && len(msg.Result.Content) > 0:
+				answer(msg.Result.Content[0].Text, data)
+			default:
+				answer("", data)
+			}
+			return
+		}
+	}()
 }

@@ -28,6 +28,8 @@ type sessionCalls struct {
 	// stopped, once set (stop), cancels every call, those that start
 	// later too: the gateway is closing.
 	stopped error
+	// drained, when not nil, is closed when no call is left (see wait).
+	drained chan struct{}
 }
 
 // endedKept is how long an ended session's id is kept in ended.
@@ -68,6 +70,10 @@ func (s *sessionCalls) track(ctx context.Context, sid string) (context.Context, 
 				delete(s.calls, sid)
 			}
 		}
+		if len(s.calls) == 0 && s.drained != nil {
+			close(s.drained)
+			s.drained = nil
+		}
 		s.mu.Unlock()
 		cancel(nil)
 	}
@@ -106,6 +112,27 @@ func (s *sessionCalls) stop(cause error) {
 	s.mu.Unlock()
 	for _, cancel := range cancels {
 		cancel(cause)
+	}
+}
+
+// wait waits until no call is in flight, or ctx ends, and reports
+// whether none is.
+func (s *sessionCalls) wait(ctx context.Context) bool {
+	s.mu.Lock()
+	if len(s.calls) == 0 {
+		s.mu.Unlock()
+		return true
+	}
+	if s.drained == nil {
+		s.drained = make(chan struct{})
+	}
+	drained := s.drained
+	s.mu.Unlock()
+	select {
+	case <-drained:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -161,6 +188,18 @@ func (shuttingDown) Is(target error) bool { return target == context.Canceled }
 // answers reach their clients; the daemon calls it when it stops accepting
 // connections, and Close ends the sessions later.
 func (g *Gateway) CancelCalls() { g.inflight.stop(ErrShuttingDown) }
+
+// EndSessions closes every open client session once the calls CancelCalls
+// cancelled have returned (or ctx ends), so that their answers are written
+// first: a session's close makes the go-sdk drop the answers its handlers
+// have not written yet, and a legacy SSE client's answers go on the
+// session's own stream, which its close ends. Close does it too, without
+// waiting.
+func (g *Gateway) EndSessions(ctx context.Context) {
+	g.CancelCalls()
+	g.inflight.wait(ctx)
+	g.closeAllSessions()
+}
 
 // statelessCalls is the key in sessionCalls of the requests without a
 // session (the stateless 2026-07-28 era; no Mcp-Session-Id is empty).
