@@ -35,10 +35,10 @@ const quitBound = 3 * time.Second
 // ends it too) while three clients wait on a 30 s tool call, one in a
 // session (2025-11-25), one stateless (2026-07-28), one over the legacy
 // HTTP+SSE transport, and other clients hold streams open (a session's GET
-// stream, the legacy SSE stream, the API's event stream): the daemon exits
-// promptly, each call's client gets an answer that says Switchboard is
-// shutting down (not a dropped connection), and the next daemon shows the
-// calls as cancelled with that reason, not as interrupted.
+// stream, the legacy SSE stream, the API's event and log streams): the
+// daemon exits promptly, each call's client gets an answer that says
+// Switchboard is shutting down (not a dropped connection), and the next
+// daemon shows the calls as cancelled with that reason, not as interrupted.
 func TestStopAnswersCallsInFlight(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "alpha")
@@ -79,15 +79,18 @@ func TestStopAnswersCallsInFlight(t *testing.T) {
 	// a message that comes just before its stream ends.
 	legacyCall(t, d, func(said, got string) { answered <- answer{"legacy SSE", said, got} })
 
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, d.info.Address+"/api/v1/events", nil)
-	req.Header.Set("Authorization", "Bearer "+d.client.Token)
-	events, err := http.DefaultClient.Do(req)
-	if err != nil || events.StatusCode != http.StatusOK {
-		t.Fatalf("event stream: %v %v", err, events)
-	}
-	defer events.Body.Close()
-	if _, err := bufio.NewReader(events.Body).ReadString('\n'); err != nil {
-		t.Fatalf("event stream: %v", err)
+	// The API's streams: the live feed, and a server's log lines.
+	for _, path := range []string{"/api/v1/events", "/api/v1/servers/alpha/logs?follow=1"} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, d.info.Address+path, nil)
+		req.Header.Set("Authorization", "Bearer "+d.client.Token)
+		stream, err := http.DefaultClient.Do(req)
+		if err != nil || stream.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %v %v", path, err, stream)
+		}
+		defer stream.Body.Close()
+		if _, err := bufio.NewReader(stream.Body).ReadString('\n'); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
 	}
 
 	journal := filepath.Join(home, daemon.JournalFile)
@@ -130,6 +133,7 @@ func TestStopAnswersCallsInFlight(t *testing.T) {
 	d = startDaemon(t, home)
 	var page wire.CallPage
 	testutil.Eventually(t, 10*time.Second, "the cancelled calls in the history", func() bool {
+		var err error
 		page, err = d.client.History(t.Context(), url.Values{"server": {"alpha"}, "tool": {"sleep"}})
 		return err == nil && len(page.Calls) == cap(answered)
 	})
