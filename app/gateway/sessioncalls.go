@@ -28,7 +28,13 @@ type sessionCalls struct {
 	// stopped, once set (stop), cancels every call, those that start
 	// later too: the gateway is closing.
 	stopped error
-	// drained, when not nil, is closed when no call is left (see wait).
+	// owed counts, by legacy SSE session, the requests posted whose answer
+	// is not written on the session's stream yet: the go-sdk writes it
+	// after the call's handler returns, and a session closed before that
+	// drops it (see legacyAnswers).
+	owed map[string]int
+	// drained, when not nil, is closed when no call is left and no legacy
+	// answer owed (see wait).
 	drained chan struct{}
 }
 
@@ -38,6 +44,44 @@ const endedKept = time.Minute
 func (s *sessionCalls) init() {
 	s.calls = map[string]map[uint64]context.CancelCauseFunc{}
 	s.ended = map[string]time.Time{}
+	s.owed = map[string]int{}
+}
+
+// idleLocked reports whether no call is in flight and no legacy answer
+// owed; s.mu must be held.
+func (s *sessionCalls) idleLocked() bool {
+	return len(s.calls) == 0 && len(s.owed) == 0
+}
+
+// signalLocked wakes wait up when the calls are drained; s.mu must be held.
+func (s *sessionCalls) signalLocked() {
+	if s.drained != nil && s.idleLocked() {
+		close(s.drained)
+		s.drained = nil
+	}
+}
+
+// owe adds n to the answers legacy SSE session sid owes (negative: they
+// were written, or will not be); forget drops the session's count (its
+// stream ended).
+func (s *sessionCalls) owe(sid string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, open := s.owed[sid]; !open && n < 0 {
+		return
+	}
+	s.owed[sid] += n
+	if s.owed[sid] <= 0 {
+		delete(s.owed, sid)
+	}
+	s.signalLocked()
+}
+
+func (s *sessionCalls) forget(sid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.owed, sid)
+	s.signalLocked()
 }
 
 // track returns a context of ctx that ends when session sid ends, and the
@@ -70,10 +114,7 @@ func (s *sessionCalls) track(ctx context.Context, sid string) (context.Context, 
 				delete(s.calls, sid)
 			}
 		}
-		if len(s.calls) == 0 && s.drained != nil {
-			close(s.drained)
-			s.drained = nil
-		}
+		s.signalLocked()
 		s.mu.Unlock()
 		cancel(nil)
 	}
@@ -115,11 +156,11 @@ func (s *sessionCalls) stop(cause error) {
 	}
 }
 
-// wait waits until no call is in flight, or ctx ends, and reports
-// whether none is.
+// wait waits until no call is in flight and no legacy answer owed, or ctx
+// ends, and reports whether it is so.
 func (s *sessionCalls) wait(ctx context.Context) bool {
 	s.mu.Lock()
-	if len(s.calls) == 0 {
+	if s.idleLocked() {
 		s.mu.Unlock()
 		return true
 	}
@@ -190,11 +231,9 @@ func (shuttingDown) Is(target error) bool { return target == context.Canceled }
 func (g *Gateway) CancelCalls() { g.inflight.stop(ErrShuttingDown) }
 
 // EndSessions closes every open client session once the calls CancelCalls
-// cancelled have returned (or ctx ends), so that their answers are written
-// first: a session's close makes the go-sdk drop the answers its handlers
-// have not written yet, and a legacy SSE client's answers go on the
-// session's own stream, which its close ends. Close does it too, without
-// waiting.
+// cancelled have returned and a legacy SSE session's answers are written
+// on its stream (or ctx ends): a session's close makes the go-sdk drop the
+// answers not written yet. Close does it too, without waiting.
 func (g *Gateway) EndSessions(ctx context.Context) {
 	g.CancelCalls()
 	g.inflight.wait(ctx)

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -144,6 +146,8 @@ func (g *Gateway) guardSSE(next http.Handler) http.Handler {
 					http.Error(w, "session not found", http.StatusNotFound)
 					return
 				}
+				g.legacyPost(w, r, id, next)
+				return
 			}
 		case http.MethodGet:
 			release, ok := g.reserve(me.token)
@@ -159,6 +163,9 @@ func (g *Gateway) guardSSE(next http.Handler) http.Handler {
 					delete(g.guard.sse, opened)
 				}
 				g.guard.mu.Unlock()
+				if opened != "" {
+					g.inflight.forget(opened)
+				}
 			}()
 			w = &sseIDCatcher{ResponseWriter: w, opened: func(id string) {
 				g.guard.mu.Lock()
@@ -166,7 +173,7 @@ func (g *Gateway) guardSSE(next http.Handler) http.Handler {
 				g.guard.sse[id] = me
 				g.guard.mu.Unlock()
 				release() // the session counts as open now
-			}}
+			}, answered: func(id string) { g.inflight.owe(id, -1) }}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -290,9 +297,20 @@ type sseIDCatcher struct {
 	http.ResponseWriter
 	opened func(id string)
 	seen   bool
+	id     string
+	// answered hears each answer to a client's request written on the
+	// stream (see legacyPost).
+	answered func(id string)
 }
 
 func (c *sseIDCatcher) Write(b []byte) (int, error) {
+	if c.seen {
+		n, err := c.ResponseWriter.Write(b)
+		if err == nil && isAnswerEvent(b) {
+			c.answered(c.id)
+		}
+		return n, err
+	}
 	if !c.seen {
 		if _, after, ok := bytes.Cut(b, []byte("sessionid=")); ok {
 			c.seen = true
@@ -301,7 +319,8 @@ func (c *sseIDCatcher) Write(b []byte) (int, error) {
 				end = len(after)
 			}
 			if end > 0 {
-				c.opened(string(after[:end]))
+				c.id = string(after[:end])
+				c.opened(c.id)
 			}
 		}
 	}
@@ -312,3 +331,84 @@ func (c *sseIDCatcher) Flush() { _ = http.NewResponseController(c.ResponseWriter
 
 // Unwrap lets http.ResponseController reach the connection's other controls.
 func (c *sseIDCatcher) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// legacyPost serves a client's POST to legacy SSE session sid, counting
+// the answers it asks for as owed until they are written on the session's
+// stream (sseIDCatcher), so that EndSessions closes the session only after
+// they are.
+func (g *Gateway) legacyPost(w http.ResponseWriter, r *http.Request, sid string, next http.Handler) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	n := countCalls(body)
+	g.inflight.owe(sid, n)
+	sw := &statusWriter{ResponseWriter: w}
+	next.ServeHTTP(sw, r)
+	if sw.status != http.StatusAccepted {
+		g.inflight.owe(sid, -n) // refused: no answer comes on the stream
+	}
+}
+
+// countCalls counts the JSON-RPC requests with an id in body, a message or
+// a batch.
+func countCalls(body []byte) int {
+	type msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	var batch []msg
+	if json.Unmarshal(body, &batch) != nil {
+		var one msg
+		if json.Unmarshal(body, &one) != nil {
+			return 0
+		}
+		batch = []msg{one}
+	}
+	n := 0
+	for _, m := range batch {
+		if m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
+			n++
+		}
+	}
+	return n
+}
+
+// isAnswerEvent reports whether b, an event the go-sdk writes on a legacy
+// SSE stream (in one Write), is the answer to a client's request.
+func isAnswerEvent(b []byte) bool {
+	_, data, ok := bytes.Cut(b, []byte("data: "))
+	if !ok || !bytes.HasPrefix(b, []byte("event: message")) {
+		return false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(bytes.TrimSpace(data), &m) == nil && m.Method == "" && len(m.ID) > 0 && string(m.ID) != "null"
+}
+
+// statusWriter notes the status a handler answers.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's other controls.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
