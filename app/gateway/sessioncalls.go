@@ -31,7 +31,7 @@ type sessionCalls struct {
 	// owed counts, by legacy SSE session, the requests posted whose answer
 	// is not written on the session's stream yet: the go-sdk writes it
 	// after the call's handler returns, and a session closed before that
-	// drops it (see legacyAnswers).
+	// drops it (see legacyPost).
 	owed map[string]int
 	// drained, when not nil, is closed when no call is left and no legacy
 	// answer owed (see wait).
@@ -188,8 +188,9 @@ func (g *Gateway) cancelOnSessionEnd() mcp.Middleware {
 			}
 			sid := ss.ID()
 			if sid == "" {
-				// A stateless request (2026-07-28): its closed stream
-				// cancels it; only the gateway's close ends it otherwise.
+				// A stateless request (2026-07-28), or one of a legacy
+				// SSE session (the go-sdk gives those no id): only
+				// CancelCalls ends it through here.
 				sid = statelessCalls
 			}
 			ctx, done := g.inflight.track(ctx, sid)
@@ -240,8 +241,9 @@ func (g *Gateway) EndSessions(ctx context.Context) {
 	g.closeAllSessions()
 }
 
-// statelessCalls is the key in sessionCalls of the requests without a
-// session (the stateless 2026-07-28 era; no Mcp-Session-Id is empty).
+// statelessCalls is the key in sessionCalls of the requests of sessions
+// without an id: stateless ones (2026-07-28) and legacy SSE ones. A
+// session id is never empty.
 const statelessCalls = ""
 
 // closeAllSessions closes every open client session (the gateway is
