@@ -97,12 +97,31 @@ func (s *Server) listProfiles(*http.Request) ([]wire.ProfileView, error) {
 		if v.Servers == nil {
 			v.Servers = []string{}
 		}
+		v.MissingTools = cfg.MissingTools(name, s.offeredTools)
 		if n, ok := s.toolCount(name); ok {
 			v.ToolCount = &n
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// offeredTools returns the names of the tools server lists now (disabled
+// and held ones included: the server offers them), and whether the
+// gateway has listed it.
+func (s *Server) offeredTools(server string) ([]string, bool) {
+	if s.tools == nil {
+		return nil, false
+	}
+	tools := s.tools.Tools(server)
+	if tools == nil {
+		return nil, false
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return names, true
 }
 
 func (s *Server) toolCount(profile string) (int, bool) {

@@ -207,3 +207,38 @@ func TestConnectClientToProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileMissingTools: a profile that limits a server to tools the
+// server does not offer says which, once the server's tools are known
+// (listed); a server not listed yet is not judged.
+func TestProfileMissingTools(t *testing.T) {
+	tools := fakeTools{"fs": {{Name: "read_file"}, {Name: "write_file", Disabled: true}}}
+	e := newEnv(t, func(o *api.Options) { o.Tools = tools })
+	if _, err := e.cfg.Update(t.Context(), func(c *config.Config) error {
+		c.Servers["git"] = config.Server{Command: "uvx", Args: []string{"mcp-server-git"}}
+		c.Profiles = map[string]config.Profile{
+			"coding": {Servers: []string{"fs", "git"}, Tools: map[string][]string{"fs": {"read_file", "write_file", "typo_tool"}, "git": {"git_lg"}}},
+			"plain":  {Servers: []string{"fs"}},
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	profiles, err := e.client.Profiles(t.Context())
+	if err != nil || len(profiles) != 2 {
+		t.Fatalf("profiles: %+v %v", profiles, err)
+	}
+	// write_file is disabled in fs's config, but fs offers it: not missing.
+	if got := profiles[0].MissingTools; len(got) != 1 || !slices.Equal(got["fs"], []string{"typo_tool"}) {
+		t.Errorf("coding's missing tools: %v, want fs: [typo_tool] (git is not listed yet)", got)
+	}
+	if profiles[1].MissingTools != nil {
+		t.Errorf("plain's missing tools: %v", profiles[1].MissingTools)
+	}
+	resp := e.request(t, http.MethodGet, "/api/v1/profiles", "", nil)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"missingTools":{"fs":["typo_tool"]}`) || strings.Count(string(body), "missingTools") != 1 {
+		t.Errorf("GET /api/v1/profiles: %s", body)
+	}
+}

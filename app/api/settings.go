@@ -33,7 +33,8 @@ func settingsOf(c *config.Config) wire.Settings {
 		timeout.Duration = DefaultSessionTimeout
 	}
 	redact := !c.History.KeepSecretValues
-	return wire.Settings{Retention: r, SessionTimeout: &timeout, RedactValues: &redact}
+	search := c.ToolSearch
+	return wire.Settings{Retention: r, SessionTimeout: &timeout, RedactValues: &redact, ToolSearch: &search}
 }
 
 // DefaultSessionTimeout is config.SessionTimeout's zero value's meaning.
@@ -58,12 +59,20 @@ func (s *Server) readStartAtLogin(st *wire.Settings) error {
 }
 
 // putSettings writes the settings into config.json; the daemon applies
-// them at once (the next retention pass uses the new bounds).
+// them at once (the next retention pass uses the new bounds; /mcp's search
+// mode holds for the sessions opened from then on).
 func (s *Server) putSettings(r *http.Request) (wire.Settings, error) {
-	var in wire.Settings
-	if err := decodeBody(r, &in); err != nil {
+	// Retention, shadowing the embedded one, tells whether the body has
+	// it: a PUT of one setting ({"toolSearch": true}) keeps the history's
+	// bounds as they are rather than restoring the defaults.
+	var body struct {
+		wire.Settings
+		Retention *wire.Retention `json:"retention"`
+	}
+	if err := decodeBody(r, &body); err != nil {
 		return wire.Settings{}, err
 	}
+	in := body.Settings
 	if in.StartAtLogin != nil {
 		if s.autostart == nil {
 			return wire.Settings{}, errorf(http.StatusConflict, "this Switchboard cannot manage starting at login")
@@ -83,9 +92,16 @@ func (s *Server) putSettings(r *http.Request) (wire.Settings, error) {
 		if in.RedactValues != nil {
 			keep = !*in.RedactValues
 		}
-		c.History = config.History{MaxAge: config.Duration{Duration: in.Retention.MaxAge.Duration}, MaxBytes: in.Retention.MaxBytes, KeepSecretValues: keep}
+		c.History.KeepSecretValues = keep
+		if body.Retention != nil {
+			c.History.MaxAge = config.Duration{Duration: body.Retention.MaxAge.Duration}
+			c.History.MaxBytes = body.Retention.MaxBytes
+		}
 		if in.SessionTimeout != nil {
 			c.SessionTimeout = config.Duration{Duration: in.SessionTimeout.Duration}
+		}
+		if in.ToolSearch != nil {
+			c.ToolSearch = *in.ToolSearch
 		}
 		if err := c.Validate(); err != nil {
 			return errorf(http.StatusBadRequest, "invalid settings: %v", err)

@@ -1,10 +1,12 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/autostart"
+	"github.com/switchboardhq/switchboard/app/config"
 )
 
 func TestSettings(t *testing.T) {
@@ -138,7 +141,94 @@ func TestSettingsRedactValues(t *testing.T) {
 	if got := put(`{"retention":{"maxAge":"48h"}}`); *got.RedactValues || !e.cfg.Current().History.KeepSecretValues {
 		t.Errorf("a retention PUT changed it: %+v, config %+v", got, e.cfg.Current().History)
 	}
-	if got := put(`{"redactValues":true}`); !*got.RedactValues || e.cfg.Current().History.KeepSecretValues {
+	// A PUT without retention leaves the history's bounds as they are.
+	if got := put(`{"redactValues":true}`); !*got.RedactValues || e.cfg.Current().History.KeepSecretValues || got.Retention.MaxAge.Duration != 48*time.Hour {
 		t.Errorf("after turning it on: %+v, config %+v", got, e.cfg.Current().History)
+	}
+}
+
+// storeConfig is the daemon's config: a config.Store on a real file.
+type storeConfig struct{ *config.Store }
+
+func (s storeConfig) Update(_ context.Context, fn func(*config.Config) error) (*config.Config, error) {
+	return s.Store.Update(fn)
+}
+
+// TestSettingsToolSearch: /mcp's search mode is a setting, off by default,
+// written through the config store into config.json (the rest of the
+// file as it was, unknown keys included), kept by a PUT that omits it.
+func TestSettingsToolSearch(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SWITCHBOARD_HOME", home)
+	path := filepath.Join(home, config.FileName)
+	cfg := config.Default()
+	cfg.Servers["fs"] = config.Server{Command: "npx", Args: []string{"-y", "server-filesystem", "/tmp"}}
+	cfg.Profiles = map[string]config.Profile{"coding": {Servers: []string{"fs"}, Tools: map[string][]string{"fs": {"read_file"}}}}
+	if err := cfg.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	// The user's own key, which Switchboard does not know.
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = []byte(strings.Replace(string(before), "\n}", ",\n  \"myNote\": \"mine\"\n}", 1))
+	if err := os.WriteFile(path, before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store, err := config.NewStore(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(o *api.Options) { o.Config = storeConfig{store} })
+
+	st, err := e.client.Settings(t.Context())
+	if err != nil || st.ToolSearch == nil || *st.ToolSearch {
+		t.Fatalf("default: %+v %v (want toolSearch false)", st, err)
+	}
+	// The one setting, as a script would PUT it.
+	resp := e.request(t, http.MethodPut, "/api/v1/settings", `{"toolSearch":true}`, nil)
+	var got wire.Settings
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 || got.ToolSearch == nil || !*got.ToolSearch {
+		t.Fatalf("turning it on: %d %+v %v", resp.StatusCode, got, err)
+	}
+	resp.Body.Close()
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := config.Load(path)
+	if err != nil || !onDisk.ToolSearch || onDisk.Profiles["coding"].Tools["fs"][0] != "read_file" {
+		t.Fatalf("config.json after the PUT: %v\n%s", err, after)
+	}
+	// The file is the one before with the one line added.
+	var added []string
+	beforeLines := strings.Split(string(before), "\n")
+	for _, line := range strings.Split(string(after), "\n") {
+		if !slices.Contains(beforeLines, line) {
+			added = append(added, line)
+		}
+	}
+	if len(added) != 1 || strings.TrimSpace(added[0]) != `"toolSearch": true,` || len(strings.Split(string(after), "\n")) != len(beforeLines)+1 {
+		t.Errorf("config.json changed by more than the toolSearch line (added %q):\nbefore:\n%s\nafter:\n%s", added, before, after)
+	}
+	if !strings.Contains(string(after), `"myNote": "mine"`) {
+		t.Errorf("the user's own key is gone:\n%s", after)
+	}
+	// A PUT without it (retention only) keeps it on; GET answers it.
+	resp = e.request(t, http.MethodPut, "/api/v1/settings", `{"retention":{"maxAge":"48h"}}`, nil)
+	resp.Body.Close()
+	st, err = e.client.Settings(t.Context())
+	if resp.StatusCode != 200 || err != nil || st.ToolSearch == nil || !*st.ToolSearch || st.Retention.MaxAge.Duration != 48*time.Hour {
+		t.Errorf("after a PUT without toolSearch: %d %+v %v", resp.StatusCode, st, err)
+	}
+	// The dashboard's way: the settings it read, with the box changed.
+	off := false
+	st.ToolSearch = &off
+	if got, err := e.client.UpdateSettings(t.Context(), st); err != nil || *got.ToolSearch || store.Current().ToolSearch {
+		t.Errorf("turning it off: %+v %v", got, err)
+	}
+	if data, _ := os.ReadFile(path); strings.Contains(string(data), "toolSearch") || !strings.Contains(string(data), `"maxAge": "48h"`) {
+		t.Errorf("config.json after turning it off (want no toolSearch, maxAge 48h kept):\n%s", data)
 	}
 }

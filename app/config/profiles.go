@@ -232,3 +232,33 @@ func (c *Config) ProfileServers(name string) (servers, missing []string, ok bool
 	}
 	return servers, missing, true
 }
+
+// MissingTools returns, by server, the tools profile name limits a server
+// to (its "tools" entry) that the server does not offer, in the profile's
+// order: a typo or a tool the server dropped, which the profile's endpoint
+// silently leaves out. offered tells the tools a server lists now, and
+// whether its tools are known (listed); a server whose tools are not known
+// is not judged. MissingTools returns nil when nothing is missing or there
+// is no such profile.
+func (c *Config) MissingTools(name string, offered func(server string) (tools []string, known bool)) map[string][]string {
+	p, ok := c.Profiles[name]
+	if !ok {
+		return nil
+	}
+	var out map[string][]string
+	for _, server := range slices.Sorted(maps.Keys(p.Tools)) {
+		has, known := offered(server)
+		if !known {
+			continue
+		}
+		for _, t := range p.Tools[server] {
+			if !slices.Contains(has, t) {
+				if out == nil {
+					out = map[string][]string{}
+				}
+				out[server] = append(out[server], t)
+			}
+		}
+	}
+	return out
+}

@@ -171,3 +171,34 @@ func TestProfileServers(t *testing.T) {
 func slicesEqual(a, b []string) bool {
 	return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)
 }
+
+// TestMissingTools: the tools a profile names that a listed server does
+// not offer, server by server; a server not listed yet is not judged.
+func TestMissingTools(t *testing.T) {
+	cfg, err := Parse("config.json", []byte(profileFile(`{"coding": {"servers": ["git", "fs"], "tools": {"fs": ["read_file", "typo_tool", "gone"], "git": ["git_log"]}}, "all": {"servers": ["fs"]}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := map[string][]string{"fs": {"read_file", "write_file"}, "git": {"git_log"}}
+	offered := func(server string) ([]string, bool) {
+		tools, ok := lists[server]
+		return tools, ok
+	}
+	if got, want := cfg.MissingTools("coding", offered), map[string][]string{"fs": {"typo_tool", "gone"}}; !cmp.Equal(got, want) {
+		t.Errorf("MissingTools(coding) = %v, want %v", got, want)
+	}
+	delete(lists, "fs") // not listed yet
+	if got := cfg.MissingTools("coding", offered); got != nil {
+		t.Errorf("with fs not listed: %v, want nil", got)
+	}
+	lists["git"] = []string{}
+	if got, want := cfg.MissingTools("coding", offered), map[string][]string{"git": {"git_log"}}; !cmp.Equal(got, want) {
+		t.Errorf("with git listing no tools: %v, want %v", got, want)
+	}
+	if got := cfg.MissingTools("all", offered); got != nil {
+		t.Errorf("a profile without tool lists: %v", got)
+	}
+	if got := cfg.MissingTools("nope", offered); got != nil {
+		t.Errorf("an unknown profile: %v", got)
+	}
+}

@@ -223,11 +223,18 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer index.Close()
+	// A profile's tools that a server does not offer are logged once its
+	// tools are known (set before any server runs, in d.apply).
+	profiled := &profileTools{log: log}
 	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
 		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
 		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index},
-		Listed: func(server string) { publish(log, bus, events.TypeTools, events.Tools{Server: server}) }})
+		Listed: func(server string) {
+			publish(log, bus, events.TypeTools, events.Tools{Server: server})
+			profiled.listed(server)
+		}})
+	profiled.tools = gw.Tools
 	approved.show = gw.Recheck
 	// Server logs, lifecycle events and resource samples go to the history
 	// and to the live feed.
@@ -265,7 +272,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved}
+	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileTools: profiled}
 	d.apply(ctx)
 
 	started := time.Now()
@@ -377,6 +384,8 @@ type daemon struct {
 	hist    *history.Store
 	// approvals forgets the tools of a server removed from the config.
 	approvals *toolApprovals
+	// profileTools warns of a profile's tools its server does not offer.
+	profileTools *profileTools
 
 	applyMu sync.Mutex     // one Apply at a time, always of the latest config
 	applied *config.Config // the config last applied; nil before the first
@@ -409,6 +418,9 @@ func (d *daemon) apply(ctx context.Context) {
 			d.log.Warn("a profile names servers that are not installed or not enabled; its endpoint leaves them out",
 				"profile", name, "servers", missing)
 		}
+	}
+	if d.profileTools != nil {
+		d.profileTools.applied(cfg)
 	}
 	// A server that runs another program now (an update, a new command
 	// line) may offer other tools: listed again, so that new or changed

@@ -117,3 +117,9 @@ func (c *Client) KeptLoginCode(ctx context.Context) (wire.LoginCode, error) {
 func (c *Client) Settings(ctx context.Context) (wire.Settings, error) {
 	return call[wire.Settings](ctx, c, http.MethodGet, "/api/v1/settings", nil)
 }
+
+// UpdateSettings writes settings (PUT /api/v1/settings) and returns the
+// settings in force after it. A field left out (nil) keeps its value.
+func (c *Client) UpdateSettings(ctx context.Context, settings wire.Settings) (wire.Settings, error) {
+	return call[wire.Settings](ctx, c, http.MethodPut, "/api/v1/settings", settings)
+}

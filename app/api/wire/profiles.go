@@ -14,6 +14,10 @@ type ProfileView struct {
 	// Tools limits servers' tools, as in config.json.
 	Tools      map[string][]string `json:"tools,omitempty"`
 	ToolSearch bool                `json:"toolSearch,omitempty"`
+	// MissingTools are, by server, the tools Tools names that the server
+	// does not offer (a typo, a tool it dropped): its endpoint leaves them
+	// out. Only servers whose tools are known (listed) are judged.
+	MissingTools map[string][]string `json:"missingTools,omitempty"`
 	// ToolCount is how many tools its endpoint lists now (absent when the
 	// daemon cannot tell).
 	ToolCount *int `json:"toolCount,omitempty"`

@@ -18,6 +18,11 @@ type Settings struct {
 	// the history. GET always answers it; a PUT without it leaves it as it
 	// is.
 	RedactValues *bool `json:"redactValues,omitempty"`
+	// ToolSearch tells whether /mcp is served in search mode: a client
+	// sees two tools, search_tools and call_tool, instead of every tool.
+	// It applies to the MCP sessions opened after the change. GET always
+	// answers it; a PUT without it leaves it as it is.
+	ToolSearch *bool `json:"toolSearch,omitempty"`
 }
 
 // Retention is how much call history is kept. GET answers the bounds in
