@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,6 +46,13 @@ func profilesVerb() verb {
 					// Missing: not in config.json (uninstalled, a typo) or
 					// disabled; a server that is configured but down is not.
 					servers += " (not installed or disabled: " + strings.Join(p.Missing, ",") + ")"
+				}
+				// Tools it names that a listed server does not offer (a
+				// typo, a tool the server dropped): left out of its endpoint.
+				for _, server := range slices.Sorted(maps.Keys(p.MissingTools)) {
+					for _, tool := range p.MissingTools[server] {
+						servers += fmt.Sprintf(" (server %q offers no tool %q)", server, tool)
+					}
 				}
 				tools := "-"
 				if p.ToolCount != nil {
