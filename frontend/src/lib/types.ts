@@ -201,6 +201,8 @@ export interface ProfileView {
   toolSearch?: boolean;
   toolCount?: number;
   clients?: string[];
+  /** By server: tools `tools` names that the server does not offer (known once it is listed); its endpoint leaves them out. */
+  missingTools?: Record<string, string[]>;
 }
 
 export interface ClientPlan {
@@ -306,6 +308,8 @@ export interface Settings {
   retention?: { maxAge?: string; maxBytes?: number };
   startAtLogin?: boolean;
   redactValues?: boolean;
+  /** /mcp in search mode: clients see search_tools and call_tool instead of every tool. */
+  toolSearch?: boolean;
   [k: string]: unknown;
 }
 

@@ -3,7 +3,7 @@ import { flushSync, mount, unmount } from 'svelte';
 import Clients from '../pages/Clients.svelte';
 import { appContext, createAppContext } from '../lib/app';
 import { EventStream } from '../lib/events';
-import type { ClientPlan, ClientView } from '../lib/types';
+import type { ClientPlan, ClientView, ProfileView } from '../lib/types';
 import { FakeEventSource, flush } from './fakes';
 
 const revoked: ClientView = {
@@ -60,5 +60,31 @@ describe('Clients', () => {
     await flush();
     flushSync();
     expect(posts).toEqual([{ url: '/api/v1/clients/cursor/plan', body: { action: 'connect' } }]);
+  });
+
+  it("names the tools a client's profile has that its servers do not offer", async () => {
+    const connected: ClientView = { id: 'cursor', name: 'Cursor', path: '/home/u/.cursor/mcp.json', installed: true, connected: true, profile: 'coding', tools: 1, servers: [] };
+    const coding: ProfileView = { name: 'coding', endpoint: '/mcp/p/coding', servers: ['fs'], tools: { fs: ['read_file', 'typo_tool'] }, toolCount: 1, missingTools: { fs: ['typo_tool'] } };
+    const plain: ProfileView = { name: 'plain', endpoint: '/mcp/p/plain', servers: ['fs'], toolCount: 5 };
+    vi.stubGlobal('fetch', async (url: string) => {
+      if (url === '/api/v1/clients') return new Response(JSON.stringify([connected]), { status: 200 });
+      if (url === '/api/v1/profiles') return new Response(JSON.stringify([coding, plain]), { status: 200 });
+      return new Response('[]', { status: 200 });
+    });
+    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    cmp = mount(Clients, { target, context: appContext(createAppContext(stream)) });
+    await flush();
+    flushSync();
+
+    const card = target.querySelector('[data-client="cursor"]')!;
+    expect(card.querySelector('.missing-tools')!.textContent).toContain('server fs offers no tool typo_tool');
+    // Another profile chosen: its tools are all there, no note.
+    const select = card.querySelector<HTMLSelectElement>('select.profile-choice')!;
+    select.value = 'plain';
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+    flushSync();
+    expect(card.querySelector('.missing-tools')).toBeNull();
   });
 });
