@@ -1,0 +1,142 @@
+package history
+
+import (
+	"context"
+	"database/sql/driver"
+	"testing"
+	"time"
+)
+
+// BenchmarkInsertCost measures what SQLite costs per stored call, schema
+// part by schema part, with the writer's own batching: one transaction of
+// 512 rows, multi-row INSERTs of callsPerInsert rows on the driver
+// connection, the FTS5 catch-up at the end of the batch when there is a
+// search index. The rows are BenchmarkRecordCall's, already prepared
+// (redaction and previews are not measured here: BenchmarkRecordCall
+// measures the whole writer).
+//
+//   - floor: the calls table alone, no secondary index, no search index:
+//     the cheapest a row of this design can be stored in modernc.org/sqlite;
+//   - indexes: the table and its secondary indexes as the schema has them;
+//   - schema: the whole schema (indexes and search index), what the writer
+//     pays.
+//
+// It reports CPU µs per row (the process's user + system time, GC
+// included) where the platform gives it, and wall µs per row.
+func BenchmarkInsertCost(b *testing.B) {
+	for _, v := range []struct {
+		name            string
+		indexes, search bool
+	}{
+		{"floor", false, false},
+		{"indexes", true, false},
+		{"schema", true, true},
+	} {
+		b.Run(v.name, func(b *testing.B) { benchInsert(b, v.indexes, v.search) })
+	}
+}
+
+// benchInsert stores b.N calls in a new database, without the secondary
+// indexes of calls unless indexes is set, without the search index unless
+// search is.
+func benchInsert(b *testing.B, indexes, search bool) {
+	ctx := context.Background()
+	s := openTest(b, testOptions())
+	db := s.wdb()
+	var drop []string
+	if !search {
+		drop = append(drop, "DROP TRIGGER calls_fts_delete", "DROP TRIGGER calls_fts_update", "DROP TABLE calls_fts")
+	}
+	if !indexes {
+		rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'calls' AND sql IS NOT NULL`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				b.Fatal(err)
+			}
+			drop = append(drop, "DROP INDEX "+name)
+		}
+		rows.Close()
+	}
+	for _, q := range drop {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c := call(1, "files", "read_file", `{"path":"/home/ann/project/src/file1.go","apiKey":"[redacted]","limit":100}`)
+	arguments := string(c.Arguments)
+	preview := string(c.Response)
+	row := func(i int) []any {
+		return []any{t0.UnixMicro() + int64(i), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
+			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, "", c.ResponseSize, preview, c.PID}
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	var inserts Store // for callInsert
+	const batchSize = 512
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, haveCPU := processCPU()
+	start := time.Now()
+	for done := 0; done < b.N; {
+		n := min(batchSize, b.N-done)
+		err := conn.Raw(func(dc any) error {
+			conn := dc.(interface {
+				driver.ConnBeginTx
+				driver.ConnPrepareContext
+				driver.ExecerContext
+			})
+			tx, err := conn.BeginTx(ctx, driver.TxOptions{})
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			rb := &rawBatch{ctx: ctx, conn: conn, stmts: map[string]driver.Stmt{}}
+			defer rb.close()
+			var first int64
+			for i := 0; i < n; i += callsPerInsert {
+				k := min(callsPerInsert, n-i)
+				args := make([]any, 0, k*callColumns)
+				for j := range k {
+					args = append(args, row(done+i+j)...)
+				}
+				res, err := rb.exec(inserts.callInsert(k), args...)
+				if err != nil {
+					return err
+				}
+				if first == 0 {
+					last, _ := res.LastInsertId()
+					first = last - int64(k) + 1
+				}
+			}
+			if search {
+				if _, err := conn.ExecContext(ctx, indexCalls, []driver.NamedValue{{Ordinal: 1, Value: first}}); err != nil {
+					return err
+				}
+			}
+			return tx.Commit()
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		done += n
+	}
+	wall := time.Since(start)
+	cpu1, _ := processCPU()
+	b.StopTimer()
+	conn.Close() // the writer pool's one connection, for the count below
+	b.ReportMetric(float64(wall.Microseconds())/float64(b.N), "wall-µs/row")
+	if haveCPU {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-µs/row")
+	}
+	var count int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM calls").Scan(&count); err != nil || count < b.N {
+		b.Fatalf("%d calls stored (%v), want %d", count, err, b.N)
+	}
+}
