@@ -155,6 +155,26 @@ func BenchmarkFilteredFirstPage(b *testing.B) {
 	benchQuery(b, CallQuery{Server: "server07", Outcome: OutcomeError, Since: t0.Add(-7 * 24 * time.Hour)})
 }
 
+// BenchmarkErrorsFirstPage: first 50 failed calls.
+func BenchmarkErrorsFirstPage(b *testing.B) {
+	benchQuery(b, CallQuery{Outcome: OutcomeError})
+}
+
+// BenchmarkErrorKindFirstPage: first 50 calls that failed with a tool error.
+func BenchmarkErrorKindFirstPage(b *testing.B) {
+	benchQuery(b, CallQuery{Outcome: "tool_error"})
+}
+
+// BenchmarkOKFirstPage: first 50 successful calls.
+func BenchmarkOKFirstPage(b *testing.B) {
+	benchQuery(b, CallQuery{Outcome: "ok"})
+}
+
+// BenchmarkToolFirstPage: first 50 calls of one tool, whatever the server.
+func BenchmarkToolFirstPage(b *testing.B) {
+	benchQuery(b, CallQuery{Tool: "tool13"})
+}
+
 // BenchmarkServerFirstPage: first 50 calls of one server and tool.
 func BenchmarkServerToolFirstPage(b *testing.B) {
 	benchQuery(b, CallQuery{Server: "server07", Tool: "tool13"})

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -142,8 +143,12 @@ func (q CallQuery) whereAbove(minID int64) (string, []any) {
 	case "":
 	case OutcomeError:
 		conds = append(conds, "outcome <> 'ok'")
-	default:
+	case record.OutcomeOK:
 		conds, args = append(conds, "outcome = ?"), append(args, q.Outcome)
+	default:
+		// A kind of failure: the failed calls' partial index
+		// (calls_failed_start) serves it only when the query says so.
+		conds, args = append(conds, "outcome = ? AND outcome <> 'ok'"), append(args, q.Outcome)
 	}
 	if !q.Since.IsZero() {
 		conds, args = append(conds, "start >= ?"), append(args, q.Since.UnixMicro())
@@ -228,12 +233,7 @@ func (s *Store) Calls(ctx context.Context, q CallQuery) (CallPage, error) {
 // first, limit of them and whether there are more; next is the first call of
 // the next page, if any.
 func (s *Store) page(ctx context.Context, from, where string, args []any, limit int) (_ CallPage, next Call, _ error) {
-	query := "SELECT " + listColumns + " FROM " + from
-	if where != "" {
-		query += " WHERE " + where
-	}
-	query += " ORDER BY start DESC, id DESC LIMIT " + strconv.Itoa(limit+1)
-	rows, err := s.rdb().QueryContext(ctx, query, args...)
+	rows, err := s.rdb().QueryContext(ctx, pageQuery(from, where, limit), args...)
 	if err != nil {
 		return CallPage{}, Call{}, fmt.Errorf("history: calls: %w", err)
 	}
@@ -256,6 +256,16 @@ func (s *Store) page(ctx context.Context, from, where string, args []any, limit 
 		page.Next = encodeCursor(last.Start.UnixMicro(), last.ID)
 	}
 	return page, next, nil
+}
+
+// pageQuery is the query of a page of calls from from, matching where,
+// newest first: limit of them and the first of the next page.
+func pageQuery(from, where string, limit int) string {
+	query := "SELECT " + listColumns + " FROM " + from
+	if where != "" {
+		query += " WHERE " + where
+	}
+	return query + " ORDER BY start DESC, id DESC LIMIT " + strconv.Itoa(limit+1)
 }
 
 // commonWordSource is callsSource's answer for a word too common to sort
