@@ -185,11 +185,12 @@ type Store struct {
 	corrupt  chan error
 
 	journalIDs []uint64 // the writer's, reused by endJournaled
-	// batchCalls and callInserts are the writer's: the calls of a batch
-	// waiting for their INSERT, and that INSERT's text for each number of
-	// rows (see insertCalls).
+	// batchCalls, callInserts and callArgs are the writer's: the calls of
+	// a batch waiting for their INSERT, that INSERT's text for each number
+	// of rows (see insertCalls), and its values.
 	batchCalls  []*record.Call
 	callInserts []string
+	callArgs    []any
 	checkCtx    context.Context
 	stopCheck   context.CancelFunc
 	background  sync.WaitGroup
@@ -967,7 +968,8 @@ func (s *Store) callInsert(n int) string {
 // table ever had), so the last row's id names them all; the statement's
 // count of changed rows is checked against that.
 func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, firstCall *int64, values bool) ([]Call, error) {
-	args := make([]any, 0, len(calls)*callColumns)
+	args := s.callArgs[:0]
+	defer func() { clear(args); s.callArgs = args[:0] }()
 	var errTexts [callsPerInsert]string
 	for i, c := range calls {
 		var arguments any
@@ -976,8 +978,8 @@ func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, fi
 		}
 		errTexts[i] = redactText(c.Error, values)
 		args = append(args, c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
-			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, errTexts[i], c.ResponseSize,
-			preparePreview(c.Response, s.opts.PreviewLimit, values), c.PID)
+			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, errTexts[i], int64(c.ResponseSize),
+			preparePreview(c.Response, s.opts.PreviewLimit, values), int64(c.PID))
 	}
 	res, err := b.exec(s.callInsert(len(calls)), args...)
 	if err != nil {

@@ -16,11 +16,13 @@ import (
 )
 
 // BenchmarkRecordCall measures sustained throughput from RecordCall to
-// committed rows: b.N calls queued, then Flush. The queue is sized to hold
-// them all so that none is dropped and the figure is the writer's.
+// committed rows: b.N calls queued, then Flush. The queue is sized, in
+// records and in bytes, to hold them all so that none is dropped and the
+// figure is the writer's.
 func BenchmarkRecordCall(b *testing.B) {
 	opts := testOptions()
 	opts.QueueSize = max(b.N+1, 65536)
+	opts.QueueBytes = max(int64(b.N+1)*4096, 16<<20)
 	opts.Logger = nil
 	s := openTest(b, opts)
 	calls := make([]record.Call, 64)
