@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,7 @@ func TestMigrationsFromEveryVersion(t *testing.T) {
 			if s.Recovered() != nil {
 				t.Errorf("Recovered = %v", s.Recovered())
 			}
+			checkSchemaV3(t, s)
 			s.RecordCall(call(5, "new", "fresh", `{"q":"aardvark"}`))
 			flush(t, s)
 			p, err := s.Calls(ctx, CallQuery{Text: "aardvark"})
@@ -85,6 +87,25 @@ func TestMigrationsFromEveryVersion(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkSchemaV3 checks what version 3 changed: the failed calls' partial
+// index instead of the outcome index, a search index without its table of
+// token counts (columnsize=0), merging 16 segments at a time.
+func checkSchemaV3(t *testing.T, s *Store) {
+	t.Helper()
+	var names string
+	if err := s.rdb().QueryRow(`SELECT group_concat(name, ' ') FROM
+		(SELECT name FROM sqlite_master WHERE name IN ('calls_outcome_start', 'calls_failed_start', 'calls_fts_docsize') ORDER BY name)`).Scan(&names); err != nil {
+		t.Fatal(err)
+	}
+	if names != "calls_failed_start" {
+		t.Errorf("schema objects = %q, want calls_failed_start only", names)
+	}
+	var automerge int
+	if err := s.rdb().QueryRow(`SELECT v FROM calls_fts_config WHERE k = 'automerge'`).Scan(&automerge); err != nil || automerge != 16 {
+		t.Errorf("search index automerge = %d (%v), want 16", automerge, err)
 	}
 }
 
@@ -120,7 +141,7 @@ func TestNewerDatabaseRefused(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Have != 99 || ve.Known != SchemaVersion || ve.Path != path {
 		t.Fatalf("Open = %v, want a VersionError", err)
 	}
-	for _, want := range []string{path, "99", "version 2"} {
+	for _, want := range []string{path, "99", "version " + strconv.Itoa(SchemaVersion)} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
