@@ -939,7 +939,7 @@ func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, er
 
 // callsPerInsert is the most calls one INSERT statement writes. Each
 // statement costs SQLite a fixed amount beside its rows (opening the table,
-// its four indexes and sqlite_sequence, AUTOINCREMENT's update of it, the
+// its indexes and sqlite_sequence, AUTOINCREMENT's update of it, the
 // statement journal): several rows a statement share it.
 const callsPerInsert = 32
 
