@@ -538,7 +538,7 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 	// What callTool and the middleware make of the outcome.
 	var rpcErr *jsonrpc.Error
 	var result []byte // the response's result, when not raw
-	plain := false
+	plain, resultType := false, false
 	if err != nil {
 		if e, ok := errors.AsType[*jsonrpc.Error](err); ok {
 			rpcErr = &jsonrpc.Error{Code: e.Code, Message: err.Error()}
@@ -549,7 +549,9 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 			decoded = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
 		}
 	} else if decoded == nil {
-		plain = !unlisted && plainToolResult(raw)
+		if !unlisted {
+			plain, resultType = plainToolResultKeys(raw)
+		}
 		if !plain {
 			decoded = &mcp.CallToolResult{}
 			if derr := json.Unmarshal(raw, decoded); derr != nil {
@@ -600,7 +602,7 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 			_ = stream.event(data)
 		}
 		return
-	case plain && !bytes.Contains(raw, []byte(`"resultType"`)):
+	case plain && !resultType:
 		result = raw
 	case plain:
 		result, _ = json.Marshal(newShapedResult(&rawToolResult{data: raw}, sessionEraDrop, false))

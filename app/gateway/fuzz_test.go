@@ -19,7 +19,21 @@ import (
 // Seeds are in testdata/fuzz/FuzzPlainToolResult.
 func FuzzPlainToolResult(f *testing.F) {
 	f.Add([]byte(`{"content":[{"type":"text","text":"hi"}],"isError":false}`))
+	f.Add([]byte(`{"content":[],"isError":false,"resultType":"complete"}`))
+	f.Add([]byte(`{"content":[{"type":"text","text":"a\\u0041"}],"x":"\u00"}`))
+	f.Add([]byte(`""resultType":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The one-pass look at the bytes finds what the plain searches find.
+		mayHaveKey, resultType := resultKeys(data)
+		if want := bytes.Contains(data, []byte(`"resultType"`)); resultType != want {
+			t.Fatalf("resultKeys(%s): resultType = %v, bytes.Contains says %v", data, resultType, want)
+		}
+		if want := bytes.Contains(data, []byte(`"isError"`)) || resultType || escapedLetterBySearch(data); mayHaveKey != want {
+			t.Fatalf("resultKeys(%s): mayHaveKey = %v, the searches say %v", data, mayHaveKey, want)
+		}
+		if plain, rt := plainToolResultKeys(data); plain != plainToolResult(data) || rt != resultType {
+			t.Fatalf("plainToolResultKeys(%s) = %v, %v: not plainToolResult's answer and resultKeys'", data, plain, rt)
+		}
 		want, keys, ok := plainByDecoding(data)
 		if !ok {
 			return // not a JSON object: the go-sdk reports it, whatever the quick test says
@@ -32,6 +46,22 @@ func FuzzPlainToolResult(f *testing.F) {
 			t.Fatalf("plainToolResult(%s) = false for a result with neither key", data)
 		}
 	})
+}
+
+// escapedLetterBySearch is escapedLetter as a search for each "\u00" in
+// turn: the reference the one-pass version is checked against.
+func escapedLetterBySearch(data []byte) bool {
+	for i := bytes.Index(data, []byte(`\u00`)); i >= 0 && i+5 < len(data); {
+		if h := data[i+4]; h >= '4' && h <= '7' {
+			return true
+		}
+		j := bytes.Index(data[i+4:], []byte(`\u00`))
+		if j < 0 {
+			return false
+		}
+		i += 4 + j
+	}
+	return false
 }
 
 // plainByDecoding decodes data's top-level keys exactly and says whether
