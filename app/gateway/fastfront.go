@@ -599,7 +599,7 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 		rid, _ := decodeID(id)
 		data, merr := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: rid, Error: rpcErr})
 		if merr == nil {
-			_ = stream.event(data)
+			_ = stream.errorResponse(data)
 		}
 		return
 	case plain && !resultType:

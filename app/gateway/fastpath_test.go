@@ -562,3 +562,51 @@ func TestDuplicateIDInFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestFastCallFraming checks how the fast path frames a call's answer on
+// the wire: a response that is the stream's only event is not flushed on
+// its own but written with the end of the response, so a small one goes
+// out whole with a Content-Length (one write); a call with progress gets
+// each notification as it is sent (chunked), then the response.
+func TestFastCallFraming(t *testing.T) {
+	f := newModeFixture(t, gateway.FastPathOn)
+	session := f.open(t, "tok-a", "/mcp/alpha")
+
+	resp := f.post(t, t.Context(), "tok-a", "/mcp/alpha", session,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+		t.Errorf("echo: Content-Length %d, Transfer-Encoding %q for a body of %d bytes; want the length, no chunks",
+			resp.ContentLength, resp.TransferEncoding, len(body))
+	}
+	if want := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"structuredContent\":{\"text\":\"hi\"}}}\n\n"; string(body) != want ||
+		resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("echo: %s %q, want text/event-stream %q", resp.Header.Get("Content-Type"), body, want)
+	}
+
+	// With progress, the first notification reaches the client while the
+	// call still runs (the tool reports progress every 100 ms for 2 s).
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	resp = f.post(t, ctx, "tok-a", "/mcp/alpha", session,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":2000},"_meta":{"progressToken":"p"}}}`)
+	defer resp.Body.Close()
+	if resp.ContentLength != -1 {
+		t.Errorf("progress: Content-Length %d, want a stream of unknown length", resp.ContentLength)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "notifications/progress") {
+	}
+	if took := time.Since(start); took >= 2*time.Second {
+		t.Errorf("the first progress notification came after %s, with the response", took)
+	}
+	rest, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(rest), `"id":4,"result"`) {
+		t.Errorf("progress: no response after the notifications: %q", rest)
+	}
+}

@@ -33,13 +33,21 @@ func fastStreamFrom(ctx context.Context) *fastStream {
 	return s
 }
 
-// write writes one SSE event of parts, as the go-sdk writes them.
-func (s *fastStream) write(parts ...[]byte) error {
+// writeEvent writes one SSE event of parts, as the go-sdk writes them, and
+// flushes it so that the client has it at once. The call's last event
+// (its response, or its error) is the exception: it is left in net/http's
+// buffer, which the handler's return (right after) writes with the end of
+// the response, in one write(2) instead of two; and a response that is
+// the stream's only event and fits the buffer goes out with a
+// Content-Length, unchunked. Once the last event is written, the stream
+// takes no more.
+func (s *fastStream) writeEvent(last bool, parts ...[]byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return errors.New("the call's response was written")
 	}
+	s.ended = last
 	if !s.started {
 		s.started = true
 		h := s.w.Header()
@@ -48,43 +56,71 @@ func (s *fastStream) write(parts ...[]byte) error {
 		h.Set("Connection", "keep-alive")
 		s.w.WriteHeader(http.StatusOK)
 	}
-	if _, err := s.w.Write([]byte("event: message\ndata: ")); err != nil {
-		return err
-	}
+	size := len(eventStart) + len(eventEnd)
 	for _, p := range parts {
-		if _, err := s.w.Write(p); err != nil {
+		size += len(p)
+	}
+	if size <= maxEventCopy {
+		// One write of the whole event: each write to the response
+		// writer takes its lock and the time.
+		event := make([]byte, 0, size)
+		event = append(event, eventStart...)
+		for _, p := range parts {
+			event = append(event, p...)
+		}
+		event = append(event, eventEnd...)
+		if _, err := s.w.Write(event); err != nil {
+			return err
+		}
+	} else {
+		if _, err := s.w.Write([]byte(eventStart)); err != nil {
+			return err
+		}
+		for _, p := range parts {
+			if _, err := s.w.Write(p); err != nil {
+				return err
+			}
+		}
+		if _, err := s.w.Write([]byte(eventEnd)); err != nil {
 			return err
 		}
 	}
-	if _, err := s.w.Write([]byte("\n\n")); err != nil {
-		return err
+	if !last {
+		_ = http.NewResponseController(s.w).Flush()
 	}
-	_ = http.NewResponseController(s.w).Flush()
 	return nil
 }
 
-func (s *fastStream) event(msg []byte) error { return s.write(msg) }
+// An SSE event of the fast path, as the go-sdk writes it: eventStart, the
+// message, eventEnd.
+const (
+	eventStart = "event: message\ndata: "
+	eventEnd   = "\n\n"
+)
+
+// maxEventCopy is the largest event write copies into one buffer; a
+// bigger one (a big result) is written in its parts, not copied.
+const maxEventCopy = 16 << 10
+
+// write writes an event that is not the call's last.
+func (s *fastStream) write(parts ...[]byte) error { return s.writeEvent(false, parts...) }
 
 // response writes the call's response and ends the stream. A result under
 // spliceMin is compacted, as encoding/json compacts the go-sdk's raw
 // results; a bigger one is written as it is, as splices write it.
 func (s *fastStream) response(id json.RawMessage, result []byte, big bool) error {
-	head := make([]byte, 0, len(id)+32)
-	head = append(head, `{"jsonrpc":"2.0","id":`...)
-	head = append(head, id...)
-	head = append(head, `,"result":`...)
 	if !big && needsCompact(result) {
 		var b bytes.Buffer
 		if err := json.Compact(&b, result); err == nil {
 			result = b.Bytes()
 		}
 	}
-	err := s.write(head, result, []byte("}"))
-	s.mu.Lock()
-	s.ended = true
-	s.mu.Unlock()
-	return err
+	return s.writeEvent(true, []byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"result":`), result, []byte("}"))
 }
+
+// errorResponse writes the call's error response (an encoded message) and
+// ends the stream.
+func (s *fastStream) errorResponse(msg []byte) error { return s.writeEvent(true, msg) }
 
 // needsCompact reports whether JSON text has space outside its strings.
 func needsCompact(b []byte) bool {
