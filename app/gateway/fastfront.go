@@ -51,7 +51,7 @@ type fastState struct {
 
 	mu       sync.Mutex
 	sessions map[string]fastSession // by Mcp-Session-Id, once found on a front
-	calls    map[fastKey]context.CancelFunc
+	calls    map[fastKey]context.CancelCauseFunc
 	asks     map[fastKey]chan fastReply // requests to clients, waiting for the reply
 	sdkCalls map[fastKey]int            // requests of sessions in flight on the go-sdk path
 }
@@ -74,7 +74,7 @@ type fastSession struct {
 func (f *fastState) init(on bool) {
 	f.on = on
 	f.sessions = map[string]fastSession{}
-	f.calls = map[fastKey]context.CancelFunc{}
+	f.calls = map[fastKey]context.CancelCauseFunc{}
 	f.asks = map[fastKey]chan fastReply{}
 	f.sdkCalls = map[fastKey]int{}
 }
@@ -189,7 +189,7 @@ func (g *Gateway) endFastSession(sid string) {
 	if sid == "" {
 		return
 	}
-	var cancels []context.CancelFunc
+	var cancels []context.CancelCauseFunc
 	g.fast.mu.Lock()
 	delete(g.fast.sessions, sid)
 	for key, cancel := range g.fast.calls {
@@ -199,7 +199,7 @@ func (g *Gateway) endFastSession(sid string) {
 	}
 	g.fast.mu.Unlock()
 	for _, cancel := range cancels {
-		cancel()
+		cancel(nil)
 	}
 }
 
@@ -246,7 +246,7 @@ func (g *Gateway) fastCancel(w http.ResponseWriter, r *http.Request, sid string,
 	if cancel == nil || !g.ownedBy(r, sid) {
 		return false
 	}
-	cancel()
+	cancel(nil)
 	w.WriteHeader(http.StatusAccepted)
 	return true
 }
@@ -281,11 +281,8 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 		}
 	}
 	key := fastKey{sid, string(env.id)}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	defer cancel()
-	// The session's end cancels it (also an end racing with its start).
-	ctx, done := g.inflight.track(ctx, sid)
-	defer done()
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	defer cancel(nil)
 	g.fast.mu.Lock()
 	if _, dup := g.fast.calls[key]; dup || g.fast.sdkCalls[key] > 0 {
 		g.fast.mu.Unlock()
@@ -303,21 +300,27 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 		delete(g.fast.calls, key)
 		g.fast.mu.Unlock()
 	}()
+	// The session's end cancels it (also an end racing with its start, and
+	// the gateway's closing, with its cause).
+	defer g.inflight.remove(g.inflight.add(sid, cancel))
 	g.fast.served.Add(1)
 
 	// The call is activity of its session while its client waits for the
 	// answer, as on the go-sdk path: a client that went away leaves the
 	// session to idle out, which cancels the call (endSession).
 	g.idle.begin(sid, false)
-	idleEnd := sync.OnceFunc(func() { g.idle.end(sid) })
-	defer idleEnd()
-	defer context.AfterFunc(r.Context(), idleEnd)()
-	keepAlive(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		stream := &fastStream{w: w, g: g, session: sid}
-		ctx := context.WithValue(ctx, fastStreamKey{}, stream)
-		req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.arguments, Meta: meta}}
-		g.fastCall(ctx, stream, env.id, req, endpoint, server, original, unlisted)
-	}), g.opts.KeepAlive, &g.splice).ServeHTTP(w, r)
+	stopIdleEnd := context.AfterFunc(r.Context(), func() { g.idle.end(sid) })
+	defer func() {
+		if stopIdleEnd() { // else the client went away, and it ended
+			g.idle.end(sid)
+		}
+	}()
+	kw := newKeepAliveWriter(w, r, g.opts.KeepAlive, &g.splice)
+	defer kw.stop()
+	stream := &fastStream{w: kw, g: g, session: sid}
+	ctx = context.WithValue(ctx, fastStreamKey{}, stream)
+	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.arguments, Meta: meta}}
+	g.fastCall(ctx, stream, env.id, req, endpoint, server, original, unlisted)
 	return true
 }
 

@@ -22,46 +22,58 @@ const DefaultKeepAlive = 15 * time.Second
 // The writer also puts big raw results in the stream in place of their
 // placeholders (see splices); for that it wraps every request's writer,
 // with no timer where there is nothing to keep alive (interval <= 0, or
-// not a POST).
+// not a POST). The timer is armed only once the response is a stream (its
+// header says text/event-stream): most calls answer before, and cost no
+// timer at all.
 func keepAlive(next http.Handler, interval time.Duration, sp *splices) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		kw := &keepAliveWriter{ResponseWriter: w, last: time.Now(), splices: sp}
-		if r.Method != http.MethodPost || interval <= 0 {
-			next.ServeHTTP(kw, r)
-			return
-		}
-		var tick func()
-		var timer *time.Timer
-		tick = func() {
-			if wait := kw.comment(interval); wait > 0 {
-				kw.mu.Lock()
-				if !kw.done {
-					timer.Reset(wait)
-				}
-				kw.mu.Unlock()
-			}
-		}
-		kw.mu.Lock()
-		timer = time.AfterFunc(interval, tick)
-		kw.mu.Unlock()
-		defer func() {
-			kw.mu.Lock()
-			kw.done = true
-			timer.Stop()
-			kw.mu.Unlock()
-		}()
+		kw := newKeepAliveWriter(w, r, interval, sp)
+		defer kw.stop()
 		next.ServeHTTP(kw, r)
 	})
 }
 
+// newKeepAliveWriter wraps w, the writer of r's response; stop it when
+// the handler returns.
+func newKeepAliveWriter(w http.ResponseWriter, r *http.Request, interval time.Duration, sp *splices) *keepAliveWriter {
+	kw := &keepAliveWriter{ResponseWriter: w, last: time.Now(), splices: sp}
+	if r.Method == http.MethodPost && interval > 0 {
+		kw.interval = interval
+	}
+	return kw
+}
+
 type keepAliveWriter struct {
 	http.ResponseWriter
-	mu      sync.Mutex
-	started bool // headers sent
-	sse     bool // ... as text/event-stream
-	done    bool // the handler returned: write nothing more
-	last    time.Time
-	splices *splices
+	interval time.Duration // 0: no comments
+	mu       sync.Mutex
+	started  bool        // headers sent
+	sse      bool        // ... as text/event-stream
+	done     bool        // the handler returned: write nothing more
+	timer    *time.Timer // armed once the headers say text/event-stream
+	last     time.Time
+	splices  *splices
+}
+
+// stop ends the comments: the handler returned.
+func (k *keepAliveWriter) stop() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.done = true
+	if k.timer != nil {
+		k.timer.Stop()
+	}
+}
+
+// tick writes a comment if one is due and arms the timer for the next.
+func (k *keepAliveWriter) tick() {
+	if wait := k.comment(k.interval); wait > 0 {
+		k.mu.Lock()
+		if !k.done {
+			k.timer.Reset(wait)
+		}
+		k.mu.Unlock()
+	}
 }
 
 func (k *keepAliveWriter) WriteHeader(code int) {
@@ -76,6 +88,11 @@ func (k *keepAliveWriter) writeHeaderLocked(code int) {
 	}
 	k.started = true
 	k.sse = strings.HasPrefix(k.Header().Get("Content-Type"), "text/event-stream")
+	if k.sse && k.interval > 0 && !k.done {
+		// Due when the stream has been silent for interval, counted from
+		// the last write (or the start), as if armed at the start.
+		k.timer = time.AfterFunc(max(k.interval-time.Since(k.last), 0), k.tick)
+	}
 	k.ResponseWriter.WriteHeader(code)
 }
 

@@ -19,7 +19,7 @@ import (
 type sessionCalls struct {
 	mu    sync.Mutex
 	next  uint64
-	calls map[string]map[uint64]context.CancelCauseFunc // by Mcp-Session-Id
+	calls map[sessionCall]context.CancelCauseFunc
 	// ended holds the sessions ended lately, so that a request racing with
 	// the end is cancelled too: the go-sdk's close of a session waits for
 	// its handlers, so the calls are cancelled before it, and one more
@@ -38,11 +38,19 @@ type sessionCalls struct {
 	drained chan struct{}
 }
 
+// A sessionCall is one call in flight of a session (by Mcp-Session-Id).
+// One flat map of them, not a map per session: a session's calls come
+// and go one at a time, and a map per session would be made for each.
+type sessionCall struct {
+	session string
+	n       uint64
+}
+
 // endedKept is how long an ended session's id is kept in ended.
 const endedKept = time.Minute
 
 func (s *sessionCalls) init() {
-	s.calls = map[string]map[uint64]context.CancelCauseFunc{}
+	s.calls = map[sessionCall]context.CancelCauseFunc{}
 	s.ended = map[string]time.Time{}
 	s.owed = map[string]int{}
 }
@@ -88,15 +96,21 @@ func (s *sessionCalls) forget(sid string) {
 // function that forgets it (the call is over).
 func (s *sessionCalls) track(ctx context.Context, sid string) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	call := s.add(sid, cancel)
+	return ctx, func() {
+		s.remove(call)
+		cancel(nil)
+	}
+}
+
+// add makes cancel a call of session sid, called when the session ends
+// (at once if it just ended, or the gateway is closing); remove it when
+// the call is over.
+func (s *sessionCalls) add(sid string, cancel context.CancelCauseFunc) sessionCall {
 	s.mu.Lock()
 	s.next++
-	n := s.next
-	m := s.calls[sid]
-	if m == nil {
-		m = map[uint64]context.CancelCauseFunc{}
-		s.calls[sid] = m
-	}
-	m[n] = cancel
+	call := sessionCall{sid, s.next}
+	s.calls[call] = cancel
 	_, ended := s.ended[sid]
 	stopped := s.stopped
 	s.mu.Unlock()
@@ -106,27 +120,29 @@ func (s *sessionCalls) track(ctx context.Context, sid string) (context.Context, 
 	case ended:
 		cancel(nil)
 	}
-	return ctx, func() {
-		s.mu.Lock()
-		if m := s.calls[sid]; m != nil {
-			delete(m, n)
-			if len(m) == 0 {
-				delete(s.calls, sid)
-			}
-		}
-		s.signalLocked()
-		s.mu.Unlock()
-		cancel(nil)
-	}
+	return call
+}
+
+// remove forgets a call that is over.
+func (s *sessionCalls) remove(call sessionCall) {
+	s.mu.Lock()
+	delete(s.calls, call)
+	s.signalLocked()
+	s.mu.Unlock()
 }
 
 // end cancels every call of session sid still in flight, with cause (nil
 // means context.Canceled): the failure of each call then says why.
 func (s *sessionCalls) end(sid string, cause error) {
 	now := time.Now()
+	var cancels []context.CancelCauseFunc
 	s.mu.Lock()
-	m := s.calls[sid]
-	delete(s.calls, sid)
+	for call, cancel := range s.calls {
+		if call.session == sid {
+			cancels = append(cancels, cancel)
+			delete(s.calls, call)
+		}
+	}
 	for id, at := range s.ended {
 		if now.Sub(at) > endedKept {
 			delete(s.ended, id)
@@ -134,7 +150,7 @@ func (s *sessionCalls) end(sid string, cause error) {
 	}
 	s.ended[sid] = now
 	s.mu.Unlock()
-	for _, cancel := range m {
+	for _, cancel := range cancels {
 		cancel(cause)
 	}
 }
@@ -145,10 +161,8 @@ func (s *sessionCalls) stop(cause error) {
 	s.mu.Lock()
 	s.stopped = cause
 	var cancels []context.CancelCauseFunc
-	for _, m := range s.calls {
-		for _, cancel := range m {
-			cancels = append(cancels, cancel)
-		}
+	for _, cancel := range s.calls {
+		cancels = append(cancels, cancel)
 	}
 	s.mu.Unlock()
 	for _, cancel := range cancels {
