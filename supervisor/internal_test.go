@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // TestLineReader feeds the stdout framing every shape real servers print:
@@ -232,5 +234,53 @@ func TestFailedResponse(t *testing.T) {
 			!strings.Contains(resp.Error.Error(), "longer than the 100-byte message limit")):
 			t.Errorf("%s: got %+v, want an error response for id %v", tt.prefix, resp, tt.wantID)
 		}
+	}
+}
+
+// TestLineTap: a tap sees each line that may be a message as it is read,
+// in order, and a line it takes never reaches Read; output lines never
+// reach it.
+func TestLineTap(t *testing.T) {
+	const taken = `{"jsonrpc":"2.0","id":7,"result":{}}`
+	const left = `{"jsonrpc":"2.0","id":8,"result":{}}`
+	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+	stdout, w := io.Pipe()
+	tr := &stdioTransport{stdout: stdout, stdin: nopWriteCloser{}, maxMessage: DefaultMaxMessageSize, onJunk: func(string) {}}
+	conn, err := tr.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var seen []string
+	conn.(LineTapper).SetLineTap(func(line []byte) bool {
+		seen = append(seen, strings.TrimSpace(string(line)))
+		return strings.Contains(string(line), `"id":7`)
+	})
+	go func() {
+		io.WriteString(w, "banner\n"+taken+"\n"+left+"\n"+note+"\n")
+		w.Close()
+	}()
+	var read []string
+	for {
+		msg, err := conn.Read(t.Context())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
+			read = append(read, "response "+fmt.Sprint(m.ID.Raw()))
+		case *jsonrpc.Request:
+			read = append(read, m.Method)
+		}
+	}
+	// Read returned EOF after the read loop saw every line: seen is final.
+	if diff := cmp.Diff([]string{taken, left, note}, seen); diff != "" {
+		t.Errorf("the tap saw (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"response 8", "notifications/message"}, read); diff != "" {
+		t.Errorf("Read returned (-want +got):\n%s", diff)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,6 +83,18 @@ type LineConn interface {
 	Queued() bool
 }
 
+// A LineTapper is a LineConn that can show each line to a tap as soon as
+// it is read, on the goroutine that reads the process's stdout, before the
+// line is queued for Read (NextLine). A line the tap takes (it returns
+// true) is not queued: the gateway hands the response to one of its own
+// calls to the waiting call there, without a second goroutine between.
+// The tap sees lines in order, only those NextLine would return (valid
+// JSON opening an object or array), and must not keep a line it does not
+// take nor block.
+type LineTapper interface {
+	SetLineTap(tap func(line []byte) bool)
+}
+
 type readResult struct {
 	line []byte
 	msg  jsonrpc.Message
@@ -102,15 +115,29 @@ type stdioConn struct {
 
 	lr    *lineReader       // read by readLoop; DecodeLine uses its onJunk
 	queue []jsonrpc.Message // rest of a batch; only the reading goroutine touches it
+
+	tap atomic.Pointer[func([]byte) bool] // SetLineTap's; nil: every line goes to Read
 }
 
-var _ LineConn = (*stdioConn)(nil)
+var (
+	_ LineConn   = (*stdioConn)(nil)
+	_ LineTapper = (*stdioConn)(nil)
+)
+
+// SetLineTap sets the tap that sees each line first (see LineTapper);
+// lines read before it is set go to Read.
+func (c *stdioConn) SetLineTap(tap func(line []byte) bool) { c.tap.Store(&tap) }
 
 // readLoop reads stdout until it ends or the connection closes. Reading in
 // its own goroutine lets Read honour its context and Close.
 func (c *stdioConn) readLoop() {
 	for {
 		line, msg, err := c.lr.next()
+		if line != nil && err == nil {
+			if tap := c.tap.Load(); tap != nil && (*tap)(line) {
+				continue
+			}
+		}
 		select {
 		case c.incoming <- readResult{line: line, msg: msg, err: err}:
 		case <-c.closed:

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,9 +21,11 @@ import (
 //
 //	callBackend ──line "sbf-7" (WriteLine, serialized with the go-sdk's writes)──▶ server
 //	                                                                                │
-//	backendConn.Read: a response with id "sbf-7" goes to the waiting call ◀─────────┘
-//	                  (result or error as the server's bytes); every other
-//	                  message goes on to the go-sdk, as before
+//	tapLine, on the supervisor's reader of stdout: a response with id "sbf-7" ◀─────┘
+//	     goes to the waiting call (result or error as the server's bytes)
+//	backendConn.Read: the same for a call with a progress token (its response
+//	     must follow the notifications read before it, see drain); every other
+//	     message goes on to the go-sdk, as before
 //
 // The go-sdk keeps the handshake, pings, notifications (progress among them:
 // the gateway's progress routing passes them on) and the server's requests
@@ -44,10 +47,15 @@ type backendCalls struct {
 
 // A backendCall waits for the server's response to one call.
 type backendCall struct {
-	done   chan struct{} // closed once one of the fields below is set
-	result json.RawMessage
-	rpcErr *jsonrpc.Error
-	err    error // the connection ended
+	// ordered: the response must reach the call after every message the
+	// server sent before it has been read (the call has a progress token:
+	// drain counts its notifications as Read reads them), so it is taken
+	// in Read; else it is taken as soon as the line is read (tapLine).
+	ordered bool
+	done    chan struct{} // closed once one of the fields below is set
+	result  json.RawMessage
+	rpcErr  *jsonrpc.Error
+	err     error // the connection ended
 }
 
 func (bc *backendCalls) add(id string, call *backendCall) error {
@@ -64,11 +72,15 @@ func (bc *backendCalls) add(id string, call *backendCall) error {
 	return nil
 }
 
-// take removes and returns the call of id, if it still waits.
-func (bc *backendCalls) take(id string) *backendCall {
+// take removes and returns the call of id, if it still waits; tapped,
+// only if it is not ordered.
+func (bc *backendCalls) take(id string, tapped bool) *backendCall {
 	bc.mu.Lock()
 	defer bc.mu.Unlock()
 	call := bc.calls[id]
+	if call != nil && tapped && call.ordered {
+		return nil
+	}
 	if call != nil {
 		delete(bc.calls, id)
 		bc.n.Add(-1)
@@ -94,8 +106,9 @@ func (bc *backendCalls) fail(err error) {
 
 // deliverLine hands a line the server sent to the call it answers, and
 // reports whether it did; a line that is no response to one of the
-// gateway's calls is left for the go-sdk.
-func (bc *backendCalls) deliverLine(line []byte) bool {
+// gateway's calls is left for the go-sdk. tapped: the line has just been
+// read (tapLine), and an ordered call's response is left for Read.
+func (bc *backendCalls) deliverLine(line []byte, tapped bool) bool {
 	if bc.n.Load() == 0 {
 		return false
 	}
@@ -103,7 +116,7 @@ func (bc *backendCalls) deliverLine(line []byte) bool {
 	if !ok {
 		return false
 	}
-	call := bc.take(id)
+	call := bc.take(id, tapped)
 	if call == nil {
 		return false
 	}
@@ -126,7 +139,7 @@ func (bc *backendCalls) deliverMessage(m *jsonrpc.Response) bool {
 	if !ok || len(id) <= len(fastIDPrefix) || id[:len(fastIDPrefix)] != fastIDPrefix {
 		return false
 	}
-	call := bc.take(id)
+	call := bc.take(id, false)
 	if call == nil {
 		return false
 	}
@@ -191,8 +204,9 @@ func (c *backendConn) writeLine(ctx context.Context, data []byte) error {
 // the wire) as the gateway's own call on c, and returns the server's result
 // as its bytes, or the error it answered with (a *jsonrpc.Error). When ctx
 // ends first, the call is forgotten and the server told with
-// notifications/cancelled.
-func (g *Gateway) callBackend(ctx context.Context, c *backendConn, method string, params []byte) (json.RawMessage, error) {
+// notifications/cancelled. ordered: the call has a progress token (see
+// backendCall.ordered).
+func (g *Gateway) callBackend(ctx context.Context, c *backendConn, method string, params []byte, ordered bool) (json.RawMessage, error) {
 	n := g.fast.nextID.Add(1)
 	var idBuf [24]byte
 	id := string(strconv.AppendUint(append(idBuf[:0], fastIDPrefix...), n, 36))
@@ -205,12 +219,12 @@ func (g *Gateway) callBackend(ctx context.Context, c *backendConn, method string
 	line = append(line, params...)
 	line = append(line, "}\n"...)
 
-	call := &backendCall{done: make(chan struct{})}
+	call := &backendCall{ordered: ordered, done: make(chan struct{})}
 	if err := c.calls.add(id, call); err != nil {
 		return nil, err
 	}
 	if err := c.writeLine(ctx, line); err != nil {
-		c.calls.take(id)
+		c.calls.take(id, false)
 		return nil, fmt.Errorf("writing the call to the server: %w", err)
 	}
 	select {
@@ -223,7 +237,7 @@ func (g *Gateway) callBackend(ctx context.Context, c *backendConn, method string
 		}
 		return call.result, nil
 	case <-ctx.Done():
-		if c.calls.take(id) != nil {
+		if c.calls.take(id, false) != nil {
 			// As the go-sdk's client does for a call its caller gave up.
 			note, _ := json.Marshal(&mcp.CancelledParams{RequestID: id, Reason: ctx.Err().Error()})
 			cancelled := make([]byte, 0, len(note)+64)
@@ -236,6 +250,14 @@ func (g *Gateway) callBackend(ctx context.Context, c *backendConn, method string
 		}
 		return nil, ctx.Err()
 	}
+}
+
+// tapLine takes, on the goroutine that reads the server's stdout, a line
+// that answers one of the gateway's calls that is not ordered: the call
+// gets its response without the go-sdk's reader in between (see
+// supervisor.LineTapper). Every other line goes on to Read.
+func (c *backendConn) tapLine(line []byte) bool {
+	return c.calls.deliverLine(bytes.TrimLeft(line, " \t"), true)
 }
 
 // A connProbe finds the backendConn under a client session: the first
@@ -312,7 +334,7 @@ func viaBackend[P any, R any](g *Gateway, method string, sdk func(*mcp.ClientSes
 		if err != nil {
 			return zero, fmt.Errorf("encoding %s params: %w", method, err)
 		}
-		raw, err := g.callBackend(ctx, c, method, body)
+		raw, err := g.callBackend(ctx, c, method, body, true)
 		if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok {
 			return zero, fmt.Errorf("calling %q: %w", method, rpcErr) // as the go-sdk client says it
 		}

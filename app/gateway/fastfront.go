@@ -522,7 +522,7 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 			if err != nil {
 				return err
 			}
-			raw, err = g.callBackend(ctx, c, "tools/call", body)
+			raw, err = g.callBackend(ctx, c, "tools/call", body, req.Params.GetProgressToken() != nil)
 			if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok {
 				return fmt.Errorf("calling %q: %w", "tools/call", rpcErr) // as the go-sdk client says it
 			}

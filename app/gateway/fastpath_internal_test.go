@@ -47,16 +47,29 @@ func TestBackendCallsDeliver(t *testing.T) {
 	if err := bc.add("sbf-b", b); err != nil {
 		t.Fatal(err)
 	}
-	if !bc.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-a","result":{"ok":true}}`)) {
+	if !bc.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-a","result":{"ok":true}}`), true) {
 		t.Fatal("the response to sbf-a was not taken")
 	}
 	<-a.done
 	if string(a.result) != `{"ok":true}` {
 		t.Errorf("sbf-a got %s", a.result)
 	}
-	if bc.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-a","result":{}}`)) {
+	if bc.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-a","result":{}}`), false) {
 		t.Error("a second response to sbf-a was taken")
 	}
+	// A call with a progress token (ordered) is left by the tap, for Read:
+	// its response must come after the notifications read before it.
+	o := &backendCall{ordered: true, done: make(chan struct{})}
+	if err := bc.add("sbf-o", o); err != nil {
+		t.Fatal(err)
+	}
+	if bc.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-o","result":{}}`), true) {
+		t.Error("the tap took the response to an ordered call")
+	}
+	if !bc.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-o","result":{}}`), false) {
+		t.Error("Read did not take the response to an ordered call")
+	}
+	<-o.done
 	bc.fail(errConnClosed)
 	<-b.done
 	if b.err != errConnClosed {
@@ -136,14 +149,14 @@ func TestCallBackend(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		raw, err := g.callBackend(t.Context(), c, "tools/call", []byte(`{"name":"echo"}`))
+		raw, err := g.callBackend(t.Context(), c, "tools/call", []byte(`{"name":"echo"}`), false)
 		done <- outcome{raw, err}
 	}()
 	sent := <-lines.lines
 	if sent != `{"jsonrpc":"2.0","id":"sbf-1","method":"tools/call","params":{"name":"echo"}}`+"\n" {
 		t.Fatalf("sent %q", sent)
 	}
-	if !c.calls.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-1","result":{"content":[]}}`)) {
+	if !c.calls.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-1","result":{"content":[]}}`), true) {
 		t.Fatal("the response was not taken")
 	}
 	if o := <-done; o.err != nil || string(o.raw) != `{"content":[]}` {
@@ -152,7 +165,7 @@ func TestCallBackend(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
-		raw, err := g.callBackend(ctx, c, "tools/call", []byte(`{"name":"hang"}`))
+		raw, err := g.callBackend(ctx, c, "tools/call", []byte(`{"name":"hang"}`), false)
 		done <- outcome{raw, err}
 	}()
 	<-lines.lines
@@ -163,7 +176,7 @@ func TestCallBackend(t *testing.T) {
 	if note := <-lines.lines; note != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"context canceled","requestId":"sbf-2"}}`+"\n" {
 		t.Errorf("after the cancellation the server got %q", note)
 	}
-	if c.calls.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-2","result":{}}`)) {
+	if c.calls.deliverLine([]byte(`{"jsonrpc":"2.0","id":"sbf-2","result":{}}`), true) {
 		t.Error("a late response to a cancelled call was taken")
 	}
 }

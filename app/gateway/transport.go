@@ -41,7 +41,11 @@ func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	}
 	lines, _ := c.(supervisor.LineConn)
 	t.g.fast.wrapped.Store(true)
-	return &backendConn{Connection: c, lines: lines, g: t.g, captures: map[jsonrpc.ID]*rawCapture{}}, nil
+	bc := &backendConn{Connection: c, lines: lines, g: t.g, captures: map[jsonrpc.ID]*rawCapture{}}
+	if tapper, ok := c.(supervisor.LineTapper); ok && lines != nil {
+		tapper.SetLineTap(bc.tapLine)
+	}
+	return bc, nil
 }
 
 // A backendConn is the connection to one backend process.
@@ -125,7 +129,7 @@ func (c *backendConn) read(ctx context.Context) (jsonrpc.Message, error) {
 			return msg, nil
 		}
 		line = bytes.TrimLeft(line, " \t")
-		if c.calls.deliverLine(line) {
+		if c.calls.deliverLine(line, false) {
 			continue // the answer to one of the gateway's own calls
 		}
 		if len(line) >= spliceMin && line[0] == '{' {
