@@ -21,10 +21,16 @@ import (
 	"github.com/switchboardhq/switchboard/app/secrets"
 )
 
-const (
-	testGateway = "http://127.0.0.1:7391/mcp"
-	testBinary  = "/opt/switchboard/bin/switchboard"
-)
+const testGateway = "http://127.0.0.1:7391/mcp"
+
+// testBinary is the switchboard binary the clients are told to launch. It
+// is absolute on every OS, as Claude Desktop's entry must be.
+var testBinary = func() string {
+	if runtime.GOOS == "windows" {
+		return `C:\Program Files\Switchboard\switchboard.exe`
+	}
+	return "/opt/switchboard/bin/switchboard"
+}()
 
 // clientsEnv is a testEnv whose client configs live in a temporary home,
 // with a file-backed secret store.
