@@ -63,13 +63,19 @@ func (s *Server) readStartAtLogin(st *wire.Settings) error {
 // mode holds for the sessions opened from then on).
 func (s *Server) putSettings(r *http.Request) (wire.Settings, error) {
 	// Retention, shadowing the embedded one, tells whether the body has
-	// it: a PUT of one setting ({"toolSearch": true}) keeps the history's
-	// bounds as they are rather than restoring the defaults.
+	// it, and which bounds: a PUT of one setting ({"toolSearch": true}) or
+	// one bound keeps the others as they are rather than restoring the
+	// defaults. A field the settings do not have is refused: a misspelt
+	// one ({"retention": {"days": 7}}) would otherwise change nothing, or
+	// the bounds it sits next to, and answer 200.
 	var body struct {
 		wire.Settings
-		Retention *wire.Retention `json:"retention"`
+		Retention *struct {
+			MaxAge   *wire.Duration `json:"maxAge"`
+			MaxBytes *int64         `json:"maxBytes"`
+		} `json:"retention"`
 	}
-	if err := decodeBody(r, &body); err != nil {
+	if err := decodeStrictBody(r, &body); err != nil {
 		return wire.Settings{}, err
 	}
 	in := body.Settings
@@ -93,9 +99,13 @@ func (s *Server) putSettings(r *http.Request) (wire.Settings, error) {
 			keep = !*in.RedactValues
 		}
 		c.History.KeepSecretValues = keep
-		if body.Retention != nil {
-			c.History.MaxAge = config.Duration{Duration: body.Retention.MaxAge.Duration}
-			c.History.MaxBytes = body.Retention.MaxBytes
+		if rt := body.Retention; rt != nil {
+			if rt.MaxAge != nil {
+				c.History.MaxAge = config.Duration{Duration: rt.MaxAge.Duration}
+			}
+			if rt.MaxBytes != nil {
+				c.History.MaxBytes = *rt.MaxBytes
+			}
 		}
 		if in.SessionTimeout != nil {
 			c.SessionTimeout = config.Duration{Duration: in.SessionTimeout.Duration}

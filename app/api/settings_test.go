@@ -232,3 +232,63 @@ func TestSettingsToolSearch(t *testing.T) {
 		t.Errorf("config.json after turning it off (want no toolSearch, maxAge 48h kept):\n%s", data)
 	}
 }
+
+// TestSettingsPutKeepsWhatItLeavesOut: a PUT naming a field the settings do
+// not have (a typo: "days", "tool_search") is refused with the field named,
+// and changes nothing; a retention naming one bound keeps the other, as a
+// setting a PUT leaves out keeps its value (a misspelt bound used to put
+// both back to the defaults, and the next retention pass pruned the
+// history to them).
+func TestSettingsPutKeepsWhatItLeavesOut(t *testing.T) {
+	e := newEnv(t)
+	put := func(body string) (int, string) {
+		t.Helper()
+		resp := e.request(t, http.MethodPut, "/api/v1/settings", body, nil)
+		defer resp.Body.Close()
+		var er wire.ErrorResponse
+		_ = json.NewDecoder(resp.Body).Decode(&er)
+		return resp.StatusCode, er.Error
+	}
+	if code, msg := put(`{"retention":{"maxAge":"2160h","maxBytes":268435456}}`); code != 200 {
+		t.Fatalf("PUT 90 days, 256 MiB: %d %s", code, msg)
+	}
+	want := config.History{MaxAge: config.Duration{Duration: 2160 * time.Hour}, MaxBytes: 256 << 20}
+	for body, field := range map[string]string{
+		`{"retention":{"days":7}}`:                    `"days"`,
+		`{"retention":{"maxAge":"24h","days":7}}`:     `"days"`,
+		`{"tool_search":true}`:                        `"tool_search"`,
+		`{"redactValues":false,"retentionDays":3}`:    `"retentionDays"`,
+		`{"retention":{"maxAge":"1h"},"bogus":null}`:  `"bogus"`,
+		`{"sessionTimeout":"5m","retention":{"x":1}}`: `"x"`,
+	} {
+		code, msg := put(body)
+		if code != http.StatusBadRequest || !strings.Contains(msg, field) {
+			t.Errorf("PUT %s: %d %q, want 400 naming %s", body, code, msg, field)
+		}
+		if c := e.cfg.Current(); c.History != want || c.SessionTimeout.Duration != 0 {
+			t.Fatalf("PUT %s changed the settings: history %+v, session timeout %s", body, c.History, c.SessionTimeout)
+		}
+	}
+	// One bound keeps the other.
+	if code, msg := put(`{"retention":{"maxAge":"48h"}}`); code != 200 {
+		t.Fatalf("PUT maxAge: %d %s", code, msg)
+	}
+	want.MaxAge.Duration = 48 * time.Hour
+	if h := e.cfg.Current().History; h != want {
+		t.Errorf("after a PUT of maxAge alone: %+v, want %+v", h, want)
+	}
+	if code, msg := put(`{"retention":{"maxBytes":134217728}}`); code != 200 {
+		t.Fatalf("PUT maxBytes: %d %s", code, msg)
+	}
+	want.MaxBytes = 128 << 20
+	if h := e.cfg.Current().History; h != want {
+		t.Errorf("after a PUT of maxBytes alone: %+v, want %+v", h, want)
+	}
+	// An empty retention changes nothing; a zero bound is the default.
+	if code, _ := put(`{"retention":{}}`); code != 200 || e.cfg.Current().History != want {
+		t.Errorf("after a PUT of an empty retention: %d %+v, want %+v", code, e.cfg.Current().History, want)
+	}
+	if code, _ := put(`{"retention":{"maxAge":"0s"}}`); code != 200 || e.cfg.Current().History.MaxAge.Duration != 0 {
+		t.Errorf("after a PUT of maxAge 0: %d %+v, want the default (0)", code, e.cfg.Current().History)
+	}
+}
