@@ -142,8 +142,15 @@ func (s *Server) withTokenState(v wire.ClientView, st clients.Status, co Clients
 			continue
 		}
 		v.Connected, v.TokenRevoked = false, true
+		// The profile went with the token: the entry still names it, and
+		// connecting again without it would point the client at /mcp.
+		again := st.Client.ID
+		if t.Profile != "" {
+			v.Profile = t.Profile
+			again += " --profile " + t.Profile
+		}
 		v.Warning = fmt.Sprintf("its Switchboard entry %s carries a token that was revoked (or is unknown to this Switchboard): "+
-			"every request it makes is refused; connect it again to give it a new token (clients connect %s)", quote(t.Entry), st.Client.ID)
+			"every request it makes is refused; connect it again to give it a new token (clients connect %s)", quote(t.Entry), again)
 		return v
 	}
 	return v

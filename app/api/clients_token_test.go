@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/app/api/wire"
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
 // A client whose Switchboard entry carries a revoked token (or one this
@@ -95,6 +97,72 @@ func TestRevokedTokenClientNeedsReconnect(t *testing.T) {
 			e.write(t, "cursor", `{"mcpServers": {"switchboard": {"url": "`+testGateway+`", "headers": {"Authorization": "`+tt.header+`"}}}}`)
 			if v := view(t, "cursor"); v.Connected != tt.connected || v.TokenRevoked == tt.connected {
 				t.Errorf("connected %v, tokenRevoked %v (%q), want connected %v", v.Connected, v.TokenRevoked, v.Warning, tt.connected)
+			}
+		})
+	}
+}
+
+// A client connected to a profile whose token is revoked still reaches for
+// that profile's endpoint (its entry's /mcp/p/<profile>, or the bridge's
+// --profile): the view keeps the profile and the warning says to connect it
+// again to it, so that following it (or the dashboard's Reconnect, which
+// offers the client's profile) does not point the client at /mcp, every
+// server's tools, instead. Connecting it so binds the new token again.
+func TestRevokedTokenClientKeepsItsProfile(t *testing.T) {
+	e := newClientsEnv(t)
+	ctx := t.Context()
+	if _, err := e.cfg.Update(ctx, func(c *config.Config) error {
+		c.Profiles = map[string]config.Profile{"coding": {Servers: []string{"fs"}}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	view := func(t *testing.T, id string) wire.ClientView {
+		t.Helper()
+		list, err := e.client.Clients(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(list, func(v wire.ClientView) bool { return v.ID == id })
+		if i < 0 {
+			t.Fatalf("%s is not in the list", id)
+		}
+		return list[i]
+	}
+	connect := func(t *testing.T, id, profile string) wire.ClientApplied {
+		t.Helper()
+		change := wire.ClientChange{Action: "connect", Profile: profile}
+		plan, err := e.client.PlanClient(ctx, id, change)
+		if err != nil {
+			t.Fatal(err)
+		}
+		change.Hash = plan.Hash
+		v, err := e.client.ApplyClient(ctx, id, change)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, id := range []string{"cursor", "claude-desktop"} {
+		t.Run(id, func(t *testing.T) {
+			e.write(t, id, "{}\n")
+			if v := connect(t, id, "coding"); !v.Connected || v.Profile != "coding" {
+				t.Fatalf("after connect to coding: %+v", v.ClientView)
+			}
+			if _, err := e.client.RevokeTokens(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			v := view(t, id)
+			if !v.TokenRevoked || v.Profile != "coding" || !strings.Contains(v.Warning, "clients connect "+id+" --profile coding") {
+				t.Errorf("after its token was revoked: tokenRevoked %v, profile %q, warning %q; want profile coding and a warning that says to connect it again to it",
+					v.TokenRevoked, v.Profile, v.Warning)
+			}
+			if v := connect(t, id, v.Profile); !v.Connected || v.TokenRevoked || v.Profile != "coding" {
+				t.Errorf("after connecting again to its profile: %+v", v.ClientView)
+			}
+			toks := e.tokens.List()
+			if i := slices.IndexFunc(toks, func(t tokens.Token) bool { return t.Label == id }); i < 0 || toks[i].Profile != "coding" {
+				t.Errorf("tokens after connecting again: %+v", toks)
 			}
 		})
 	}

@@ -190,7 +190,9 @@ func (s *Server) bindClient(c clients.Client, profile string) error {
 // withToolCount adds to v the client's profile, how many tools its endpoint
 // lists, its known limit, and a warning when it sees more than that.
 func (s *Server) withToolCount(v wire.ClientView, c clients.Client) wire.ClientView {
-	v.Profile = s.clientProfile(c.ID)
+	if p := s.clientProfile(c.ID); p != "" {
+		v.Profile = p // else the one its entry names, if its token was revoked (withTokenState)
+	}
 	v.ToolLimit, v.ToolLimitSource = c.ToolLimit, c.ToolLimitSource
 	if !v.Connected {
 		return v

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,6 +144,10 @@ type EntryToken struct {
 	// directory it names (connect --home DIR), "" for the default one.
 	Bridge bool
 	Home   string
+	// Profile is the profile whose endpoint the entry reaches (its URL's
+	// /mcp/p/<profile>, the bridge's --profile), "" for another: what
+	// connecting it again should keep once its token is revoked.
+	Profile string
 }
 
 // entryToken returns the token e carries, if any.
@@ -155,10 +160,21 @@ func entryToken(e Entry, binary string) (EntryToken, bool) {
 				t.Home = e.Args[i+1]
 			} else if h, ok := strings.CutPrefix(a, "--home="); ok {
 				t.Home = h
+			} else if a == "--profile" && i+1 < len(e.Args) {
+				t.Profile = e.Args[i+1]
+			} else if p, ok := strings.CutPrefix(a, "--profile="); ok {
+				t.Profile = p
 			}
 		}
 		t.Secret = e.Env[TokenEnv]
 		return t, t.Secret != ""
+	}
+	if u, err := url.Parse(e.URL); err == nil {
+		for _, endpoint := range []string{"/mcp/p/", "/sse/p/"} {
+			if _, p, ok := strings.Cut(strings.TrimSuffix(u.Path, "/"), endpoint); ok && p != "" && !strings.Contains(p, "/") {
+				t.Profile = p
+			}
+		}
 	}
 	for k, v := range e.Headers {
 		if strings.EqualFold(k, "Authorization") {
