@@ -607,6 +607,12 @@ func maskDiff(diff string, entries []Entry) string {
 				if v == "" || v == Masked || !IsSecret(k, v) {
 					continue
 				}
+				// An Authorization header keeps its scheme ("Bearer
+				// ********"), as the token written in its place shows.
+				if scheme, cred, ok := strings.Cut(v, " "); ok && len(cred) >= 8 && isAuthScheme(scheme) &&
+					(strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "Proxy-Authorization")) {
+					v = cred
+				}
 				secrets = append(secrets, secret{k, v})
 				// As JSON (and TOML) spell it, when it has characters
 				// that are escaped there.
@@ -640,6 +646,20 @@ func maskDiff(diff string, entries []Entry) string {
 		lines[i] = redact.Values(l)
 	}
 	return strings.Join(lines, "")
+}
+
+// isAuthScheme tells whether s is an HTTP authentication scheme's name
+// (Bearer, Basic, Token): letters only.
+func isAuthScheme(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // maskAfterName masks value where it directly follows name and a separator

@@ -599,3 +599,35 @@ func TestDuplicateKeys(t *testing.T) {
 		})
 	}
 }
+
+// Connecting again with a new token (the old one revoked) shows the
+// Authorization header's old and new values masked alike: "Bearer
+// ********" on both sides, not a whole value masked on one and the token
+// on the other, which read as if the scheme was added.
+func TestReconnectDiffMasksBothTokensAlike(t *testing.T) {
+	const newToken = "sb_NEWNEWNEWNEWNEWNEWNEWNEWNEWNEWNEWNEWNEWNEW"
+	for _, id := range []string{"cursor", "codex"} {
+		t.Run(id, func(t *testing.T) {
+			c := mustClient(t, id)
+			env, ed := testEnv(t), testEditor(t)
+			apply(t, ed, c, env, Connect{URL: testURL, Token: testToken})
+			p, err := ed.Plan(c, env, Connect{URL: testURL, Token: newToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var removed, added []string
+			for _, l := range strings.Split(p.Diff, "\n") {
+				switch {
+				case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"):
+					removed = append(removed, l[1:])
+				case strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"):
+					added = append(added, l[1:])
+				}
+			}
+			if strings.Contains(p.Diff, testToken) || strings.Contains(p.Diff, newToken) ||
+				len(removed) != 1 || len(added) != 1 || removed[0] != added[0] || !strings.Contains(added[0], "Bearer "+Masked) {
+				t.Errorf("the diff of a new token, want the one header line, masked alike on both sides (Bearer %s):\n%s", Masked, p.Diff)
+			}
+		})
+	}
+}
