@@ -194,6 +194,31 @@ func TestProfilesEndToEnd(t *testing.T) {
 	}
 	desktop.Close()
 
+	// Its token revoked, Claude Desktop still names the profile: the list
+	// and its hint keep it, and following the hint binds the new token to
+	// it again (not /mcp, every server's tools).
+	if code, out, errOut := cli(t, home, "tokens", "revoke", "claude-desktop"); code != exitOK {
+		t.Fatalf("tokens revoke claude-desktop: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, home, "clients")
+	var row string
+	for l := range strings.Lines(out) {
+		if strings.HasPrefix(l, "claude-desktop ") {
+			row = l
+		}
+	}
+	if code != exitOK || !strings.Contains(row, "token revoked: reconnect") || !strings.Contains(row, " coding ") ||
+		!strings.Contains(out, "(clients connect claude-desktop --profile coding)") {
+		t.Errorf("clients after revoking claude-desktop's token: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, home, "clients", "connect", "claude-desktop", "--profile", "coding")
+	if code != exitOK || !strings.Contains(out, "claude-desktop: connected") || !strings.Contains(out, "bound to profile coding") {
+		t.Errorf("connecting claude-desktop again as the hint says: %d\n%s%s", code, out, errOut)
+	}
+	if v := clientView(t, d, "claude-desktop"); !v.Connected || v.Profile != "coding" {
+		t.Errorf("Claude Desktop's view after connecting again: %+v", v)
+	}
+
 	// Live: the profile gains beta (every tool of it); the open session
 	// sees the new list.
 	setProfiles(t, home, map[string]any{
