@@ -62,6 +62,38 @@ describe('Clients', () => {
     expect(posts).toEqual([{ url: '/api/v1/clients/cursor/plan', body: { action: 'connect' } }]);
   });
 
+  it('reconnects a client whose token is revoked to the profile its entry names', async () => {
+    // The API names the profile of the revoked client's entry (/mcp/p/coding).
+    const onProfile: ClientView = { ...revoked, profile: 'coding', warning: revoked.warning!.replace('(clients connect cursor)', '(clients connect cursor --profile coding)') };
+    onProfile.servers = [{ ...revoked.servers[0], URL: 'http://127.0.0.1:7391/mcp/p/coding' }];
+    const coding: ProfileView = { name: 'coding', endpoint: '/mcp/p/coding', servers: ['fs'], toolCount: 3 };
+    const posts: { url: string; body: unknown }[] = [];
+    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+      if (init.method === 'POST') {
+        posts.push({ url, body: JSON.parse(String(init.body)) });
+        const plan: ClientPlan = { client: 'cursor', path: revoked.path!, hash: 'h1', diff: '', changed: true };
+        return new Response(JSON.stringify(plan), { status: 200 });
+      }
+      if (url === '/api/v1/clients') return new Response(JSON.stringify([onProfile]), { status: 200 });
+      if (url === '/api/v1/profiles') return new Response(JSON.stringify([coding]), { status: 200 });
+      return new Response('[]', { status: 200 });
+    });
+    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    cmp = mount(Clients, { target, context: appContext(createAppContext(stream)) });
+    await flush();
+    flushSync();
+
+    const card = target.querySelector('[data-client="cursor"]')!;
+    expect(card.querySelector<HTMLSelectElement>('select.profile-choice')!.value).toBe('coding');
+    const reconnect = [...card.querySelectorAll<HTMLButtonElement>('.actions button')].find((b) => b.textContent!.trim() === 'Reconnect…')!;
+    reconnect.click();
+    await flush();
+    flushSync();
+    expect(posts).toEqual([{ url: '/api/v1/clients/cursor/plan', body: { action: 'connect', profile: 'coding' } }]);
+  });
+
   it("names the tools a client's profile has that its servers do not offer", async () => {
     const connected: ClientView = { id: 'cursor', name: 'Cursor', path: '/home/u/.cursor/mcp.json', installed: true, connected: true, profile: 'coding', tools: 1, servers: [] };
     const coding: ProfileView = { name: 'coding', endpoint: '/mcp/p/coding', servers: ['fs'], tools: { fs: ['read_file', 'typo_tool'] }, toolCount: 1, missingTools: { fs: ['typo_tool'] } };
