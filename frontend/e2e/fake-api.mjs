@@ -388,8 +388,9 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
     if (p === '/settings' && m === 'GET') return json(res, 200, st.settings);
     if (p === '/settings' && m === 'PUT') {
       const b = await body(req);
-      if (b?.retention?.maxAge && !/^\d+h$/.test(b.retention.maxAge)) return json(res, 400, { error: `invalid retention.maxAge "${b.retention.maxAge}"` });
-      st.settings = b;
+      if (b?.retention?.maxAge && !/^\d+h$|^0s$/.test(b.retention.maxAge)) return json(res, 400, { error: `invalid retention.maxAge "${b.retention.maxAge}"` });
+      // As the daemon: a setting the PUT leaves out keeps its value.
+      st.settings = { ...st.settings, ...b, retention: { ...st.settings.retention, ...b?.retention } };
       return json(res, 200, st.settings);
     }
     return json(res, 404, { error: `no such endpoint: ${m} ${url.pathname}` });

@@ -15,14 +15,14 @@ afterEach(() => {
 });
 
 describe('Settings', () => {
-  it('turns tool search on with the settings it read, and says what it does', async () => {
+  it('turns tool search on, sending that setting alone, and says what it does', async () => {
     let current: SettingsT = { retention: { maxAge: '168h', maxBytes: 268435456 }, sessionTimeout: '30m', redactValues: true, toolSearch: false };
     const puts: unknown[] = [];
     vi.stubGlobal('fetch', async (url: string, init?: RequestInit) => {
       if (url === '/api/v1/settings' && init?.method === 'PUT') {
         const body = JSON.parse(String(init.body));
         puts.push(body);
-        current = body;
+        current = { ...current, ...body }; // a setting the PUT leaves out keeps its value
         return new Response(JSON.stringify(current), { status: 200 });
       }
       if (url === '/api/v1/settings') return new Response(JSON.stringify(current), { status: 200 });
@@ -45,8 +45,43 @@ describe('Settings', () => {
     box.click();
     await flush();
     flushSync();
-    expect(puts).toEqual([{ retention: { maxAge: '168h', maxBytes: 268435456 }, sessionTimeout: '30m', redactValues: true, toolSearch: true }]);
+    // The other settings are not sent back as the page read them: a hand
+    // edit of config.json since (retention, say) would be undone.
+    expect(puts).toEqual([{ toolSearch: true }]);
     expect(target.querySelector<HTMLInputElement>('[data-tool-search] input[type=checkbox]')!.checked).toBe(true);
+  });
+
+  it('saves retention alone, an emptied box as the default (0), and shows the defaults as placeholders', async () => {
+    const current: SettingsT = { retention: { maxAge: '168h', maxBytes: 268435456 }, sessionTimeout: '30m', redactValues: true, toolSearch: true };
+    const puts: unknown[] = [];
+    vi.stubGlobal('fetch', async (url: string, init?: RequestInit) => {
+      if (url === '/api/v1/settings' && init?.method === 'PUT') {
+        puts.push(JSON.parse(String(init.body)));
+        return new Response(JSON.stringify(current), { status: 200 });
+      }
+      if (url === '/api/v1/settings') return new Response(JSON.stringify(current), { status: 200 });
+      return new Response(url === '/api/v1/tokens' ? '[]' : '{}', { status: 200 });
+    });
+    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
+    const target = document.createElement('div');
+    document.body.appendChild(target);
+    cmp = mount(Settings, { target, context: appContext(createAppContext(stream)) });
+    await flush();
+    flushSync();
+
+    const [days, mb] = [...target.querySelectorAll<HTMLInputElement>('form input.num')];
+    expect([days.value, mb.value]).toEqual(['7', '256']);
+    // The daemon's defaults: 30 days (720h), 1 GiB.
+    expect([days.placeholder, mb.placeholder]).toEqual(['30', '1024']);
+    days.value = '';
+    days.dispatchEvent(new Event('input', { bubbles: true }));
+    mb.value = '100';
+    mb.dispatchEvent(new Event('input', { bubbles: true }));
+    flushSync();
+    target.querySelector<HTMLFormElement>('form')!.requestSubmit();
+    await flush();
+    flushSync();
+    expect(puts).toEqual([{ retention: { maxAge: '0s', maxBytes: 104857600 } }]);
   });
 
   it('leaves the box out for a daemon that does not have the setting', async () => {
