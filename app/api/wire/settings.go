@@ -26,7 +26,9 @@ type Settings struct {
 }
 
 // Retention is how much call history is kept. GET answers the bounds in
-// force (defaults filled in); a PUT with 0 restores a default.
+// force (defaults filled in); a PUT with 0 restores a default, and one
+// without a bound (or without retention) leaves it as it is. A PUT naming
+// a field the settings do not have is refused.
 type Retention struct {
 	MaxAge   Duration `json:"maxAge"`
 	MaxBytes int64    `json:"maxBytes"`
