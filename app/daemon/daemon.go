@@ -223,9 +223,10 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer index.Close()
-	// A profile's tools that a server does not offer are logged once its
-	// tools are known (set before any server runs, in d.apply).
-	profiled := &profileTools{log: log}
+	// What a profile names that its endpoint leaves out is logged when new;
+	// a server's tools once they are known (set before any server runs,
+	// in d.apply).
+	profiled := &profileWarnings{log: log}
 	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
 		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
@@ -272,7 +273,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileTools: profiled}
+	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled}
 	d.apply(ctx)
 
 	started := time.Now()
@@ -384,8 +385,9 @@ type daemon struct {
 	hist    *history.Store
 	// approvals forgets the tools of a server removed from the config.
 	approvals *toolApprovals
-	// profileTools warns of a profile's tools its server does not offer.
-	profileTools *profileTools
+	// profileWarnings warns of a profile's servers that are not installed
+	// and tools its server does not offer.
+	profileWarnings *profileWarnings
 
 	applyMu sync.Mutex     // one Apply at a time, always of the latest config
 	applied *config.Config // the config last applied; nil before the first
@@ -413,14 +415,8 @@ func (d *daemon) apply(ctx context.Context) {
 	}
 	d.gw.Sync(GatewayConfigs(cfg))
 	d.gw.SetProfiles(ProfileConfigs(cfg))
-	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
-		if _, missing, _ := cfg.ProfileServers(name); len(missing) > 0 {
-			d.log.Warn("a profile names servers that are not installed or not enabled; its endpoint leaves them out",
-				"profile", name, "servers", missing)
-		}
-	}
-	if d.profileTools != nil {
-		d.profileTools.applied(cfg)
+	if d.profileWarnings != nil {
+		d.profileWarnings.applied(cfg)
 	}
 	// A server that runs another program now (an update, a new command
 	// line) may offer other tools: listed again, so that new or changed

@@ -86,12 +86,15 @@ func TestToolSearchSettingThroughTheAPI(t *testing.T) {
 
 // TestProfileMissingToolsEndToEnd: a profile that limits a server to a
 // tool the server does not offer says so through the API and the CLI once
-// the server is listed, and the daemon logs it once per config change.
+// the server is listed. The daemon logs it, and a server the profile names
+// that is not installed, when the finding is new: not again at a settings
+// change (every PUT /api/v1/settings applies the config), again once a
+// profile edit changes it.
 func TestProfileMissingToolsEndToEnd(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "alpha")
 	setProfiles(t, home, map[string]any{
-		"coding": map[string]any{"servers": []string{"alpha"}, "tools": map[string]any{"alpha": []string{"echo", "typo_tool"}}},
+		"coding": map[string]any{"servers": []string{"alpha", "not-installed"}, "tools": map[string]any{"alpha": []string{"echo", "typo_tool"}}},
 	})
 	d := startDaemon(t, home)
 	d.waitRunning(t, "alpha")
@@ -103,19 +106,42 @@ func TestProfileMissingToolsEndToEnd(t *testing.T) {
 		return err == nil && len(list) == 1 && slices.Equal(list[0].MissingTools["alpha"], []string{"typo_tool"}) && len(list[0].MissingTools) == 1
 	})
 	code, out, errOut := cli(t, home, "profiles")
-	if code != exitOK || !strings.Contains(out, `alpha (server "alpha" offers no tool "typo_tool")`) {
+	if code != exitOK || !strings.Contains(out, `alpha (not installed or disabled: not-installed) (server "alpha" offers no tool "typo_tool")`) {
 		t.Errorf("profiles: %d\n%s%s", code, out, errOut)
 	}
 	testutil.Eventually(t, 10*time.Second, "the daemon's warning", func() bool {
 		return strings.Contains(d.out.String(), warning)
 	})
-	if n := strings.Count(d.out.String(), warning); n != 1 || !strings.Contains(d.out.String(), "tools=[typo_tool]") {
-		t.Errorf("%d warnings, want 1 naming typo_tool:\n%s", n, d.out.String())
+	const serversWarning = "a profile names servers that are not installed or not enabled"
+	counts := func(step string, tools int) {
+		t.Helper()
+		logged := d.out.String()
+		if n, m := strings.Count(logged, warning), strings.Count(logged, serversWarning); n != tools || m != 1 {
+			t.Errorf("%s: %d tools and %d servers warnings, want %d and 1:\n%s", step, n, m, tools, logged)
+		}
 	}
+	counts("alpha listed", 1)
+	if logged := d.out.String(); !strings.Contains(logged, "tools=[typo_tool]") || !strings.Contains(logged, "servers=[not-installed]") {
+		t.Errorf("the warnings name neither typo_tool nor not-installed:\n%s", logged)
+	}
+	// Settings changes apply the config before the PUT answers: nothing
+	// the profile names changed, nothing is logged again.
+	for _, on := range []bool{true, false} {
+		st, err := d.client.Settings(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.ToolSearch = &on
+		if _, err := d.client.UpdateSettings(ctx, st); err != nil {
+			t.Fatalf("setting toolSearch %v: %v", on, err)
+		}
+	}
+	counts("two settings changes", 1)
 
-	// The typo fixed, another made: the new config is judged afresh.
+	// The typo fixed, another made: a new finding, logged; the missing
+	// server is not news.
 	setProfiles(t, home, map[string]any{
-		"coding": map[string]any{"servers": []string{"alpha"}, "tools": map[string]any{"alpha": []string{"echo", "sleeep"}}},
+		"coding": map[string]any{"servers": []string{"alpha", "not-installed"}, "tools": map[string]any{"alpha": []string{"echo", "sleeep"}}},
 	})
 	testutil.Eventually(t, 20*time.Second, "sleeep in the profile's missingTools", func() bool {
 		list, err := d.client.Profiles(ctx)
@@ -124,9 +150,7 @@ func TestProfileMissingToolsEndToEnd(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, "the daemon's warning for the new config", func() bool {
 		return strings.Contains(d.out.String(), "tools=[sleeep]")
 	})
-	if n := strings.Count(d.out.String(), warning); n != 2 {
-		t.Errorf("%d warnings after one config change, want 2:\n%s", n, d.out.String())
-	}
+	counts("a profile edit", 2)
 	code, out, _ = cli(t, home, "profiles")
 	if code != exitOK || strings.Contains(out, "typo_tool") || !strings.Contains(out, `(server "alpha" offers no tool "sleeep")`) {
 		t.Errorf("profiles after the fix:\n%s", out)
