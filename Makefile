@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
 .PHONY: all build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test fuzz \
-	test-windows dist dist-test clean bench-gateway
+	test-windows dist dist-test clean bench-gateway screenshots
 
 # The official TypeScript SDK client, server-everything and the official
 # MCP conformance suite, for the gateway's independent-client tests and its
@@ -103,6 +103,14 @@ test: fmt-check vet node-deps frontend frontend-test
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 20m -skip '^TestDashboardInChromium$$' ./...
 	SWITCHBOARD_FASTPATH=0 SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 10m ./app/gateway/
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 10m -run '^TestDashboardInChromium$$' ./app/e2e/
+
+# The README's screenshots (docs/screenshots): the dashboard walk in
+# Chromium and the window's and tray's tests under Xvfb, told to leave their
+# screenshots there (make test leaves them in temporary directories, so a
+# test run changes nothing in the tree). Commit what changed.
+screenshots: node-deps frontend
+	SWITCHBOARD_SCREENSHOTS=$(CURDIR)/docs/screenshots SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -count=1 -timeout 10m \
+		-run '^(TestDashboardInChromium|TestWindowUnderXvfb|TestTrayUnderXvfb)$$' ./app/e2e/ ./app/window/ ./app/tray/
 
 # The gateway benchmark of issue 18 (docs/benchmarks.md): the floor (raw
 # stdio), the gateway with its fast path on and off, and with history off,

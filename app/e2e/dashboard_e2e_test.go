@@ -12,14 +12,11 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/guitest"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/frontend"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
-
-// screenshotsDir is where the dashboard walk leaves its screenshots; the
-// README links them.
-const screenshotsDir = "../../docs/screenshots" // from app/e2e, where go test runs
 
 // TestDashboardInChromium walks the real dashboard, served by a real daemon,
 // in Debian's Chromium (playwright-core, frontend/e2e/walk.mjs): sign in
@@ -91,6 +88,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	// The walk's own screenshots (NN-name.png) are replaced; the window's
 	// and the tray's, taken by their tests, stay.
+	screenshotsDir := guitest.ScreenshotsDir(t)
 	old, _ := filepath.Glob(filepath.Join(screenshotsDir, "[0-9][0-9]-*.png"))
 	for _, f := range old {
 		if err := os.Remove(f); err != nil {
