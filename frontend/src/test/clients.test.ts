@@ -1,10 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { flushSync, mount, unmount } from 'svelte';
+import { flushSync } from 'svelte';
 import Clients from '../pages/Clients.svelte';
-import { appContext, createAppContext } from '../lib/app';
-import { EventStream } from '../lib/events';
 import type { ClientPlan, ClientView, ProfileView } from '../lib/types';
-import { FakeEventSource, flush } from './fakes';
+import { renderPage, settle, unmountAll } from './mount';
 
 const revoked: ClientView = {
   id: 'cursor',
@@ -17,13 +15,7 @@ const revoked: ClientView = {
   warning: 'its Switchboard entry "switchboard" carries a token that was revoked (or is unknown to this Switchboard): every request it makes is refused; connect it again to give it a new token (clients connect cursor)',
 };
 
-let cmp: ReturnType<typeof mount> | null = null;
-afterEach(() => {
-  if (cmp) unmount(cmp);
-  cmp = null;
-  document.body.innerHTML = '';
-  vi.unstubAllGlobals();
-});
+afterEach(unmountAll);
 
 describe('Clients', () => {
   it('shows a client whose token is revoked as needing a reconnect, and reconnects it with a connect plan', async () => {
@@ -37,12 +29,7 @@ describe('Clients', () => {
       if (url === '/api/v1/clients') return new Response(JSON.stringify([revoked]), { status: 200 });
       return new Response('[]', { status: 200 });
     });
-    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
-    const target = document.createElement('div');
-    document.body.appendChild(target);
-    cmp = mount(Clients, { target, context: appContext(createAppContext(stream)) });
-    await flush();
-    flushSync();
+    const target = await renderPage(Clients);
 
     const card = target.querySelector('[data-client="cursor"]')!;
     const pill = card.querySelector('.pill')!;
@@ -57,8 +44,7 @@ describe('Clients', () => {
     expect(reconnect.classList.contains('primary')).toBe(true);
 
     reconnect.click();
-    await flush();
-    flushSync();
+    await settle();
     expect(posts).toEqual([{ url: '/api/v1/clients/cursor/plan', body: { action: 'connect' } }]);
   });
 
@@ -78,19 +64,13 @@ describe('Clients', () => {
       if (url === '/api/v1/profiles') return new Response(JSON.stringify([coding]), { status: 200 });
       return new Response('[]', { status: 200 });
     });
-    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
-    const target = document.createElement('div');
-    document.body.appendChild(target);
-    cmp = mount(Clients, { target, context: appContext(createAppContext(stream)) });
-    await flush();
-    flushSync();
+    const target = await renderPage(Clients);
 
     const card = target.querySelector('[data-client="cursor"]')!;
     expect(card.querySelector<HTMLSelectElement>('select.profile-choice')!.value).toBe('coding');
     const reconnect = [...card.querySelectorAll<HTMLButtonElement>('.actions button')].find((b) => b.textContent!.trim() === 'Reconnect…')!;
     reconnect.click();
-    await flush();
-    flushSync();
+    await settle();
     expect(posts).toEqual([{ url: '/api/v1/clients/cursor/plan', body: { action: 'connect', profile: 'coding' } }]);
   });
 
@@ -103,12 +83,7 @@ describe('Clients', () => {
       if (url === '/api/v1/profiles') return new Response(JSON.stringify([coding, plain]), { status: 200 });
       return new Response('[]', { status: 200 });
     });
-    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
-    const target = document.createElement('div');
-    document.body.appendChild(target);
-    cmp = mount(Clients, { target, context: appContext(createAppContext(stream)) });
-    await flush();
-    flushSync();
+    const target = await renderPage(Clients);
 
     const card = target.querySelector('[data-client="cursor"]')!;
     expect(card.querySelector('.missing-tools')!.textContent).toContain('server fs offers no tool typo_tool');

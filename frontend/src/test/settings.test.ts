@@ -1,18 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { flushSync, mount, unmount } from 'svelte';
+import { flushSync } from 'svelte';
 import Settings from '../pages/Settings.svelte';
-import { appContext, createAppContext } from '../lib/app';
-import { EventStream } from '../lib/events';
 import type { Settings as SettingsT } from '../lib/types';
-import { FakeEventSource, flush } from './fakes';
+import { renderPage, settle, unmountAll } from './mount';
 
-let cmp: ReturnType<typeof mount> | null = null;
-afterEach(() => {
-  if (cmp) unmount(cmp);
-  cmp = null;
-  document.body.innerHTML = '';
-  vi.unstubAllGlobals();
-});
+afterEach(unmountAll);
 
 describe('Settings', () => {
   it('turns tool search on, sending that setting alone, and says what it does', async () => {
@@ -29,12 +21,7 @@ describe('Settings', () => {
       if (url === '/api/v1/tokens') return new Response('[]', { status: 200 });
       return new Response('{}', { status: 200 });
     });
-    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
-    const target = document.createElement('div');
-    document.body.appendChild(target);
-    cmp = mount(Settings, { target, context: appContext(createAppContext(stream)) });
-    await flush();
-    flushSync();
+    const target = await renderPage(Settings);
 
     const card = target.querySelector('[data-tool-search]')!;
     expect(card.textContent).toContain('search_tools and call_tool');
@@ -43,8 +30,7 @@ describe('Settings', () => {
     expect(box.checked).toBe(false);
 
     box.click();
-    await flush();
-    flushSync();
+    await settle();
     // The other settings are not sent back as the page read them: a hand
     // edit of config.json since (retention, say) would be undone.
     expect(puts).toEqual([{ toolSearch: true }]);
@@ -62,12 +48,7 @@ describe('Settings', () => {
       if (url === '/api/v1/settings') return new Response(JSON.stringify(current), { status: 200 });
       return new Response(url === '/api/v1/tokens' ? '[]' : '{}', { status: 200 });
     });
-    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
-    const target = document.createElement('div');
-    document.body.appendChild(target);
-    cmp = mount(Settings, { target, context: appContext(createAppContext(stream)) });
-    await flush();
-    flushSync();
+    const target = await renderPage(Settings);
 
     const [days, mb] = [...target.querySelectorAll<HTMLInputElement>('form input.num')];
     expect([days.value, mb.value]).toEqual(['7', '256']);
@@ -79,8 +60,7 @@ describe('Settings', () => {
     mb.dispatchEvent(new Event('input', { bubbles: true }));
     flushSync();
     target.querySelector<HTMLFormElement>('form')!.requestSubmit();
-    await flush();
-    flushSync();
+    await settle();
     expect(puts).toEqual([{ retention: { maxAge: '0s', maxBytes: 104857600 } }]);
   });
 
@@ -89,12 +69,7 @@ describe('Settings', () => {
       if (url === '/api/v1/settings') return new Response(JSON.stringify({ retention: {}, redactValues: true }), { status: 200 });
       return new Response(url === '/api/v1/tokens' ? '[]' : '{}', { status: 200 });
     });
-    const stream = new EventStream({ factory: (u) => new FakeEventSource(u) });
-    const target = document.createElement('div');
-    document.body.appendChild(target);
-    cmp = mount(Settings, { target, context: appContext(createAppContext(stream)) });
-    await flush();
-    flushSync();
+    const target = await renderPage(Settings);
     expect(target.textContent).toContain('History retention');
     expect(target.querySelector('[data-tool-search]')).toBeNull();
   });
