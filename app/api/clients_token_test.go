@@ -21,36 +21,10 @@ func TestRevokedTokenClientNeedsReconnect(t *testing.T) {
 	e := newClientsEnv(t)
 	ctx := t.Context()
 	secretIn := regexp.MustCompile(`sb_[A-Za-z0-9_-]{43}`)
-	view := func(t *testing.T, id string) wire.ClientView {
-		t.Helper()
-		list, err := e.client.Clients(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		i := slices.IndexFunc(list, func(v wire.ClientView) bool { return v.ID == id })
-		if i < 0 {
-			t.Fatalf("%s is not in the list", id)
-		}
-		return list[i]
-	}
-	connect := func(t *testing.T, id string) wire.ClientApplied {
-		t.Helper()
-		change := wire.ClientChange{Action: "connect"}
-		plan, err := e.client.PlanClient(ctx, id, change)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change.Hash = plan.Hash
-		v, err := e.client.ApplyClient(ctx, id, change)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
 	for _, id := range []string{"cursor", "claude-desktop"} {
 		t.Run(id, func(t *testing.T) {
 			path := e.write(t, id, "{}\n")
-			if v := connect(t, id); !v.Connected || v.TokenRevoked {
+			if v := e.connect(t, id, ""); !v.Connected || v.TokenRevoked {
 				t.Fatalf("after connect: %+v", v)
 			}
 			data, _ := os.ReadFile(path)
@@ -62,14 +36,14 @@ func TestRevokedTokenClientNeedsReconnect(t *testing.T) {
 			if _, err := e.client.RevokeTokens(ctx, id); err != nil {
 				t.Fatal(err)
 			}
-			v := view(t, id)
+			v := e.view(t, id)
 			if v.Connected || !v.TokenRevoked || !strings.Contains(v.Warning, "revoked") ||
 				!strings.Contains(v.Warning, "clients connect "+id) {
 				t.Errorf("after its token was revoked: connected %v, tokenRevoked %v, warning %q; want not connected, tokenRevoked, a warning that says to connect it again",
 					v.Connected, v.TokenRevoked, v.Warning)
 			}
 
-			if v := connect(t, id); !v.Connected || v.TokenRevoked || v.Warning != "" {
+			if v := e.connect(t, id, ""); !v.Connected || v.TokenRevoked || v.Warning != "" {
 				t.Errorf("after connecting again: %+v", v)
 			}
 			data, _ = os.ReadFile(path)
@@ -77,7 +51,7 @@ func TestRevokedTokenClientNeedsReconnect(t *testing.T) {
 			if _, ok := e.tokens.Known(second); second == "" || second == first || !ok {
 				t.Errorf("connecting again did not write a new token in force:\n%s", data)
 			}
-			if v := view(t, id); !v.Connected || v.TokenRevoked {
+			if v := e.view(t, id); !v.Connected || v.TokenRevoked {
 				t.Errorf("listed after connecting again: %+v", v)
 			}
 		})
@@ -95,7 +69,7 @@ func TestRevokedTokenClientNeedsReconnect(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e.write(t, "cursor", `{"mcpServers": {"switchboard": {"url": "`+testGateway+`", "headers": {"Authorization": "`+tt.header+`"}}}}`)
-			if v := view(t, "cursor"); v.Connected != tt.connected || v.TokenRevoked == tt.connected {
+			if v := e.view(t, "cursor"); v.Connected != tt.connected || v.TokenRevoked == tt.connected {
 				t.Errorf("connected %v, tokenRevoked %v (%q), want connected %v", v.Connected, v.TokenRevoked, v.Warning, tt.connected)
 			}
 		})
@@ -117,47 +91,21 @@ func TestRevokedTokenClientKeepsItsProfile(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	view := func(t *testing.T, id string) wire.ClientView {
-		t.Helper()
-		list, err := e.client.Clients(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		i := slices.IndexFunc(list, func(v wire.ClientView) bool { return v.ID == id })
-		if i < 0 {
-			t.Fatalf("%s is not in the list", id)
-		}
-		return list[i]
-	}
-	connect := func(t *testing.T, id, profile string) wire.ClientApplied {
-		t.Helper()
-		change := wire.ClientChange{Action: "connect", Profile: profile}
-		plan, err := e.client.PlanClient(ctx, id, change)
-		if err != nil {
-			t.Fatal(err)
-		}
-		change.Hash = plan.Hash
-		v, err := e.client.ApplyClient(ctx, id, change)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
 	for _, id := range []string{"cursor", "claude-desktop"} {
 		t.Run(id, func(t *testing.T) {
 			e.write(t, id, "{}\n")
-			if v := connect(t, id, "coding"); !v.Connected || v.Profile != "coding" {
+			if v := e.connect(t, id, "coding"); !v.Connected || v.Profile != "coding" {
 				t.Fatalf("after connect to coding: %+v", v.ClientView)
 			}
 			if _, err := e.client.RevokeTokens(ctx, id); err != nil {
 				t.Fatal(err)
 			}
-			v := view(t, id)
+			v := e.view(t, id)
 			if !v.TokenRevoked || v.Profile != "coding" || !strings.Contains(v.Warning, "clients connect "+id+" --profile coding") {
 				t.Errorf("after its token was revoked: tokenRevoked %v, profile %q, warning %q; want profile coding and a warning that says to connect it again to it",
 					v.TokenRevoked, v.Profile, v.Warning)
 			}
-			if v := connect(t, id, v.Profile); !v.Connected || v.TokenRevoked || v.Profile != "coding" {
+			if v := e.connect(t, id, v.Profile); !v.Connected || v.TokenRevoked || v.Profile != "coding" {
 				t.Errorf("after connecting again to its profile: %+v", v.ClientView)
 			}
 			toks := e.tokens.List()
@@ -166,4 +114,35 @@ func TestRevokedTokenClientKeepsItsProfile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// view is client id as GET /api/v1/clients shows it.
+func (e *clientsEnv) view(t *testing.T, id string) wire.ClientView {
+	t.Helper()
+	list, err := e.client.Clients(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(list, func(v wire.ClientView) bool { return v.ID == id })
+	if i < 0 {
+		t.Fatalf("%s is not in the list", id)
+	}
+	return list[i]
+}
+
+// connect connects client id (to profile, if not empty) as the dashboard
+// does: the plan, then the change with the plan's hash.
+func (e *clientsEnv) connect(t *testing.T, id, profile string) wire.ClientApplied {
+	t.Helper()
+	change := wire.ClientChange{Action: "connect", Profile: profile}
+	plan, err := e.client.PlanClient(t.Context(), id, change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change.Hash = plan.Hash
+	v, err := e.client.ApplyClient(t.Context(), id, change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
