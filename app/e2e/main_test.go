@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -305,11 +306,19 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // mcpSession connects a go-sdk client to the daemon's endpoint path.
 func mcpSession(t *testing.T, d *daemonProc, path string) *mcp.ClientSession {
 	t.Helper()
+	return mcpSessionAs(t, d, path, "crash-test", "")
+}
+
+// mcpSessionAs connects a go-sdk client named client to the daemon's
+// endpoint path, speaking protocol version era ("": the client's default).
+func mcpSessionAs(t *testing.T, d *daemonProc, path, client, era string) *mcp.ClientSession {
+	t.Helper()
 	transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + path,
 		HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "crash-test", Version: "7"}, nil).Connect(t.Context(), transport, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "7"}, nil).Connect(t.Context(), transport,
+		&mcp.ClientSessionOptions{ProtocolVersion: era})
 	if err != nil {
-		t.Fatalf("connecting to %s: %v", path, err)
+		t.Fatalf("connecting to %s (%s): %v", path, cmp.Or(era, "default protocol"), err)
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs

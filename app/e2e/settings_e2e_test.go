@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,18 +27,7 @@ func TestToolSearchSettingThroughTheAPI(t *testing.T) {
 	d.waitRunning(t, "alpha")
 	ctx := t.Context()
 	const sessionEra, statelessEra = "2025-11-25", "2026-07-28"
-	connect := func(era string) *mcp.ClientSession {
-		t.Helper()
-		transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp",
-			HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "settings-test", Version: "1"}, nil).Connect(ctx, transport,
-			&mcp.ClientSessionOptions{ProtocolVersion: era})
-		if err != nil {
-			t.Fatalf("connecting (%s): %v", era, err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
+	connect := func(era string) *mcp.ClientSession { return mcpSessionAs(t, d, "/mcp", "settings-test", era) }
 
 	st, err := d.client.Settings(ctx)
 	if err != nil || st.ToolSearch == nil || *st.ToolSearch {

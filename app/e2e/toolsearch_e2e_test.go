@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -26,17 +25,7 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 	d := startDaemon(t, home)
 	d.waitRunning(t, "alpha")
 
-	connect := func() *mcp.ClientSession {
-		t.Helper()
-		transport := &mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp",
-			HTTPClient: &http.Client{Transport: bearerTransport(d.client.Token)}}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor", Version: "1"}, nil).Connect(t.Context(), transport, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
+	connect := func() *mcp.ClientSession { return mcpSessionAs(t, d, "/mcp", "cursor", "") }
 	textOf := func(res *mcp.CallToolResult) string {
 		var b strings.Builder
 		for _, c := range res.Content {
