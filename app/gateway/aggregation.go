@@ -20,19 +20,19 @@ import (
 
 // A registration is one item a front should offer: its "kind:name" key
 // (kind tool, prompt, resource or template), the value whose JSON tells
-// whether it changed, and how to register it.
+// whether it changed, and how to register it on a front.
 type registration struct {
 	key   string
 	value any
-	add   func()
+	add   func(front *mcp.Server)
 }
 
 // registeredDiff is what a front must change to offer a list of
 // registrations.
 type registeredDiff struct {
-	registered map[string][]byte // what the front has afterwards, as JSON by key
-	gone       []string          // keys to remove
-	adds       []func()          // registrations new or changed, in the order wanted
+	registered map[string][]byte   // what the front has afterwards, as JSON by key
+	gone       []string            // keys to remove
+	adds       []func(*mcp.Server) // registrations new or changed, in the order wanted
 }
 
 // diffRegistered compares the registrations want with what a front has
@@ -58,7 +58,7 @@ func diffRegistered(registered map[string][]byte, want []registration) registere
 func (d registeredDiff) apply(s *mcp.Server) {
 	removeRegistered(s, d.gone)
 	for _, add := range d.adds {
-		add()
+		add(s)
 	}
 }
 
@@ -118,12 +118,17 @@ type aggregateState struct {
 	templates map[string]string // URI template → server
 
 	registered map[string][]byte // as backend.registered
-	collisions []Collision
+	// searchRegistered is what the search front has registered: the
+	// same prompts, resources and templates, none of the tools (it
+	// offers search_tools and call_tool instead).
+	searchRegistered map[string][]byte
+	collisions       []Collision
 }
 
 func newAggregateState() aggregateState {
 	return aggregateState{tools: map[string]exposed{}, prompts: map[string]exposed{},
-		resources: map[string]string{}, templates: map[string]string{}, registered: map[string][]byte{}}
+		resources: map[string]string{}, templates: map[string]string{}, registered: map[string][]byte{},
+		searchRegistered: map[string][]byte{}}
 }
 
 // An assignment is what the aggregated endpoints can offer: every
@@ -204,11 +209,12 @@ func (g *Gateway) rebuildAggregates() {
 
 // rebuild makes a's endpoint offer what its set lets through of asg: tools
 // and prompts under their /mcp names, resources and templates under their
-// own URIs (the first of a's servers in name order wins a duplicate).
-// g.aggMu is held.
+// own URIs (the first of a's servers in name order wins a duplicate). Its
+// search front offers the same prompts, resources and templates: search
+// mode changes the tool list only. g.aggMu is held.
 func (g *Gateway) rebuild(a *aggregate, asg assignment) {
 	g.mu.Lock()
-	set, old := a.set, a.state.registered
+	set, old, oldSearch := a.set, a.state.registered, a.state.searchRegistered
 	g.mu.Unlock()
 
 	next := newAggregateState()
@@ -221,38 +227,45 @@ func (g *Gateway) rebuild(a *aggregate, asg assignment) {
 		next.tools[e.Name] = e
 		t := asg.toolOf[e.Server][e.Original]
 		want = append(want, registration{"tool:" + e.Name, owned[*mcp.Tool]{t, e.Server},
-			func() { addTool(g, a.front, t, e.Name, e.Server) }})
+			func(s *mcp.Server) { addTool(g, s, t, e.Name, e.Server) }})
 	}
 	for _, e := range asg.prompts {
 		if !set.shows(e.Server) {
 			continue
 		}
 		next.prompts[e.Name] = e
-		want = append(want, registration{"prompt:" + e.Name, owned[*mcp.Prompt]{asg.promptOf[e.Server][e.Original], e.Server}, func() {
+		want = append(want, registration{"prompt:" + e.Name, owned[*mcp.Prompt]{asg.promptOf[e.Server][e.Original], e.Server}, func(s *mcp.Server) {
 			p := *asg.promptOf[e.Server][e.Original]
 			p.Name = e.Name
-			a.front.AddPrompt(&p, g.promptHandler(e.Server, e.Original))
+			s.AddPrompt(&p, g.promptHandler(e.Server, e.Original))
 		}})
 	}
 	for _, r := range asg.resources {
 		if set.shows(r.Server) && claimFirst(next.resources, r.Item.URI, r.Server) {
 			want = append(want, registration{"resource:" + r.Item.URI, r,
-				func() { a.front.AddResource(r.Item, g.resourceHandler(r.Server)) }})
+				func(s *mcp.Server) { s.AddResource(r.Item, g.resourceHandler(r.Server)) }})
 		}
 	}
 	for _, t := range asg.templates {
 		if set.shows(t.Server) && claimFirst(next.templates, t.Item.URITemplate, t.Server) {
 			want = append(want, registration{"template:" + t.Item.URITemplate, t,
-				func() { a.front.AddResourceTemplate(t.Item, g.resourceHandler(t.Server)) }})
+				func(s *mcp.Server) { s.AddResourceTemplate(t.Item, g.resourceHandler(t.Server)) }})
 		}
 	}
 
-	d := diffRegistered(old, want)
-	next.registered = d.registered
+	var searchWant []registration
+	for _, r := range want {
+		if !strings.HasPrefix(r.key, "tool:") {
+			searchWant = append(searchWant, r)
+		}
+	}
+	d, sd := diffRegistered(old, want), diffRegistered(oldSearch, searchWant)
+	next.registered, next.searchRegistered = d.registered, sd.registered
 	g.mu.Lock()
 	a.state = next
 	g.mu.Unlock()
 	d.apply(a.front)
+	sd.apply(a.search)
 }
 
 // owned is an item of an aggregated endpoint with the server it goes to,

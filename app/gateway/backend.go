@@ -257,16 +257,16 @@ func (b *backend) install() {
 	cfg, f := b.visible()
 	var want []registration
 	for _, t := range f.tools {
-		want = append(want, registration{"tool:" + t.Name, t, func() { addTool(b.g, b.front, t, t.Name, cfg.Name) }})
+		want = append(want, registration{"tool:" + t.Name, t, func(s *mcp.Server) { addTool(b.g, s, t, t.Name, cfg.Name) }})
 	}
 	for _, p := range f.prompts {
-		want = append(want, registration{"prompt:" + p.Name, p, func() { b.front.AddPrompt(p, b.g.promptHandler(cfg.Name, p.Name)) }})
+		want = append(want, registration{"prompt:" + p.Name, p, func(s *mcp.Server) { s.AddPrompt(p, b.g.promptHandler(cfg.Name, p.Name)) }})
 	}
 	for _, r := range f.resources {
-		want = append(want, registration{"resource:" + r.URI, r, func() { b.front.AddResource(r, b.g.resourceHandler(cfg.Name)) }})
+		want = append(want, registration{"resource:" + r.URI, r, func(s *mcp.Server) { s.AddResource(r, b.g.resourceHandler(cfg.Name)) }})
 	}
 	for _, t := range f.templates {
-		want = append(want, registration{"template:" + t.URITemplate, t, func() { b.front.AddResourceTemplate(t, b.g.resourceHandler(cfg.Name)) }})
+		want = append(want, registration{"template:" + t.URITemplate, t, func(s *mcp.Server) { s.AddResourceTemplate(t, b.g.resourceHandler(cfg.Name)) }})
 	}
 	b.mu.Lock()
 	d := diffRegistered(b.registered, want)

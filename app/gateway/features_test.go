@@ -27,69 +27,77 @@ func TestPromptsResourcesAndCompletion(t *testing.T) {
 			cs := f.connect(t, "/mcp", era, nil)
 			f.waitTools(t, cs, "alpha__echo", "beta__echo")
 
-			prompts, err := cs.ListPrompts(t.Context(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, p := range prompts.Prompts {
-				names = append(names, p.Name)
-			}
-			for _, want := range []string{"alpha__greet", "beta__greet", "alpha__summarize"} {
-				if !slices.Contains(names, want) {
-					t.Errorf("prompts %v lack %s", names, want)
-				}
-			}
-			got, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "beta__greet", Arguments: map[string]string{"name": "Ada"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc, ok := got.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Hello, Ada!" {
-				t.Errorf("beta__greet = %+v", got.Messages[0].Content)
-			}
-
-			// Both servers offer test://static/hello: the first by name wins.
-			read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static/hello"})
-			if err != nil || read.Contents[0].Text != "hello from alpha" {
-				t.Errorf("read hello: %v %+v", err, read)
-			}
-			read, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://items/7"})
-			if err != nil || read.Contents[0].Text != "item 7" {
-				t.Errorf("read through a template: %v %+v", err, read)
-			}
-			templates, err := cs.ListResourceTemplates(t.Context(), nil)
-			if err != nil || len(templates.ResourceTemplates) != 1 {
-				t.Errorf("templates: %v %+v", err, templates)
-			}
-
-			comp, err := cs.Complete(t.Context(), &mcp.CompleteParams{
-				Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "alpha__greet"},
-				Argument: mcp.CompleteParamsArgument{Name: "name", Value: "al"},
-			})
-			if err != nil || !slices.Equal(comp.Completion.Values, []string{"alice", "albert"}) {
-				t.Errorf("complete a prompt argument: %v %+v", err, comp)
-			}
-			comp, err = cs.Complete(t.Context(), &mcp.CompleteParams{
-				Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "test://items/{id}"},
-				Argument: mcp.CompleteParamsArgument{Name: "id", Value: "1"},
-			})
-			if err != nil || !slices.Equal(comp.Completion.Values, []string{"1", "10"}) {
-				t.Errorf("complete a template variable: %v %+v", err, comp)
-			}
-			if err := cs.Ping(t.Context(), nil); err != nil && era != "2026-07-28" {
-				t.Errorf("ping: %v", err)
-			}
+			checkAggregatedFeatures(t, cs, era)
 
 			one := f.connect(t, "/mcp/beta", era, nil)
-			got, err = one.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Bo"}})
+			got, err := one.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Bo"}})
 			if err != nil || got.Messages[0].Content.(*mcp.TextContent).Text != "Hello, Bo!" {
 				t.Errorf("greet on /mcp/beta: %v %+v", err, got)
 			}
-			read, err = one.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static/hello"})
+			read, err := one.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static/hello"})
 			if err != nil || read.Contents[0].Text != "hello from beta" {
 				t.Errorf("read on /mcp/beta: %v %+v", err, read)
 			}
 		})
+	}
+}
+
+// checkAggregatedFeatures checks what an aggregated endpoint over alpha
+// and beta offers besides tools: prefixed prompts, resources by URI (and
+// through a template), completion, ping.
+func checkAggregatedFeatures(t *testing.T, cs *mcp.ClientSession, era string) {
+	t.Helper()
+	prompts, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range prompts.Prompts {
+		names = append(names, p.Name)
+	}
+	for _, want := range []string{"alpha__greet", "beta__greet", "alpha__summarize"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("prompts %v lack %s", names, want)
+		}
+	}
+	got, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "beta__greet", Arguments: map[string]string{"name": "Ada"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := got.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Hello, Ada!" {
+		t.Errorf("beta__greet = %+v", got.Messages[0].Content)
+	}
+
+	// Both servers offer test://static/hello: the first by name wins.
+	read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static/hello"})
+	if err != nil || read.Contents[0].Text != "hello from alpha" {
+		t.Errorf("read hello: %v %+v", err, read)
+	}
+	read, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://items/7"})
+	if err != nil || read.Contents[0].Text != "item 7" {
+		t.Errorf("read through a template: %v %+v", err, read)
+	}
+	templates, err := cs.ListResourceTemplates(t.Context(), nil)
+	if err != nil || len(templates.ResourceTemplates) != 1 {
+		t.Errorf("templates: %v %+v", err, templates)
+	}
+
+	comp, err := cs.Complete(t.Context(), &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "alpha__greet"},
+		Argument: mcp.CompleteParamsArgument{Name: "name", Value: "al"},
+	})
+	if err != nil || !slices.Equal(comp.Completion.Values, []string{"alice", "albert"}) {
+		t.Errorf("complete a prompt argument: %v %+v", err, comp)
+	}
+	comp, err = cs.Complete(t.Context(), &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "test://items/{id}"},
+		Argument: mcp.CompleteParamsArgument{Name: "id", Value: "1"},
+	})
+	if err != nil || !slices.Equal(comp.Completion.Values, []string{"1", "10"}) {
+		t.Errorf("complete a template variable: %v %+v", err, comp)
+	}
+	if err := cs.Ping(t.Context(), nil); err != nil && era != "2026-07-28" {
+		t.Errorf("ping: %v", err)
 	}
 }
 

@@ -452,3 +452,88 @@ func TestSearchModeHeldTool(t *testing.T) {
 		t.Errorf("%d refusals of alpha__echo recorded under alpha, want 2 (direct and call_tool)", refused)
 	}
 }
+
+// TestSearchModeKeepsPromptsAndResources: search mode changes the tool
+// list only. /mcp and a profile in search mode offer the prompts,
+// resources, templates, completion and subscriptions they offer out of
+// it, in every era, and tell their clients when the prompts change.
+func TestSearchModeKeepsPromptsAndResources(t *testing.T) {
+	alpha, beta := gateway.ServerConfig{Name: "alpha"}, gateway.ServerConfig{Name: "beta"}
+	f := newSearchFixture(t, alpha, beta)
+	f.gw.SetProfiles([]gateway.ProfileConfig{{Name: "both", Servers: []string{"alpha", "beta"}, ToolSearch: true}})
+	type watcher struct {
+		cs      *mcp.ClientSession
+		prompts chan struct{}
+	}
+	var watchers []watcher
+	for _, path := range []string{"/mcp", "/mcp/p/both"} {
+		for _, era := range eras {
+			t.Run(strings.TrimPrefix(path, "/")+"/"+era, func(t *testing.T) {
+				updates := make(chan string, 10)
+				cs := f.connect(t, path, era, &mcp.ClientOptions{
+					ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+				})
+				if names := testutil.ToolNames(t, cs); !slices.Equal(names, []string{gateway.CallToolName, gateway.SearchToolsName}) {
+					t.Fatalf("%s in search mode lists %v; want exactly call_tool and search_tools", path, names)
+				}
+				checkAggregatedFeatures(t, cs, era)
+				resources, err := cs.ListResources(t.Context(), nil)
+				if err != nil || !slices.ContainsFunc(resources.Resources, func(r *mcp.Resource) bool { return r.URI == "test://static/hello" }) {
+					t.Errorf("resources/list: %v %+v; want test://static/hello", err, resources)
+				}
+
+				const uri = "test://static/hello"
+				if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+					t.Fatalf("subscribe: %v", err)
+				}
+				testutil.Eventually(t, 10*time.Second, "the server to know of the subscription", func() bool {
+					res, err := viaCallTool(cs, t.Context(), "alpha__touch", map[string]any{"uri": uri}, nil)
+					if err != nil || res.IsError {
+						t.Fatalf("call_tool alpha__touch: %v %+v", err, res)
+					}
+					var out struct{ Subscribed bool }
+					data, _ := json.Marshal(res.StructuredContent)
+					_ = json.Unmarshal(data, &out)
+					return out.Subscribed
+				})
+				select {
+				case got := <-updates:
+					if got != uri {
+						t.Errorf("update for %q, want %q", got, uri)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("no update for %s", uri)
+				}
+				if err := cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
+					t.Errorf("unsubscribe: %v", err)
+				}
+			})
+			if era == "2025-03-26" {
+				continue // the features test watches list changes in the other two
+			}
+			w := watcher{prompts: make(chan struct{}, 10)}
+			w.cs = f.connect(t, path, era, &mcp.ClientOptions{
+				PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { w.prompts <- struct{}{} },
+			})
+			if _, err := w.cs.ListPrompts(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
+			watchers = append(watchers, w)
+		}
+	}
+
+	// beta leaves: its prompts go, and every search-mode client is told.
+	f.gw.Sync([]gateway.ServerConfig{alpha})
+	for _, w := range watchers {
+		select {
+		case <-w.prompts:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no prompts/list_changed reached a client in search mode when beta left")
+		}
+		prompts, err := w.cs.ListPrompts(t.Context(), nil)
+		if err != nil || slices.ContainsFunc(prompts.Prompts, func(p *mcp.Prompt) bool { return p.Name == "beta__greet" }) ||
+			!slices.ContainsFunc(prompts.Prompts, func(p *mcp.Prompt) bool { return p.Name == "alpha__greet" }) {
+			t.Errorf("prompts after beta left: %v %+v; want alpha__greet and not beta__greet", err, prompts)
+		}
+	}
+}
