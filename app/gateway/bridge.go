@@ -39,8 +39,9 @@ type BridgeOptions struct {
 }
 
 // ErrRefused is wrapped by the errors that retrying does not cure:
-// Switchboard refused the bridge's token (HTTP 401 or 403), or Locate
-// refused to give one (a label reserved for Switchboard's own programs).
+// Switchboard refused the bridge's token (HTTP 401 or 403), does not serve
+// the server or profile it bridges to (HTTP 404 naming it), or Locate
+// refused to give a token (a label reserved for Switchboard's own programs).
 // The bridge then answers its client's requests with the reason and
 // RunBridge returns it once the client leaves.
 var ErrRefused = errors.New("Switchboard refused the bridge")
@@ -397,18 +398,41 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	resp, err := b.next.RoundTrip(r)
-	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-		// The go-sdk's error names the status only: keep the daemon's reason.
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		resp.Body.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		reason := strings.TrimSpace(string(body))
+	if err != nil {
+		return resp, err
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+	default:
+		return resp, err
+	}
+	// The go-sdk's error names the status only: keep the daemon's reason.
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	reason := strings.TrimSpace(string(body))
+	if resp.StatusCode == http.StatusNotFound {
+		// Only the 404 of an endpoint the daemon does not serve (an
+		// unknown server or profile, see refuseUnknownEndpoint) is a
+		// refusal: a 404 of a session the daemon does not know (it
+		// restarted) means connecting again.
+		var e struct {
+			Error struct {
+				Message string            `json:"message"`
+				Data    map[string]string `json:"data"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(body, &e) != nil || (e.Error.Data["server"] == "" && e.Error.Data["profile"] == "") {
+			return resp, err
+		}
+		reason = e.Error.Message
+	} else {
 		var e struct{ Error string }
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
 			reason = e.Error
 		}
-		b.refused.set(fmt.Errorf("%w: %s answered %s: %s", ErrRefused, r.URL.Redacted(), resp.Status, reason))
 	}
+	b.refused.set(fmt.Errorf("%w: %s answered %s: %s", ErrRefused, r.URL.Redacted(), resp.Status, reason))
 	return resp, err
 }
 

@@ -204,7 +204,8 @@ func TestBridgeSendsNothingBeforeInitialize(t *testing.T) {
 }
 
 // TestBridgeRefusedTellsTheClient: a bridge whose token Switchboard refuses
-// (revoked), or that gets none (a reserved --client label), answers its
+// (revoked), that bridges to a server or profile Switchboard does not serve
+// (404), or that gets no token (a reserved --client label), answers its
 // client at once with an error naming the reason, instead of leaving its
 // requests unanswered, and returns the refusal when the client leaves (the
 // command exits non-zero). Clients of both eras: initialize, or
@@ -220,6 +221,12 @@ func TestBridgeRefusedTellsTheClient(t *testing.T) {
 		{"revoked token", func(context.Context) (string, string, func() bool, error) {
 			return f.url + "/mcp", "a-revoked-token", func() bool { return true }, nil
 		}, "missing or wrong bearer token"},
+		{"unknown server", func(context.Context) (string, string, func() bool, error) {
+			return f.url + "/mcp/nosuch", "the-real-token", func() bool { return true }, nil
+		}, `unknown server "nosuch"`},
+		{"unknown profile", func(context.Context) (string, string, func() bool, error) {
+			return f.url + "/mcp/p/nosuch", "the-real-token", func() bool { return true }, nil
+		}, `unknown profile "nosuch"`},
 		{"reserved label", func(context.Context) (string, string, func() bool, error) {
 			return "", "", nil, fmt.Errorf("%w: --client: the label \"cli\" is reserved", gateway.ErrRefused)
 		}, `the label "cli" is reserved`},
