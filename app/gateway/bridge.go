@@ -142,6 +142,11 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 	if refused != nil {
 		return refused
 	}
+	// Refused later (the token was revoked during the session): the
+	// bridge failed as it would have at the start.
+	if refused := up.refused(); refused != nil {
+		return refused
+	}
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -180,20 +185,19 @@ type upstream struct {
 	mu     sync.Mutex
 	client *mcp.Implementation // the bridge's client, once it introduced itself
 	cs     *mcp.ClientSession
-	alive  func() bool // whether the daemon behind cs still runs
-	dialed bool        // a session was opened before: a new one means relisting
+	note   *refusalNote // the daemon's refusal of a request of cs, if any
+	alive  func() bool  // whether the daemon behind cs still runs
+	dialed bool         // a session was opened before: a new one means relisting
 	closed bool
-	// refusal is the last dial's error when it wraps ErrRefused.
-	refusal error
+	// refusal is Switchboard's last refusal of the bridge (an error
+	// wrapping ErrRefused), at a dial or during a session, until a dial
+	// succeeds. It has its own lock: a dial holds mu for long.
+	refusal refusalNote
 }
 
 // refused returns why Switchboard refused the bridge at the last attempt
-// to connect; nil when it did not.
-func (u *upstream) refused() error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.refusal
-}
+// to connect or during the session; nil when it did not.
+func (u *upstream) refused() error { return u.refusal.get() }
 
 func (u *upstream) Subscribe(int) (<-chan supervisor.Event, func()) {
 	ch := make(chan supervisor.Event)
@@ -210,7 +214,7 @@ func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
 		return nil, errors.New("the bridge is closing")
 	}
 	if u.cs != nil && u.alive() {
-		return &upstreamLease{u: u, cs: u.cs}, nil
+		return &upstreamLease{u: u, cs: u.cs, note: u.note}, nil
 	}
 	// No session yet, or its daemon died: a request sent now would be lost,
 	// so connect to the new daemon (starting it) first.
@@ -218,15 +222,15 @@ func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
 		u.cs.Close()
 		u.cs = nil
 	}
-	cs, alive, err := u.dial(ctx)
-	u.refusal = nil
+	cs, note, alive, err := u.dial(ctx)
 	if err != nil {
 		if errors.Is(err, ErrRefused) {
-			u.refusal = err
+			u.refusal.set(err)
 		}
 		return nil, err
 	}
-	u.cs, u.alive = cs, alive
+	u.refusal.set(nil)
+	u.cs, u.note, u.alive = cs, note, alive
 	u.wg.Go(func() { u.watch(cs) })
 	// After a reconnect the daemon's tools may differ: list them again.
 	// (The first session is opened by the bridge's own first listing.)
@@ -234,36 +238,38 @@ func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
 		u.gw.Relist(bridgeServer) // asks for a relist; does not wait for it
 	}
 	u.dialed = true
-	return &upstreamLease{u: u, cs: cs}, nil
+	return &upstreamLease{u: u, cs: cs, note: note}, nil
 }
 
 // dial connects to the daemon, retrying with a short backoff while it is
 // (re)starting.
-func (u *upstream) dial(ctx context.Context) (*mcp.ClientSession, func() bool, error) {
+func (u *upstream) dial(ctx context.Context) (*mcp.ClientSession, *refusalNote, func() bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.opts.Reconnect)
 	defer cancel()
 	delay := 50 * time.Millisecond
 	for {
-		cs, alive, err := u.dialOnce(ctx)
+		cs, note, alive, err := u.dialOnce(ctx)
 		if err == nil {
-			return cs, alive, nil
+			return cs, note, alive, nil
 		}
 		if errors.Is(err, ErrRefused) {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("cannot reach Switchboard: %w", err)
+			return nil, nil, nil, fmt.Errorf("cannot reach Switchboard: %w", err)
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, time.Second)
 	}
 }
 
-func (u *upstream) dialOnce(ctx context.Context) (*mcp.ClientSession, func() bool, error) {
+// dialOnce connects to the daemon once. The refusalNote it returns with
+// the session notes the daemon refusing any later request of it.
+func (u *upstream) dialOnce(ctx context.Context) (*mcp.ClientSession, *refusalNote, func() bool, error) {
 	url, token, alive, err := u.opts.Locate(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	refusal := &refusalNote{}
 	transport := &mcp.StreamableClientTransport{Endpoint: url,
@@ -277,10 +283,11 @@ func (u *upstream) dialOnce(ctx context.Context) (*mcp.ClientSession, func() boo
 	cs, err := u.gw.newClient(bridgeServer, impl).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		if r := refusal.get(); r != nil {
-			return nil, nil, r
+			return nil, nil, nil, r
 		}
+		return nil, nil, nil, err
 	}
-	return cs, alive, err
+	return cs, refusal, alive, nil
 }
 
 // introduce notes the bridge's client, which the daemon should see as the
@@ -310,6 +317,15 @@ func (u *upstream) watch(cs *mcp.ClientSession) {
 	if _, err := u.Acquire(u.ctx, bridgeServer); err != nil {
 		u.opts.Logger.Warn("cannot reconnect to Switchboard yet", "err", err)
 	}
+}
+
+// refuse notes that the daemon refused the bridge during session cs, and
+// forgets cs: the next call connects again and is refused at once.
+func (u *upstream) refuse(cs *mcp.ClientSession, refused error) {
+	if first := u.refusal.swap(refused) == nil; first {
+		u.opts.Logger.Error("Switchboard refused this bridge; answering the client with the reason", "err", refused)
+	}
+	u.drop(cs)
 }
 
 // drop forgets cs if it is the current session; it reports whether it was
@@ -353,8 +369,9 @@ func (u *upstream) close() {
 
 // upstreamLease is a use of the upstream session.
 type upstreamLease struct {
-	u  *upstream
-	cs *mcp.ClientSession
+	u    *upstream
+	cs   *mcp.ClientSession
+	note *refusalNote
 }
 
 func (l *upstreamLease) Session() *mcp.ClientSession { return l.cs }
@@ -371,6 +388,14 @@ func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.Cl
 	err := fn(ctx, l.cs)
 	if err == nil || ctx.Err() != nil {
 		return err
+	}
+	if refused := l.note.get(); refused != nil {
+		// The daemon refused the token during the session (it was
+		// revoked): no reconnecting cures that. The call fails with the
+		// reason, as every later one will, and the bridge's exit status
+		// says it failed.
+		l.u.refuse(l.cs, refused)
+		return refused
 	}
 	if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
 		return err
@@ -431,12 +456,21 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
 			reason = e.Error
 		}
+		if resp.StatusCode == http.StatusUnauthorized {
+			reason += " (the bridge's token was revoked, or is not this Switchboard's: " + reconnectHint + ")"
+		}
 	}
 	b.refused.set(fmt.Errorf("%w: %s answered %s: %s", ErrRefused, r.URL.Redacted(), resp.Status, reason))
 	return resp, err
 }
 
-// refusalNote holds the daemon's refusal of one upstream connection.
+// reconnectHint says how a client whose token Switchboard refuses gets a
+// new one.
+const reconnectHint = "connect the client again to give it a new token: switchboard clients connect CLIENT, " +
+	"or Reconnect on the dashboard's Clients page"
+
+// refusalNote holds the daemon's refusal of one upstream connection (or,
+// as upstream.refusal, of the bridge).
 type refusalNote struct {
 	mu  sync.Mutex
 	err error
@@ -446,6 +480,15 @@ func (n *refusalNote) set(err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.err = err
+}
+
+// swap sets err and returns the error it replaces.
+func (n *refusalNote) swap(err error) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	old := n.err
+	n.err = err
+	return old
 }
 
 func (n *refusalNote) get() error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
@@ -265,5 +266,90 @@ func TestBridgeRefusedTellsTheClient(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBridgeTokenRevokedDuringSession: the bridge's token is revoked while
+// its client's session is open. The next call fails with the refusal (the
+// token, and how to get a new one), not with a broken connection being
+// re-established, later calls too, and the bridge returns the refusal when
+// its client leaves (the command exits non-zero). Whether the daemon has
+// closed the bridge's upstream session (as it does on a revocation) or
+// only refuses its next request.
+func TestBridgeTokenRevokedDuringSession(t *testing.T) {
+	spec := supervisor.Spec{Name: "alpha", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 1}}
+	f := newSpecFixture(t, "", []supervisor.Spec{spec}, gateway.ServerConfig{Name: "alpha"})
+	for _, closeSessions := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sessions closed %v", closeSessions), func(t *testing.T) {
+			var revoked atomic.Bool
+			handler := f.gw.Handler()
+			daemon := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if revoked.Load() {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusUnauthorized)
+					io.WriteString(w, `{"error":"invalid token"}`)
+					return
+				}
+				handler.ServeHTTP(w, r)
+			}))
+			t.Cleanup(daemon.Close)
+			toBridge, toBridgeW := io.Pipe()
+			fromBridge, bridgeOut := io.Pipe()
+			ended := make(chan error, 1)
+			go func() {
+				// Reconnect is long: the refusal must not wait for it.
+				ended <- gateway.RunBridge(context.Background(), gateway.BridgeOptions{
+					Locate: func(context.Context) (string, string, func() bool, error) {
+						return daemon.URL + "/mcp", "a-token", func() bool { return true }, nil
+					},
+					In: toBridge, Out: bridgeOut, Version: "test", Reconnect: time.Minute})
+			}()
+			defer fromBridge.Close()
+			defer toBridgeW.Close()
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.9"}, nil).Connect(ctx,
+				&mcp.IOTransport{Reader: fromBridge, Writer: toBridgeW}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			echo := func() (string, error) {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "hi"}})
+				if err != nil {
+					return "", err
+				}
+				if res.IsError {
+					return "", errors.New(text(res))
+				}
+				return text(res), nil
+			}
+			if got, err := echo(); err != nil || got != "hi" {
+				t.Fatalf("echo before the revocation: %q %v", got, err)
+			}
+
+			revoked.Store(true)
+			if closeSessions {
+				if n := f.gw.CloseSessionsOf(""); n == 0 {
+					t.Fatal("no session of the bridge's token to close")
+				}
+			}
+			for i := range 2 {
+				_, err := echo()
+				if err == nil || !strings.Contains(err.Error(), "Switchboard refused the bridge") || !strings.Contains(err.Error(), "invalid token") ||
+					!strings.Contains(err.Error(), "switchboard clients connect") || strings.Contains(err.Error(), "re-established") {
+					t.Errorf("call %d after the revocation: %v; want the refusal, the daemon's reason and how to get a new token", i+1, err)
+				}
+			}
+			cs.Close()
+			toBridgeW.Close()
+			select {
+			case err := <-ended:
+				if !errors.Is(err, gateway.ErrRefused) {
+					t.Errorf("RunBridge returned %v, want the refusal", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the bridge did not end when its client left")
+			}
+		})
 	}
 }
