@@ -447,7 +447,12 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 				Data    map[string]string `json:"data"`
 			} `json:"error"`
 		}
-		if json.Unmarshal(body, &e) != nil || (e.Error.Data["server"] == "" && e.Error.Data["profile"] == "") {
+		if json.Unmarshal(body, &e) != nil {
+			return resp, err
+		}
+		_, server := e.Error.Data["server"]
+		_, profile := e.Error.Data["profile"]
+		if !server && !profile {
 			return resp, err
 		}
 		reason = e.Error.Message

@@ -228,6 +228,9 @@ func TestBridgeRefusedTellsTheClient(t *testing.T) {
 		{"unknown profile", func(context.Context) (string, string, func() bool, error) {
 			return f.url + "/mcp/p/nosuch", "the-real-token", func() bool { return true }, nil
 		}, `unknown profile "nosuch"`},
+		{"no profile name", func(context.Context) (string, string, func() bool, error) {
+			return f.url + "/mcp/p/", "the-real-token", func() bool { return true }, nil
+		}, "a profile name is missing"},
 		{"reserved label", func(context.Context) (string, string, func() bool, error) {
 			return "", "", nil, fmt.Errorf("%w: --client: the label \"cli\" is reserved", gateway.ErrRefused)
 		}, `the label "cli" is reserved`},

@@ -420,6 +420,10 @@ func TestUnknownEndpoints(t *testing.T) {
 		{"/mcp/p/nope", `unknown profile "nope": it is not in config.json`, map[string]string{"profile": "nope"}},
 		{"/sse/nosuch", `unknown server "nosuch": it is not configured or not enabled`, map[string]string{"server": "nosuch"}},
 		{"/sse/p/nope", `unknown profile "nope": it is not in config.json`, map[string]string{"profile": "nope"}},
+		{"/mcp/p/", `a profile name is missing: a profile's endpoint is /mcp/p/<profile>`, map[string]string{"profile": ""}},
+		{"/mcp/p", `a profile name is missing: a profile's endpoint is /mcp/p/<profile>`, map[string]string{"profile": ""}},
+		{"/sse/p", `a profile name is missing: a profile's endpoint is /sse/p/<profile>`, map[string]string{"profile": ""}},
+		{"/sse/p/", `a profile name is missing: a profile's endpoint is /sse/p/<profile>`, map[string]string{"profile": ""}},
 	} {
 		for _, req := range []struct {
 			name, method, session, body string

@@ -96,8 +96,9 @@ func writeJSONRPCError(w http.ResponseWriter, status int, code int64, message st
 // refuseUnknownEndpoint answers a request for /mcp/<server>, /sse/<server>,
 // /mcp/p/<profile> or /sse/p/<profile> when the gateway serves no such
 // server or profile: 404 with a JSON-RPC error naming it, in the message
-// and in data ({"server": name} or {"profile": name}), as the gateway's
-// other HTTP-level refusals and the daemon's 403 for a profile's token are
+// and in data ({"server": name} or {"profile": name}; a profile's endpoint
+// without a name, /mcp/p/ or /sse/p, says the name is missing, with
+// {"profile": ""}), as the gateway's other HTTP-level refusals and the daemon's 403 for a profile's token are
 // answered. The error carries the id of a request POSTed outside a session
 // (an initialize), so that a client shows the message as the answer to its
 // request (the go-sdk's client drops an error body without one); a request
@@ -110,6 +111,12 @@ func refuseUnknownEndpoint(w http.ResponseWriter, r *http.Request) {
 	if profile, ok := strings.CutPrefix(name, profilePrefix); ok {
 		msg = fmt.Sprintf("unknown profile %q: it is not in config.json", profile)
 		data = map[string]string{"profile": profile}
+	} else if name+"/" == profilePrefix {
+		// /mcp/p/ or /sse/p, and no server is named "p": a profile's
+		// endpoint without the profile.
+		transport, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		msg = fmt.Sprintf("a profile name is missing: a profile's endpoint is /%s/%s<profile>", transport, profilePrefix)
+		data = map[string]string{"profile": ""}
 	}
 	var id any // null
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
