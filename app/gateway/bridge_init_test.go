@@ -356,3 +356,41 @@ func TestBridgeTokenRevokedDuringSession(t *testing.T) {
 		})
 	}
 }
+
+// TestBridgeReconnectsOnUnknownSession: a daemon that does not know the
+// bridge's session (it restarted on the same address) answers 404
+// "session not found", which is no refusal: the bridge opens a new
+// session and the client's call goes through.
+func TestBridgeReconnectsOnUnknownSession(t *testing.T) {
+	first := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	second := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	var current atomic.Pointer[http.Handler]
+	h := first.gw.Handler()
+	current.Store(&h)
+	daemon := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) }))
+	t.Cleanup(daemon.Close)
+	send, lines, leave := rawBridge(t, first, gateway.BridgeOptions{
+		Locate: func(context.Context) (string, string, func() bool, error) {
+			return daemon.URL + "/mcp", "", func() bool { return true }, nil
+		},
+	})
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	answerTo(t, lines, 1)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	echo := func(id int) {
+		t.Helper()
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"hi"}}}`, id))
+		got, _ := answerTo(t, lines, float64(id))
+		data, _ := json.Marshal(got)
+		if !strings.Contains(string(data), `"text":"hi"`) || strings.Contains(string(data), `"isError":true`) {
+			t.Fatalf("echo %d: %s", id, data)
+		}
+	}
+	echo(2)
+	h2 := second.gw.Handler()
+	current.Store(&h2)
+	echo(3)
+	if err := leave(); err != nil {
+		t.Errorf("RunBridge returned %v, want nil", err)
+	}
+}
