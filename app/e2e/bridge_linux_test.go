@@ -3,6 +3,9 @@
 package e2e
 
 import (
+	"bufio"
+	"errors"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -102,4 +105,73 @@ func startBridge(t *testing.T, home string, env ...string) (*mcp.ClientSession, 
 		}
 	})
 	return cs, cmd
+}
+
+// TestBridgeToUnknownServerOrProfile: `switchboard connect SERVER` or
+// `--profile P` naming what Switchboard does not serve answers the client's
+// initialize at once with the daemon's reason, and exits non-zero with it
+// on stderr once the client leaves, instead of retrying for 30 s.
+func TestBridgeToUnknownServerOrProfile(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	t.Cleanup(func() { stopDaemonOf(t, home) })
+	for _, tc := range []struct {
+		args   []string
+		reason string
+	}{
+		{[]string{"nosuch"}, `unknown server \"nosuch\"`},
+		{[]string{"--profile", "nosuch"}, `unknown profile \"nosuch\"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			start := time.Now()
+			cmd := exec.Command(binary, append([]string{"connect"}, tc.args...)...)
+			cmd.Env = testEnv(t, home)
+			stderr := &testutil.SyncBuffer{}
+			cmd.Stderr = stderr
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+			answer := make(chan string, 1)
+			go func() {
+				line, _ := bufio.NewReader(stdout).ReadString('\n')
+				answer <- line
+			}()
+			select {
+			case line := <-answer:
+				if !strings.Contains(line, `"error"`) || !strings.Contains(line, tc.reason) {
+					t.Errorf("initialize answered %s; want an error naming %s", line, tc.reason)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatalf("no answer to initialize\n%s", stderr.String())
+			}
+			stdin.Close()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case err := <-exited:
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+					t.Errorf("the bridge exited with %v, want a non-zero status", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the bridge did not exit when its client left")
+			}
+			if want := strings.ReplaceAll(tc.reason, `\"`, `"`); !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr does not name %s:\n%s", want, stderr.String())
+			}
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("took %s", d)
+			}
+		})
+	}
 }
