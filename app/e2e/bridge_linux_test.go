@@ -175,3 +175,56 @@ func TestBridgeToUnknownServerOrProfile(t *testing.T) {
 		})
 	}
 }
+
+// TestBridgeTokenRevokedDuringSession: the token of a running `switchboard
+// connect` is revoked. The client's next call fails with the refusal and
+// how to get a new token (not a connection being re-established), and the
+// bridge exits non-zero with the reason on stderr when the client leaves.
+func TestBridgeTokenRevokedDuringSession(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	t.Cleanup(func() { stopDaemonOf(t, home) })
+	cmd := exec.Command(binary, "connect", "--client", "mybridge")
+	cmd.Env = testEnv(t, home)
+	stderr := &testutil.SyncBuffer{}
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.1"}, nil).
+		Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	echo := func() (string, error) {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		if res.IsError {
+			return "", errString(b.String())
+		}
+		return b.String(), nil
+	}
+	if got, err := echo(); err != nil || got != "hi" {
+		t.Fatalf("echo through the bridge: %q %v\n%s", got, err, stderr.String())
+	}
+	if code, out, errOut := cli(t, home, "tokens", "revoke", "mybridge"); code != exitOK {
+		t.Fatalf("revoke: %d %s%s", code, out, errOut)
+	}
+	_, err = echo()
+	if err == nil || !strings.Contains(err.Error(), "Switchboard refused the bridge") || !strings.Contains(err.Error(), "switchboard clients connect") ||
+		strings.Contains(err.Error(), "re-established") {
+		t.Errorf("the call after the revocation: %v; want the refusal and how to get a new token", err)
+	}
+	cs.Close()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() == 0 {
+		t.Errorf("the bridge exited with %v, want a non-zero status", cmd.ProcessState)
+	}
+	if !strings.Contains(stderr.String(), "Switchboard refused the bridge") {
+		t.Errorf("stderr does not give the refusal:\n%s", stderr.String())
+	}
+}
