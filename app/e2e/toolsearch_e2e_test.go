@@ -49,6 +49,16 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 		found = textOf(res)
 		return strings.Contains(found, `"name":"alpha__echo"`)
 	})
+	// Search mode changes the tool list only: the prompts and resources
+	// are there.
+	prompt, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "alpha__greet", Arguments: map[string]string{"name": "Ada"}})
+	if err != nil || len(prompt.Messages) == 0 {
+		t.Errorf("prompts/get alpha__greet in search mode: %v %+v", err, prompt)
+	}
+	read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://static/hello"})
+	if err != nil || len(read.Contents) == 0 || !strings.HasPrefix(read.Contents[0].Text, "hello from") {
+		t.Errorf("resources/read test://static/hello in search mode: %v %+v", err, read)
+	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool",
 		Arguments: map[string]any{"name": "alpha__echo", "arguments": map[string]any{"text": "via search"}}})
 	if err != nil || res.IsError || textOf(res) != "via search" {
