@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/internal/statuswriter"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -221,38 +222,15 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		info := &requestInfo{}
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &statuswriter.Writer{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
-		if sw.status == 0 {
-			sw.status = http.StatusOK
+		if sw.Status == 0 {
+			sw.Status = http.StatusOK
 		}
-		s.log.Debug("api request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+		s.log.Debug("api request", "method", r.Method, "path", r.URL.Path, "status", sw.Status,
 			"duration", time.Since(start), "client", info.label, "remote", r.RemoteAddr)
 	})
 }
-
-// statusWriter remembers the status code. Unwrap lets
-// http.ResponseController reach the real writer (to flush log streams).
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // quote quotes s for an error message, capping its length: it comes from
 // the request. Control characters and quotes are escaped; backslashes are

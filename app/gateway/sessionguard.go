@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/internal/statuswriter"
 )
 
 // DefaultMaxSessionsPerToken bounds the open MCP sessions of one token when
@@ -345,9 +347,9 @@ func (g *Gateway) legacyPost(w http.ResponseWriter, r *http.Request, sid string,
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	n := countCalls(body)
 	g.inflight.owe(sid, n)
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &statuswriter.Writer{ResponseWriter: w}
 	next.ServeHTTP(sw, r)
-	if sw.status != http.StatusAccepted {
+	if sw.Status != http.StatusAccepted {
 		g.inflight.owe(sid, -n) // refused: no answer comes on the stream
 	}
 }
@@ -389,26 +391,3 @@ func isAnswerEvent(b []byte) bool {
 	}
 	return json.Unmarshal(bytes.TrimSpace(data), &m) == nil && m.Method == "" && len(m.ID) > 0 && string(m.ID) != "null"
 }
-
-// statusWriter notes the status a handler answers.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection's other controls.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
