@@ -35,20 +35,7 @@ func TestBridgeAsClaudeDesktopRunsIt(t *testing.T) {
 		t.Fatalf("the bridge did not start the daemon: %v", err)
 	}
 	echo := func() (string, error) {
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "through the bridge"}})
-		if err != nil {
-			return "", err
-		}
-		var b strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		if res.IsError {
-			return "", errString(b.String())
-		}
-		return b.String(), nil
+		return testutil.CallText(t.Context(), cs, "alpha__echo", map[string]any{"text": "through the bridge"})
 	}
 	if got, err := echo(); err != nil || got != "through the bridge" {
 		t.Fatalf("echo through the bridge: %q %v", got, err)
@@ -68,10 +55,6 @@ func TestBridgeAsClaudeDesktopRunsIt(t *testing.T) {
 		t.Fatalf("no new daemon: %+v %v", second, err)
 	}
 }
-
-type errString string
-
-func (e errString) Error() string { return string(e) }
 
 // stopDaemonOf stops the daemon running for home, if any, and waits for it.
 func stopDaemonOf(t *testing.T, home string) {
@@ -194,20 +177,7 @@ func TestBridgeTokenRevokedDuringSession(t *testing.T) {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
 	echo := func() (string, error) {
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "hi"}})
-		if err != nil {
-			return "", err
-		}
-		var b strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		if res.IsError {
-			return "", errString(b.String())
-		}
-		return b.String(), nil
+		return testutil.CallText(t.Context(), cs, "alpha__echo", map[string]any{"text": "hi"})
 	}
 	if got, err := echo(); err != nil || got != "hi" {
 		t.Fatalf("echo through the bridge: %q %v\n%s", got, err, stderr.String())

@@ -26,15 +26,6 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 	d.waitRunning(t, "alpha")
 
 	connect := func() *mcp.ClientSession { return mcpSessionAs(t, d, "/mcp", "cursor", "") }
-	textOf := func(res *mcp.CallToolResult) string {
-		var b strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return b.String()
-	}
 
 	cs := connect()
 	if names := testutil.ToolNames(t, cs); !slices.Equal(names, []string{"call_tool", "search_tools"}) {
@@ -46,7 +37,7 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("search_tools: %v %+v", err, res)
 		}
-		found = textOf(res)
+		found = testutil.Text(res)
 		return strings.Contains(found, `"name":"alpha__echo"`)
 	})
 	// Search mode changes the tool list only: the prompts and resources
@@ -61,7 +52,7 @@ func TestToolSearchThroughTheDaemon(t *testing.T) {
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool",
 		Arguments: map[string]any{"name": "alpha__echo", "arguments": map[string]any{"text": "via search"}}})
-	if err != nil || res.IsError || textOf(res) != "via search" {
+	if err != nil || res.IsError || testutil.Text(res) != "via search" {
 		t.Fatalf("call_tool alpha__echo: %v %+v", err, res)
 	}
 

@@ -6,6 +6,8 @@
 package testutil
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -81,4 +83,28 @@ func ToolNames(t testing.TB, cs *mcp.ClientSession) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// Text is the text of a tool's result: its text contents, joined.
+func Text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// CallText calls tool name with args on cs and returns the text of its
+// result; a tool error is an error with that text.
+func CallText(ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (string, error) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "", err
+	}
+	if res.IsError {
+		return "", errors.New(Text(res))
+	}
+	return Text(res), nil
 }
