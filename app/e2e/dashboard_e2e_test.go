@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/daemon"
-	"github.com/switchboardhq/switchboard/app/internal/guitest"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/frontend"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -88,7 +88,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	// The walk's own screenshots (NN-name.png) are replaced; the window's
 	// and the tray's, taken by their tests, stay.
-	screenshotsDir := guitest.ScreenshotsDir(t)
+	screenshotsDir := testutil.ScreenshotsDir(t)
 	old, _ := filepath.Glob(filepath.Join(screenshotsDir, "[0-9][0-9]-*.png"))
 	for _, f := range old {
 		if err := os.Remove(f); err != nil {

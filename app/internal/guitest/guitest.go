@@ -355,34 +355,14 @@ func TestServerRunning(t *testing.T, home string, info daemon.Info, what string)
 	return c, pids
 }
 
-// ScreenshotsEnv names the directory the GUI tests leave their
-// screenshots in (`make screenshots` sets it to docs/screenshots, which
-// the README links). Unset, they go to a temporary directory: a test run
-// leaves the working tree as it found it.
-const ScreenshotsEnv = "SWITCHBOARD_SCREENSHOTS"
-
-// ScreenshotsDir is the directory for t's screenshots: $SWITCHBOARD_SCREENSHOTS,
-// else a temporary directory of t.
-func ScreenshotsDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv(ScreenshotsEnv)
-	if dir == "" {
-		return t.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// SaveScreenshot copies a screenshot to name in ScreenshotsDir.
+// SaveScreenshot copies a screenshot to name in testutil.ScreenshotsDir.
 func SaveScreenshot(t *testing.T, file, name string) {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := ScreenshotsDir(t)
+	dir := testutil.ScreenshotsDir(t)
 	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -107,4 +108,24 @@ func CallText(ctx context.Context, cs *mcp.ClientSession, name string, args map[
 		return "", errors.New(Text(res))
 	}
 	return Text(res), nil
+}
+
+// ScreenshotsEnv names the directory the GUI tests leave their
+// screenshots in (`make screenshots` sets it to docs/screenshots, which
+// the README links). Unset, they go to a temporary directory: a test run
+// leaves the working tree as it found it.
+const ScreenshotsEnv = "SWITCHBOARD_SCREENSHOTS"
+
+// ScreenshotsDir is the directory for t's screenshots: $SWITCHBOARD_SCREENSHOTS,
+// else a temporary directory of t.
+func ScreenshotsDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv(ScreenshotsEnv)
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
