@@ -311,34 +311,45 @@ func TestSubscribeToTemplatedResource(t *testing.T) {
 			})
 			f.waitTools(t, cs, "alpha__touch")
 			for _, uri := range []string{"test://items/42", "test://unlisted/thing"} {
-				if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
-					t.Fatalf("subscribe %s: %v", uri, err)
-				}
-				testutil.Eventually(t, 10*time.Second, "the server to know of the subscription to "+uri, func() bool {
-					res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__touch", Arguments: map[string]any{"uri": uri}})
-					if err != nil || res.IsError {
-						t.Fatalf("touch: %v %+v", err, res)
-					}
-					var out struct{ Subscribed bool }
-					data, _ := json.Marshal(res.StructuredContent)
-					_ = json.Unmarshal(data, &out)
-					return out.Subscribed
+				checkSubscription(t, cs, updates, uri, func(args map[string]any) (*mcp.CallToolResult, error) {
+					return cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__touch", Arguments: args})
 				})
-				select {
-				case got := <-updates:
-					if got != uri {
-						t.Errorf("update for %q, want %q", got, uri)
-					}
-				case <-time.After(10 * time.Second):
-					t.Fatalf("no update for %s", uri)
-				}
-				if err := cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
-					t.Errorf("unsubscribe %s: %v", uri, err)
-				}
 				for len(updates) > 0 {
 					<-updates
 				}
 			}
 		})
+	}
+}
+
+// checkSubscription subscribes cs to uri, has the server touch it (touch
+// calls alpha__touch, however the endpoint offers it) until the server
+// knows of the subscription, waits for the update on updates (fed by cs's
+// ResourceUpdatedHandler), and unsubscribes.
+func checkSubscription(t *testing.T, cs *mcp.ClientSession, updates <-chan string, uri string, touch func(args map[string]any) (*mcp.CallToolResult, error)) {
+	t.Helper()
+	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatalf("subscribe %s: %v", uri, err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the server to know of the subscription to "+uri, func() bool {
+		res, err := touch(map[string]any{"uri": uri})
+		if err != nil || res.IsError {
+			t.Fatalf("touch: %v %+v", err, res)
+		}
+		var out struct{ Subscribed bool }
+		data, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(data, &out)
+		return out.Subscribed
+	})
+	select {
+	case got := <-updates:
+		if got != uri {
+			t.Errorf("update for %q, want %q", got, uri)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no update for %s", uri)
+	}
+	if err := cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Errorf("unsubscribe %s: %v", uri, err)
 	}
 }

@@ -483,30 +483,9 @@ func TestSearchModeKeepsPromptsAndResources(t *testing.T) {
 				}
 
 				const uri = "test://static/hello"
-				if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
-					t.Fatalf("subscribe: %v", err)
-				}
-				testutil.Eventually(t, 10*time.Second, "the server to know of the subscription", func() bool {
-					res, err := viaCallTool(cs, t.Context(), "alpha__touch", map[string]any{"uri": uri}, nil)
-					if err != nil || res.IsError {
-						t.Fatalf("call_tool alpha__touch: %v %+v", err, res)
-					}
-					var out struct{ Subscribed bool }
-					data, _ := json.Marshal(res.StructuredContent)
-					_ = json.Unmarshal(data, &out)
-					return out.Subscribed
+				checkSubscription(t, cs, updates, uri, func(args map[string]any) (*mcp.CallToolResult, error) {
+					return viaCallTool(cs, t.Context(), "alpha__touch", args, nil)
 				})
-				select {
-				case got := <-updates:
-					if got != uri {
-						t.Errorf("update for %q, want %q", got, uri)
-					}
-				case <-time.After(10 * time.Second):
-					t.Fatalf("no update for %s", uri)
-				}
-				if err := cs.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
-					t.Errorf("unsubscribe: %v", err)
-				}
 			})
 			if era == "2025-03-26" {
 				continue // the features test watches list changes in the other two
