@@ -185,19 +185,13 @@ func jsonNumber(b []byte, i int) (int, bool) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digits(b, i)
 	default:
 		return i, false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == start {
+		start := i + 1
+		if i = digits(b, start); i == start {
 			return i, false
 		}
 	}
@@ -207,12 +201,18 @@ func jsonNumber(b []byte, i int) (int, bool) {
 			i++
 		}
 		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == start {
+		if i = digits(b, start); i == start {
 			return i, false
 		}
 	}
 	return i, true
+}
+
+// digits returns the index of the first byte at or after i in b that is
+// not a decimal digit.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
