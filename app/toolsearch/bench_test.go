@@ -93,7 +93,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // of the queries' service times (each one's fastest run), and the floor of
 // a trivial query measured in the same run:
 //
-//	go test -run XXX -bench Search -benchtime 20x ./app/toolsearch/
+//	go test -run '^$' -bench Search -benchtime 20x ./app/toolsearch/
 func BenchmarkSearch(b *testing.B) {
 	ix, n := indexCopies(b, benchCopies)
 	if n < 1000 {
