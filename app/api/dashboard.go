@@ -128,6 +128,7 @@ func (s *Server) Dashboard(assets fs.FS) http.Handler {
 	zipped := &gzipCache{assets: assets}
 	return s.logRequests(checkHost(checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			dropBody(w, r)
 			writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" is not allowed for "+r.URL.Path)
 			return
 		}

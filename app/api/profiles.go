@@ -44,6 +44,7 @@ func refuseOtherEndpoint(w http.ResponseWriter, r *http.Request, tok tokens.Toke
 	}
 	msg := "the token " + quote(tok.Label) + " is bound to profile " + quote(tok.Profile) +
 		": it reaches " + ProfilePath(tok.Profile) + " only, not " + quote(r.URL.Path)
+	dropBody(w, r)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusForbidden)
 	// A JSON-RPC error, which MCP clients show; without an id, since the

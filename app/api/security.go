@@ -33,6 +33,7 @@ import (
 func (s *Server) secure(h http.Handler, api bool) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dropBody(w, r)
 		writeError(w, http.StatusForbidden, "cross-origin request refused")
 	}))
 	return s.logRequests(checkHost(checkOrigin(fetchSite(cop, s.authenticate(requireJSON(h), api)))))
@@ -77,6 +78,7 @@ func requireJSON(next http.Handler) http.Handler {
 				if ct != "" {
 					what = "Content-Type " + quote(ct)
 				}
+				dropBody(w, r)
 				writeError(w, http.StatusUnsupportedMediaType,
 					r.Method+" with "+what+" refused: send the body as JSON with Content-Type: application/json")
 				return
@@ -109,6 +111,7 @@ func splitHost(hostport string) (host, port string) {
 func checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if host, _ := splitHost(r.Host); !loopbackName(host) {
+			dropBody(w, r)
 			writeError(w, http.StatusForbidden, "request refused: Host "+quote(r.Host)+" is not a loopback address (127.0.0.1, [::1] or localhost)")
 			return
 		}
@@ -123,6 +126,7 @@ func checkHost(next http.Handler) http.Handler {
 func checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !ownOrigin(origin, r.Host) {
+			dropBody(w, r)
 			writeError(w, http.StatusForbidden, "cross-origin request refused: Origin "+quote(origin)+" is not this server's")
 			return
 		}
@@ -151,6 +155,11 @@ func ownOrigin(origin, host string) bool {
 // The request's context ends when its token is revoked (see openRequests).
 func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		refuse := func(status int, challenge, msg string) {
+			dropBody(w, r)
+			w.Header().Set("WWW-Authenticate", challenge)
+			writeError(w, status, msg)
+		}
 		h := r.Header.Get("Authorization")
 		scheme, secret, _ := strings.Cut(h, " ")
 		secret = strings.TrimSpace(secret)
@@ -159,23 +168,19 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 		case h == "" && api:
 			c, err := r.Cookie(SessionCookie)
 			if err != nil || c.Value == "" {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-				writeError(w, http.StatusUnauthorized, "missing token: send Authorization: Bearer <token>")
+				refuse(http.StatusUnauthorized, `Bearer realm="switchboard"`, "missing token: send Authorization: Bearer <token>")
 				return
 			}
 			var ok bool
 			if tok, ok = s.dash.verify(c.Value); !ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-				writeError(w, http.StatusUnauthorized, "the dashboard's session has ended (it expired, its token was revoked or Switchboard restarted): sign in again with `switchboard open`")
+				refuse(http.StatusUnauthorized, `Bearer realm="switchboard"`, "the dashboard's session has ended (it expired, its token was revoked or Switchboard restarted): sign in again with `switchboard open`")
 				return
 			}
 		case h == "":
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-			writeError(w, http.StatusUnauthorized, "missing token: send Authorization: Bearer <token>")
+			refuse(http.StatusUnauthorized, `Bearer realm="switchboard"`, "missing token: send Authorization: Bearer <token>")
 			return
 		case !strings.EqualFold(scheme, "Bearer") || secret == "":
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-			writeError(w, http.StatusUnauthorized, "the Authorization header is not a bearer token: send Authorization: Bearer <token>")
+			refuse(http.StatusUnauthorized, `Bearer realm="switchboard"`, "the Authorization header is not a bearer token: send Authorization: Bearer <token>")
 			return
 		default:
 			var ok bool
@@ -184,8 +189,7 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 			// held its secret, and browsers that signed in then still send
 			// it to every port of 127.0.0.1. It is no bearer token.
 			if tok, ok = s.tokens.Verify(secret); !ok || tok.Label == DashboardTokenLabel {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="invalid_token"`)
-				writeError(w, http.StatusUnauthorized, "invalid token")
+				refuse(http.StatusUnauthorized, `Bearer realm="switchboard", error="invalid_token"`, "invalid token")
 				return
 			}
 		}
@@ -193,12 +197,12 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 			info.label = tok.Label
 		}
 		if api && tok.Scope != tokens.ScopeAdmin {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard", error="insufficient_scope"`)
 			reaches := "/mcp, /mcp/<server> and /sse"
 			if tok.Profile != "" { // bound: it does not reach those either
 				reaches = ProfilePath(tok.Profile) + " (profile " + quote(tok.Profile) + ")"
 			}
-			writeError(w, http.StatusForbidden, "the token "+quote(tok.Label)+" is an MCP client's: it reaches "+reaches+", not the API")
+			refuse(http.StatusForbidden, `Bearer realm="switchboard", error="insufficient_scope"`,
+				"the token "+quote(tok.Label)+" is an MCP client's: it reaches "+reaches+", not the API")
 			return
 		}
 		if !api && refuseOtherEndpoint(w, r, tok) {
@@ -209,6 +213,33 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 		ctx = context.WithValue(ctx, principalKey{}, principal{id: tok.ID, label: tok.Label, scope: tok.Scope})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// refusedBodyGrace is how long a connection whose request was refused
+// before its body was read keeps reading what is left of that body
+// before it is closed.
+const refusedBodyGrace = 250 * time.Millisecond
+
+// dropBody prepares the answer to a request refused from its headers (no
+// token, a wrong one, a foreign Host), before it is written: the body is
+// not wanted, and the connection is closed after the answer.
+//
+// net/http, to keep a connection for the next request, reads what is left
+// of an unread body (up to 256 KiB) before it sends the answer. A program
+// without a token that declares a Content-Length larger than what it
+// sends would so hold the connection, unanswered, until the read timeout;
+// a thousand of them held every connection the daemon serves. With
+// Connection: close the answer goes out at once. net/http still reads the
+// rest after sending it, so that a client whose body is on its way is not
+// reset before it reads the answer; the read deadline bounds that to
+// refusedBodyGrace. A request without a body keeps its connection.
+func dropBody(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	// Not supported by a test's recorder: there is no connection to hold.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusedBodyGrace))
 }
 
 // requestInfo carries what inner handlers learn back to logRequests.

@@ -1,12 +1,16 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/api/client"
@@ -169,6 +173,79 @@ func TestNewRequiresDependencies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := api.New(tt.opts); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("New error = %v, want one naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRefusedBeforeTheBody: a request refused from its headers gets its
+// answer at once, with Connection: close, though it declares a body it is
+// still sending (a Content-Length larger than what it sent), and its
+// connection is closed soon after; a refused request without a body keeps
+// its connection. The test server has no read timeout: without this, the
+// answer would wait for a body that never comes.
+func TestRefusedBeforeTheBody(t *testing.T) {
+	e := newEnv(t)
+	addr := strings.TrimPrefix(e.srv.URL, "http://")
+	cursor, err := e.tokens.Issue("cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, method, path, header string
+		body                       bool
+		want                       int
+	}{
+		{"no token", "POST", "/api/v1/servers", "", true, http.StatusUnauthorized},
+		{"a wrong token", "POST", "/api/v1/servers", "Authorization: Bearer sb_wrong\r\n", true, http.StatusUnauthorized},
+		{"a client's token on the API", "POST", "/api/v1/servers", "Authorization: Bearer " + cursor.Secret + "\r\n", true, http.StatusForbidden},
+		{"a foreign Origin", "POST", "/api/v1/servers", "Origin: https://evil.example\r\n", true, http.StatusForbidden},
+		{"a foreign Host", "POST", "/api/v1/servers", "Host: evil.example\r\n", true, http.StatusForbidden},
+		{"no token, no body", "GET", "/api/v1/status", "", false, http.StatusUnauthorized},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			head := tt.method + " " + tt.path + " HTTP/1.1\r\n" + tt.header
+			if !strings.Contains(tt.header, "Host:") {
+				head += "Host: " + addr + "\r\n"
+			}
+			if tt.body {
+				head += "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+			} else {
+				head += "\r\n"
+			}
+			start := time.Now()
+			if _, err := io.WriteString(c, head); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer in %s: %v", time.Since(start).Round(time.Millisecond), err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			answered := time.Since(start)
+			if resp.StatusCode != tt.want || answered > time.Second {
+				t.Errorf("%d after %s, want %d at once", resp.StatusCode, answered.Round(time.Millisecond), tt.want)
+			}
+			if resp.Close != tt.body { // Connection: close
+				t.Errorf("Connection: close %v, with a body still coming %v", resp.Close, tt.body)
+			}
+			if !tt.body {
+				return
+			}
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if n, err := br.Read(make([]byte, 1)); n != 0 || err == nil {
+				t.Fatalf("read after the answer: %d %v, want the connection closed", n, err)
+			}
+			if closed := time.Since(start); closed > 2*time.Second {
+				t.Errorf("the connection was closed %s after the request, want well under 2s", closed.Round(time.Millisecond))
 			}
 		})
 	}

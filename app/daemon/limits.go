@@ -79,8 +79,9 @@ func (l HTTPLimits) server(h http.Handler) *http.Server {
 // stream, and a POST whose answer is a stream of progress while a tool
 // runs for minutes) and long API calls (start waits for a process) would be
 // cut after ReadTimeout. A request that never finishes sending its body,
-// or whose body the handler does not read (an unauthenticated one gets 401
-// without), keeps the deadline and is closed when it passes.
+// or whose body the handler does not read, keeps the deadline and is
+// closed when it passes; a request refused from its headers (no token)
+// is answered at once and closed sooner (see api.dropBody).
 func liftReadDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
@@ -88,6 +89,12 @@ func liftReadDeadline(next http.Handler) http.Handler {
 		if r.Body == nil || r.Body == http.NoBody {
 			lift()
 		} else {
+			// On a copy: net/http decides by the type of its own
+			// request's body whether what a handler left of it is too
+			// big to read before answering (it closes the connection
+			// instead); behind the wrapper it would read up to 256 KiB
+			// of it whatever its size.
+			r = r.WithContext(r.Context())
 			r.Body = &liftAtEOF{ReadCloser: r.Body, lift: lift}
 		}
 		next.ServeHTTP(w, r)
