@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/internal/conntrust"
 	"github.com/switchboardhq/switchboard/app/internal/statuswriter"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
@@ -193,6 +194,10 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 				return
 			}
 		}
+		// A client the user gave a token to: its connection is not shed
+		// for others (see the daemon's limitListener), even when this
+		// request is refused for the token's scope.
+		conntrust.Trust(r.Context())
 		if info, ok := r.Context().Value(infoKey{}).(*requestInfo); ok {
 			info.label = tok.Label
 		}

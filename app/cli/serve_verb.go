@@ -32,7 +32,7 @@ func serveVerb() verb {
 			listen, logLevel = daemonFlags(fs)
 			readTimeout = fs.Duration("read-timeout", daemon.DefaultReadTimeout,
 				"close a connection that has not sent a whole request (headers and body) within this time")
-			maxConns = fs.Int("max-conns", daemon.DefaultMaxConns, "connections open at once; more wait until one closes")
+			maxConns = fs.Int("max-conns", daemon.DefaultMaxConns, "connections open at once; when all are taken, the oldest that has not presented a valid token is closed for a new one, else new ones wait")
 			registry = fs.String("registry", "", "URL of the MCP registry the catalog reads (default: $"+daemon.RegistryEnv+", else the official one)")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {

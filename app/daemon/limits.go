@@ -1,11 +1,16 @@
 package daemon
 
 import (
+	"container/list"
+	"context"
 	"io"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/internal/conntrust"
 )
 
 // HTTPLimits bound what a connection to the daemon may hold. Any local
@@ -28,8 +33,10 @@ type HTTPLimits struct {
 	// MaxHeaderBytes bounds the request line and headers; 0 means
 	// DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
-	// MaxConns bounds the connections open at once; more wait in the
-	// listen queue until one closes. 0 means DefaultMaxConns.
+	// MaxConns bounds the connections open at once. When they are all
+	// taken, the oldest that never presented a valid token is closed for
+	// a new one; when all of them did, a new one waits until one closes
+	// (see limitListener). 0 means DefaultMaxConns.
 	MaxConns int
 }
 
@@ -64,7 +71,7 @@ func (l HTTPLimits) withDefaults() HTTPLimits {
 
 // server returns the daemon's http.Server for h with these limits.
 func (l HTTPLimits) server(h http.Handler) *http.Server {
-	return &http.Server{Handler: liftReadDeadline(h), ReadTimeout: l.ReadTimeout,
+	return &http.Server{Handler: liftReadDeadline(h), ReadTimeout: l.ReadTimeout, ConnContext: connContext,
 		ReadHeaderTimeout: l.ReadHeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes}
 }
 
@@ -116,32 +123,100 @@ func (b *liftAtEOF) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// limitListener accepts at most n connections open at once: Accept waits
-// for one to close. (golang.org/x/net/netutil has the same; this keeps the
-// module's dependencies as they are.)
+// limitListener serves at most n connections open at once, and keeps
+// room for the clients that hold a token: connections that have not yet
+// presented a valid token (conntrust.Trust, which the API's
+// authentication calls) are shed first, oldest first.
+//
+// Any local program can connect to loopback. Had every connection the
+// same claim on the n slots, one without a token could hold them all
+// (connections that send headers slowly, up to ReadHeaderTimeout each;
+// kept-alive ones after a dashboard file, up to IdleTimeout) and every
+// authenticated client would wait behind it. So when a new connection
+// finds the n slots taken, the oldest connection that never presented a
+// valid token is closed to make room for it, and the new one is served.
+// Oldest first, because a client with a token presents it in the first
+// request it sends, at once: a hostile program must open n more
+// connections between a client's connect and its headers to shed it, and
+// it sheds its own older ones on the way. A connection stays trusted once
+// it presented a token (a client's kept-alive connection is not shed
+// between its requests). Only when every slot holds a trusted connection
+// does the new one wait, accepted but not served, until one closes: the
+// clients with tokens are then the ones using the slots.
 func limitListener(ln net.Listener, n int) net.Listener {
-	return &limitedListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
+	return &limitedListener{Listener: ln, max: n, released: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 type limitedListener struct {
 	net.Listener
-	slots     chan struct{}
-	done      chan struct{}
+	max       int
+	released  chan struct{} // a connection was closed (1 buffered: one waiter, the accept loop)
+	done      chan struct{} // closed by Close
 	closeOnce sync.Once
+
+	mu        sync.Mutex
+	open      int       // connections counted against max
+	untrusted list.List // of *limitedConn not yet trusted, oldest first
 }
 
 func (l *limitedListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
 	c, err := l.Listener.Accept()
 	if err != nil {
-		<-l.slots
 		return nil, err
 	}
-	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+	lc := &limitedConn{Conn: c, l: l}
+	if err := l.admit(lc); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return lc, nil
+}
+
+// admit counts c against max, shedding the oldest untrusted connection
+// when every slot is taken, or waiting for one to close when every open
+// connection is trusted.
+func (l *limitedListener) admit(c *limitedConn) error {
+	for {
+		l.mu.Lock()
+		if l.open < l.max {
+			l.open++
+			c.counted = true
+			c.place = l.untrusted.PushBack(c)
+			l.mu.Unlock()
+			return nil
+		}
+		var shed *limitedConn
+		if oldest := l.untrusted.Front(); oldest != nil {
+			shed = oldest.Value.(*limitedConn)
+			l.forgetLocked(shed)
+		}
+		l.mu.Unlock()
+		if shed != nil {
+			shed.Conn.Close() // net/http's Close of it later releases nothing more
+			continue
+		}
+		select {
+		case <-l.released:
+		case <-l.done:
+			return net.ErrClosed
+		}
+	}
+}
+
+// forgetLocked stops counting c and frees its slot; l.mu is held.
+func (l *limitedListener) forgetLocked(c *limitedConn) {
+	if c.place != nil {
+		l.untrusted.Remove(c.place)
+		c.place = nil
+	}
+	if c.counted {
+		c.counted = false
+		l.open--
+		select {
+		case l.released <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (l *limitedListener) Close() error {
@@ -150,14 +225,43 @@ func (l *limitedListener) Close() error {
 	return err
 }
 
+// limitedConn is a connection of a limitedListener.
 type limitedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	l       *limitedListener
+	trusted atomic.Bool // set once: later requests skip the lock
+
+	// Guarded by l.mu.
+	counted bool          // holds one of the listener's slots
+	place   *list.Element // in the listener's untrusted, nil once trusted or gone
+}
+
+// trust marks c as having presented a valid token: it is not shed.
+func (c *limitedConn) trust() {
+	if c.trusted.Swap(true) {
+		return
+	}
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	if c.place != nil {
+		c.l.untrusted.Remove(c.place)
+		c.place = nil
+	}
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.l.mu.Lock()
+	c.l.forgetLocked(c)
+	c.l.mu.Unlock()
 	return err
+}
+
+// connContext is the http.Server's ConnContext: a request's context can
+// mark its connection trusted (conntrust.Trust).
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	if lc, ok := c.(*limitedConn); ok {
+		return conntrust.With(ctx, lc.trust)
+	}
+	return ctx
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/internal/conntrust"
 )
 
 // serveLimited serves h with limits on a loopback port and returns its
@@ -67,36 +69,96 @@ func TestReadTimeoutSparesReadRequests(t *testing.T) {
 	}
 }
 
-// No more than MaxConns connections are served at once; the next waits
-// until one closes.
+// No more than MaxConns connections are served at once. When they are
+// taken, a new connection is served in place of the oldest that never
+// presented a valid token, which is closed; when every one did, the new
+// one waits until one closes. (The handler trusts a connection as the
+// API's authentication does, for a request with the token.)
 func TestMaxConns(t *testing.T) {
-	addr := serveLimited(t, HTTPLimits{MaxConns: 2, ReadTimeout: 10 * time.Second}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, "ok")
-	}))
-	var held []net.Conn
-	for range 2 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer good" {
+			conntrust.Trust(r.Context())
 		}
-		defer c.Close()
-		held = append(held, c)
+		_, _ = io.WriteString(w, "ok")
+	})
+	for _, tt := range []struct {
+		name string
+		held []string // what each held connection sent: "trusted", "untrusted" (a request without the token), "nothing"
+		shed int      // the held connection closed for the new one, -1 for none: the new one waits
+	}{
+		{"every one trusted: the new one waits", []string{"trusted", "trusted", "trusted"}, -1},
+		{"the oldest untrusted is shed", []string{"trusted", "untrusted", "nothing"}, 1},
+		{"a connection that sent nothing is shed", []string{"nothing", "trusted", "untrusted"}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := serveLimited(t, HTTPLimits{MaxConns: len(tt.held), ReadTimeout: 10 * time.Second}, handler)
+			var held []*bufio.Reader
+			var conns []net.Conn
+			for _, what := range tt.held {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				br := bufio.NewReader(c)
+				switch what {
+				case "trusted":
+					get(t, c, br, "Bearer good")
+				case "untrusted":
+					get(t, c, br, "")
+				}
+				conns, held = append(conns, c), append(held, br)
+			}
+			next, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer next.Close()
+			fmt.Fprintf(next, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+			if tt.shed < 0 {
+				_ = next.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+				if n, err := next.Read(make([]byte, 1)); n != 0 || err == nil {
+					t.Fatalf("a fourth connection was served while three trusted ones were open: %d %v", n, err)
+				}
+				conns[0].Close()
+			}
+			_ = next.SetReadDeadline(time.Now().Add(5 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(next), nil)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("the new connection: %v %v", resp, err)
+			}
+			resp.Body.Close()
+			for i, br := range held {
+				if i == tt.shed {
+					_ = conns[i].SetReadDeadline(time.Now().Add(5 * time.Second))
+					if n, err := br.Read(make([]byte, 1)); n != 0 || err == nil {
+						t.Errorf("held connection %d (%s) was not shed: %d %v", i, tt.held[i], n, err)
+					}
+					continue
+				}
+				if tt.shed < 0 && i == 0 {
+					continue // closed by the test
+				}
+				get(t, conns[i], br, "") // still served
+			}
+		})
 	}
-	third, err := net.Dial("tcp", addr) // the kernel queues it
-	if err != nil {
-		t.Fatal(err)
+}
+
+// get sends a GET on c, with the Authorization header auth unless empty,
+// and reads its answer from br.
+func get(t *testing.T, c net.Conn, br *bufio.Reader, auth string) {
+	t.Helper()
+	req := "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	if auth != "" {
+		req += "Authorization: " + auth + "\r\n"
 	}
-	defer third.Close()
-	fmt.Fprintf(third, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-	_ = third.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	if n, err := third.Read(make([]byte, 1)); n != 0 || err == nil {
-		t.Fatalf("a third connection was served while two were open: %d %v", n, err)
-	}
-	held[0].Close()
-	_ = third.SetReadDeadline(time.Now().Add(5 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(third), nil)
+	fmt.Fprint(c, req+"\r\n")
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("the third connection once one closed: %v %v", resp, err)
+		t.Fatalf("GET: %v %v", resp, err)
 	}
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 }
