@@ -315,7 +315,7 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 			g.idle.end(sid)
 		}
 	}()
-	kw := newKeepAliveWriter(w, r, g.opts.KeepAlive, &g.splice)
+	kw := newKeepAliveWriter(w, r, g.watch, true, &g.splice)
 	defer kw.stop()
 	stream := &fastStream{w: kw, g: g, session: sid}
 	ctx = context.WithValue(ctx, fastStreamKey{}, stream)

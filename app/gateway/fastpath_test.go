@@ -32,7 +32,7 @@ type modeFixture struct {
 	rec *recorder
 }
 
-func newModeFixture(t *testing.T, mode gateway.FastPathMode) *modeFixture {
+func newModeFixture(t *testing.T, mode gateway.FastPathMode, options ...func(*gateway.Options)) *modeFixture {
 	t.Helper()
 	f := &modeFixture{rec: &recorder{}}
 	sup, err := supervisor.New(t.Context(), supervisor.Options{StateDir: t.TempDir(), Env: os.Environ(),
@@ -43,10 +43,14 @@ func newModeFixture(t *testing.T, mode gateway.FastPathMode) *modeFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.gw = gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: f.rec, Version: "test",
+	opts := gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: f.rec, Version: "test",
 		FastPath:    mode,
 		ClientLabel: func(context.Context) string { return "test-client" },
-		ClientToken: func(ctx context.Context) string { s, _ := ctx.Value(testTokenKey{}).(string); return s }})
+		ClientToken: func(ctx context.Context) string { s, _ := ctx.Value(testTokenKey{}).(string); return s }}
+	for _, o := range options {
+		o(&opts)
+	}
+	f.gw = gateway.New(opts)
 	if err := sup.Apply(t.Context(), []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
 		Env: testEnv(testmcp.Options{Name: "alpha", AssumeURLElicitation: true}), Pool: supervisor.PoolSpec{Max: 1}}}); err != nil {
 		t.Fatal(err)

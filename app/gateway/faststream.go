@@ -21,7 +21,7 @@ type fastStream struct {
 	session string
 
 	mu      sync.Mutex
-	w       http.ResponseWriter
+	w       *keepAliveWriter
 	started bool
 	ended   bool
 }
@@ -50,11 +50,7 @@ func (s *fastStream) writeEvent(last bool, parts ...[]byte) error {
 	s.ended = last
 	if !s.started {
 		s.started = true
-		h := s.w.Header()
-		h.Set("Cache-Control", "no-cache, no-transform")
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Connection", "keep-alive")
-		s.w.WriteHeader(http.StatusOK)
+		s.w.startStream() // the headers, unless the keep-alives sent them
 	}
 	size := len(eventStart) + len(eventEnd)
 	for _, p := range parts {

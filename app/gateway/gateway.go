@@ -200,9 +200,10 @@ type Options struct {
 	// every other request. FastPathFromEnv, the default, reads
 	// SWITCHBOARD_FASTPATH once, in New: 0 selects the go-sdk's path.
 	FastPath FastPathMode
-	// KeepAlive is how long a call's response stream may stay silent
-	// before an SSE comment is written on it; 0 means DefaultKeepAlive,
-	// negative disables.
+	// KeepAlive is how long a call may stay silent before the gateway
+	// writes on its response: the headers of an event stream if it has
+	// none yet, and an SSE comment, again each time it has been silent as
+	// long (see streamWatch); 0 means DefaultKeepAlive, negative disables.
 	KeepAlive time.Duration
 	// ToolSearch starts /mcp in search mode (see search.go and
 	// SetToolSearch).
@@ -241,7 +242,8 @@ type Gateway struct {
 	profiles map[string]*aggregate
 	search   searchIndex // what the search fronts find (search.go)
 
-	splice splices // big results on their way out (see raw.go)
+	splice splices      // big results on their way out (see raw.go)
+	watch  *streamWatch // keep-alives of silent calls; nil when disabled
 
 	subsMu sync.Mutex                    // guards subs, never held across a server's answer
 	subs   map[string]*subscriptionState // server + "\x00" + URI
@@ -299,15 +301,19 @@ func New(opts Options) *Gateway {
 	// The session timeout is the gateway's own (idleSessions), so that a
 	// change of the setting applies to the sessions already open.
 	g.idle.init(opts.SessionTimeout, g.closeSession)
+	if opts.KeepAlive > 0 {
+		g.watch = newStreamWatch(opts.KeepAlive)
+		g.wg.Go(func() { g.watch.run(ctx) })
+	}
 	g.sessions = g.guardSessions(keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger: opts.Logger,
-	}), opts.KeepAlive, &g.splice))
+	}), g.watch, hasSession, &g.splice))
 	g.stateless = keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		Stateless:                    true,
 		PropagateRequestCancellation: true, // a closed stream cancels the call, as the spec says
-	}), opts.KeepAlive, &g.splice)
-	g.sse = g.guardSSE(keepAlive(mcp.NewSSEHandler(g.serverFor, nil), 0, &g.splice))
+	}), g.watch, always, &g.splice)
+	g.sse = g.guardSSE(keepAlive(mcp.NewSSEHandler(g.serverFor, nil), nil, nil, &g.splice))
 	// Subscribed before New returns, so that no server that becomes ready
 	// from now on goes unseen.
 	events, unsubscribe := opts.Backends.Subscribe(256)
