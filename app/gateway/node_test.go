@@ -285,6 +285,7 @@ type tsScenario struct {
 	Elicitation     map[string]any `json:"elicitation,omitempty"`
 	Wire            bool           `json:"wire,omitempty"`
 	NoStandaloneSSE bool           `json:"noStandaloneSSE,omitempty"`
+	HeadersTimeout  int            `json:"headersTimeoutMs,omitempty"`
 	Steps           []tsStep       `json:"steps"`
 }
 

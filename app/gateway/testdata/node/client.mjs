@@ -11,6 +11,9 @@
 //     "token": "secret",                          // optional: Authorization: Bearer
 //     "headers": {"X-Any": "v"},                  // optional extra HTTP headers
 //     "noStandaloneSSE": true,                    // streamable: never open the optional GET stream
+//     "headersTimeoutMs": 5000,                   // streamable: HTTP through the undici package's fetch, whose
+//                                                 // Agent gives up on a response without headers after this long
+//                                                 // (Node's own fetch: 300 s)
 //     "command": "node", "args": [...],           // stdio
 //     "env": {"K": "V"}, "cwd": "/dir",           // stdio, optional
 //     "protocolVersion": "2025-03-26",            // optional: the version initialize asks for
@@ -54,6 +57,7 @@
 // it is 2 for harness failures (bad scenario, a bug here), with the reason
 // on stderr and, where possible, {"harnessError": "..."} on stdout.
 
+import { Agent, fetch as undiciFetch } from "undici";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
@@ -111,11 +115,17 @@ function makeTransport(sc) {
       if (!sc.url) throw new HarnessError(`transport ${sc.transport} needs "url"`);
       const url = new URL(sc.url);
       const opts = { requestInit: { headers } };
+      let send = fetch;
+      if (sc.headersTimeoutMs !== undefined && sc.transport === "streamable") {
+        const dispatcher = new Agent({ headersTimeout: sc.headersTimeoutMs });
+        send = (input, init) => undiciFetch(input, { ...init, dispatcher });
+        opts.fetch = send;
+      }
       if (sc.noStandaloneSSE && sc.transport === "streamable") {
         // A client without the optional standalone GET stream: everything
         // the server sends must come on the POST that it relates to.
         opts.fetch = (input, init) =>
-          (init?.method ?? "GET") === "GET" ? Promise.resolve(new Response(null, { status: 405 })) : fetch(input, init);
+          (init?.method ?? "GET") === "GET" ? Promise.resolve(new Response(null, { status: 405 })) : send(input, init);
       }
       return sc.transport === "sse" ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
     }
