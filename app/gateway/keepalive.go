@@ -143,20 +143,28 @@ type keepAliveWriter struct {
 	http.ResponseWriter
 	watch      *streamWatch     // nil: no keep-alives
 	prev, next *keepAliveWriter // in watch's list, guarded by watch.mu
-	early      bool             // the watch may send the headers (see above)
 	splices    *splices
 
-	mu       sync.Mutex
-	header   http.Header // the handler's headers until sent, when early
-	sent     bool        // headers on the wire
-	sse      bool        // ... of an event stream
-	opened   bool        // ... sent by the watch, before the handler's
-	answered bool        // the handler gave its status (WriteHeader, Write or Flush)
-	reframe  bool        // opened, and the handler answered JSON: held is its body
-	discard  bool        // opened, and the handler answered neither a stream nor JSON
-	held     []byte
+	mu     sync.Mutex
+	answer *heldAnswer // the handler's headers until sent, when early
+	last   time.Time
+
+	early    bool // the watch may send the headers (see above)
+	sent     bool // headers on the wire
+	sse      bool // ... of an event stream
+	opened   bool // ... sent by the watch, before the handler's
+	answered bool // the handler gave its status (WriteHeader, Write or Flush)
+	reframe  bool // opened, and the handler answered JSON: answer.body is its body
+	discard  bool // opened, and the handler answered neither a stream nor JSON
 	done     bool // the handler returned: write nothing more
-	last     time.Time
+}
+
+// A heldAnswer is what the handler of an early writer has written that is
+// not on the wire yet (made when the handler asks for its headers: never
+// on the fast path, which writes none of its own).
+type heldAnswer struct {
+	header http.Header
+	body   []byte
 }
 
 // newKeepAliveWriter wraps w, the writer of r's response, watched by watch
@@ -179,12 +187,12 @@ func (k *keepAliveWriter) stop() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.done = true
-	if !k.sent && k.header != nil {
+	if !k.sent && k.answer != nil {
 		// The handler returned without a write: net/http sends the headers.
-		maps.Copy(k.ResponseWriter.Header(), k.header)
+		maps.Copy(k.ResponseWriter.Header(), k.answer.header)
 	}
 	if k.reframe {
-		_ = sse.WriteEvent(k.ResponseWriter, sse.Event{Type: "message", Data: bytes.TrimSpace(k.held)})
+		_ = sse.WriteEvent(k.ResponseWriter, sse.Event{Type: "message", Data: bytes.TrimSpace(k.answer.body)})
 	}
 }
 
@@ -196,10 +204,10 @@ func (k *keepAliveWriter) Header() http.Header {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.header == nil {
-		k.header = make(http.Header)
+	if k.answer == nil {
+		k.answer = &heldAnswer{header: make(http.Header)}
 	}
-	return k.header
+	return k.answer.header
 }
 
 // setStreamHeaders sets the headers of an event stream, as the go-sdk
@@ -241,7 +249,11 @@ func (k *keepAliveWriter) answerLocked(code int) {
 	}
 	k.answered = true
 	if k.opened {
-		switch ct := k.header.Get("Content-Type"); {
+		var ct string
+		if k.answer != nil {
+			ct = k.answer.header.Get("Content-Type")
+		}
+		switch {
 		case code == http.StatusOK && isEventStream(ct):
 		case strings.HasPrefix(ct, "application/json"):
 			k.reframe = true
@@ -251,8 +263,8 @@ func (k *keepAliveWriter) answerLocked(code int) {
 		return
 	}
 	h := k.ResponseWriter.Header()
-	if k.header != nil {
-		maps.Copy(h, k.header)
+	if k.answer != nil {
+		maps.Copy(h, k.answer.header)
 	}
 	k.sent = true
 	k.sse = isEventStream(h.Get("Content-Type"))
@@ -265,7 +277,7 @@ func (k *keepAliveWriter) Write(b []byte) (int, error) {
 	k.answerLocked(http.StatusOK)
 	switch {
 	case k.reframe:
-		k.held = append(k.held, b...)
+		k.answer.body = append(k.answer.body, b...)
 		return len(b), nil
 	case k.discard:
 		return len(b), nil

@@ -194,3 +194,33 @@ func TestStreamWatchList(t *testing.T) {
 		t.Error("a GET is watched")
 	}
 }
+
+// BenchmarkKeepAliveWriter is what watching costs a call: its writer made,
+// linked into the watch's list and out (watched), or not watched at all;
+// in parallel, for the list's one mutex.
+//
+//	go test -run '^$' -bench KeepAliveWriter ./app/gateway/
+func BenchmarkKeepAliveWriter(b *testing.B) {
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	w := httptest.NewRecorder()
+	for _, c := range []struct {
+		name  string
+		watch *streamWatch
+	}{{"unwatched", nil}, {"watched", newStreamWatch(time.Hour)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				newKeepAliveWriter(w, r, c.watch, true, nil).stop()
+			}
+		})
+		b.Run(c.name+"/parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				w := httptest.NewRecorder()
+				for pb.Next() {
+					newKeepAliveWriter(w, r, c.watch, true, nil).stop()
+				}
+			})
+		})
+	}
+}
