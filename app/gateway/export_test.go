@@ -27,3 +27,6 @@ func SessionOpen(g *Gateway, id string) bool {
 	}
 	return false
 }
+
+// MaxRequestBody is the bound on an MCP request's body (httpchecks.go).
+const MaxRequestBody = maxRequestBody

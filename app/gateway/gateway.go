@@ -306,14 +306,16 @@ func New(opts Options) *Gateway {
 		g.wg.Go(func() { g.watch.run(ctx) })
 	}
 	g.sessions = g.guardSessions(keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
-		Logger: opts.Logger,
+		Logger:              opts.Logger,
+		MaxRequestBodyBytes: maxRequestBody,
 	}), g.watch, hasSession, &g.splice))
 	g.stateless = keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		Stateless:                    true,
 		PropagateRequestCancellation: true, // a closed stream cancels the call, as the spec says
+		MaxRequestBodyBytes:          maxRequestBody,
 	}), g.watch, always, &g.splice)
-	g.sse = g.guardSSE(keepAlive(mcp.NewSSEHandler(g.serverFor, nil), nil, nil, &g.splice))
+	g.sse = g.guardSSE(keepAlive(mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: maxRequestBody}), nil, nil, &g.splice))
 	// Subscribed before New returns, so that no server that becomes ready
 	// from now on goes unseen.
 	events, unsubscribe := opts.Backends.Subscribe(256)
@@ -331,6 +333,11 @@ func (g *Gateway) Handler() http.Handler {
 			return
 		}
 		if strings.HasPrefix(r.URL.Path, "/sse") {
+			if r.Method == http.MethodPost {
+				if _, ok := readBody(w, r); !ok {
+					return
+				}
+			}
 			g.sse.ServeHTTP(w, r)
 			return
 		}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The go-sdk's streamable handler answers some malformed requests
@@ -20,6 +22,7 @@ import (
 //
 //	POST whose Accept lacks application/json or text/event-stream   406
 //	POST whose Content-Type is not application/json                  415
+//	body over maxRequestBody (see readBody)                           413
 //	body that is not JSON                                             400, -32700
 //	JSON that is not a JSON-RPC 2.0 message (or batch of them)        400, -32600
 //	GET or DELETE in the stateless era (MCP-Protocol-Version ≥ 2026-07-28)
@@ -48,17 +51,10 @@ func checkRequest(w http.ResponseWriter, r *http.Request) (body []byte, ok bool)
 			"Unsupported Media Type: the Content-Type must be application/json")
 		return nil, false
 	}
-	body, err := io.ReadAll(r.Body)
-	r.Body.Close()
-	if err != nil {
-		if _, tooBig := err.(*http.MaxBytesError); tooBig {
-			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, codeServerError, "request body too large: "+err.Error())
-		} else {
-			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body: "+err.Error())
-		}
+	body, ok = readBody(w, r)
+	if !ok {
 		return nil, false
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	if !json.Valid(body) {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: the body is not valid JSON")
 		return nil, false
@@ -68,6 +64,49 @@ func checkRequest(w http.ResponseWriter, r *http.Request) (body []byte, ok bool)
 		return nil, false
 	}
 	return body, true
+}
+
+// maxRequestBody bounds the body of a request to an MCP endpoint, on every
+// path (the fast path, the go-sdk's session, stateless and legacy SSE
+// handlers, which are given the same bound): the go-sdk's default, 4 MiB.
+const maxRequestBody = mcp.DefaultMaxRequestBodyBytes
+
+// readBody reads r's body into memory, at most maxRequestBody bytes of it,
+// and puts it back as r.Body for the handlers after. A larger body is
+// answered 413 with a JSON-RPC error without being read: from its
+// Content-Length when it declares one, else (chunked) once the read passes
+// the bound, so a client cannot make the daemon hold more than the bound.
+// ok is false when it has answered.
+func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	if r.ContentLength > maxRequestBody {
+		refuseTooLarge(w, r.ContentLength)
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	r.Body.Close()
+	if err != nil {
+		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
+			refuseTooLarge(w, -1)
+		} else {
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "cannot read the request body: "+err.Error())
+		}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// refuseTooLarge answers a body over maxRequestBody (of size bytes, -1
+// when it has no Content-Length): 413 with a JSON-RPC error naming the
+// bound. net/http closes the connection after it rather than read the
+// rest of the body.
+func refuseTooLarge(w http.ResponseWriter, size int64) {
+	what := "the request body is larger"
+	if size >= 0 {
+		what = fmt.Sprintf("the request body (%d bytes) is larger", size)
+	}
+	writeJSONRPCError(w, http.StatusRequestEntityTooLarge, codeServerError,
+		fmt.Sprintf("Request Entity Too Large: %s than the %d bytes an MCP request may have", what, maxRequestBody))
 }
 
 // codeServerError is the JSON-RPC code the TypeScript SDK uses for its
