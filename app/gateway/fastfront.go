@@ -377,7 +377,7 @@ func refuseDuplicate(w http.ResponseWriter, rawID []byte) {
 			Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw())}})
 	}
 	if err != nil {
-		http.Error(w, "duplicate in-flight request ID: "+err.Error(), http.StatusBadRequest)
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "duplicate in-flight request ID: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

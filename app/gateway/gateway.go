@@ -305,17 +305,17 @@ func New(opts Options) *Gateway {
 		g.watch = newStreamWatch(opts.KeepAlive)
 		g.wg.Go(func() { g.watch.run(ctx) })
 	}
-	g.sessions = g.guardSessions(keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+	g.sessions = g.guardSessions(keepAlive(jsonRefusals(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              opts.Logger,
 		MaxRequestBodyBytes: maxRequestBody,
-	}), g.watch, hasSession, &g.splice))
-	g.stateless = keepAlive(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+	})), g.watch, hasSession, &g.splice))
+	g.stateless = keepAlive(jsonRefusals(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		Stateless:                    true,
 		PropagateRequestCancellation: true, // a closed stream cancels the call, as the spec says
 		MaxRequestBodyBytes:          maxRequestBody,
-	}), g.watch, always, &g.splice)
-	g.sse = g.guardSSE(keepAlive(mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: maxRequestBody}), nil, nil, &g.splice))
+	})), g.watch, always, &g.splice)
+	g.sse = g.guardSSE(keepAlive(jsonRefusals(mcp.NewSSEHandler(g.serverFor, &mcp.SSEOptions{MaxRequestBodyBytes: maxRequestBody})), nil, nil, &g.splice))
 	// Subscribed before New returns, so that no server that becomes ready
 	// from now on goes unseen.
 	events, unsubscribe := opts.Backends.Subscribe(256)

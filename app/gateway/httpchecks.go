@@ -267,3 +267,97 @@ func notJSONRPC(body []byte) string {
 	}
 	return "the body is not a JSON object"
 }
+
+// jsonRefusals makes the go-sdk handler next answer its refusals as the
+// gateway answers its own: the go-sdk writes many with http.Error, as
+// text/plain (a batch in an era without batches, a method it does not
+// serve, a session it does not know, a GET without a session, ...), and a
+// client can read only a JSON-RPC error. A response with a status of 400
+// or more and a text/plain type is held and written as a JSON-RPC error
+// with the same status and the text as its message; every other response
+// passes through untouched.
+func jsonRefusals(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := &refusalWriter{ResponseWriter: w}
+		next.ServeHTTP(rw, r)
+		rw.finish()
+	})
+}
+
+// maxRefusalText bounds the text of a refusal kept for its JSON-RPC error
+// (the go-sdk's are a line).
+const maxRefusalText = 4 << 10
+
+// refusalWriter is jsonRefusals' writer.
+type refusalWriter struct {
+	http.ResponseWriter
+	refusal int    // the status of a plain-text refusal being held, 0 for none
+	text    []byte // its text
+	started bool   // headers went through: nothing is held from then on
+}
+
+func (rw *refusalWriter) WriteHeader(code int) {
+	if !rw.started && rw.refusal == 0 && code >= http.StatusBadRequest &&
+		strings.HasPrefix(rw.Header().Get("Content-Type"), "text/plain") {
+		rw.refusal = code
+		return
+	}
+	if rw.refusal == 0 {
+		rw.started = true
+		rw.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (rw *refusalWriter) Write(b []byte) (int, error) {
+	if rw.refusal != 0 {
+		rw.text = append(rw.text, b[:min(len(b), maxRefusalText-len(rw.text))]...)
+		return len(b), nil
+	}
+	rw.started = true
+	return rw.ResponseWriter.Write(b)
+}
+
+// Flush flushes a response that is not a refusal being held.
+func (rw *refusalWriter) Flush() {
+	if rw.refusal != 0 {
+		return
+	}
+	if f, ok := rw.ResponseWriter.(http.Flusher); ok {
+		f.Flush() // net/http's own writer: no controller to allocate
+		return
+	}
+	_ = http.NewResponseController(rw.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's other controls.
+func (rw *refusalWriter) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
+
+// finish writes the refusal held, if any, as a JSON-RPC error.
+func (rw *refusalWriter) finish() {
+	if rw.refusal == 0 {
+		return
+	}
+	message := strings.TrimSpace(string(rw.text))
+	if message == "" {
+		message = http.StatusText(rw.refusal)
+	}
+	rw.Header().Del("Content-Length")
+	writeJSONRPCError(rw.ResponseWriter, rw.refusal, refusalCode(rw.refusal), message)
+}
+
+// codeSessionNotFound is the JSON-RPC code the TypeScript SDK gives the 404
+// of a session it does not know.
+const codeSessionNotFound = -32001
+
+// refusalCode is the JSON-RPC error code of an HTTP refusal with status.
+func refusalCode(status int) int64 {
+	switch status {
+	case http.StatusBadRequest:
+		return jsonrpc.CodeInvalidRequest
+	case http.StatusNotFound:
+		return codeSessionNotFound
+	case http.StatusInternalServerError:
+		return jsonrpc.CodeInternalError
+	}
+	return codeServerError
+}

@@ -124,13 +124,24 @@ func statelessCall(method, params string, caps string) string {
 	return `{"jsonrpc":"2.0","id":7,"method":"` + method + `","params":` + params + `}`
 }
 
-// TestHTTPRefusals checks the HTTP-level answers the spec's transport rules
-// and the official SDKs give, on both endpoints and in both eras.
-func TestHTTPRefusals(t *testing.T) {
+// refusalEndpoints are the kinds of MCP endpoint a refusal is checked on:
+// the aggregate, a server's and a profile's (newRefusalFixture).
+var refusalEndpoints = []string{"/mcp", "/mcp/alpha", "/mcp/p/coding"}
+
+// newRefusalFixture serves alpha on refusalEndpoints.
+func newRefusalFixture(t *testing.T) *fixture {
 	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	f.gw.SetProfiles([]gateway.ProfileConfig{{Name: "coding", Servers: []string{"alpha"}}})
 	f.waitTools(t, f.connect(t, "/mcp", "2025-11-25", nil), "alpha__echo")
+	return f
+}
+
+// TestHTTPRefusals checks the HTTP-level answers the spec's transport rules
+// and the official SDKs give, on each kind of endpoint and in both eras.
+func TestHTTPRefusals(t *testing.T) {
+	f := newRefusalFixture(t)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
-	for _, path := range []string{"/mcp", "/mcp/alpha"} {
+	for _, path := range refusalEndpoints {
 		for _, era := range []string{"2025-11-25", "2026-07-28"} {
 			t.Run(path+"/"+era, func(t *testing.T) {
 				for _, tt := range []struct {
@@ -185,6 +196,52 @@ func TestHTTPRefusals(t *testing.T) {
 			h := map[string]string{"Accept": "text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 			if r := f.send(t, "GET", path, h, ""); r.status != 400 {
 				t.Errorf("session-era GET without a session: %d, want 400", r.status)
+			}
+		})
+	}
+}
+
+// TestRefusalsAreJSONRPC: every refusal of a request on an MCP endpoint,
+// the gateway's own and those the go-sdk's handlers write (as plain text,
+// made JSON by jsonRefusals), is a JSON-RPC error served as
+// application/json, in a session and outside one, in both eras. (The
+// session guard's refusals, 429 and the 404 of an unknown session, are
+// its own: see sessionguard_test.go.)
+func TestRefusalsAreJSONRPC(t *testing.T) {
+	f := newRefusalFixture(t)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	tooBig := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"alpha__echo","arguments":{"text":"` +
+		strings.Repeat("x", gateway.MaxRequestBody) + `"}}}`
+	stateless := mcpHeaders("2026-07-28")
+	stateless["Mcp-Method"] = "nope/nope"
+	for _, path := range refusalEndpoints {
+		t.Run(path, func(t *testing.T) {
+			session := mcpHeaders("2025-11-25")
+			session["Mcp-Session-Id"] = f.rawSession(t, path)
+			for _, tt := range []struct {
+				name, method string
+				header       map[string]string
+				body         string
+				status, code int
+			}{
+				{"a batch in a session of 2025-11-25", "POST", session, "[" + list + "]", 400, -32600},
+				{"a method nobody serves, in a session", "POST", session, `{"jsonrpc":"2.0","id":1,"method":"nope/nope"}`, 400, -32600},
+				{"a method nobody serves, outside a session", "POST", mcpHeaders("2025-11-25"), `{"jsonrpc":"2.0","id":1,"method":"nope/nope"}`, 400, -32600},
+				{"a method nobody serves, stateless", "POST", stateless, statelessCall("nope/nope", "", "{}"), 404, -32601},
+				{"an unknown protocol version", "POST", mcpHeaders("1999-01-01"), list, 400, -32600},
+				{"a body over the limit", "POST", session, tooBig, 413, -32000},
+				{"GET without a session", "GET", map[string]string{"Accept": "text/event-stream"}, "", 400, -32600},
+				{"GET of a session without Accept: text/event-stream", "GET", map[string]string{"Accept": "application/json",
+					"Mcp-Session-Id": session["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}, "", 400, -32600},
+				{"DELETE without a session", "DELETE", nil, "", 400, -32600},
+				{"PUT", "PUT", session, list, 405, -32000},
+			} {
+				r := f.send(t, tt.method, path, tt.header, tt.body)
+				if r.status != tt.status {
+					t.Errorf("%s: status %d, want %d (body %.200s)", tt.name, r.status, tt.status, r.body)
+					continue
+				}
+				checkRefusal(t, tt.name, r.header, r.body, tt.code)
 			}
 		})
 	}
