@@ -29,6 +29,10 @@ func (g *Gateway) eraResults() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
+			if d, ok := res.(*mcp.DiscoverResult); ok && err == nil && d.Capabilities != nil && statelessRequest(req) {
+				d.Capabilities = statelessCapabilities(d.Capabilities)
+				return res, nil
+			}
 			if err != nil || res == nil || !shapedMethods[method] {
 				return res, err
 			}
@@ -46,6 +50,19 @@ func (g *Gateway) eraResults() mcp.Middleware {
 			return newShapedResult(res, sessionEraDrop, false), nil
 		}
 	}
+}
+
+// statelessCapabilities are caps, the front's (newFront), as the
+// 2026-07-28 era serves them, for server/discover: without logging, since
+// the era has no logging/setLevel and the gateway forwards no server's
+// log messages to a stateless request, whatever its _meta logLevel.
+// Resource subscriptions stay: the era's subscriptions/listen
+// serves them (resourceSubscriptions, acknowledged when resources.subscribe
+// is set), in place of resources/subscribe.
+func statelessCapabilities(caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
+	c := *caps
+	c.Logging = nil
+	return &c
 }
 
 // statelessRequest reports whether req is of the 2026-07-28 era.

@@ -247,6 +247,113 @@ func TestRefusalsAreJSONRPC(t *testing.T) {
 	}
 }
 
+// TestStatelessDiscover: in the 2026-07-28 era, server/discover advertises
+// what the endpoint serves in that era: no logging (logging/setLevel is
+// gone from the era, and no server's log reaches a stateless request),
+// and resource subscriptions, which subscriptions/listen serves: a listen
+// for a resource is acknowledged and gets the resource's update. The
+// session era's initialize keeps logging.
+func TestStatelessDiscover(t *testing.T) {
+	f := newRefusalFixture(t)
+	for _, path := range refusalEndpoints {
+		t.Run(path, func(t *testing.T) {
+			h := mcpHeaders("2026-07-28")
+			h["Mcp-Method"] = "server/discover"
+			r := f.send(t, "POST", path, h, statelessCall("server/discover", "", "{}"))
+			var discover struct {
+				Capabilities map[string]json.RawMessage `json:"capabilities"`
+			}
+			if r.status != 200 || json.Unmarshal(r.msg["result"], &discover) != nil {
+				t.Fatalf("server/discover: %d %s", r.status, r.body)
+			}
+			if _, ok := discover.Capabilities["logging"]; ok {
+				t.Errorf("server/discover of 2026-07-28 advertises logging: %s", r.msg["result"])
+			}
+			for key, want := range map[string]string{"tools": `{"listChanged":true}`, "prompts": `{"listChanged":true}`,
+				"resources": `{"listChanged":true,"subscribe":true}`, "completions": `{}`} {
+				if got := string(discover.Capabilities[key]); got != want {
+					t.Errorf("server/discover capability %s: %s, want %s", key, got, want)
+				}
+			}
+			h["Mcp-Method"] = "logging/setLevel"
+			if r := f.send(t, "POST", path, h, statelessCall("logging/setLevel", `{"level":"debug"}`, "{}")); r.err(t).Code != -32601 {
+				t.Errorf("logging/setLevel of 2026-07-28: %d %s, want -32601", r.status, r.body)
+			}
+			checkStatelessResourceSubscription(t, f, path)
+
+			// The session era serves logging, and says so.
+			init := f.send(t, "POST", path, mcpHeaders(""), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+			var initialized struct {
+				Capabilities map[string]json.RawMessage `json:"capabilities"`
+			}
+			if json.Unmarshal(init.msg["result"], &initialized) != nil || initialized.Capabilities["logging"] == nil {
+				t.Errorf("initialize of 2025-11-25: %d %s, want the logging capability", init.status, init.body)
+			}
+		})
+	}
+}
+
+// checkStatelessResourceSubscription opens a 2026-07-28 subscriptions/listen
+// for alpha's hello resource on path, and checks that it is acknowledged
+// with the resource and gets its update once alpha's touch tool is called.
+func checkStatelessResourceSubscription(t *testing.T, f *fixture, path string) {
+	t.Helper()
+	const uri = "test://static/hello"
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	body := statelessCall("subscriptions/listen", `{"notifications":{"resourceSubscriptions":["`+uri+`"]}}`, "{}")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+path, strings.NewReader(body))
+	for k, v := range mcpHeaders("2026-07-28") {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	touch := "alpha__touch"
+	if path == "/mcp/alpha" {
+		touch = "touch"
+	}
+	sc := bufio.NewScanner(resp.Body)
+	var acknowledged bool
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				URI           string `json:"uri"`
+				Notifications struct {
+					ResourceSubscriptions []string `json:"resourceSubscriptions"`
+				} `json:"notifications"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal([]byte(data), &msg)
+		switch msg.Method {
+		case "notifications/subscriptions/acknowledged":
+			if !slices.Equal(msg.Params.Notifications.ResourceSubscriptions, []string{uri}) {
+				t.Fatalf("%s: subscriptions/listen acknowledged %s, want the resource %s", path, data, uri)
+			}
+			acknowledged = true
+			h := mcpHeaders("2026-07-28")
+			h["Mcp-Method"], h["Mcp-Name"] = "tools/call", touch
+			if r := f.send(t, "POST", path, h, statelessCall("tools/call", `{"name":"`+touch+`","arguments":{"uri":"`+uri+`"}}`, "{}")); r.status != 200 {
+				t.Fatalf("%s: %s: %d %s", path, touch, r.status, r.body)
+			}
+		case "notifications/resources/updated":
+			if !acknowledged || msg.Params.URI != uri {
+				t.Fatalf("%s: %s before the acknowledgement", path, data)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s: the listen ended (%v) without the resource's update (acknowledged %v)", path, sc.Err(), acknowledged)
+}
+
 // TestProtocolVersionErrors: the stateless era's errors about versions.
 func TestProtocolVersionErrors(t *testing.T) {
 	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
