@@ -615,7 +615,8 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 	_ = stream.response(id, result, plain && len(result) >= spliceMin)
 }
 
-// endClosedSession forgets the session a DELETE closed.
+// endClosedSession forgets the session its owner's DELETE closed: its
+// next request gets the session guard's 404.
 func (g *Gateway) endClosedSession(r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	front := g.serverFor(r)
@@ -627,5 +628,6 @@ func (g *Gateway) endClosedSession(r *http.Request) {
 			return // still open (the DELETE was refused)
 		}
 	}
+	g.guard.forget(sid)
 	g.endSession(sid)
 }

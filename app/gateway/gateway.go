@@ -305,10 +305,15 @@ func New(opts Options) *Gateway {
 		g.watch = newStreamWatch(opts.KeepAlive)
 		g.wg.Go(func() { g.watch.run(ctx) })
 	}
-	g.sessions = g.guardSessions(keepAlive(jsonRefusals(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
+	// The guard comes first: a request it refuses (another token's, or
+	// another endpoint's) is no activity of the session it names.
+	streamable := keepAlive(jsonRefusals(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:              opts.Logger,
 		MaxRequestBodyBytes: maxRequestBody,
-	})), g.watch, hasSession, &g.splice))
+	})), g.watch, hasSession, &g.splice)
+	g.sessions = g.guardSessions(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.idle.serve(streamable, w, r)
+	}))
 	g.stateless = keepAlive(jsonRefusals(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:                       opts.Logger,
 		Stateless:                    true,
@@ -360,13 +365,17 @@ func (g *Gateway) Handler() http.Handler {
 			}
 			defer done()
 		}
-		if sid := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && sid != "" && g.ownedBy(r, sid) {
+		// A DELETE of another token's or endpoint's session is refused
+		// (404) and ends nothing.
+		sid := r.Header.Get("Mcp-Session-Id")
+		deleting := r.Method == http.MethodDelete && sid != "" && g.ownedBy(r, sid)
+		if deleting {
 			// The session's calls are cancelled before the go-sdk closes
 			// it: its close waits for them.
 			g.endSession(sid)
 		}
-		g.idle.serve(g.sessions, w, r)
-		if r.Method == http.MethodDelete {
+		g.sessions.ServeHTTP(w, r)
+		if deleting {
 			g.endClosedSession(r)
 		}
 	})

@@ -23,11 +23,13 @@ type idleSessions struct {
 	mu       sync.Mutex
 	sessions map[string]*idleSession
 	closed   bool
+	clock    uint64 // counts requests' begins and ends: the order of use
 }
 
 type idleSession struct {
 	refs  int // requests in progress
 	timer *time.Timer
+	used  uint64 // the clock at its last request's begin or end
 }
 
 func (s *idleSessions) init(timeout time.Duration, close func(string)) {
@@ -110,6 +112,8 @@ func (s *idleSessions) begin(id string, open bool) {
 		is.timer.Stop()
 	}
 	is.refs++
+	s.clock++
+	is.used = s.clock
 }
 
 func (s *idleSessions) end(id string) {
@@ -119,6 +123,8 @@ func (s *idleSessions) end(id string) {
 	if is == nil || s.closed {
 		return
 	}
+	s.clock++
+	is.used = s.clock
 	if is.refs--; is.refs > 0 {
 		return
 	}
@@ -140,6 +146,31 @@ func (s *idleSessions) expire(id string, is *idleSession) {
 	delete(s.sessions, id)
 	s.mu.Unlock()
 	s.close(id)
+}
+
+// takeLeastRecent stops tracking, and returns, the session of ids with no
+// request in progress that was used least recently; ok is false when each
+// has a request in progress (or is not tracked: still opening, or ended).
+// The caller ends it, as expire's caller does.
+func (s *idleSessions) takeLeastRecent(ids []string) (id string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var oldest *idleSession
+	for _, candidate := range ids {
+		is := s.sessions[candidate]
+		if is == nil || is.refs > 0 || (oldest != nil && is.used >= oldest.used) {
+			continue
+		}
+		id, oldest = candidate, is
+	}
+	if oldest == nil {
+		return "", false
+	}
+	if oldest.timer != nil {
+		oldest.timer.Stop()
+	}
+	delete(s.sessions, id)
+	return id, true
 }
 
 func (s *idleSessions) forget(id string) {
@@ -166,13 +197,15 @@ func (s *idleSessions) stop() {
 	}
 }
 
-// closeSession ends the client session id on whichever endpoint serves it.
+// closeSession ends the client session id on whichever endpoint serves it
+// (it idled out, or was evicted): its next request gets 404.
 func (g *Gateway) closeSession(id string) {
+	g.guard.forget(id)
 	g.endSession(id) // first: the go-sdk's Close waits for the calls
 	for _, s := range g.fronts() {
 		for ss := range s.Sessions() {
 			if ss.ID() == id {
-				g.log.Debug("closing an idle client session", "session", id)
+				g.log.Debug("closing a client session", "session", id)
 				_ = ss.Close()
 				return
 			}

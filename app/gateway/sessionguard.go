@@ -48,56 +48,127 @@ func (sg *sessionGuard) init() {
 	sg.opening = map[string]int{}
 }
 
+// forget stops answering for session id (it ended): its next request gets
+// the guard's 404.
+func (sg *sessionGuard) forget(id string) {
+	sg.mu.Lock()
+	delete(sg.owners, id)
+	sg.mu.Unlock()
+}
+
+// A seat is a session reserved for a token while it opens: counted in
+// opening until the session is counted in owners or sse (take), or fails
+// to open (release), so that an opening session counts once, never twice.
+type seat struct {
+	guard *sessionGuard
+	token string
+	taken bool // guarded by guard.mu
+}
+
+// takeLocked gives the seat back (idempotent); guard.mu must be held.
+func (s *seat) takeLocked() {
+	if s.taken {
+		return
+	}
+	s.taken = true
+	if s.guard.opening[s.token]--; s.guard.opening[s.token] <= 0 {
+		delete(s.guard.opening, s.token)
+	}
+}
+
+// release gives the seat back (idempotent): the session failed to open, or
+// is counted otherwise.
+func (s *seat) release() {
+	s.guard.mu.Lock()
+	s.takeLocked()
+	s.guard.mu.Unlock()
+}
+
 // reserve counts the sessions token has open or opening and, under the
-// limit, reserves one more; release (idempotent) gives the reservation
-// back once the session is counted otherwise or failed to open.
-func (g *Gateway) reserve(token string) (release func(), ok bool) {
+// limit, reserves a seat for one more. At the limit it takes the place of
+// the token's least recently used streamable session with no request in
+// progress, which it stops counting and returns as evict: the caller ends
+// it (evictSession). ok is false when every session of the token is busy.
+// (Legacy SSE sessions are never evicted: each lasts as long as its
+// client holds its stream, and a client that went away closed it.)
+func (g *Gateway) reserve(token string) (s *seat, evict string, ok bool) {
 	// Under the lock, so that no session opened meanwhile is taken for a
 	// closed one.
 	g.guard.mu.Lock()
 	defer g.guard.mu.Unlock()
 	live := g.liveSessions()
 	n := g.guard.opening[token]
+	var mine []string
 	for id, o := range g.guard.owners {
 		switch {
 		case !live[id]:
 			delete(g.guard.owners, id) // closed: by DELETE, idle timeout or revocation
 		case o.token == token:
-			n++
+			mine = append(mine, id)
 		}
 	}
+	n += len(mine)
 	for _, o := range g.guard.sse {
 		if o.token == token {
 			n++
 		}
 	}
 	if n >= g.opts.MaxSessionsPerToken {
-		return nil, false
+		if evict, ok = g.idle.takeLeastRecent(mine); !ok {
+			return nil, "", false
+		}
+		delete(g.guard.owners, evict) // its next request gets 404
 	}
 	g.guard.opening[token]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			g.guard.mu.Lock()
-			if g.guard.opening[token]--; g.guard.opening[token] <= 0 {
-				delete(g.guard.opening, token)
-			}
-			g.guard.mu.Unlock()
-		})
-	}, true
+	return &seat{guard: &g.guard, token: token}, evict, true
 }
 
-// tooManySessions answers a request over the limit of sessions.
+// admit reserves a seat for a session that r opens, ending the token's
+// least recently used idle session at the limit, or answers 429 when every
+// session of the token is busy (ok false).
+func (g *Gateway) admit(w http.ResponseWriter, token string) (s *seat, ok bool) {
+	s, evict, ok := g.reserve(token)
+	if !ok {
+		g.tooManySessions(w)
+		return nil, false
+	}
+	if evict != "" {
+		g.evictSession(evict)
+	}
+	return s, true
+}
+
+// evictSession ends session id, the least recently used of its token at
+// the limit of sessions, as the idle timeout ends one: its calls (none in
+// flight), subscriptions and leases go with it.
+func (g *Gateway) evictSession(id string) {
+	g.log.Info("ended a client session to open a new one of its token: the token has as many open as it may, and this one was the least recently used",
+		"session", id, "limit", g.opts.MaxSessionsPerToken)
+	g.closeSession(id)
+}
+
+// tooManySessions answers a request over the limit of sessions, when each
+// session of its token has a request in progress.
 func (g *Gateway) tooManySessions(w http.ResponseWriter) {
-	http.Error(w, fmt.Sprintf("too many open MCP sessions for this token (the limit is %d): close some (DELETE with their Mcp-Session-Id), or wait for idle ones to time out",
-		g.opts.MaxSessionsPerToken), http.StatusTooManyRequests)
+	writeJSONRPCError(w, http.StatusTooManyRequests, codeServerError, fmt.Sprintf(
+		"too many open MCP sessions for this token (the limit is %d), each with a request in progress: "+
+			"wait for one to finish, or close some (DELETE with their Mcp-Session-Id)",
+		g.opts.MaxSessionsPerToken))
+}
+
+// sessionNotFound answers a request in a session the gateway does not know
+// for its token and endpoint (closed, never opened, or another's): 404, on
+// which a client opens a new session, as the spec says.
+func sessionNotFound(w http.ResponseWriter) {
+	writeJSONRPCError(w, http.StatusNotFound, codeSessionNotFound, "session not found")
 }
 
 // guardSessions wraps the stateful streamable handler: a request in a
 // session must come with the session's token on the session's endpoint,
 // else it gets 404 as for an unknown session (the client then starts a new
 // one, as the spec says); a request that opens a session is refused with
-// 429 when its token has MaxSessionsPerToken open.
+// 429 when its token has MaxSessionsPerToken open and none idle (see
+// reserve).
 func (g *Gateway) guardSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		me := sessionOwner{token: g.opts.ClientToken(r.Context()), endpoint: endpointOf(r.URL.Path)}
@@ -106,7 +177,7 @@ func (g *Gateway) guardSessions(next http.Handler) http.Handler {
 			owner, ok := g.guard.owners[id]
 			g.guard.mu.Unlock()
 			if !ok || owner != me {
-				http.Error(w, "session not found", http.StatusNotFound)
+				sessionNotFound(w)
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -117,15 +188,15 @@ func (g *Gateway) guardSessions(next http.Handler) http.Handler {
 			return
 		}
 
-		release, ok := g.reserve(me.token)
+		seat, ok := g.admit(w, me.token)
 		if !ok {
-			g.tooManySessions(w)
 			return
 		}
-		defer release()
+		defer seat.release()
 		next.ServeHTTP(&sessionIDCatcher{ResponseWriter: w, opened: func(id string) {
 			g.guard.mu.Lock()
 			g.guard.owners[id] = me
+			seat.takeLocked() // the session counts as open now
 			g.guard.mu.Unlock()
 		}}, r)
 	})
@@ -145,19 +216,18 @@ func (g *Gateway) guardSSE(next http.Handler) http.Handler {
 				owner, ok := g.guard.sse[id]
 				g.guard.mu.Unlock()
 				if !ok || owner != me {
-					http.Error(w, "session not found", http.StatusNotFound)
+					sessionNotFound(w)
 					return
 				}
 				g.legacyPost(w, r, id, next)
 				return
 			}
 		case http.MethodGet:
-			release, ok := g.reserve(me.token)
+			seat, ok := g.admit(w, me.token)
 			if !ok {
-				g.tooManySessions(w)
 				return
 			}
-			defer release()
+			defer seat.release()
 			var opened string // guarded by g.guard.mu
 			defer func() {
 				g.guard.mu.Lock()
@@ -173,8 +243,8 @@ func (g *Gateway) guardSSE(next http.Handler) http.Handler {
 				g.guard.mu.Lock()
 				opened = id
 				g.guard.sse[id] = me
+				seat.takeLocked() // the session counts as open now
 				g.guard.mu.Unlock()
-				release() // the session counts as open now
 			}, answered: func(id string) { g.inflight.owe(id, -1) }}
 		}
 		next.ServeHTTP(w, r)

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,8 +52,8 @@ func newTokenGateway(t *testing.T, tune func(*gateway.Options)) (*gateway.Gatewa
 
 // TestSessionsBoundToTokenAndEndpoint: a session answers only the token
 // that opened it, on the endpoint that opened it (404 otherwise, as for an
-// unknown session); a token may have MaxSessionsPerToken open (429 naming
-// the limit); CloseSessionsOf ends a token's sessions.
+// unknown session); a token may have MaxSessionsPerToken open, a new one
+// ending its least recently used; CloseSessionsOf ends a token's sessions.
 func TestSessionsBoundToTokenAndEndpoint(t *testing.T) {
 	gw, srv := newTokenGateway(t, func(o *gateway.Options) { o.MaxSessionsPerToken = 2 })
 
@@ -109,10 +110,15 @@ func TestSessionsBoundToTokenAndEndpoint(t *testing.T) {
 		t.Errorf("a /mcp/alpha session on /mcp: %d, want 404", resp.StatusCode)
 	}
 
-	// The cap: tok_a has two open; a third is refused, tok_b is not.
-	resp, body := post("tok_a", "/mcp", "", initialize)
-	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "limit is 2") {
-		t.Errorf("third session: %d %s, want 429 naming the limit", resp.StatusCode, body)
+	// The cap: tok_a has two open, both idle; a third takes the place of
+	// the least recently used (a: the refused requests naming
+	// perServer did not count as its use), which then gets 404.
+	a3 := open("tok_a", "/mcp")
+	if resp, body := post("tok_a", "/mcp", a, ping); resp.StatusCode != 404 {
+		t.Errorf("the least recently used session after a third opened: %d %s, want 404", resp.StatusCode, body)
+	}
+	if resp, body := post("tok_a", "/mcp/alpha", perServer, ping); resp.StatusCode != 200 {
+		t.Errorf("the other session after a third opened: %d %s, want 200", resp.StatusCode, body)
 	}
 	b := open("tok_b", "/mcp")
 
@@ -127,7 +133,7 @@ func TestSessionsBoundToTokenAndEndpoint(t *testing.T) {
 	if n := gw.CloseSessionsOf("tok_a"); n != 2 {
 		t.Errorf("CloseSessionsOf closed %d sessions, want 2", n)
 	}
-	for _, id := range []string{a, a2} {
+	for _, id := range []string{a, a2, a3} {
 		if resp, _ := post("tok_a", "/mcp", id, ping); resp.StatusCode != 404 {
 			t.Errorf("a closed session: %d", resp.StatusCode)
 		}
@@ -273,3 +279,212 @@ func TestRequestStateBoundToToken(t *testing.T) {
 		t.Errorf("a parked call outlived CloseSessionsOf: %v", a)
 	}
 }
+
+// newLimitFixture runs the test MCP server as "alpha" (up to three
+// processes) behind a gateway whose every request has the token "tok",
+// with limit sessions per token (0: the default), and waits until alpha is
+// listed (that session closed again).
+func newLimitFixture(t *testing.T, limit int) *fixture {
+	t.Helper()
+	f := newTunedFixture(t, "", func(_ *supervisor.Options, o *gateway.Options) {
+		o.ClientToken = func(context.Context) string { return "tok" }
+		o.MaxSessionsPerToken = limit
+	}, []supervisor.Spec{{Name: "alpha", Command: os.Args[0],
+		Env: testEnv(testmcp.Options{Name: "alpha"}), Pool: supervisor.PoolSpec{Max: 3}}},
+		gateway.ServerConfig{Name: "alpha"})
+	cs := f.connect(t, "/mcp", "2025-11-25", nil)
+	f.waitTools(t, cs, "alpha__sleep")
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+const rawInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// ping sends a ping in session sid on /mcp.
+func (f *fixture) ping(t *testing.T, sid string) *rawResponse {
+	t.Helper()
+	h := mcpHeaders("2025-11-25")
+	h["Mcp-Session-Id"] = sid
+	return f.send(t, http.MethodPost, "/mcp", h, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+}
+
+// checkRPCRefusal fails unless r is an HTTP status want with a JSON-RPC
+// error body (application/json) of code whose message contains text.
+func checkRPCRefusal(t *testing.T, what string, r *rawResponse, want, code int, text string) {
+	t.Helper()
+	if r.status != want {
+		t.Errorf("%s: %d %s, want %d", what, r.status, r.body, want)
+		return
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: Content-Type %q, want application/json (%s)", what, ct, r.body)
+		return
+	}
+	if e := r.err(t); e.Code != code || !strings.Contains(e.Message, text) {
+		t.Errorf("%s: error %+v, want code %d and a message with %q", what, e, code, text)
+	}
+}
+
+// TestSessionLimitEndsLeastRecentlyUsed: at its token's limit, a new
+// session takes the place of the least recently used one with nothing in
+// flight, whose next request gets 404 (a JSON-RPC error, as for any
+// unknown session); only when every session of the token has a request
+// in progress is the new one refused, 429 with a JSON-RPC error naming
+// the limit, until one is done.
+func TestSessionLimitEndsLeastRecentlyUsed(t *testing.T) {
+	f := newLimitFixture(t, 3)
+	s1, s2, s3 := f.rawSession(t, "/mcp"), f.rawSession(t, "/mcp"), f.rawSession(t, "/mcp")
+	if r := f.ping(t, s1); r.status != 200 {
+		t.Fatalf("ping: %d %s", r.status, r.body)
+	}
+	s4 := f.rawSession(t, "/mcp") // s2 is the least recently used now
+	checkRPCRefusal(t, "the least recently used session", f.ping(t, s2), http.StatusNotFound, -32001, "session not found")
+	if gateway.SessionOpen(f.gw, s2) {
+		t.Errorf("the session ended for a new one is still open")
+	}
+	for _, sid := range []string{s1, s3, s4} {
+		if r := f.ping(t, sid); r.status != 200 {
+			t.Errorf("a session more recently used: %d %s", r.status, r.body)
+		}
+	}
+
+	// Every session busy: s1, s3 and s4 each wait for a long call.
+	inFlight := func() int {
+		st, _ := f.sup.Status("alpha")
+		n := 0
+		for _, p := range st.Processes {
+			n += p.InFlight
+		}
+		return n
+	}
+	drops := map[string]context.CancelFunc{}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		for _, drop := range drops {
+			drop()
+		}
+		wg.Wait()
+	})
+	for _, sid := range []string{s1, s3, s4} {
+		ctx, drop := context.WithCancel(t.Context())
+		drops[sid] = drop
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"alpha__sleep","arguments":{"ms":60000}}}`))
+		for k, v := range mcpHeaders("2025-11-25") {
+			req.Header.Set(k, v)
+		}
+		req.Header.Set("Mcp-Session-Id", sid)
+		wg.Go(func() {
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	testutil.Eventually(t, 20*time.Second, "the three calls to reach alpha", func() bool { return inFlight() == 3 })
+	checkRPCRefusal(t, "a fourth session while the three are busy", f.send(t, http.MethodPost, "/mcp", mcpHeaders(""), rawInitialize),
+		http.StatusTooManyRequests, -32000, "the limit is 3")
+
+	// s3's client gives up: s3 has nothing in flight, and makes room.
+	drops[s3]()
+	var s5 string
+	testutil.Eventually(t, 20*time.Second, "a new session to take s3's place", func() bool {
+		r := f.send(t, http.MethodPost, "/mcp", mcpHeaders(""), rawInitialize)
+		s5 = r.header.Get("Mcp-Session-Id")
+		return r.status == 200 && s5 != ""
+	})
+	checkRPCRefusal(t, "the session whose client gave up", f.ping(t, s3), http.StatusNotFound, -32001, "session not found")
+	for _, sid := range []string{s1, s4} {
+		if !gateway.SessionOpen(f.gw, sid) {
+			t.Errorf("a busy session was ended for a new one")
+		}
+	}
+	testutil.Eventually(t, 15*time.Second, "s3's call to be cancelled with its session", func() bool { return inFlight() == 2 })
+}
+
+// TestSimultaneousInitializes: 60 sessions opening at once on one token
+// with 2 open (the default limit is 64) all open, and none ends another:
+// an opening session counts once, also while its answer is on its way
+// out. Each initialize is held in the middle of its answer (after its
+// headers) until the 60 are, the next one starting once the one before
+// is held there.
+func TestSimultaneousInitializes(t *testing.T) {
+	f := newLimitFixture(t, 0)
+	open := []string{f.rawSession(t, "/mcp"), f.rawSession(t, "/mcp")}
+	const n = 60
+	h := f.gw.Handler()
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	statuses := map[int]int{}
+	for range n {
+		w := &heldWriter{header: http.Header{}, status: make(chan int, 1), release: release}
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/mcp", strings.NewReader(rawInitialize))
+		for k, v := range mcpHeaders("") {
+			req.Header.Set(k, v)
+		}
+		wg.Go(func() { h.ServeHTTP(w, req) })
+		select {
+		case status := <-w.status:
+			statuses[status]++
+			if id := w.header.Get("Mcp-Session-Id"); status == 200 && id != "" {
+				open = append(open, id)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no answer to an initialize after %v", statuses)
+		}
+	}
+	close(release)
+	wg.Wait()
+	if statuses[200] != n {
+		t.Errorf("%d initializes opening at once: statuses %v, want %d × 200", n, statuses, n)
+	}
+	ended := 0
+	for _, sid := range open {
+		if r := f.ping(t, sid); r.status != 200 {
+			ended++
+		}
+	}
+	if ended > 0 {
+		t.Errorf("%d of the %d sessions were ended: the limit was taken as reached", ended, len(open))
+	}
+	t.Logf("%d initializes opening at once with 2 sessions open: %v; %d sessions answer", n, statuses, len(open)-ended)
+}
+
+// heldWriter is the ResponseWriter of a request whose answer, once its
+// headers are out (told on status), is held until release closes: a
+// client reading it slowly. A refusal is not held.
+type heldWriter struct {
+	header  http.Header
+	status  chan int // buffered: the status, once
+	code    int
+	release <-chan struct{}
+}
+
+func (w *heldWriter) Header() http.Header { return w.header }
+
+func (w *heldWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+		w.status <- code
+	}
+}
+
+func (w *heldWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	if w.code == http.StatusOK {
+		<-w.release
+	}
+	return len(b), nil
+}
+
+func (w *heldWriter) Flush() { w.WriteHeader(http.StatusOK) }
