@@ -1,8 +1,8 @@
 // The fronts: the mcp.Server behind each endpoint (/mcp and /mcp/<server>),
 // its middlewares (waiting for first lists, the backends' instructions), and
 // the handlers that route each request to a server: tools, prompts,
-// resources, completion, and counted resource subscriptions. Each handler
-// hands the call to forward (forward.go).
+// resources, completion, and resource subscriptions (subscriptions.go).
+// Each handler hands the call to forward (forward.go).
 
 package gateway
 
@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -260,43 +259,6 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front 
 	return res, err
 }
 
-// subscribe forwards resources/subscribe and /unsubscribe to the server
-// owning uri. Subscriptions are counted per server and URI: the server is
-// asked once, when the first client subscribes, and told to stop when the
-// last one unsubscribes, so one client leaving does not cut the others off.
-// (The go-sdk front sends each update to the sessions that subscribed.)
-func (g *Gateway) subscribe(ctx context.Context, req mcp.Request, front, uri string, on bool) error {
-	server := front
-	if isAggregated(front) {
-		if server = g.resourceOwner(front, uri); server == "" {
-			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no server offers resource %q", uri)}
-		}
-	}
-	key := server + "\x00" + uri
-	for {
-		g.subsMu.Lock()
-		st := g.subs[key]
-		if st == nil {
-			st = &subscriptionState{}
-			g.subs[key] = st
-		}
-		g.subsMu.Unlock()
-		// st.mu orders the subscribe and unsubscribe of this URI on this
-		// server only: a server slow to answer holds up no other.
-		st.mu.Lock()
-		g.subsMu.Lock()
-		current := g.subs[key] == st
-		g.subsMu.Unlock()
-		if !current { // emptied and forgotten while this call waited
-			st.mu.Unlock()
-			continue
-		}
-		err := g.subscribeLocked(ctx, req, st, key, server, uri, on)
-		st.mu.Unlock()
-		return err
-	}
-}
-
 // resourceOwner returns the server that offers uri on an aggregated
 // endpoint (/mcp, or a profile's): the one that lists it, else the first in
 // name order with a resource template that matches it, else the
@@ -332,55 +294,4 @@ func (g *Gateway) resourceOwner(endpoint, uri string) string {
 		}
 	}
 	return owner
-}
-
-// subscriptionState counts the client sessions subscribed to one URI of
-// one server.
-type subscriptionState struct {
-	mu sync.Mutex
-	n  int
-}
-
-// subscribeLocked counts a subscribe or unsubscribe, asking the server when
-// the count leaves or reaches zero; the caller holds st.mu.
-func (g *Gateway) subscribeLocked(ctx context.Context, req mcp.Request, st *subscriptionState, key, server, uri string, on bool) error {
-	switch {
-	case on && st.n > 0:
-		st.n++
-		return nil
-	case !on && st.n > 1:
-		st.n--
-		return nil
-	case !on && st.n == 0:
-		g.forgetSubscription(key, st)
-		return nil
-	}
-	err := g.forward(ctx, req, server, nil, nil, func(ctx context.Context, cs *mcp.ClientSession) error {
-		if on {
-			return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
-		}
-		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-	})
-	if err != nil {
-		if st.n == 0 {
-			g.forgetSubscription(key, st)
-		}
-		return err
-	}
-	if on {
-		st.n = 1
-	} else {
-		st.n = 0
-		g.forgetSubscription(key, st)
-	}
-	return nil
-}
-
-// forgetSubscription drops st, which counts nobody, from the map.
-func (g *Gateway) forgetSubscription(key string, st *subscriptionState) {
-	g.subsMu.Lock()
-	if g.subs[key] == st {
-		delete(g.subs, key)
-	}
-	g.subsMu.Unlock()
 }

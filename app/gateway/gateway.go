@@ -47,7 +47,8 @@
 // The files, by concern:
 //
 //	gateway.go       Gateway, Options, servers coming and going, the HTTP handler
-//	front.go         the fronts: construction, middlewares, the request handlers, subscriptions
+//	front.go         the fronts: construction, middlewares, the request handlers
+//	subscriptions.go resource subscriptions, counted per server and URI across sessions
 //	forward.go       the call core: forward, acquire, the _meta filter
 //	leases.go        session mode: a client session keeps its process
 //	progress.go      progress tokens and the caller index (who asked, on which process)
@@ -245,8 +246,7 @@ type Gateway struct {
 	splice splices      // big results on their way out (see raw.go)
 	watch  *streamWatch // keep-alives of silent calls; nil when disabled
 
-	subsMu sync.Mutex                    // guards subs, never held across a server's answer
-	subs   map[string]*subscriptionState // server + "\x00" + URI
+	subs subscriptions // resource subscriptions, by server, URI and client session
 
 	progress  sync.Map // gateway progress token → *progressRoute
 	nextToken atomic.Uint64
@@ -287,13 +287,13 @@ func New(opts Options) *Gateway {
 		opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
 		backends: make(map[string]*backend),
 		profiles: make(map[string]*aggregate),
-		subs:     make(map[string]*subscriptionState),
 	}
 	g.callers.init()
 	g.splice.init()
 	g.pending.init()
 	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
+	g.subs.init(func(f func()) { g.wg.Go(f) }, g.sessionUnsubscribed)
 	g.inflight.init()
 	g.fast.init(opts.FastPath == FastPathOn)
 	g.all = g.newAggregate("")
@@ -517,6 +517,7 @@ func (g *Gateway) Close() {
 	}
 	g.mu.Unlock()
 	g.leases.releaseAll()
+	g.subs.closeAll()
 	for _, p := range g.pending.list(nil) {
 		g.endPending(p)
 	}
