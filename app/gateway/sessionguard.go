@@ -57,30 +57,31 @@ func (sg *sessionGuard) forget(id string) {
 }
 
 // A seat is a session reserved for a token while it opens: counted in
-// opening until the session is counted in owners or sse (take), or fails
-// to open (release), so that an opening session counts once, never twice.
+// opening until the session is counted in owners or sse, in the same
+// critical section (settleLocked), or failed to open (release), so that an
+// opening session counts once, never twice.
 type seat struct {
-	guard *sessionGuard
-	token string
-	taken bool // guarded by guard.mu
+	guard   *sessionGuard
+	token   string
+	settled bool // guarded by guard.mu
 }
 
-// takeLocked gives the seat back (idempotent); guard.mu must be held.
-func (s *seat) takeLocked() {
-	if s.taken {
+// settleLocked stops counting the seat (idempotent); guard.mu must be held.
+func (s *seat) settleLocked() {
+	if s.settled {
 		return
 	}
-	s.taken = true
+	s.settled = true
 	if s.guard.opening[s.token]--; s.guard.opening[s.token] <= 0 {
 		delete(s.guard.opening, s.token)
 	}
 }
 
-// release gives the seat back (idempotent): the session failed to open, or
-// is counted otherwise.
+// release stops counting the seat (idempotent): the session failed to
+// open, or is counted otherwise already.
 func (s *seat) release() {
 	s.guard.mu.Lock()
-	s.takeLocked()
+	s.settleLocked()
 	s.guard.mu.Unlock()
 }
 
@@ -123,9 +124,9 @@ func (g *Gateway) reserve(token string) (s *seat, evict string, ok bool) {
 	return &seat{guard: &g.guard, token: token}, evict, true
 }
 
-// admit reserves a seat for a session that r opens, ending the token's
-// least recently used idle session at the limit, or answers 429 when every
-// session of the token is busy (ok false).
+// admit reserves a seat for a session that token opens, ending the
+// token's least recently used idle session at the limit, or answers w with
+// 429 when every session of the token is busy (ok false).
 func (g *Gateway) admit(w http.ResponseWriter, token string) (s *seat, ok bool) {
 	s, evict, ok := g.reserve(token)
 	if !ok {
@@ -196,7 +197,7 @@ func (g *Gateway) guardSessions(next http.Handler) http.Handler {
 		next.ServeHTTP(&sessionIDCatcher{ResponseWriter: w, opened: func(id string) {
 			g.guard.mu.Lock()
 			g.guard.owners[id] = me
-			seat.takeLocked() // the session counts as open now
+			seat.settleLocked() // the session counts as open now
 			g.guard.mu.Unlock()
 		}}, r)
 	})
@@ -243,7 +244,7 @@ func (g *Gateway) guardSSE(next http.Handler) http.Handler {
 				g.guard.mu.Lock()
 				opened = id
 				g.guard.sse[id] = me
-				seat.takeLocked() // the session counts as open now
+				seat.settleLocked() // the session counts as open now
 				g.guard.mu.Unlock()
 			}, answered: func(id string) { g.inflight.owe(id, -1) }}
 		}
