@@ -488,3 +488,40 @@ func (w *heldWriter) Write(b []byte) (int, error) {
 }
 
 func (w *heldWriter) Flush() { w.WriteHeader(http.StatusOK) }
+
+// TestRefusedDeleteEndsNothing: a DELETE of a session on another endpoint
+// than the session's is refused (404) and ends nothing: the session's call
+// in flight goes on to its answer, and the session answers after.
+func TestRefusedDeleteEndsNothing(t *testing.T) {
+	f := newLimitFixture(t, 0)
+	sid := f.rawSession(t, "/mcp")
+	h := mcpHeaders("2025-11-25")
+	h["Mcp-Session-Id"] = sid
+	answer := make(chan *rawResponse, 1)
+	go func() {
+		answer <- f.send(t, http.MethodPost, "/mcp", h,
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"alpha__sleep","arguments":{"ms":2000}}}`)
+	}()
+	testutil.Eventually(t, 10*time.Second, "the call to reach alpha", func() bool {
+		st, _ := f.sup.Status("alpha")
+		for _, p := range st.Processes {
+			if p.InFlight > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	checkRPCRefusal(t, "a DELETE on another endpoint", f.send(t, http.MethodDelete, "/mcp/alpha", h, ""),
+		http.StatusNotFound, -32001, "session not found")
+	select {
+	case r := <-answer:
+		if !strings.Contains(string(r.body), "slept 2000 ms") {
+			t.Errorf("the call after a refused DELETE of its session: %d %s", r.status, r.body)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no answer to the call")
+	}
+	if r := f.ping(t, sid); r.status != 200 {
+		t.Errorf("the session after a refused DELETE: %d %s", r.status, r.body)
+	}
+}
