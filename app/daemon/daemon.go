@@ -73,9 +73,12 @@ type Options struct {
 // test's fake).
 const RegistryEnv = "SWITCHBOARD_REGISTRY_URL"
 
-// tightenHome makes the data directory 0700 when it is open to others (made
-// by an older version, or by hand): it holds tokens, secrets and the call
-// history. Windows has no such mode bits; its ACLs are left alone.
+// tightenHome takes the group and other bits off the data directory when
+// it is open to others (made by an older version, or by hand): it holds
+// tokens, secrets and the call history. The owner's bits stay as they are:
+// a home the user made read-only (0555) becomes 0500, not 0700, which
+// would give write permission back. Windows has no such mode bits; its
+// ACLs are left alone.
 func tightenHome(home string, log *slog.Logger) error {
 	if runtime.GOOS == "windows" {
 		return nil
@@ -88,10 +91,11 @@ func tightenHome(home string, log *slog.Logger) error {
 	if was&0o077 == 0 {
 		return nil
 	}
-	if err := os.Chmod(home, 0o700); err != nil {
+	now := was &^ 0o077
+	if err := os.Chmod(home, now); err != nil {
 		return fmt.Errorf("making the data directory %s private: %w", home, err)
 	}
-	log.Warn("the data directory was readable by other users; it is now private (0700)",
+	log.Warn(fmt.Sprintf("the data directory was open to other users; it is now private (%#o)", now),
 		"dir", home, "was", fmt.Sprintf("%#o", was))
 	return nil
 }
