@@ -257,9 +257,11 @@ func (p *Pool) Restart(ctx context.Context) error {
 	ready := make(chan error, 1)
 	if !p.do(func() {
 		p.gen++
+		// stopProc marks each process stopping, so that the retirement of
+		// the old generation (reconcile) does not stop it, and publish
+		// its stopping event, a second time.
 		for _, pr := range p.procs {
-			pr.stop(false)
-			p.publish(Event{Kind: EventStopping, PID: pr.pid})
+			p.stopProc(pr, false)
 		}
 		p.wanted, p.keepOne = true, true
 		p.clearFailing()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 	"github.com/switchboardhq/switchboard/supervisor/testutil"
@@ -463,5 +465,66 @@ func TestInvalidSpecsChangeNothing(t *testing.T) {
 	}
 	if _, err := s.Pool("keep"); err != nil {
 		t.Errorf("a refused Apply removed a server: %v", err)
+	}
+}
+
+// TestRestartEventsOnce: a Restart of a real process tells its story once:
+// the old process stopping and stopped, the new one starting and ready, one
+// event each (the lifecycle history is made of them).
+func TestRestartEventsOnce(t *testing.T) {
+	s := newSupervisor(t, fastOptions(t))
+	apply(t, s, testSpec("again", testmcp.Options{}, supervisor.PoolSpec{Min: 1}))
+	testutil.Eventually(t, 20*time.Second, "a ready process", func() bool {
+		st := status(t, s, "again")
+		return st.State == supervisor.StateRunning && len(st.Processes) == 1
+	})
+	old := status(t, s, "again").Processes[0].PID
+	events, cancel := s.Subscribe(1000)
+	defer cancel()
+	ctx, cancelRestart := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancelRestart()
+	if err := s.Restart(ctx, "again"); err != nil {
+		t.Fatal(err)
+	}
+	// Restart returns once the new process is ready; the old one may still
+	// be exiting: wait for its stopped event, with a deadline.
+	count := map[supervisor.EventKind]map[int]int{}
+	var fresh int
+	note := func(ev supervisor.Event) {
+		if ev.Kind == supervisor.EventState || ev.Kind == supervisor.EventLog {
+			return
+		}
+		if count[ev.Kind] == nil {
+			count[ev.Kind] = map[int]int{}
+		}
+		count[ev.Kind][ev.PID]++
+		if ev.Kind == supervisor.EventStarting {
+			fresh = ev.PID
+		}
+	}
+	deadline := time.After(20 * time.Second)
+	for count[supervisor.EventStopped][old] == 0 || count[supervisor.EventReady][fresh] == 0 {
+		select {
+		case ev := <-events:
+			note(ev)
+		case <-deadline:
+			t.Fatalf("the restart's events did not all come: %v", count)
+		}
+	}
+	// The pool publishes from its one goroutine: once a status read has
+	// gone through it, every event of the restart is in the channel.
+	status(t, s, "again")
+	for len(events) > 0 {
+		note(<-events)
+	}
+	want := map[supervisor.EventKind]map[int]int{
+		supervisor.EventStopping: {old: 1}, supervisor.EventStopped: {old: 1},
+		supervisor.EventStarting: {fresh: 1}, supervisor.EventReady: {fresh: 1},
+	}
+	if fresh == 0 || fresh == old {
+		t.Fatalf("new process %d, old %d", fresh, old)
+	}
+	if diff := cmp.Diff(want, count); diff != "" {
+		t.Errorf("events of one Restart, by kind and pid (-want +got):\n%s", diff)
 	}
 }
