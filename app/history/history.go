@@ -102,6 +102,10 @@ type Options struct {
 	// beforeCommit, if set, runs in the writer before each batch commits
 	// (tests use it to hold the writer).
 	beforeCommit func()
+
+	// beforeCheck, if set, runs in the background integrity check before
+	// it reads the file (tests use it to hold the check).
+	beforeCheck func()
 }
 
 func (o *Options) setDefaults() {
@@ -232,12 +236,13 @@ type item struct {
 // *VersionError. A file that is not a database is moved aside to
 // <path>.corrupt-<timestamp> and a new database created: Recovered then
 // reports it, and it is logged at ERROR. The integrity check (PRAGMA
-// quick_check, which reads every page: about a minute for 1 GB) runs only
-// when the last store on the file did not close (its open marker,
-// <path>.open, was left behind) or a commit found the file damaged, and
-// then in the background: records keep being queued meanwhile, and a
-// corrupt database is moved aside and replaced by a new one between two
-// batches.
+// quick_check, which reads every page: about a minute for 1 GB) runs at
+// every Open, and again when a commit finds the file damaged, always in
+// the background: Open does not wait for it, records keep being queued and
+// committed meanwhile, and a corrupt database is moved aside and replaced
+// by a new one between two batches. A file can be damaged while no store
+// has it open (a disk error, another program), so a clean stop before is
+// no reason to skip the check; Unclean says whether the last store closed.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	opts.setDefaults()
 	if strings.ContainsAny(path, "?#") {
@@ -278,8 +283,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.checkCtx, s.stopCheck = context.WithCancel(context.Background())
 	go s.writer()
 	go s.retainLoop()
-	if unclean && rec == nil {
-		opts.Logger.Info("history: the last daemon did not stop cleanly; checking the database in the background", "path", path)
+	if rec == nil {
+		if unclean {
+			opts.Logger.Info("history: the last daemon did not stop cleanly; checking the database in the background", "path", path)
+		}
 		s.checkInBackground()
 	}
 	return s, nil
@@ -399,6 +406,9 @@ func (s *Store) checkInBackground() {
 	}
 	s.background.Go(func() {
 		defer s.checking.Store(false)
+		if s.opts.beforeCheck != nil {
+			s.opts.beforeCheck()
+		}
 		start := time.Now()
 		db, err := sql.Open("sqlite", dsn(s.path, "_query_only=1"))
 		if err != nil {

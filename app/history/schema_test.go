@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -226,17 +228,17 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 	}
 }
 
-// TestIntegrityCheckOnlyAfterUncleanStop: a store that closed cleanly
-// leaves no marker and the next Open checks nothing; one that did not (the
-// marker is left) is checked in the background, and an intact file is kept.
-func TestIntegrityCheckOnlyAfterUncleanStop(t *testing.T) {
+// TestIntegrityCheckAtEveryOpen: every Open checks the file in the
+// background, after a clean close too; Unclean says whether the marker of a
+// store that did not close was left, and an intact file is kept either way.
+func TestIntegrityCheckAtEveryOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.db")
 	s, err := Open(context.Background(), path, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Unclean() || s.Checking() {
-		t.Errorf("new database: Unclean %v, Checking %v", s.Unclean(), s.Checking())
+	if s.Unclean() {
+		t.Error("new database: Unclean")
 	}
 	if _, err := os.Stat(path + markerSuffix); err != nil {
 		t.Errorf("no open marker while open: %v", err)
@@ -248,9 +250,16 @@ func TestIntegrityCheckOnlyAfterUncleanStop(t *testing.T) {
 	if _, err := os.Stat(path + markerSuffix); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("open marker left after a clean close: %v", err)
 	}
-	s = openAt(t, path, testOptions())
-	if s.Unclean() || s.Checking() {
-		t.Errorf("after a clean close: Unclean %v, Checking %v", s.Unclean(), s.Checking())
+	var out testutil.SyncBuffer
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(&out, nil))
+	s = openAt(t, path, opts)
+	if s.Unclean() {
+		t.Error("after a clean close: Unclean")
+	}
+	testutil.Eventually(t, 20*time.Second, "the background integrity check to end", func() bool { return !s.Checking() })
+	if !strings.Contains(out.String(), "the database is intact") || s.Recovered() != nil {
+		t.Errorf("after a clean close: no check, or the intact file replaced (%v); log:\n%s", s.Recovered(), out.String())
 	}
 
 	// Unclean: the marker of a store that never closed.
@@ -265,6 +274,118 @@ func TestIntegrityCheckOnlyAfterUncleanStop(t *testing.T) {
 	testutil.Eventually(t, 20*time.Second, "the background integrity check to end", func() bool { return !s2.Checking() })
 	if s2.Recovered() != nil {
 		t.Errorf("intact database replaced: %v", s2.Recovered())
+	}
+}
+
+// TestDamagedAfterCleanStopMovedAside: a database damaged while no store
+// had it open (garbage in two pages of its calls, after a clean close) is
+// found by the check the next Open starts in the background. Open does not
+// wait for it: the store records and answers while the check is held.
+// Once the check runs, the file is moved aside, the user is told at ERROR,
+// and new calls go to a fresh database.
+func TestDamagedAfterCleanStopMovedAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(context.Background(), path, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 {
+		s.RecordCall(call(i, "files", "read", `{"path":"/some/long/path/to/make/pages"}`))
+	}
+	flush(t, s)
+	// Two leaf pages of the calls table, in the middle of the file: rows,
+	// not the header or the schema.
+	var pages []int64
+	rows, err := s.rdb().Query(`SELECT pageno FROM dbstat WHERE name = 'calls' AND pagetype = 'leaf' ORDER BY pageno`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p int64
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, p)
+	}
+	rows.Close()
+	var pageSize int64
+	if err := s.rdb().QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) < 10 {
+		t.Fatalf("the calls fill only %d leaf pages", len(pages))
+	}
+	if err := s.Close(context.Background()); err != nil { // clean: checkpointed, no marker
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := []byte(strings.Repeat("\xde\xad\xbe\xef", int(pageSize)/4))
+	for _, p := range []int64{pages[len(pages)/3], pages[2*len(pages)/3]} {
+		if _, err := f.WriteAt(garbage, (p-1)*pageSize); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var out testutil.SyncBuffer
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(&out, nil))
+	clock := &fakeClock{now: t0}
+	opts.Now = clock.Now
+	held, release := make(chan struct{}), make(chan struct{})
+	opts.beforeCheck = func() {
+		close(held)
+		<-release
+	}
+	s = openAt(t, path, opts)
+	releaseOnce := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseOnce) // before Close, which waits for the check
+	select {
+	case <-held:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Open after a clean close started no integrity check")
+	}
+	// Open has returned and the check has not read a page: the store
+	// works meanwhile.
+	if s.Unclean() || !s.Checking() || s.Recovered() != nil {
+		t.Fatalf("while the check is held: Unclean %v, Checking %v, Recovered %v", s.Unclean(), s.Checking(), s.Recovered())
+	}
+	s.RecordCall(call(5000, "files", "read", `{"path":"/during/the/check"}`))
+	flush(t, s)
+	if p, err := s.Calls(context.Background(), CallQuery{Limit: 1}); err != nil || len(p.Calls) != 1 || p.Calls[0].Start != t0.Add(5000*time.Second) {
+		t.Fatalf("the store while the check is held: %v, %+v", err, p)
+	}
+
+	releaseOnce()
+	testutil.Eventually(t, 20*time.Second, "the damaged database to be moved aside", func() bool { return s.Recovered() != nil })
+	rec := s.Recovered()
+	wantMoved := path + ".corrupt-20260301T120000Z"
+	if rec.MovedTo != wantMoved || rec.Reason == "" {
+		t.Errorf("Recovery = %+v, want MovedTo %s and the check's finding", rec, wantMoved)
+	}
+	if !strings.Contains(out.String(), "level=ERROR") || !strings.Contains(out.String(), wantMoved) {
+		t.Errorf("the user is not told at ERROR where the file went; log:\n%s", out.String())
+	}
+	// The file moved aside is the damaged one.
+	moved, err := sql.Open("sqlite", dsn(wantMoved, "_query_only=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer moved.Close()
+	if err := checkIntegrity(context.Background(), moved); !isCorrupt(err) {
+		t.Errorf("quick_check of the file moved aside: %v, want it corrupt", err)
+	}
+	// New calls go to a fresh database.
+	s.RecordCall(call(6000, "files", "read", `{"path":"/after"}`))
+	flush(t, s)
+	p, err := s.Calls(context.Background(), CallQuery{})
+	if err != nil || len(p.Calls) != 1 || p.Calls[0].Start != t0.Add(6000*time.Second) {
+		t.Errorf("fresh database: %v, %+v", err, p)
 	}
 }
 
