@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 )
@@ -89,4 +90,63 @@ func TestCallsInFlightAtKill9AreInterrupted(t *testing.T) {
 	if code != exitOK || strings.Count(out, "sleep") != 3 {
 		t.Errorf("switchboard history --outcome interrupted:\n%s", out)
 	}
+}
+
+// TestInterruptedCallKeepsItsDuration kills the daemon (SIGKILL) while a
+// call has run for a few seconds; the next daemon records it as
+// interrupted with the time it had run (to the journal's last touch, at
+// most history.AliveInterval short), not 0 and not until the next start.
+func TestInterruptedCallKeepsItsDuration(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha")
+	cs := mcpSession(t, d, "/mcp/alpha")
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// Fails when the daemon dies: that is the point.
+		cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}})
+	})
+	defer wg.Wait()
+	defer cs.Close()
+	journal := filepath.Join(home, daemon.JournalFile)
+	var begun time.Time
+	testutil.Eventually(t, 10*time.Second, "the call in the journal", func() bool {
+		data, _ := os.ReadFile(journal)
+		if !bytes.Contains(data, []byte(`"tools/call" "sleep"`)) {
+			return false
+		}
+		begun = time.Now()
+		return true
+	})
+	// The call runs on; the journal's time moves on with it.
+	ran := 3 * time.Second
+	testutil.Eventually(t, 20*time.Second, "the call to have run 3 s", func() bool {
+		fi, err := os.Stat(journal)
+		return err == nil && fi.ModTime().Sub(begun) >= ran
+	})
+	if err := syscall.Kill(d.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	<-d.done
+	cs.Close()
+
+	d = startDaemon(t, home)
+	restarted := time.Now()
+	var page wire.CallPage
+	testutil.Eventually(t, 10*time.Second, "the interrupted call in the history", func() bool {
+		var err error
+		page, err = d.client.History(t.Context(), url.Values{"outcome": {record.OutcomeInterrupted}})
+		return err == nil && len(page.Calls) == 1
+	})
+	c := page.Calls[0]
+	upTo := killed.Sub(c.Start) // how long it had run when the daemon died
+	if c.Duration < ran || c.Duration > upTo || c.Duration < upTo-history.AliveInterval-250*time.Millisecond {
+		t.Errorf("interrupted call's duration %v; it ran %v (the next daemon started %v after it began; the journal is touched every %v)",
+			c.Duration, upTo, restarted.Sub(c.Start), history.AliveInterval)
+	}
+	t.Logf("ran %v before the kill; recorded %v; next start %v after it began", upTo.Round(time.Millisecond),
+		c.Duration.Round(time.Millisecond), restarted.Sub(c.Start).Round(time.Millisecond))
 }

@@ -23,8 +23,18 @@ import (
 //
 // It is an append-only file of one line per entry:
 //
-//	B <id> <start µs> "label" "client" "version" "session" "endpoint" "server" "method" "name" "<arguments in base64>"
+//	B <id> <start µs> "label" "client" "version" "session" "endpoint" "server" "method" "name" "<arguments in base64>" [<duration µs>]
 //	E <id> [<id>...]
+//
+// An interrupted call ran until the daemon died, which nothing writes
+// down; the file's modification time is the last moment the daemon is
+// known to have been alive: every line written sets it, and while a call
+// is open the journal touches the file every AliveInterval. The next
+// daemon records an interrupted call's duration as that time less its
+// start (within AliveInterval of the time it really ran, not the time of
+// the next start), and writes it after the call's B line when it carries
+// the call over, so that a second crash before the call is stored does
+// not stretch it to the next start either.
 //
 // Begin (the gateway, when a call starts) appends a B line; the history's
 // writer appends one E line for the calls of each batch once the batch has
@@ -44,7 +54,17 @@ type Journal struct {
 	open   int    // calls begun and not ended
 	size   int64  // bytes in the file
 	failed bool   // a write failed; logged once
+	// touched is when the file was last written or touched.
+	touched time.Time
+
+	stopAlive chan struct{} // closed by Close: keepAlive returns
+	aliveDone chan struct{}
 }
+
+// AliveInterval is how often the journal touches its file while a call is
+// open: how far an interrupted call's recorded duration can fall short of
+// the time it ran.
+const AliveInterval = 500 * time.Millisecond
 
 // JournalOutcome is the outcome of a call found begun and never ended.
 const JournalOutcome = record.OutcomeInterrupted
@@ -69,17 +89,26 @@ func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error)
 	if log == nil {
 		log = slog.Default()
 	}
+	alive, err := lastAlive(path)
+	if err != nil {
+		return nil, nil, err
+	}
 	begun, next, err := readJournal(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	j := &Journal{path: path, log: log, next: next}
-	// Start over with only the calls left open.
+	j := &Journal{path: path, log: log, next: next, stopAlive: make(chan struct{}), aliveDone: make(chan struct{})}
+	// Start over with only the calls left open, each with the time it ran.
 	var data []byte
 	var calls []record.Call
 	for _, b := range begun {
-		data = append(data, b.line...)
 		c := b.call
+		line := b.line
+		if !b.timed {
+			c.Duration = max(alive.Sub(c.Start), 0).Truncate(time.Microsecond)
+			line = withDuration(line, c.Duration)
+		}
+		data = append(data, line...)
 		c.Outcome, c.Error, c.Journal = JournalOutcome, InterruptedError, b.id
 		calls = append(calls, c)
 	}
@@ -89,8 +118,63 @@ func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error)
 	if j.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return nil, nil, fmt.Errorf("history: opening the call journal: %w", err)
 	}
-	j.open, j.size = len(begun), int64(len(data))
+	j.open, j.size, j.touched = len(begun), int64(len(data)), time.Now()
+	go j.keepAlive()
 	return j, calls, nil
+}
+
+// lastAlive is the modification time of the journal at path: the last
+// moment its daemon is known to have been alive (zero if there is no file).
+func lastAlive(path string) (time.Time, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("history: reading the call journal: %w", err)
+	}
+	return fi.ModTime(), nil
+}
+
+// withDuration returns a B line (ending in a newline) with the duration of
+// its call after it.
+func withDuration(line []byte, d time.Duration) []byte {
+	out := append([]byte(nil), bytes.TrimSuffix(line, []byte("\n"))...)
+	out = append(out, ' ')
+	out = strconv.AppendInt(out, d.Microseconds(), 10)
+	return append(out, '\n')
+}
+
+// keepAlive touches the file every AliveInterval while a call is open and
+// nothing else wrote it meanwhile, until Close.
+func (j *Journal) keepAlive() {
+	defer close(j.aliveDone)
+	tick := time.NewTicker(AliveInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-j.stopAlive:
+			return
+		case now := <-tick.C:
+			j.mu.Lock()
+			if j.f != nil && j.open > 0 && now.Sub(j.touched) >= AliveInterval/2 {
+				j.touch(now)
+			}
+			j.mu.Unlock()
+		}
+	}
+}
+
+// touch sets the file's modification time to now; j.mu is held.
+func (j *Journal) touch(now time.Time) {
+	if err := os.Chtimes(j.path, time.Time{}, now); err != nil {
+		if !j.failed {
+			j.failed = true
+			j.log.Warn("history: cannot touch the call journal; calls in flight at a crash will be recorded shorter than they ran", "path", j.path, "err", err)
+		}
+		return
+	}
+	j.touched = now
 }
 
 // Begin notes that c has started and returns its journal id (0 if the
@@ -159,6 +243,7 @@ func (j *Journal) End(ids ...uint64) {
 func (j *Journal) write(b []byte) bool {
 	n, err := j.f.Write(b)
 	j.size += int64(n)
+	j.touched = time.Now()
 	if err != nil {
 		if !j.failed {
 			j.failed = true
@@ -209,15 +294,21 @@ func (j *Journal) compact() {
 }
 
 // Close closes the journal file; calls still open stay in it, for the
-// next daemon to record as interrupted.
+// next daemon to record as interrupted, as having run until now.
 func (j *Journal) Close() error {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.f == nil {
+		j.mu.Unlock()
 		return nil
+	}
+	if j.open > 0 {
+		j.touch(time.Now())
 	}
 	err := j.f.Close()
 	j.f = nil
+	j.mu.Unlock()
+	close(j.stopAlive)
+	<-j.aliveDone
 	return err
 }
 
@@ -226,6 +317,9 @@ type begunCall struct {
 	id   uint64
 	line []byte
 	call record.Call
+	// timed: the line holds the call's duration (an earlier daemon
+	// carried the call over and worked it out).
+	timed bool
 }
 
 // readJournal returns the calls of the journal at path begun and never
@@ -307,6 +401,13 @@ func parseBegin(line []byte) (begunCall, bool) {
 		if len(rest) > 0 && rest[0] == ' ' {
 			rest = rest[1:]
 		}
+	}
+	if rest != "" {
+		us, err := strconv.ParseInt(rest, 10, 64)
+		if err != nil || us < 0 {
+			return b, false
+		}
+		b.call.Duration, b.timed = time.Duration(us)*time.Microsecond, true
 	}
 	c := &b.call
 	c.Start = time.UnixMicro(start)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 )
 
@@ -38,9 +39,7 @@ func TestJournalInterruptedCalls(t *testing.T) {
 		}
 	}
 	flush(t, s)
-	// The daemon dies: nothing closes the journal; the OS lets go of its
-	// file (which Windows needs before the next daemon replaces it).
-	j.f.Close()
+	j.die()
 	j2, left, err := OpenJournal(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -74,13 +73,78 @@ func TestJournalInterruptedCalls(t *testing.T) {
 	if err != nil || len(page.Calls) != 2 {
 		t.Fatalf("interrupted calls in the history: %+v %v", page, err)
 	}
-	j2.f.Close() // this daemon dies too
+	j2.die() // this daemon dies too
 	j3, left, err := OpenJournal(path, nil)
 	if err != nil || len(left) != 1 || left[0].Name != "next" {
 		t.Errorf("third open: %+v %v", left, err)
 	}
 	if j3 != nil {
 		j3.Close()
+	}
+}
+
+// die is the daemon dying with j open: nothing more is written or touched,
+// and the OS lets go of the file (which Windows needs before the next
+// daemon replaces it).
+func (j *Journal) die() {
+	close(j.stopAlive)
+	<-j.aliveDone
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.f.Close()
+	j.f = nil // Close has nothing left to do
+}
+
+// TestJournalInterruptedDuration: an interrupted call is recorded as having
+// run until the journal's daemon was last known alive (the journal touches
+// its file while a call is open), not 0 and not until the next start; a
+// call carried over keeps that duration through a second crash.
+func TestJournalInterruptedDuration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "calls.journal")
+	j, _, err := OpenJournal(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c := record.Call{Start: start, Server: "files", Method: "tools/call", Name: "slow"}
+	if c.Journal = j.Begin(&c); c.Journal == 0 {
+		t.Fatal("Begin returned 0")
+	}
+	// Nothing is written while the call runs: only the touches move the
+	// file's time on.
+	ran := 4 * AliveInterval
+	testutil.Eventually(t, 20*time.Second, "the journal touched while the call runs", func() bool {
+		alive, err := lastAlive(path)
+		return err == nil && alive.Sub(start) >= ran
+	})
+	j.die()
+	died := time.Now()
+	// The next start comes much later: the file's time says when the
+	// daemon was last alive, not when this one reads it.
+	j2, left, err := OpenJournal(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 {
+		t.Fatalf("interrupted calls: %+v", left)
+	}
+	got := left[0].Duration
+	if got < ran || got > died.Sub(start) || got < died.Sub(start)-AliveInterval-100*time.Millisecond {
+		t.Errorf("interrupted call's duration %v; it ran %v (touched every %v)", got, died.Sub(start), AliveInterval)
+	}
+	// This daemon dies too, an hour later, before it stored the call.
+	j2.die()
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	j3, left, err := OpenJournal(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j3.Close()
+	if len(left) != 1 || left[0].Duration != got {
+		t.Errorf("after a second crash: %+v, want the duration %v kept", left, got)
 	}
 }
 
