@@ -15,6 +15,10 @@ var (
 	ErrFailing = errors.New("failing")
 	// ErrClosed is returned once the supervisor is shutting down.
 	ErrClosed = errors.New("supervisor is shut down")
+	// ErrStillStopping is wrapped by Apply's error when the specs are in
+	// force but a removed server's processes had not exited when its ctx
+	// ended: they go on stopping.
+	ErrStillStopping = errors.New("the change is in force, but a removed server is still stopping")
 )
 
 // An ExitError reports a server process that ended without being asked to:

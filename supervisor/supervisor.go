@@ -218,7 +218,10 @@ func (s *Supervisor) DroppedEvents() uint64 { return s.events.dropped.Load() }
 // Apply makes the supervisor run exactly specs: new servers get a pool,
 // removed ones are stopped, changed ones switch to their new spec (their
 // old processes finish their calls first), and unchanged ones are not
-// touched. Invalid specs are refused before anything changes.
+// touched. Invalid specs are refused before anything changes, and so is
+// any change once the supervisor is closed (ErrClosed). Apply waits for the
+// processes of removed servers to exit: if ctx ends first, the specs are in
+// force all the same and the error wraps ErrStillStopping.
 func (s *Supervisor) Apply(ctx context.Context, specs []Spec) error {
 	want := make(map[string]Spec, len(specs))
 	for _, sp := range specs {
@@ -262,7 +265,10 @@ func (s *Supervisor) Apply(ctx context.Context, specs []Spec) error {
 		s.logger.Info("server configuration changed; replacing its processes", "server", p.name)
 		p.update(changedSpecs[i])
 	}
-	return closePools(ctx, removed, s.logger)
+	if err := closePools(ctx, removed, s.logger); err != nil {
+		return fmt.Errorf("%w: %w", ErrStillStopping, err)
+	}
+	return nil
 }
 
 func (p *Pool) currentSpec() Spec {

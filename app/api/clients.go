@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/redact"
 	"github.com/switchboardhq/switchboard/app/tokens"
+	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // ClientsOptions connect the API to the MCP clients' config files.
@@ -603,6 +604,9 @@ func (s *Server) applyImport(r *http.Request) (wire.ImportResult, error) {
 			s.forgetSecrets(stored)
 			if race, ok := errors.AsType[*errImportRace](err); ok {
 				return wire.ImportResult{}, errorf(http.StatusConflict, "%s", race.msg)
+			}
+			if errors.Is(err, supervisor.ErrClosed) {
+				return wire.ImportResult{}, updateError(err)
 			}
 			return wire.ImportResult{}, errorf(http.StatusBadRequest, "importing from %s: %v", ip.view.Client, err)
 		}

@@ -290,6 +290,11 @@ func updateError(err error) error {
 		// the daemon refuses to overwrite it.
 		return errorf(http.StatusConflict, "%v", err)
 	}
+	if errors.Is(err, supervisor.ErrClosed) {
+		// The daemon is shutting down: the change was not applied (and
+		// the daemon put config.json back).
+		return errorf(http.StatusServiceUnavailable, "%v", err)
+	}
 	return errorf(http.StatusInternalServerError, "updating config: %v", err)
 }
 

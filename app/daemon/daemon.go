@@ -278,7 +278,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled}
-	d.apply(ctx)
+	if err := d.apply(ctx); err != nil {
+		log.Error("the config was not applied; no server runs until it is", "err", err)
+	}
 
 	started := time.Now()
 	address := "http://" + ln.Addr().String()
@@ -398,10 +400,20 @@ type daemon struct {
 }
 
 // apply makes the supervisor run the enabled servers of the config in force.
-func (d *daemon) apply(ctx context.Context) {
+// It returns an error only when the supervisor took none of it (it refused
+// a server, or it is shutting down): what runs is then still the config
+// applied before, and nothing else (gateway, settings, history) changed.
+// Removed servers that were still stopping when ctx ended are logged: the
+// config is in force, they go on stopping.
+func (d *daemon) apply(ctx context.Context) error {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
 	cfg := d.store.Current()
+	if err := d.sup.Apply(ctx, withSecrets(d.log, Specs(cfg), cfg, d.secrets)); errors.Is(err, supervisor.ErrStillStopping) {
+		d.log.Warn("applying config", "err", err)
+	} else if err != nil {
+		return fmt.Errorf("applying the config: %w", err)
+	}
 	var relaunched []string
 	if d.applied != nil { // at start the servers are not news
 		relaunched = relaunchedServers(d.applied.Servers, cfg.Servers)
@@ -413,10 +425,6 @@ func (d *daemon) apply(ctx context.Context) {
 		}
 	}
 	d.applied = cfg
-	if err := d.sup.Apply(ctx, withSecrets(d.log, Specs(cfg), cfg, d.secrets)); err != nil {
-		d.log.Error("applying config", "err", err)
-		return
-	}
 	d.gw.Sync(GatewayConfigs(cfg))
 	d.gw.SetProfiles(ProfileConfigs(cfg))
 	if d.profileWarnings != nil {
@@ -433,6 +441,17 @@ func (d *daemon) apply(ctx context.Context) {
 	d.hist.SetRetention(cfg.History.MaxAge.Duration, cfg.History.MaxBytes)
 	d.hist.SetKeepSecretValues(cfg.History.KeepSecretValues)
 	publish(d.log, d.bus, events.TypeConfig, struct{}{})
+	return nil
+}
+
+// inForce is the config last applied (nil before the first apply).
+func (d *daemon) inForce() *config.Config {
+	d.applyMu.Lock()
+	defer d.applyMu.Unlock()
+	if d.applied == nil {
+		return nil
+	}
+	return d.applied.Clone()
 }
 
 // GatewayConfigs are the gateway's settings of the enabled servers of cfg.
@@ -469,7 +488,9 @@ func (d *daemon) watch(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-changed:
-				d.apply(ctx)
+				if err := d.apply(ctx); err != nil {
+					d.log.Error("an edit of the config file was not applied", "err", err)
+				}
 			}
 		}
 	})
@@ -499,12 +520,25 @@ func (d *daemon) Problem() error          { return d.store.Problem() }
 func (d *daemon) Path() string            { return d.store.Path() }
 
 // Update changes the config file and applies the result before returning.
+// A change the supervisor does not take (see apply) is undone in the file:
+// config.json is written back to the config in force, so that it never
+// claims a change that is not running, and the error says both.
 func (d *daemon) Update(ctx context.Context, fn func(*config.Config) error) (*config.Config, error) {
 	cfg, err := d.store.Update(fn)
 	if err != nil {
 		return nil, err
 	}
-	d.apply(ctx)
+	if err := d.apply(ctx); err != nil {
+		running := d.inForce()
+		if running == nil {
+			return nil, fmt.Errorf("the change was not applied, and %s still holds it: %w", d.store.Path(), err)
+		}
+		if _, undo := d.store.Update(func(c *config.Config) error { *c = *running; return nil }); undo != nil {
+			d.log.Error("cannot put the config file back after a change that was not applied", "err", undo)
+			return nil, fmt.Errorf("the change was not applied, and %s still holds it (putting it back failed: %v): %w", d.store.Path(), undo, err)
+		}
+		return nil, fmt.Errorf("the change was not applied, and %s was put back as it was: %w", d.store.Path(), err)
+	}
 	return cfg, nil
 }
 
