@@ -4,6 +4,10 @@ package e2e
 
 import (
 	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -149,4 +153,93 @@ func TestInterruptedCallKeepsItsDuration(t *testing.T) {
 	}
 	t.Logf("ran %v before the kill; recorded %v; next start %v after it began", upTo.Round(time.Millisecond),
 		c.Duration.Round(time.Millisecond), restarted.Sub(c.Start).Round(time.Millisecond))
+}
+
+// TestDamagedHistoryAfterCleanStopMovedAside: a history.db damaged while
+// the daemon was stopped cleanly (garbage in two pages of its calls) is
+// found by the check the next daemon runs in the background: the file is
+// moved aside, the log says so at ERROR, and new calls go to a fresh one.
+func TestDamagedHistoryAfterCleanStopMovedAside(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	path := filepath.Join(home, daemon.HistoryFile)
+	// A history with enough calls that its pages hold rows.
+	hist, err := history.Open(t.Context(), path, history.Options{RetentionInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 {
+		hist.RecordCall(record.Call{Start: time.Now(), Duration: time.Millisecond, Server: "alpha", Method: "tools/call",
+			Name: "old", Outcome: record.OutcomeOK, Arguments: []byte(fmt.Sprintf(`{"seq":%d,"path":"/some/long/path"}`, i))})
+	}
+	if err := hist.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha")
+	stopDaemon(t, d) // a clean stop: the next start has no reason of its own to check
+	if _, err := os.Stat(path + ".open"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the open marker after a clean stop: %v", err)
+	}
+	damagePages(t, path, "calls", 2)
+
+	d = startDaemon(t, home)
+	testutil.Eventually(t, 30*time.Second, "the damaged history moved aside", func() bool {
+		m, _ := filepath.Glob(path + ".corrupt-*")
+		return len(m) > 0 && strings.Contains(d.out.String(), "level=ERROR") && strings.Contains(d.out.String(), "was corrupt")
+	})
+	cs := mcpSession(t, d, "/mcp/alpha")
+	if _, err := testutil.CallText(t.Context(), cs, "echo", map[string]any{"text": "fresh"}); err != nil {
+		t.Fatal(err)
+	}
+	var page wire.CallPage
+	testutil.Eventually(t, 10*time.Second, "the new call in a fresh history", func() bool {
+		page, err = d.client.History(t.Context(), url.Values{})
+		return err == nil && len(page.Calls) > 0
+	})
+	if len(page.Calls) != 1 || page.Calls[0].Name != "echo" {
+		t.Errorf("the history after the damaged one was moved aside: %+v, want the one new call", page.Calls)
+	}
+}
+
+// damagePages writes garbage over n leaf pages of table in the SQLite file
+// at path (closed), spread over the table: rows, not the header or schema.
+func damagePages(t *testing.T, path, table string, n int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []int64
+	rows, err := db.Query(`SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p int64
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, p)
+	}
+	rows.Close()
+	var pageSize int64
+	if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if len(pages) < 4*n {
+		t.Fatalf("%s fills only %d leaf pages", table, len(pages))
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	garbage := bytes.Repeat([]byte("\xde\xad\xbe\xef"), int(pageSize)/4)
+	for i := 1; i <= n; i++ {
+		if _, err := f.WriteAt(garbage, (pages[i*len(pages)/(n+1)]-1)*pageSize); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
