@@ -55,7 +55,8 @@ type Journal struct {
 	size   int64  // bytes in the file
 	failed bool   // a write failed; logged once
 	// touched is when the file was last written or touched.
-	touched time.Time
+	touched     time.Time
+	touchFailed bool // a touch failed; logged once
 
 	stopAlive chan struct{} // closed by Close: keepAlive returns
 	aliveDone chan struct{}
@@ -168,8 +169,8 @@ func (j *Journal) keepAlive() {
 // touch sets the file's modification time to now; j.mu is held.
 func (j *Journal) touch(now time.Time) {
 	if err := os.Chtimes(j.path, time.Time{}, now); err != nil {
-		if !j.failed {
-			j.failed = true
+		if !j.touchFailed {
+			j.touchFailed = true
 			j.log.Warn("history: cannot touch the call journal; calls in flight at a crash will be recorded shorter than they ran", "path", j.path, "err", err)
 		}
 		return
