@@ -444,16 +444,6 @@ func (d *daemon) apply(ctx context.Context) error {
 	return nil
 }
 
-// inForce is the config last applied (nil before the first apply).
-func (d *daemon) inForce() *config.Config {
-	d.applyMu.Lock()
-	defer d.applyMu.Unlock()
-	if d.applied == nil {
-		return nil
-	}
-	return d.applied.Clone()
-}
-
 // GatewayConfigs are the gateway's settings of the enabled servers of cfg.
 func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
 	var out []gateway.ServerConfig
@@ -521,19 +511,20 @@ func (d *daemon) Path() string            { return d.store.Path() }
 
 // Update changes the config file and applies the result before returning.
 // A change the supervisor does not take (see apply) is undone in the file:
-// config.json is written back to the config in force, so that it never
+// config.json is written back to what it held just before the change (a
+// hand edit the store had adopted by then included), so that it never
 // claims a change that is not running, and the error says both.
 func (d *daemon) Update(ctx context.Context, fn func(*config.Config) error) (*config.Config, error) {
-	cfg, err := d.store.Update(fn)
+	var before *config.Config
+	cfg, err := d.store.Update(func(c *config.Config) error {
+		before = c.Clone()
+		return fn(c)
+	})
 	if err != nil {
 		return nil, err
 	}
 	if err := d.apply(ctx); err != nil {
-		running := d.inForce()
-		if running == nil {
-			return nil, fmt.Errorf("the change was not applied, and %s still holds it: %w", d.store.Path(), err)
-		}
-		if _, undo := d.store.Update(func(c *config.Config) error { *c = *running; return nil }); undo != nil {
+		if _, undo := d.store.Update(func(c *config.Config) error { *c = *before; return nil }); undo != nil {
 			d.log.Error("cannot put the config file back after a change that was not applied", "err", undo)
 			return nil, fmt.Errorf("the change was not applied, and %s still holds it (putting it back failed: %v): %w", d.store.Path(), undo, err)
 		}
