@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -410,12 +409,10 @@ func (c *sseIDCatcher) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 // stream (sseIDCatcher), so that EndSessions closes the session only after
 // they are.
 func (g *Gateway) legacyPost(w http.ResponseWriter, r *http.Request, sid string, next http.Handler) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+	body, ok := readBody(w, r) // bounded already in Handler: this reads memory
+	if !ok {
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	n := countCalls(body)
 	g.inflight.owe(sid, n)
 	sw := &statuswriter.Writer{ResponseWriter: w}
