@@ -22,7 +22,7 @@ func daemonFlags(fs *flag.FlagSet) (listen, logLevel *string) {
 
 func serveVerb() verb {
 	var listen, logLevel, registry *string
-	var readTimeout *time.Duration
+	var readTimeout, keepAlive *time.Duration
 	var maxConns *int
 	return verb{
 		name:    "serve",
@@ -32,6 +32,8 @@ func serveVerb() verb {
 			listen, logLevel = daemonFlags(fs)
 			readTimeout = fs.Duration("read-timeout", daemon.DefaultReadTimeout,
 				"close a connection that has not sent a whole request (headers and body) within this time")
+			keepAlive = fs.Duration("keep-alive", daemon.DefaultKeepAlive,
+				"send a call's response headers, then a keep-alive comment, whenever it has been silent this long (for clients and proxies that give up on silent responses)")
 			maxConns = fs.Int("max-conns", daemon.DefaultMaxConns, "connections open at once; when all are taken, the oldest that has not presented a valid token is closed for a new one, else new ones wait")
 			registry = fs.String("registry", "", "URL of the MCP registry the catalog reads (default: $"+daemon.RegistryEnv+", else the official one)")
 		},
@@ -43,7 +45,7 @@ func serveVerb() verb {
 			return daemon.Run(ctx, daemon.Options{
 				Home: e.home, Listen: *listen, RegistryURL: *registry, Version: e.version, Logger: logger, Reaper: []string{exe}, Binary: exe,
 				Dashboard: builtDashboard(), AutostartCommand: loginCommand(exe),
-				HTTP: daemon.HTTPLimits{ReadTimeout: *readTimeout, MaxConns: *maxConns},
+				HTTP: daemon.HTTPLimits{ReadTimeout: *readTimeout, MaxConns: *maxConns}, KeepAlive: *keepAlive,
 				Ready: func(info daemon.Info) {
 					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", e.version, info.PID)
 					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one), %s/mcp/p/<profile> (a profile's)\n", info.Address, info.Address, info.Address)

@@ -63,10 +63,18 @@ type Options struct {
 	// HTTP bounds the connections to the daemon; the zero value means the
 	// defaults (see HTTPLimits).
 	HTTP HTTPLimits
+	// KeepAlive is how long a call may stay silent before the gateway
+	// sends its response's headers and keep-alive comments (see
+	// gateway.Options.KeepAlive); 0 means DefaultKeepAlive.
+	KeepAlive time.Duration
 	// RegistryURL points the catalog at another MCP registry than the
 	// official one; empty means the value of RegistryEnv, if any.
 	RegistryURL string
 }
+
+// DefaultKeepAlive is how long a call may stay silent before the gateway
+// writes on its response, unless Options.KeepAlive says otherwise.
+const DefaultKeepAlive = gateway.DefaultKeepAlive
 
 // RegistryEnv names the environment variable that points the catalog at
 // another MCP registry than the official one (a company's subregistry, or a
@@ -233,7 +241,7 @@ func Run(ctx context.Context, opts Options) error {
 	profiled := &profileWarnings{log: log}
 	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
-		SessionTimeout: store.Current().SessionTimeout.Duration, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
+		SessionTimeout: store.Current().SessionTimeout.Duration, KeepAlive: opts.KeepAlive, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
 		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index},
 		Listed: func(server string) {
 			publish(log, bus, events.TypeTools, events.Tools{Server: server})
