@@ -179,12 +179,52 @@ type Client struct {
 	// ToolLimitSource says where ToolLimit comes from, for whoever checks
 	// it again when the client changes.
 	ToolLimitSource string
-	path            func(Env) (string, error)
+	// ToolNames is how the client names a tool of its entry for its
+	// model, where that is documented or was seen; the zero value is
+	// "not known" (the name as listed, within MaxToolName). The gateway
+	// lists the client shorter names accordingly (ToolNameBudget).
+	ToolNames ToolNaming
+	path      func(Env) (string, error)
 	// installed, when set, tells whether the client is installed although
 	// its file does not exist yet; nil means "the folder that would hold
 	// the file exists". Claude Code needs it: its file lives in the home
 	// folder itself, which always exists.
 	installed func(Env) bool
+}
+
+// MaxToolName is the longest tool name a model is handed: the Anthropic
+// and OpenAI APIs take at most 64 characters (Cursor and VS Code refuse
+// longer names too).
+const MaxToolName = 64
+
+// ToolNaming is how a client names an MCP tool for its model.
+type ToolNaming struct {
+	// Prefix is put before the tool's name as the server lists it;
+	// "{entry}" in it stands for the name of the client's entry.
+	Prefix string
+	// Limit is the longest name the client hands its model; 0 means
+	// MaxToolName.
+	Limit int
+	// Source says where the rule comes from, for whoever checks it again
+	// when the client changes.
+	Source string
+}
+
+// ToolNameBudget is the longest tool name the endpoint of the entry
+// EntryName may list to the client whose ID is id, so that the name the
+// client hands its model (with its own prefix) stays within its limit:
+// MaxToolName for a client whose naming is not known (or no client: the
+// CLI's token, a hand-made one).
+func ToolNameBudget(id string) int {
+	c, ok := Lookup(id)
+	if !ok {
+		return MaxToolName
+	}
+	limit := c.ToolNames.Limit
+	if limit == 0 {
+		limit = MaxToolName
+	}
+	return limit - len(strings.ReplaceAll(c.ToolNames.Prefix, "{entry}", EntryName))
 }
 
 // Path is the client's configuration file in env.
@@ -201,7 +241,9 @@ const MSIXPackage = "Claude_pzs8sxrjxfjjc"
 
 // Table is every client Switchboard knows, in the order they are shown.
 // Tool limits are given only where the client's documentation or its own
-// error message states one; the others are 0 (not known).
+// error message states one; the others are 0 (not known). So is the tool
+// naming: Claude Desktop, Cursor, VS Code, Windsurf, Zed, Cline, LM
+// Studio and Continue document none that we know of, and have none here.
 var Table = []Client{
 	{
 		ID: "claude-desktop", Name: "Claude Desktop", Format: JSON,
@@ -227,6 +269,9 @@ var Table = []Client{
 	{
 		ID: "claude-code", Name: "Claude Code", Format: JSON,
 		ServersKey: []string{"mcpServers"}, Remote: TypeHTTP,
+		ToolNames: ToolNaming{Prefix: "mcp__{entry}__", Limit: MaxToolName,
+			Source: "Claude Code's docs (MCP, permissions): a server's tool is mcp__<server>__<tool>; the Anthropic API takes names " +
+				"of at most 64 characters. Seen (issue 26): with a 27-character server name, 11 of the 41 names Claude Code sent were over 64"},
 		path: func(e Env) (string, error) {
 			if e.ClaudeConfig != "" {
 				return filepath.Join(e.ClaudeConfig, ".claude.json"), nil
@@ -286,6 +331,10 @@ var Table = []Client{
 	{
 		ID: "gemini-cli", Name: "Gemini CLI", Format: JSON,
 		ServersKey: []string{"mcpServers"}, Remote: HTTPURL,
+		// Gemini CLI adds server__ only to a name another server also
+		// has, which the gateway's names are not.
+		ToolNames: ToolNaming{Limit: 63,
+			Source: "google-gemini/gemini-cli docs/tools/mcp-server.md: tool names are sanitized and cut to 63 characters"},
 		path: func(e Env) (string, error) {
 			return filepath.Join(e.Home, ".gemini", "settings.json"), nil
 		},
@@ -293,6 +342,9 @@ var Table = []Client{
 	{
 		ID: "codex", Name: "Codex CLI", Format: TOML,
 		ServersKey: []string{"mcp_servers"}, Remote: CodexHTTP,
+		ToolNames: ToolNaming{Prefix: "{entry}__", Limit: MaxToolName,
+			Source: "openai/codex codex-rs/core/src/mcp_connection_manager.rs: tools are qualified <server>__<tool> " +
+				"(MCP_TOOL_NAME_DELIMITER), and a name over MAX_TOOL_NAME_LENGTH (64) is replaced by a hash"},
 		path: func(e Env) (string, error) {
 			if e.CodexHome != "" {
 				return filepath.Join(e.CodexHome, "config.toml"), nil

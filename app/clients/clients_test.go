@@ -516,3 +516,33 @@ func TestDiff(t *testing.T) {
 		t.Error("equal: not empty")
 	}
 }
+
+// TestToolNameBudget: Claude Code's entry "switchboard" makes its model's
+// names mcp__switchboard__<name>, so its budget leaves room for those 18
+// characters; Codex qualifies names with switchboard__, Gemini CLI cuts
+// at 63; a client whose naming is not known, or a token of no client,
+// gets the full 64.
+func TestToolNameBudget(t *testing.T) {
+	tests := []struct {
+		id   string
+		want int
+	}{
+		{"claude-code", 64 - len("mcp__switchboard__")},
+		{"codex", 64 - len("switchboard__")},
+		{"gemini-cli", 63},
+		{"cursor", 64},
+		{"claude-desktop", 64},
+		{"cli", 64},
+		{"", 64},
+	}
+	for _, tt := range tests {
+		if got := ToolNameBudget(tt.id); got != tt.want {
+			t.Errorf("ToolNameBudget(%q) = %d, want %d", tt.id, got, tt.want)
+		}
+	}
+	for _, c := range Table {
+		if c.ToolNames != (ToolNaming{}) && c.ToolNames.Source == "" {
+			t.Errorf("%s: a tool naming rule without its source", c.ID)
+		}
+	}
+}

@@ -243,6 +243,10 @@ func Run(ctx context.Context, opts Options) error {
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
 		SessionTimeout: store.Current().SessionTimeout.Duration, KeepAlive: opts.KeepAlive, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
 		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index},
+		// A client token's label is its client's ID (api's EnsureClient):
+		// Claude Code's sessions get names that its mcp__switchboard__
+		// prefix keeps within 64 characters.
+		NameBudget: func(ctx context.Context) int { return clients.ToolNameBudget(api.TokenLabel(ctx)) },
 		Listed: func(server string) {
 			publish(log, bus, events.TypeTools, events.Tools{Server: server})
 			profiled.listed(server)

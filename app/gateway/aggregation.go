@@ -113,6 +113,7 @@ func addTool(g *Gateway, s *mcp.Server, t *mcp.Tool, name, server string) {
 // registered, and for which server.
 type aggregateState struct {
 	tools     map[string]exposed // aggregated name → owner
+	names     map[itemKey]string // and back: a tool's aggregated name
 	prompts   map[string]exposed
 	resources map[string]string // URI → server
 	templates map[string]string // URI template → server
@@ -126,20 +127,26 @@ type aggregateState struct {
 }
 
 func newAggregateState() aggregateState {
-	return aggregateState{tools: map[string]exposed{}, prompts: map[string]exposed{},
+	return aggregateState{tools: map[string]exposed{}, names: map[itemKey]string{}, prompts: map[string]exposed{},
 		resources: map[string]string{}, templates: map[string]string{}, registered: map[string][]byte{},
 		searchRegistered: map[string][]byte{}}
 }
 
-// An assignment is what the aggregated endpoints can offer: every
-// server's tools and prompts under their names on /mcp (prefixed,
-// collisions resolved over every server in sorted order, so an item has
-// the same name on every aggregated endpoint), and its resources and
-// templates.
+// An assignment is what the aggregated endpoints can offer to the clients
+// of one name budget: every server's tools and prompts under their names
+// on /mcp (prefixed, collisions resolved over every server in sorted
+// order, so an item has the same name on every aggregated endpoint), and
+// its resources and templates. Only tool names depend on the budget: a
+// client hands its model tools, not prompts, under its own prefix.
 type assignment struct {
+	budget         int
 	tools, prompts []exposed
-	toolOf         map[string]map[string]*mcp.Tool // server → original name → tool
-	promptOf       map[string]map[string]*mcp.Prompt
+	// toolNames and prefixes are what tools were named from, for
+	// another budget's names (withBudget).
+	toolNames map[string][]string
+	prefixes  map[string]string
+	toolOf    map[string]map[string]*mcp.Tool // server → original name → tool
+	promptOf  map[string]map[string]*mcp.Prompt
 	// resources and templates are each server's, servers in name order.
 	resources  []owned[*mcp.Resource]
 	templates  []owned[*mcp.ResourceTemplate]
@@ -176,9 +183,22 @@ func (g *Gateway) assign() assignment {
 		}
 	}
 	var toolCollisions, promptCollisions []Collision
-	asg.tools, toolCollisions = assignNames(toolNames, prefixes)
-	asg.prompts, promptCollisions = assignNames(promptNames, prefixes)
+	asg.budget, asg.toolNames, asg.prefixes = MaxNameLen, toolNames, prefixes
+	asg.tools, toolCollisions = assignNames(toolNames, prefixes, MaxNameLen)
+	asg.prompts, promptCollisions = assignNames(promptNames, prefixes, MaxNameLen)
 	asg.collisions = append(toolCollisions, promptCollisions...)
+	return asg
+}
+
+// withBudget returns asg with its tools named within budget. The
+// collisions stay the full budget's: they are what the API and the logs
+// tell of.
+func (asg assignment) withBudget(budget int) assignment {
+	if budget == asg.budget {
+		return asg
+	}
+	asg.budget = budget
+	asg.tools, _ = assignNames(asg.toolNames, asg.prefixes, budget)
 	return asg
 }
 
@@ -194,7 +214,15 @@ func (g *Gateway) rebuildAggregates() {
 	for _, name := range slices.Sorted(maps.Keys(g.profiles)) {
 		aggs = append(aggs, g.profiles[name])
 	}
-	oldCollisions := g.all.state.collisions
+	var views [][]*view
+	for _, a := range aggs {
+		var vs []*view
+		for _, budget := range a.budgets() {
+			vs = append(vs, a.views[budget])
+		}
+		views = append(views, vs)
+	}
+	oldCollisions := g.all.full().state.collisions
 	g.mu.Unlock()
 	for _, c := range asg.collisions {
 		if !slices.Contains(oldCollisions, c) {
@@ -202,19 +230,52 @@ func (g *Gateway) rebuildAggregates() {
 				"server", c.Server, "item", c.Item, "wanted", c.Wanted, "got", c.Got)
 		}
 	}
-	for _, a := range aggs {
-		g.rebuild(a, asg)
+	byBudget := map[int]assignment{MaxNameLen: asg}
+	for i, a := range aggs {
+		for _, v := range views[i] {
+			if _, ok := byBudget[v.budget]; !ok {
+				byBudget[v.budget] = asg.withBudget(v.budget)
+			}
+			g.rebuild(a, v, byBudget[v.budget])
+		}
 	}
 }
 
-// rebuild makes a's endpoint offer what its set lets through of asg: tools
-// and prompts under their /mcp names, resources and templates under their
-// own URIs (the first of a's servers in name order wins a duplicate). Its
-// search front offers the same prompts, resources and templates: search
-// mode changes the tool list only. g.aggMu is held.
-func (g *Gateway) rebuild(a *aggregate, asg assignment) {
+// viewFor returns a's view of budget, making it (its fronts registered
+// with what a offers now) if a has none yet: the first session of a
+// client with that budget opens on it.
+func (g *Gateway) viewFor(a *aggregate, budget int) *view {
 	g.mu.Lock()
-	set, old, oldSearch := a.set, a.state.registered, a.state.searchRegistered
+	v := a.views[budget]
+	g.mu.Unlock()
+	if v != nil {
+		return v
+	}
+	g.aggMu.Lock()
+	defer g.aggMu.Unlock()
+	if v = a.views[budget]; v != nil { // made while this call waited
+		return v
+	}
+	// Registered before it is seen: no session opens on a view that
+	// lists nothing yet. A rebuild waits for aggMu.
+	v = g.newView(a.endpoint, budget)
+	g.rebuild(a, v, g.assign().withBudget(budget))
+	g.mu.Lock()
+	a.views[budget] = v
+	g.mu.Unlock()
+	g.log.Info("serving tool names for a client's name budget", "endpoint", endpointOf("/mcp/"+a.endpoint), "budget", budget)
+	return v
+}
+
+// rebuild makes a's view v offer what a's set lets through of asg, which
+// is of v's budget: tools and prompts under their /mcp names, resources
+// and templates under their own URIs (the first of a's servers in name
+// order wins a duplicate). Its search front offers the same prompts,
+// resources and templates: search mode changes the tool list only.
+// g.aggMu is held.
+func (g *Gateway) rebuild(a *aggregate, v *view, asg assignment) {
+	g.mu.Lock()
+	set, old, oldSearch := a.set, v.state.registered, v.state.searchRegistered
 	g.mu.Unlock()
 
 	next := newAggregateState()
@@ -225,6 +286,7 @@ func (g *Gateway) rebuild(a *aggregate, asg assignment) {
 			continue
 		}
 		next.tools[e.Name] = e
+		next.names[e.key()] = e.Name
 		t := asg.toolOf[e.Server][e.Original]
 		want = append(want, registration{"tool:" + e.Name, owned[*mcp.Tool]{t, e.Server},
 			func(s *mcp.Server) { addTool(g, s, t, e.Name, e.Server) }})
@@ -262,10 +324,10 @@ func (g *Gateway) rebuild(a *aggregate, asg assignment) {
 	d, sd := diffRegistered(old, want), diffRegistered(oldSearch, searchWant)
 	next.registered, next.searchRegistered = d.registered, sd.registered
 	g.mu.Lock()
-	a.state = next
+	v.state = next
 	g.mu.Unlock()
-	d.apply(a.front)
-	sd.apply(a.search)
+	d.apply(v.front)
+	sd.apply(v.search)
 }
 
 // owned is an item of an aggregated endpoint with the server it goes to,
@@ -289,5 +351,5 @@ func claimFirst(owners map[string]string, uri, server string) bool {
 func (g *Gateway) Collisions() []Collision {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return slices.Clone(g.all.state.collisions)
+	return slices.Clone(g.all.full().state.collisions)
 }

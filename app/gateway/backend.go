@@ -67,7 +67,7 @@ type backend struct {
 }
 
 func (g *Gateway) newBackend(c ServerConfig) *backend {
-	b := &backend{g: g, cfg: c, front: g.newFront(c.Name, false), registered: map[string][]byte{},
+	b := &backend{g: g, cfg: c, front: g.newFront(c.Name, MaxNameLen, false), registered: map[string][]byte{},
 		tried: make(chan struct{}), kickCh: make(chan struct{}, 1), readyCh: make(chan struct{}, 1),
 		done: make(chan struct{})}
 	if f, data, ok := g.loadKept(c.Name); ok {

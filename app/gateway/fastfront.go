@@ -404,31 +404,38 @@ func (g *Gateway) listsTried(endpoint string) bool {
 
 // fastTool finds the server and original name behind a tool as the front
 // would: an unlisted server's tool first (unlistedTools), then a tool the
-// endpoint registers.
+// endpoint registers. On an aggregated endpoint, front is the plain front
+// of one of its views, whose names the session was given.
 func (g *Gateway) fastTool(front *mcp.Server, endpoint, name string) (server, original string, unlisted, ok bool) {
 	g.mu.Lock()
-	search := g.aggregateFor(endpoint) != nil && front != g.aggregateFor(endpoint).front
+	a := g.aggregateFor(endpoint)
+	var v *view
+	budget := MaxNameLen
+	if a != nil {
+		if v = a.viewOf(front); v != nil {
+			budget = v.budget
+		}
+	}
 	g.mu.Unlock()
-	if search {
+	if a != nil && (v == nil || front != v.front) {
 		return "", "", false, false // the search front (search.go): its own two tools
 	}
 	if g.opts.Reviewer != nil {
-		if _, msg := g.heldTool(endpoint, name); msg != "" {
+		if _, msg := g.heldTool(endpoint, budget, name); msg != "" {
 			return "", "", false, false // heldTools refuses it
 		}
 	}
-	if server, original, ok := g.unlistedTool(endpoint, name); ok {
+	if server, original, ok := g.unlistedTool(endpoint, budget, name); ok {
 		return server, original, true, true
 	}
-	g.mu.Lock()
-	a := g.aggregateFor(endpoint)
 	var e exposed
 	found, registered := false, false
 	if a != nil {
-		e, found = a.state.tools[name]
-		_, registered = a.state.registered["tool:"+name]
+		g.mu.Lock()
+		e, found = v.state.tools[name]
+		_, registered = v.state.registered["tool:"+name]
+		g.mu.Unlock()
 	}
-	g.mu.Unlock()
 	if a == nil {
 		// A server's own endpoint: its tools under their own names.
 		e, found, registered = exposed{Name: name, Server: endpoint, Original: name}, true, false

@@ -19,9 +19,10 @@ import (
 )
 
 // newFront makes the mcp.Server behind one endpoint: server "" is /mcp,
-// "p/<name>" a profile's; search makes an aggregated endpoint's search
-// front (see search.go).
-func (g *Gateway) newFront(server string, search bool) *mcp.Server {
+// "p/<name>" a profile's; budget is the name budget of the aggregated
+// endpoint's view it serves (MaxNameLen for a server's own); search makes
+// an aggregated endpoint's search front (see search.go).
+func (g *Gateway) newFront(server string, budget int, search bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: g.opts.Version},
 		&mcp.ServerOptions{
 			Logger: g.log,
@@ -49,12 +50,12 @@ func (g *Gateway) newFront(server string, search bool) *mcp.Server {
 	if search {
 		// A call_tool becomes the call of its tool before the recorder
 		// sees it, and reaches the call_tool handler innermost.
-		s.AddReceivingMiddleware(g.cancelOnSessionEnd(), g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.searchCalls(server),
-			g.recordMiddleware(server), g.heldTools(server), g.unlistedTools(server), g.rawResults(), g.searchDispatch())
+		s.AddReceivingMiddleware(g.cancelOnSessionEnd(), g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.searchCalls(server, budget),
+			g.recordMiddleware(server), g.heldTools(server, budget), g.unlistedTools(server, budget), g.rawResults(), g.searchDispatch())
 		return s
 	}
 	s.AddReceivingMiddleware(g.cancelOnSessionEnd(), g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server),
-		g.heldTools(server), g.unlistedTools(server), g.rawResults())
+		g.heldTools(server, budget), g.unlistedTools(server, budget), g.rawResults())
 	return s
 }
 
@@ -234,14 +235,16 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest, front 
 		g.mu.Lock()
 		if a := g.aggregateFor(front); a != nil {
 			switch ref.Type {
+			// Prompts, resources and templates have the same names on
+			// every view (only tool names depend on the budget).
 			case "ref/prompt":
-				if e, ok := a.state.prompts[ref.Name]; ok {
+				if e, ok := a.full().state.prompts[ref.Name]; ok {
 					server, ref.Name = e.Server, e.Original
 				}
 			case "ref/resource":
-				server = a.state.templates[ref.URI]
+				server = a.full().state.templates[ref.URI]
 				if server == "" {
-					server = a.state.resources[ref.URI]
+					server = a.full().state.resources[ref.URI]
 				}
 			}
 		}
@@ -270,11 +273,11 @@ func (g *Gateway) resourceOwner(endpoint, uri string) string {
 	if a == nil {
 		return ""
 	}
-	if server := a.state.resources[uri]; server != "" {
+	if server := a.full().state.resources[uri]; server != "" {
 		return server
 	}
 	var owner string
-	for tmpl, server := range a.state.templates {
+	for tmpl, server := range a.full().state.templates {
 		if owner != "" && server >= owner {
 			continue
 		}

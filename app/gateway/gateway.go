@@ -212,6 +212,14 @@ type Options struct {
 	// ToolIndex is searched by search_tools and fed with what the
 	// aggregated endpoints offer; nil leaves search_tools nothing to search.
 	ToolIndex ToolIndex
+	// NameBudget, if set, returns the name budget of the client of a
+	// request (see names.go): the longest aggregated tool name it may be
+	// given, MaxNameLen less the prefix the client puts before a tool's
+	// name for its model. It is asked when a session opens (and by each
+	// stateless request); the daemon answers from the token's client (see
+	// clients.Client.ToolNames). nil, or a value out of
+	// [MinNameBudget, MaxNameLen], gives every client MaxNameLen.
+	NameBudget func(context.Context) int
 	// Listed, if set, hears each time a server's lists were fetched (its
 	// first listing, or a relist): the Tools it tells have changed. It
 	// must not block.
@@ -409,18 +417,24 @@ func serverInPath(path string) string {
 	return strings.Trim(path, "/")
 }
 
-// serverFor picks the front server for a request by its path.
+// serverFor picks the front server for a request by its path, and on an
+// aggregated endpoint by the name budget of its client.
 func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
 	name := serverInPath(r.URL.Path)
 	g.mu.Lock()
+	a := g.aggregateFor(name)
+	if a == nil {
+		defer g.mu.Unlock()
+		if b, ok := g.backends[name]; ok {
+			return b.front
+		}
+		return nil
+	}
+	g.mu.Unlock()
+	v := g.viewFor(a, g.nameBudget(r.Context()))
+	g.mu.Lock()
 	defer g.mu.Unlock()
-	if a := g.aggregateFor(name); a != nil {
-		return a.served()
-	}
-	if b, ok := g.backends[name]; ok {
-		return b.front
-	}
-	return nil
+	return v.served(a.searching)
 }
 
 // reconcile indexes want by name (a later duplicate wins) and deletes from

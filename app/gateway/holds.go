@@ -99,7 +99,7 @@ func (g *Gateway) Recheck(server string) {
 // message, as an invalid-params error (what the spec answers for a tool
 // the server does not offer). The go-sdk would otherwise answer a bare
 // "unknown tool".
-func (g *Gateway) heldTools(endpoint string) mcp.Middleware {
+func (g *Gateway) heldTools(endpoint string, budget int) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" || g.opts.Reviewer == nil {
@@ -109,7 +109,7 @@ func (g *Gateway) heldTools(endpoint string) mcp.Middleware {
 			if !ok || cr.Params == nil {
 				return next(ctx, method, req)
 			}
-			if server, msg := g.heldTool(endpoint, cr.Params.Name); msg != "" {
+			if server, msg := g.heldTool(endpoint, budget, cr.Params.Name); msg != "" {
 				if rec := recordFrom(ctx); rec != nil {
 					rec.call.Server = server // the refusal is in the server's history
 				}
@@ -122,9 +122,10 @@ func (g *Gateway) heldTools(endpoint string) mcp.Middleware {
 
 // heldTool is the server and message of name, a tool endpoint does not
 // list because it is held; msg is "" when it is not. On an aggregated
-// endpoint (/mcp, a profile's) name is prefixed, and a tool the profile
-// does not offer anyway is not "held" there.
-func (g *Gateway) heldTool(endpoint, name string) (server, msg string) {
+// endpoint (/mcp, a profile's) name is prefixed (as its view of budget
+// names tools), and a tool the profile does not offer anyway is not
+// "held" there.
+func (g *Gateway) heldTool(endpoint string, budget int, name string) (server, msg string) {
 	g.mu.Lock()
 	var candidates []*backend
 	var tools []string
@@ -132,7 +133,7 @@ func (g *Gateway) heldTool(endpoint, name string) (server, msg string) {
 		if b := g.backends[endpoint]; b != nil {
 			candidates, tools = append(candidates, b), append(tools, name)
 		}
-	} else if _, shown := a.state.tools[name]; !shown {
+	} else if _, shown := a.view(budget).state.tools[name]; !shown {
 		for n, b := range g.backends {
 			if tool, found := strings.CutPrefix(name, b.config().prefix()+separator); found && a.set.showsTool(n, tool) {
 				candidates, tools = append(candidates, b), append(tools, tool)

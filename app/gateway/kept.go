@@ -108,7 +108,7 @@ func (g *Gateway) saveKept(server string, f features, last []byte) []byte {
 // "unknown tool": the call starts the server or waits for it, and when it
 // cannot be served it answers why, naming the server, and is recorded
 // under it.
-func (g *Gateway) unlistedTools(endpoint string) mcp.Middleware {
+func (g *Gateway) unlistedTools(endpoint string, budget int) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/call" {
@@ -118,7 +118,7 @@ func (g *Gateway) unlistedTools(endpoint string) mcp.Middleware {
 			if !ok || cr.Params == nil {
 				return next(ctx, method, req)
 			}
-			server, original, ok := g.unlistedTool(endpoint, cr.Params.Name)
+			server, original, ok := g.unlistedTool(endpoint, budget, cr.Params.Name)
 			if !ok {
 				return next(ctx, method, req)
 			}
@@ -127,9 +127,9 @@ func (g *Gateway) unlistedTools(endpoint string) mcp.Middleware {
 	}
 }
 
-// unlistedTool finds the server behind name, a tool that endpoint does
-// not list, when that server has never been listed.
-func (g *Gateway) unlistedTool(endpoint, name string) (server, original string, ok bool) {
+// unlistedTool finds the server behind name, a tool that endpoint (its
+// view of budget) does not list, when that server has never been listed.
+func (g *Gateway) unlistedTool(endpoint string, budget int, name string) (server, original string, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	owner := func(b *backend, tool string) bool {
@@ -142,7 +142,7 @@ func (g *Gateway) unlistedTool(endpoint, name string) (server, original string, 
 		}
 		return "", "", false
 	}
-	if _, known := a.state.tools[name]; known {
+	if _, known := a.view(budget).state.tools[name]; known {
 		return "", "", false
 	}
 	for n, b := range g.backends {

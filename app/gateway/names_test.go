@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,15 +17,15 @@ func TestPrefixedName(t *testing.T) {
 		{"github", strings.Repeat("x", 56), "github__" + strings.Repeat("x", 56)}, // exactly 64
 	}
 	for _, tt := range tests {
-		if got := prefixedName(tt.prefix, tt.name); got != tt.want {
+		if got := prefixedName(tt.prefix, tt.name, MaxNameLen); got != tt.want {
 			t.Errorf("prefixedName(%q, %q) = %q, want %q", tt.prefix, tt.name, got, tt.want)
 		}
 	}
-	a, b := prefixedName("srv", long+"a"), prefixedName("srv", long+"b")
+	a, b := prefixedName("srv", long+"a", MaxNameLen), prefixedName("srv", long+"b", MaxNameLen)
 	if len(a) != MaxNameLen || len(b) != MaxNameLen || a == b || !strings.HasPrefix(a, "srv__ttt") {
 		t.Errorf("long names %q and %q: want distinct, %d characters, prefix kept", a, b, MaxNameLen)
 	}
-	if prefixedName("srv", long+"a") != a {
+	if prefixedName("srv", long+"a", MaxNameLen) != a {
 		t.Error("shortened names are not stable")
 	}
 }
@@ -36,7 +37,7 @@ func TestAssignNamesResolvesCollisionsDeterministically(t *testing.T) {
 		"a__x": {""}, // "a__x" + "__" + "" collides with nothing; a__x__ is its own
 	}
 	prefixes := map[string]string{"a": "same", "b": "same", "a__x": "a__x"}
-	got, collisions := assignNames(items, prefixes)
+	got, collisions := assignNames(items, prefixes, MaxNameLen)
 	want := []exposed{
 		{Name: "same__x", Server: "a", Original: "x"},
 		{Name: "same__y", Server: "a", Original: "y"},
@@ -55,8 +56,50 @@ func TestAssignNamesResolvesCollisionsDeterministically(t *testing.T) {
 	if len(collisions) != 1 || collisions[0].Got != "same__x_2" || collisions[0].Server != "b" {
 		t.Errorf("collisions = %+v", collisions)
 	}
-	again, _ := assignNames(items, prefixes)
+	again, _ := assignNames(items, prefixes, MaxNameLen)
 	if diff := cmp.Diff(got, again); diff != "" {
 		t.Errorf("not deterministic:\n%s", diff)
+	}
+}
+
+// TestAssignNamesWithinBudget: with Claude Code's budget (64 less
+// "mcp__switchboard__") every name fits, names that fit stay as they are,
+// shortened ones differ from each other, and a collision is resolved the
+// same way at every budget and on every run.
+func TestAssignNamesWithinBudget(t *testing.T) {
+	const budget = MaxNameLen - len("mcp__switchboard__")
+	server := "everything-long-server-name" // 27 characters
+	items := map[string][]string{
+		server: {"echo", "trigger-long-running-operation", "trigger-long-running-operation-2", "get-resource-reference"},
+		"b":    {"x"},
+		"a":    {"x"},
+	}
+	prefixes := map[string]string{server: server, "a": "same", "b": "same"}
+	got, collisions := assignNames(items, prefixes, budget)
+	names := map[string]bool{}
+	for _, e := range got {
+		if len(e.Name) > budget {
+			t.Errorf("%s (%s of %s) has %d characters, more than %d", e.Name, e.Original, e.Server, len(e.Name), budget)
+		}
+		names[e.Name] = true
+	}
+	if len(names) != len(got) {
+		t.Errorf("names are not unique: %v", got)
+	}
+	if !names[server+"__echo"] {
+		t.Errorf("a name that fits was changed: %v", got)
+	}
+	if len(collisions) != 1 || collisions[0].Got != "same__x_2" || collisions[0].Server != "b" {
+		t.Errorf("collisions = %+v, want b's x renamed same__x_2", collisions)
+	}
+	for range 3 {
+		again, _ := assignNames(items, prefixes, budget)
+		if diff := cmp.Diff(got, again); diff != "" {
+			t.Fatalf("not deterministic:\n%s", diff)
+		}
+	}
+	full, _ := assignNames(items, prefixes, MaxNameLen)
+	if !slices.ContainsFunc(full, func(e exposed) bool { return e.Name == server+"__trigger-long-running-operation" }) {
+		t.Errorf("the full budget shortened a name that fits 64: %v", full)
 	}
 }

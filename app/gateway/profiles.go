@@ -27,20 +27,61 @@ type ProfileConfig struct {
 
 // An aggregate is one aggregated endpoint: /mcp, over every server, or a
 // profile's /mcp/p/<name>, over the profile's set. Every aggregate takes
-// its items from one assignment (see Gateway.assign), so an item has the
-// same name on each.
+// its items from one assignment per name budget (see Gateway.assign and
+// names.go), so an item has the same name on each for the same client.
 type aggregate struct {
-	front *mcp.Server
-	// search is the endpoint's search front, served in place of front
-	// while searching is set (under Gateway.mu); see search.go.
-	search    *mcp.Server
+	// endpoint is "" for /mcp, "p/<name>" for a profile's (see aggregateFor).
+	endpoint string
+	// searching serves each view's search front in place of its front
+	// (see search.go); under Gateway.mu.
 	searching bool
 	// set says what the endpoint offers; the zero set offers everything
 	// (/mcp). It is replaced, never changed, under Gateway.mu.
 	set serverSet
-	// state is what the front has registered (under Gateway.mu).
+	// views are the endpoint's fronts by name budget: MaxNameLen's from
+	// the start, another budget's from the first session of a client
+	// with that budget (viewFor). Added under Gateway.aggMu and
+	// Gateway.mu, read under either.
+	views map[int]*view
+}
+
+// A view is an aggregated endpoint as the clients of one name budget see
+// it: its two fronts, and what they registered.
+type view struct {
+	budget int
+	front  *mcp.Server
+	// search is the view's search front, served in place of front
+	// while the aggregate is searching; see search.go.
+	search *mcp.Server
+	// state is what the fronts have registered (under Gateway.mu).
 	state aggregateState
 }
+
+// full is the view of the full budget, MaxNameLen, which every aggregate
+// has: its names are the ones the API, the index and the logs show.
+func (a *aggregate) full() *view { return a.views[MaxNameLen] }
+
+// view returns the view of budget, or the full one when a has none (a
+// profile made after the budget's first session). g.mu or g.aggMu is held.
+func (a *aggregate) view(budget int) *view {
+	if v, ok := a.views[budget]; ok {
+		return v
+	}
+	return a.full()
+}
+
+// viewOf returns the view front belongs to, or nil. g.mu is held.
+func (a *aggregate) viewOf(front *mcp.Server) *view {
+	for _, v := range a.views {
+		if v.front == front || v.search == front {
+			return v
+		}
+	}
+	return nil
+}
+
+// budgets returns the budgets of a's views, in order. g.mu is held.
+func (a *aggregate) budgets() []int { return slices.Sorted(maps.Keys(a.views)) }
 
 // A serverSet says which servers, and which of their tools, an aggregate
 // offers.
@@ -114,12 +155,14 @@ func (g *Gateway) SetProfiles(profiles []ProfileConfig) {
 		a.set = setOf(p)
 		a.searching = p.ToolSearch
 	}
-	g.mu.Unlock()
+	var closing []*mcp.Server
 	for _, a := range removed {
-		for _, front := range a.fronts() {
-			for ss := range front.Sessions() {
-				_ = ss.Close()
-			}
+		closing = append(closing, a.fronts()...)
+	}
+	g.mu.Unlock()
+	for _, front := range closing {
+		for ss := range front.Sessions() {
+			_ = ss.Close()
 		}
 	}
 	if len(added) > 0 {
@@ -146,7 +189,7 @@ func (g *Gateway) ToolCount(profile string) (n int, ok bool) {
 	if a.searching {
 		return 2, true // search_tools and call_tool
 	}
-	return len(a.state.tools), true
+	return len(a.full().state.tools), true
 }
 
 // profileFronts returns the fronts of the profiles (both of each), in

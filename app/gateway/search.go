@@ -77,18 +77,29 @@ type IndexedTool struct {
 	Tool *mcp.Tool
 }
 
-// searchIndex is what the search fronts share: the tools the index has.
+// searchIndex is what the search fronts share: the tools the index has,
+// under their names on /mcp at the full name budget (the index's names);
+// a view of a smaller budget answers with its own names for the same
+// tools (see searchTools).
 type searchIndex struct {
 	mu      sync.Mutex
-	tools   map[string]*mcp.Tool // /mcp name → the tool as /mcp lists it
+	tools   map[string]*mcp.Tool // index name → the tool as /mcp lists it
+	keys    map[string]itemKey   // index name → its server and own name
+	names   map[itemKey]string   // and back
 	indexed map[string]bool      // servers given to the index
 }
 
-// newAggregate makes an aggregated endpoint's fronts: the plain one and
-// the search one. endpoint is "" for /mcp, "p/<name>" for a profile.
+// newAggregate makes an aggregated endpoint with the view of the full name
+// budget. endpoint is "" for /mcp, "p/<name>" for a profile.
 func (g *Gateway) newAggregate(endpoint string) *aggregate {
-	a := &aggregate{front: g.newFront(endpoint, false), state: newAggregateState()}
-	s := g.newFront(endpoint, true)
+	return &aggregate{endpoint: endpoint, views: map[int]*view{MaxNameLen: g.newView(endpoint, MaxNameLen)}}
+}
+
+// newView makes the fronts of one name budget of an aggregated endpoint:
+// the plain one and the search one.
+func (g *Gateway) newView(endpoint string, budget int) *view {
+	v := &view{budget: budget, front: g.newFront(endpoint, budget, false), state: newAggregateState()}
+	s := g.newFront(endpoint, budget, true)
 	s.AddTool(&mcp.Tool{
 		Name:  SearchToolsName,
 		Title: "Search tools",
@@ -107,7 +118,7 @@ func (g *Gateway) newAggregate(endpoint string) *aggregate {
 		},
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.searchTools(ctx, req, a)
+		return g.searchTools(ctx, req, v)
 	})
 	s.AddTool(&mcp.Tool{
 		Name:  CallToolName,
@@ -123,20 +134,28 @@ func (g *Gateway) newAggregate(endpoint string) *aggregate {
 			"required": []any{"name"},
 		},
 	}, g.callToolHandler)
-	a.search = s
-	return a
+	v.search = s
+	return v
 }
 
-// served is the front a's endpoint serves now. g.mu is held.
-func (a *aggregate) served() *mcp.Server {
-	if a.searching {
-		return a.search
+// served is the front v serves now: its search front while its aggregate
+// is searching.
+func (v *view) served(searching bool) *mcp.Server {
+	if searching {
+		return v.search
 	}
-	return a.front
+	return v.front
 }
 
-// fronts returns both of a's fronts: its client sessions may be on either.
-func (a *aggregate) fronts() []*mcp.Server { return []*mcp.Server{a.front, a.search} }
+// fronts returns the fronts of every view of a, both of each: its client
+// sessions may be on any. g.mu is held.
+func (a *aggregate) fronts() []*mcp.Server {
+	var out []*mcp.Server
+	for _, budget := range a.budgets() {
+		out = append(out, a.views[budget].front, a.views[budget].search)
+	}
+	return out
+}
 
 // SetToolSearch turns search mode of /mcp on or off. Client sessions
 // opened from then on get the new mode; an open session keeps what it has
@@ -170,6 +189,8 @@ func callable(t *mcp.Tool) bool {
 func (g *Gateway) indexTools(exposedTools []exposed, tools map[string]map[string]*mcp.Tool) {
 	byServer := map[string][]IndexedTool{}
 	listed := make(map[string]*mcp.Tool, len(exposedTools))
+	keys := make(map[string]itemKey, len(exposedTools))
+	names := make(map[itemKey]string, len(exposedTools))
 	for _, e := range exposedTools {
 		t := tools[e.Server][e.Original]
 		if t == nil || !callable(t) {
@@ -181,10 +202,11 @@ func (g *Gateway) indexTools(exposedTools []exposed, tools map[string]map[string
 			cp.InputSchema = map[string]any{"type": "object"}
 		}
 		listed[e.Name] = &cp
+		keys[e.Name], names[e.key()] = e.key(), e.Name
 		byServer[e.Server] = append(byServer[e.Server], IndexedTool{Name: e.Name, Tool: t})
 	}
 	g.search.mu.Lock()
-	g.search.tools = listed
+	g.search.tools, g.search.keys, g.search.names = listed, keys, names
 	before := g.search.indexed
 	g.search.indexed = make(map[string]bool, len(byServer))
 	for server := range byServer {
@@ -224,10 +246,10 @@ type searchedTool struct {
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 }
 
-// searchTools is the search_tools handler of a's search front: it finds
-// what a offers. The recorder records it as a call of search_tools (no
-// server) with the query as its arguments.
-func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, a *aggregate) (*mcp.CallToolResult, error) {
+// searchTools is the search_tools handler of v's search front: it finds
+// what v offers, under v's names. The recorder records it as a call of
+// search_tools (no server) with the query as its arguments.
+func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, v *view) (*mcp.CallToolResult, error) {
 	var in struct {
 		Query *string `json:"query"`
 		Limit *int    `json:"limit"`
@@ -249,10 +271,22 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, a *
 	if ix == nil {
 		return toolError("tool search is not available: this Switchboard has no tool index"), nil
 	}
-	offered := func(name string) bool {
+	// The index names a tool as the full budget does; v's name for it
+	// is the one of the same server's same tool.
+	nameIn := func(name string) (string, bool) {
+		g.search.mu.Lock()
+		key, ok := g.search.keys[name]
+		g.search.mu.Unlock()
+		if !ok {
+			return "", false
+		}
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		_, ok := a.state.tools[name]
+		own, ok := v.state.names[key]
+		return own, ok
+	}
+	offered := func(name string) bool {
+		_, ok := nameIn(name)
 		return ok
 	}
 	names, err := ix.Search(ctx, *in.Query, limit, offered)
@@ -260,17 +294,18 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, a *
 		return toolError(fmt.Sprintf("searching the tools failed: %v", err)), nil
 	}
 	out := searchResult{Query: *in.Query, Tools: []searchedTool{}}
-	g.search.mu.Lock()
 	for _, name := range names {
 		// The index may be a list behind: what /mcp no longer lists is
-		// not offered (offered was asked before this lock: asking again
-		// here would be no more current).
-		if t, ok := g.search.tools[name]; ok {
-			out.Tools = append(out.Tools, searchedTool{Name: t.Name, Title: toolTitle(t), Description: t.Description,
+		// not offered.
+		g.search.mu.Lock()
+		t, ok := g.search.tools[name]
+		g.search.mu.Unlock()
+		own, offered := nameIn(name)
+		if ok && offered {
+			out.Tools = append(out.Tools, searchedTool{Name: own, Title: toolTitle(t), Description: t.Description,
 				InputSchema: t.InputSchema, Annotations: t.Annotations})
 		}
 	}
-	g.search.mu.Unlock()
 	data, err := json.Marshal(out)
 	if err != nil {
 		return toolError(fmt.Sprintf("encoding the search result: %v", err)), nil
@@ -287,10 +322,10 @@ type callTarget struct {
 
 type callTargetKey struct{}
 
-// searchCalls turns a call_tool on endpoint's search front into a
-// tools/call of the tool it names, before the recorder sees it (see the
-// top of this file).
-func (g *Gateway) searchCalls(endpoint string) mcp.Middleware {
+// searchCalls turns a call_tool on the search front of endpoint's view of
+// budget into a tools/call of the tool it names, before the recorder sees
+// it (see the top of this file).
+func (g *Gateway) searchCalls(endpoint string, budget int) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			cr, ok := req.(*mcp.CallToolRequest)
@@ -315,7 +350,7 @@ func (g *Gateway) searchCalls(endpoint string) mcp.Middleware {
 				return nil, invalidParams("%s: the arguments of %q must be an object, not %s", CallToolName, in.Name, snippet(args))
 			}
 			target := &callTarget{name: in.Name}
-			target.server, target.original = g.aggregatedTool(endpoint, in.Name)
+			target.server, target.original = g.aggregatedTool(endpoint, budget, in.Name)
 			params := *cr.Params
 			params.Name, params.Arguments = in.Name, args
 			direct := *cr
@@ -326,8 +361,9 @@ func (g *Gateway) searchCalls(endpoint string) mcp.Middleware {
 }
 
 // aggregatedTool returns the server and own name of the tool the
-// aggregated endpoint calls name, if a client of it could call it.
-func (g *Gateway) aggregatedTool(endpoint, name string) (server, original string) {
+// aggregated endpoint's view of budget calls name, if a client of it
+// could call it.
+func (g *Gateway) aggregatedTool(endpoint string, budget int, name string) (server, original string) {
 	if name == SearchToolsName || name == CallToolName {
 		return "", ""
 	}
@@ -335,19 +371,19 @@ func (g *Gateway) aggregatedTool(endpoint, name string) (server, original string
 	var e exposed
 	ok := false
 	if a := g.aggregateFor(endpoint); a != nil {
-		e, ok = a.state.tools[name]
+		e, ok = a.view(budget).state.tools[name]
 	}
 	g.mu.Unlock()
 	if ok {
 		g.search.mu.Lock()
-		_, ok = g.search.tools[name] // registered: its schema is an object
+		_, ok = g.search.names[e.key()] // registered: its schema is an object
 		g.search.mu.Unlock()
 		if ok {
 			return e.Server, e.Original
 		}
 		return "", ""
 	}
-	if server, original, ok := g.unlistedTool(endpoint, name); ok {
+	if server, original, ok := g.unlistedTool(endpoint, budget, name); ok {
 		return server, original
 	}
 	return "", ""

@@ -242,21 +242,10 @@ func (st *state) addFeatures() {
 
 	addTool(st, &mcp.Tool{Name: "add_tool", Description: "Add a tool with the given name, which replies \"added <name>\"; the server then sends notifications/tools/list_changed."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in nameArgs) (*mcp.CallToolResult, any, error) {
-			if err := checkToolName(in.Name); err != nil {
+			if err := st.addNamedTool(in.Name); err != nil {
 				return nil, nil, err
 			}
-			st.mu.Lock()
-			defer st.mu.Unlock()
-			if st.tools[in.Name] {
-				return nil, nil, fmt.Errorf("tool %q already exists", in.Name)
-			}
-			reply := "added " + in.Name
-			mcp.AddTool(s, &mcp.Tool{Name: in.Name, Description: "A tool added at runtime by add_tool."},
-				func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
-					return text(reply), nil, nil
-				})
-			st.tools[in.Name] = true
-			return text(reply), nil, nil
+			return text("added " + in.Name), nil, nil
 		})
 
 	addTool(st, &mcp.Tool{Name: "remove_tool", Description: "Remove the named tool (any tool, built-in or added); the server then sends notifications/tools/list_changed."},
@@ -345,6 +334,26 @@ func complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult,
 		}
 	}
 	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: len(values)}}, nil
+}
+
+// addNamedTool adds a tool called name that replies "added <name>" (see
+// add_tool and Options.ExtraTools).
+func (st *state) addNamedTool(name string) error {
+	if err := checkToolName(name); err != nil {
+		return err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.tools[name] {
+		return fmt.Errorf("tool %q already exists", name)
+	}
+	reply := "added " + name
+	mcp.AddTool(st.server, &mcp.Tool{Name: name, Description: "A tool added by add_tool or Options.ExtraTools."},
+		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+			return text(reply), nil, nil
+		})
+	st.tools[name] = true
+	return nil
 }
 
 // checkToolName applies the MCP tool-name rules (the SDK only logs a violation).

@@ -47,11 +47,15 @@ func runServer(o Options) int {
 	}
 
 	ids := &callIDs{ids: make(map[string]jsonrpc.ID)}
-	server := newServer(o.Name, o.EchoDescription, ids)
+	server, err := newServer(o.Name, o.EchoDescription, o.ExtraTools, ids)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testmcp: %v\n", err)
+		return 2
+	}
 	if o.AssumeURLElicitation {
 		server.AddReceivingMiddleware(assumeURLElicitation)
 	}
-	err := server.Run(context.Background(), &idTransport{Transport: &mcp.StdioTransport{}, ids: ids})
+	err = server.Run(context.Background(), &idTransport{Transport: &mcp.StdioTransport{}, ids: ids})
 	status := 0
 	switch {
 	case err == nil || errors.Is(err, io.EOF):
@@ -151,8 +155,9 @@ func text(s string) *mcp.CallToolResult {
 const EchoDescription = "Echo text back, as text and structured content."
 
 // newServer builds the MCP server with all the test tools, prompts and
-// resources; echoDesc, when not empty, is the echo tool's description.
-func newServer(name, echoDesc string, ids *callIDs) *mcp.Server {
+// resources, and the extra tools; echoDesc, when not empty, is the echo
+// tool's description.
+func newServer(name, echoDesc string, extra []string, ids *callIDs) (*mcp.Server, error) {
 	if echoDesc == "" {
 		echoDesc = EchoDescription
 	}
@@ -279,7 +284,12 @@ func newServer(name, echoDesc string, ids *callIDs) *mcp.Server {
 		})
 
 	st.addFeatures()
-	return s
+	for _, n := range extra {
+		if err := st.addNamedTool(n); err != nil {
+			return nil, fmt.Errorf("extra tool: %w", err)
+		}
+	}
+	return s, nil
 }
 
 // callIDs hands a tool the JSON-RPC id of the tools/call that runs it

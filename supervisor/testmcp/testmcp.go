@@ -138,6 +138,7 @@ const (
 	envInitError      = "SWITCHBOARD_TESTMCP_INIT_ERROR"
 	envEchoDesc       = "SWITCHBOARD_TESTMCP_ECHO_DESCRIPTION"
 	envAssumeURL      = "SWITCHBOARD_TESTMCP_ASSUME_URL_ELICITATION"
+	envExtraTools     = "SWITCHBOARD_TESTMCP_EXTRA_TOOLS"
 )
 
 // envPrefix is the prefix shared by every variable this package reads.
@@ -189,6 +190,11 @@ type Options struct {
 	// the elicit tool's url mode reaches a client that cannot answer it
 	// (env SWITCHBOARD_TESTMCP_ASSUME_URL_ELICITATION=1).
 	AssumeURLElicitation bool
+	// ExtraTools are more tools the server offers from the start, each
+	// replying "added <name>" as add_tool's do: for a server whose tool
+	// names are longer than the built-in ones (env
+	// SWITCHBOARD_TESTMCP_EXTRA_TOOLS, comma-separated).
+	ExtraTools []string
 }
 
 // Env returns the environment entries ("K=V") that make a re-executed binary run the server, with opts.
@@ -212,6 +218,7 @@ func Env(opts Options) []string {
 		envInitError + "=" + opts.InitError,
 		envEchoDesc + "=" + opts.EchoDescription,
 		envAssumeURL + "=" + flag(opts.AssumeURLElicitation),
+		envExtraTools + "=" + strings.Join(opts.ExtraTools, ","),
 	}
 }
 
@@ -239,6 +246,9 @@ func optionsFromEnv() (Options, error) {
 		InitError:            os.Getenv(envInitError),
 		EchoDescription:      os.Getenv(envEchoDesc),
 		AssumeURLElicitation: envBool(envAssumeURL),
+	}
+	if s := os.Getenv(envExtraTools); s != "" {
+		o.ExtraTools = strings.Split(s, ",")
 	}
 	if s := os.Getenv(envStartDelay); s != "" {
 		d, err := time.ParseDuration(s)

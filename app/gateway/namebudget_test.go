@@ -1,0 +1,246 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/toolsearch"
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+// claudeCodePrefix is what Claude Code puts before a tool's name for its
+// model when its entry is called "switchboard".
+const claudeCodePrefix = "mcp__switchboard__"
+
+// longServer is a 27-character server name, as in the probe of issue 26.
+const longServer = "everything-long-server-name"
+
+// longTools are server-everything's longest tool names, and one longer.
+var longTools = []string{"trigger-long-running-operation", "get-resource-reference", "get-structured-content",
+	"trigger-elicitation-request", "a-tool-whose-name-alone-is-forty-one-char"}
+
+type clientKey struct{}
+
+// newBudgetFixture serves longServer (the test server with longTools) and
+// two servers under one alias (a collision), with a tool index; a request
+// whose X-Client header says "claude-code" has Claude Code's name budget.
+// order lists the servers in the order Sync is given them.
+func newBudgetFixture(t *testing.T, mode gateway.FastPathMode, order []string) *fixture {
+	t.Helper()
+	ix, err := toolsearch.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	configs := map[string]gateway.ServerConfig{longServer: {Name: longServer},
+		"alpha": {Name: "alpha", Alias: "shared"}, "beta": {Name: "beta", Alias: "shared"}}
+	var specs []supervisor.Spec
+	var servers []gateway.ServerConfig
+	for _, name := range order {
+		o := testmcp.Options{Name: name}
+		if name == longServer {
+			o.ExtraTools = longTools
+		}
+		specs = append(specs, supervisor.Spec{Name: name, Command: os.Args[0], Env: testEnv(o), Pool: supervisor.PoolSpec{Max: 1}})
+		servers = append(servers, configs[name])
+	}
+	f := newTunedFixture(t, "", func(_ *supervisor.Options, o *gateway.Options) {
+		o.FastPath = mode
+		o.ToolIndex = testIndex{ix}
+		o.NameBudget = func(ctx context.Context) int {
+			if ctx.Value(clientKey{}) == "claude-code" {
+				return gateway.MaxNameLen - len(claudeCodePrefix)
+			}
+			return gateway.MaxNameLen
+		}
+	}, specs, servers...)
+	h := f.gw.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientKey{}, r.Header.Get("X-Client"))))
+	}))
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	f.url = srv.URL
+	return f
+}
+
+type clientHeader string
+
+func (c clientHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Client", string(c))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connectAs opens a session of client on path, in the session era.
+func (f *fixture) connectAs(t *testing.T, client, path string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: f.url + path, HTTPClient: &http.Client{Transport: clientHeader(client)}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect %s as %s: %v", path, client, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// listedNames waits until cs lists every server's tools, and returns
+// their names, sorted.
+func (f *fixture) listedNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for _, tool := range f.waitTools(t, cs, "shared__echo", "shared__echo_2", longServer+"__echo") {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestNameBudgetOfClaudeCode: a Claude Code session gets tool names that
+// stay within 64 characters once Claude Code prefixes them, on /mcp, a
+// profile and in search mode, and calls them on both paths; another
+// client gets the full names; both are the same on a second gateway whose
+// servers came in another order, collisions included.
+func TestNameBudgetOfClaudeCode(t *testing.T) {
+	for _, mode := range []gateway.FastPathMode{gateway.FastPathOn, gateway.FastPathOff} {
+		name := map[gateway.FastPathMode]string{gateway.FastPathOn: "fast", gateway.FastPathOff: "sdk"}[mode]
+		t.Run(name, func(t *testing.T) { testNameBudget(t, mode) })
+	}
+}
+
+func testNameBudget(t *testing.T, mode gateway.FastPathMode) {
+	f := newBudgetFixture(t, mode, []string{longServer, "alpha", "beta"})
+	short := f.listedNames(t, f.connectAs(t, "claude-code", "/mcp"))
+	full := f.listedNames(t, f.connectAs(t, "cursor", "/mcp"))
+	if len(short) != len(full) {
+		t.Fatalf("claude-code lists %d tools, cursor %d", len(short), len(full))
+	}
+	over := 0
+	for _, n := range short {
+		if sent := claudeCodePrefix + n; len(sent) > gateway.MaxNameLen {
+			t.Errorf("Claude Code would send %s (%d characters)", sent, len(sent))
+		}
+	}
+	for _, n := range full {
+		if len(n) > gateway.MaxNameLen {
+			t.Errorf("%s has %d characters", n, len(n))
+		}
+		if len(claudeCodePrefix+n) > gateway.MaxNameLen {
+			over++
+		}
+	}
+	// What the budget is for: without it, these would be too long.
+	if over < len(longTools) {
+		t.Errorf("only %d full names would be too long for Claude Code, want at least %d: %v", over, len(longTools), full)
+	}
+	t.Logf("%d tools; %d full names would be over 64 with %s; longest short name %d characters",
+		len(full), over, claudeCodePrefix, slices.Max(lengths(short)))
+
+	// A shortened name calls its tool.
+	cs := f.connectAs(t, "claude-code", "/mcp")
+	f.listedNames(t, cs)
+	var target string
+	before := gateway.FastCalls(f.gw)
+	// Only the extra tools are called (no built-in one: hang and freeze
+	// would not answer); theirs are the names short and full do not share.
+	var candidates []string
+	for _, n := range namesStarting(short, longServer+"__") {
+		if !slices.Contains(full, n) {
+			candidates = append(candidates, n)
+		}
+	}
+	for _, n := range candidates {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: n})
+		if err != nil || res.IsError {
+			t.Fatalf("calling %s: %v %q", n, err, text(res))
+		}
+		if text(res) == "added trigger-long-running-operation" {
+			target = n
+		}
+	}
+	if target == "" || target == longServer+"__trigger-long-running-operation" {
+		t.Fatalf("no shortened name of Claude Code's calls trigger-long-running-operation: %v", candidates)
+	}
+	if fast := gateway.FastCalls(f.gw) - before; (mode == gateway.FastPathOn) != (fast > 0) {
+		t.Errorf("fast path answered %d calls in mode %v", fast, mode)
+	}
+	// The full name is not Claude Code's.
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: longServer + "__trigger-long-running-operation"}); err == nil && !res.IsError {
+		t.Errorf("a Claude Code session called a tool by a name it was not given")
+	}
+
+	// A profile names tools as /mcp does, for each client.
+	f.gw.SetProfiles([]gateway.ProfileConfig{{Name: "work", Servers: []string{longServer, "alpha", "beta"}}})
+	if got := f.listedNames(t, f.connectAs(t, "claude-code", "/mcp/p/work")); !cmp.Equal(got, short) {
+		t.Errorf("the profile's Claude Code names differ from /mcp's (-mcp +profile):\n%s", cmp.Diff(short, got))
+	}
+	if got := f.listedNames(t, f.connectAs(t, "cursor", "/mcp/p/work")); !cmp.Equal(got, full) {
+		t.Errorf("the profile's full names differ from /mcp's (-mcp +profile):\n%s", cmp.Diff(full, got))
+	}
+
+	// Search mode finds tools under the session's names, and calls them.
+	f.gw.SetToolSearch(true)
+	searching := f.connectAs(t, "claude-code", "/mcp")
+	found := waitSearch(t, searching, "trigger a long running operation", target)
+	for _, n := range found.names() {
+		if !slices.Contains(short, n) {
+			t.Errorf("search_tools answered %s, not one of the session's names", n)
+		}
+	}
+	res, err := searching.CallTool(t.Context(), &mcp.CallToolParams{Name: gateway.CallToolName,
+		Arguments: map[string]any{"name": target}})
+	if err != nil || res.IsError || text(res) != "added trigger-long-running-operation" {
+		t.Fatalf("call_tool %s: %v %q", target, err, text(res))
+	}
+	plain := f.connectAs(t, "cursor", "/mcp")
+	fullTarget := longServer + "__trigger-long-running-operation"
+	waitSearch(t, plain, "trigger a long running operation", fullTarget)
+	f.gw.SetToolSearch(false)
+
+	// Another gateway, its servers given in another order: the same names.
+	g := newBudgetFixture(t, mode, []string{"beta", "alpha", longServer})
+	if got := g.listedNames(t, g.connectAs(t, "claude-code", "/mcp")); !cmp.Equal(got, short) {
+		t.Errorf("Claude Code's names changed with a restart (-before +after):\n%s", cmp.Diff(short, got))
+	}
+	if got := g.listedNames(t, g.connectAs(t, "cursor", "/mcp")); !cmp.Equal(got, full) {
+		t.Errorf("the full names changed with a restart (-before +after):\n%s", cmp.Diff(full, got))
+	}
+	// beta's items are the ones renamed, whichever server came first.
+	collisions := g.gw.Collisions()
+	if !slices.ContainsFunc(collisions, func(c gateway.Collision) bool { return c.Got == "shared__echo_2" && c.Server == "beta" }) ||
+		slices.ContainsFunc(collisions, func(c gateway.Collision) bool { return c.Server != "beta" }) {
+		t.Errorf("collisions after the restart = %+v, want beta's items renamed (shared__echo_2)", collisions)
+	}
+	if diff := cmp.Diff(f.gw.Collisions(), collisions); diff != "" {
+		t.Errorf("collisions changed with a restart (-before +after):\n%s", diff)
+	}
+}
+
+func lengths(names []string) []int {
+	var out []int
+	for _, n := range names {
+		out = append(out, len(n))
+	}
+	return out
+}
+
+// namesStarting returns the names that start with prefix.
+func namesStarting(names []string, prefix string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
