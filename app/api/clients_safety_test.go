@@ -193,3 +193,55 @@ func TestConnectUnknownServer(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A "switchboard" entry an earlier Switchboard wrote (a reinstall: another
+// port, a Switchboard token this data directory never issued) is replaced
+// without --replace: the plan says whose it is, apply backs the file up
+// and connects; a look-alike on another host is still refused.
+func TestEarlierSwitchboardEntryThroughAPI(t *testing.T) {
+	e := newClientsEnv(t)
+	ctx := t.Context()
+	stale := `{"mcpServers": {"switchboard": {"url": "http://127.0.0.1:52117/mcp",
+  "headers": {"Authorization": "Bearer sb_q8HnT3vYwZb1Lx0cR9mKp2sDfGhJkL4nQ7uVxYzA5eE"}}}}
+`
+	e.write(t, "cursor", stale)
+	change := wire.ClientChange{Action: "connect"}
+	plan, err := e.client.PlanClient(ctx, "cursor", change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Conflicts) != 0 || len(plan.Notes) != 1 ||
+		!strings.Contains(plan.Notes[0], `"switchboard" (http://127.0.0.1:52117/mcp) is an earlier Switchboard's`) ||
+		!strings.Contains(plan.Notes[0], "backed up") {
+		t.Fatalf("plan: conflicts %+v, notes %q; want a note naming the earlier Switchboard's entry", plan.Conflicts, plan.Notes)
+	}
+	if strings.Contains(plan.Diff, "sb_q8HnT3") {
+		t.Errorf("the diff shows the earlier token:\n%s", plan.Diff)
+	}
+	change.Hash = plan.Hash
+	v, err := e.client.ApplyClient(ctx, "cursor", change)
+	if err != nil || !v.Connected {
+		t.Fatalf("apply without replace: %+v %v", v, err)
+	}
+	backups, err := e.client.Backups(ctx, "cursor", "")
+	if err != nil || len(backups) != 1 {
+		t.Errorf("backups %+v %v, want the file as it was", backups, err)
+	}
+
+	lookalike := strings.Replace(stale, "127.0.0.1:52117", "192.168.1.20:7391", 1)
+	path := e.write(t, "cursor", lookalike)
+	plan, err = e.client.PlanClient(ctx, "cursor", wire.ClientChange{Action: "connect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Conflicts) != 1 || len(plan.Notes) != 0 {
+		t.Fatalf("look-alike on another host: conflicts %+v, notes %q; want a conflict", plan.Conflicts, plan.Notes)
+	}
+	_, err = e.client.ApplyClient(ctx, "cursor", wire.ClientChange{Action: "connect", Hash: plan.Hash})
+	if statusOf(err) != 409 {
+		t.Fatalf("apply over the look-alike = %v, want 409", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != lookalike {
+		t.Error("a refused apply changed the file")
+	}
+}

@@ -164,6 +164,11 @@ func TestGolden(t *testing.T) {
 				t.Errorf("conflict case: conflicts %v, kept %v; want the user's switchboard entry in conflict and switchboard-docs kept",
 					first.Conflicts, first.Kept)
 			}
+			if kase == "stale" && (len(first.Conflicts) != 0 || len(first.Earlier) != 1 || first.Earlier[0].Name != EntryName ||
+				!slices.ContainsFunc(first.Notes, func(n string) bool { return strings.Contains(n, "an earlier Switchboard's") })) {
+				t.Errorf("stale case: conflicts %v, earlier %v, notes %q; want the earlier Switchboard's entry replaced, and said so",
+					first.Conflicts, first.Earlier, first.Notes)
+			}
 			if len(first.Conflicts) > 0 {
 				if err := ed.Apply(first); !errors.Is(err, ErrConflict) {
 					t.Fatalf("Apply with conflicts %v = %v, want ErrConflict", first.Conflicts, err)
@@ -174,6 +179,13 @@ func TestGolden(t *testing.T) {
 				cn.TakeOver = true
 			}
 			p := apply(t, ed, c, env, cn)
+			if kase == "stale" {
+				if bs, _ := ed.Backups(c.ID); len(bs) != 1 {
+					t.Errorf("replacing an earlier Switchboard's entry: backups %+v, want one", bs)
+				} else if saved, _ := os.ReadFile(bs[0].File); !bytes.Equal(saved, original) {
+					t.Errorf("the backup is not the original")
+				}
+			}
 			if p.Exists == absent {
 				t.Errorf("plan.Exists = %v for an absent=%v file", p.Exists, absent)
 			}

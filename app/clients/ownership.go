@@ -2,11 +2,14 @@ package clients
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,4 +140,82 @@ func isBridgeCommand(e Entry, binary string) bool {
 	}
 	base := strings.ToLower(filepath.Base(strings.ReplaceAll(e.Command, `\`, "/")))
 	return base == "switchboard" || base == "switchboard.exe"
+}
+
+// earlierSwitchboard reports whether e, an entry of one of Switchboard's
+// names that this data directory's record does not hold, is almost surely
+// one an earlier Switchboard wrote (a reinstall, another data directory,
+// a record lost): Switchboard's entry of a remote client, in every detail
+// that the entry of another program would not share:
+//
+//   - a URL of plain http on a loopback address (127.0.0.0/8, ::1 or
+//     localhost), any port (each daemon picks its own), with no user,
+//     query or fragment;
+//   - whose path is an endpoint of the gateway: /mcp, /mcp/<server> or
+//     /mcp/p/<profile>;
+//   - and whose only header is "Authorization: Bearer sb_…" with a secret
+//     of the shape Switchboard's tokens have (sb_ and 43 base64url
+//     characters: app/tokens' NewSecret).
+//
+// An entry that differs in any of these (another host, https, another
+// path, no token or another kind of token, a header more) may be the
+// user's own or another tool's, and stays a conflict. The bridge form, a
+// command called switchboard run with connect (SWITCHBOARD_TOKEN in its
+// env), needs no such guess: owns takes any install's as Switchboard's.
+func earlierSwitchboard(e Entry) bool {
+	if !e.Remote() || len(e.Headers) != 1 {
+		return false
+	}
+	u, err := url.Parse(e.URL)
+	if err != nil || u.Scheme != "http" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return false
+	}
+	if !loopbackHost(u.Hostname()) || !gatewayPath(u.Path) {
+		return false
+	}
+	for k, v := range e.Headers {
+		scheme, secret, ok := strings.Cut(strings.TrimSpace(v), " ")
+		if !strings.EqualFold(k, "Authorization") || !ok || !strings.EqualFold(scheme, "Bearer") || !switchboardSecret(strings.TrimSpace(secret)) {
+			return false
+		}
+	}
+	return true
+}
+
+// loopbackHost reports whether host is localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// gatewayPath reports whether path is one of the gateway's endpoints:
+// /mcp, /mcp/<server>, /mcp/p/<profile> (a trailing slash allowed).
+func gatewayPath(path string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(path, "/"), "/mcp")
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return true
+	}
+	rest, ok = strings.CutPrefix(rest, "/")
+	if !ok {
+		return false
+	}
+	rest = strings.TrimPrefix(rest, "p/")
+	return rest != "" && !strings.Contains(rest, "/")
+}
+
+// switchboardSecret reports whether s has the shape of Switchboard's
+// bearer secrets: "sb_" and 32 random bytes in unpadded base64url.
+func switchboardSecret(s string) bool {
+	body, ok := strings.CutPrefix(s, "sb_")
+	if !ok || len(body) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(body)
+	return err == nil
 }

@@ -273,6 +273,10 @@ type Plan struct {
 	Conflicts []Conflict
 	// TakeOver allows Apply to replace the Conflicts.
 	TakeOver bool
+	// Earlier are entries of the names Switchboard writes that an earlier
+	// Switchboard wrote (see earlierSwitchboard): the plan replaces them
+	// without asking, as Switchboard's own, and says so in Notes.
+	Earlier []Conflict
 	// Kept are entries with Switchboard's names that disconnect leaves in
 	// place, because Switchboard did not write them.
 	Kept []string
@@ -703,7 +707,8 @@ var (
 
 // connect writes Switchboard's entries and returns their names. An entry
 // of one of those names that Switchboard did not write is replaced too,
-// and listed in p.Conflicts for Apply to refuse unless taken over. Stale
+// and listed in p.Conflicts for Apply to refuse unless taken over; or, when
+// an earlier Switchboard wrote it, in p.Earlier, with a note. Stale
 // per-server entries are removed only when Switchboard wrote them.
 func connect(c Client, doc document, cn Connect, owns func(Entry) bool, p *Plan) ([]string, listChanges, error) {
 	var lists listChanges
@@ -720,7 +725,15 @@ func connect(c Client, doc document, cn Connect, owns func(Entry) bool, p *Plan)
 	}
 	for _, name := range names {
 		if i := slices.IndexFunc(entries, func(e Entry) bool { return e.Name == name }); i >= 0 && !owns(entries[i]) {
-			p.Conflicts = append(p.Conflicts, Conflict{Name: name, Target: targetOf(entries[i])})
+			found := Conflict{Name: name, Target: targetOf(entries[i])}
+			if earlierSwitchboard(entries[i]) {
+				p.Earlier = append(p.Earlier, found)
+				p.Notes = append(p.Notes, fmt.Sprintf("entry %s is an earlier Switchboard's (a loopback endpoint and a Switchboard token "+
+					"that this data directory did not write: a reinstall, or another data directory); it is replaced, "+
+					"and the file is backed up first", found))
+			} else {
+				p.Conflicts = append(p.Conflicts, found)
+			}
 		}
 		server := strings.TrimPrefix(strings.TrimPrefix(name, EntryName), "-")
 		v := entryValue(c, cn, server)

@@ -631,3 +631,66 @@ func TestReconnectDiffMasksBothTokensAlike(t *testing.T) {
 		})
 	}
 }
+
+// TestEarlierSwitchboardEntry: a "switchboard" entry that this data
+// directory did not write is replaced without --replace only when it is
+// Switchboard's in every detail (plain http on loopback, a gateway
+// endpoint, a Switchboard token and nothing else); a look-alike that
+// differs in one stays a conflict, which Apply refuses and leaves as it is.
+func TestEarlierSwitchboardEntry(t *testing.T) {
+	const secret = "sb_q8HnT3vYwZb1Lx0cR9mKp2sDfGhJkL4nQ7uVxYzA5eE"
+	bearer := `{"Authorization": "Bearer ` + secret + `"}`
+	tests := []struct {
+		name, entry string
+		earlier     bool
+	}{
+		{"another port", `{"type": "http", "url": "http://127.0.0.1:52117/mcp", "headers": ` + bearer + `}`, true},
+		{"localhost, a profile", `{"type": "http", "url": "http://localhost:7391/mcp/p/coding", "headers": ` + bearer + `}`, true},
+		{"::1, a server", `{"type": "http", "url": "http://[::1]:7391/mcp/github/", "headers": ` + bearer + `}`, true},
+		{"127.0.0.2", `{"type": "http", "url": "http://127.0.0.2:7391/mcp", "headers": ` + bearer + `}`, true},
+		{"another host", `{"type": "http", "url": "http://192.168.1.20:7391/mcp", "headers": ` + bearer + `}`, false},
+		{"a name that resolves anywhere", `{"type": "http", "url": "http://localhost.example.com:7391/mcp", "headers": ` + bearer + `}`, false},
+		{"https", `{"type": "http", "url": "https://127.0.0.1:7391/mcp", "headers": ` + bearer + `}`, false},
+		{"another path", `{"type": "http", "url": "http://127.0.0.1:7391/api/mcp", "headers": ` + bearer + `}`, false},
+		{"deeper path", `{"type": "http", "url": "http://127.0.0.1:52117/mcp/a/b", "headers": ` + bearer + `}`, false},
+		{"a query", `{"type": "http", "url": "http://127.0.0.1:52117/mcp?x=1", "headers": ` + bearer + `}`, false},
+		{"no token", `{"type": "http", "url": "http://127.0.0.1:52117/mcp"}`, false},
+		{"another kind of token", `{"type": "http", "url": "http://127.0.0.1:52117/mcp", "headers": {"Authorization": "Bearer ghp_abcdef"}}`, false},
+		{"sb_ but not our shape", `{"type": "http", "url": "http://127.0.0.1:52117/mcp", "headers": {"Authorization": "Bearer sb_short"}}`, false},
+		{"a header more", `{"type": "http", "url": "http://127.0.0.1:52117/mcp", "headers": {"Authorization": "Bearer ` + secret + `", "X-Tenant": "a"}}`, false},
+		{"a stdio server", `{"command": "other-tool", "args": ["connect"], "env": {"SWITCHBOARD_TOKEN": "` + secret + `"}}`, false},
+	}
+	c := mustClient(t, "claude-code")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, ed := testEnv(t), testEditor(t)
+			original := []byte(`{"mcpServers": {"switchboard": ` + tt.entry + `}}` + "\n")
+			path := writeConfig(t, c, env, original)
+			p, err := ed.Plan(c, env, Connect{URL: testURL, Token: testToken})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.earlier {
+				if len(p.Conflicts) != 0 || len(p.Earlier) != 1 || len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "earlier Switchboard's") {
+					t.Fatalf("conflicts %v, earlier %v, notes %q; want it replaced as an earlier Switchboard's", p.Conflicts, p.Earlier, p.Notes)
+				}
+				if err := ed.Apply(p); err != nil {
+					t.Fatalf("Apply: %v", err)
+				}
+				if bs, _ := ed.Backups(c.ID); len(bs) != 1 {
+					t.Errorf("backups %+v, want one", bs)
+				}
+				return
+			}
+			if len(p.Conflicts) != 1 || len(p.Earlier) != 0 {
+				t.Fatalf("conflicts %v, earlier %v; want a conflict", p.Conflicts, p.Earlier)
+			}
+			if err := ed.Apply(p); !errors.Is(err, ErrConflict) {
+				t.Fatalf("Apply = %v, want ErrConflict", err)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, original) {
+				t.Errorf("a refused plan changed the file")
+			}
+		})
+	}
+}
