@@ -421,6 +421,9 @@ func (d *daemon) apply(ctx context.Context) error {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
 	cfg := d.store.Current()
+	// The config change is recorded as of now, before the stops and
+	// starts it causes, but only once the supervisor took it.
+	changed := time.Now()
 	if err := d.sup.Apply(ctx, withSecrets(d.log, Specs(cfg), cfg, d.secrets)); errors.Is(err, supervisor.ErrStillStopping) {
 		d.log.Warn("applying config", "err", err)
 	} else if err != nil {
@@ -430,7 +433,7 @@ func (d *daemon) apply(ctx context.Context) error {
 	if d.applied != nil { // at start the servers are not news
 		relaunched = relaunchedServers(d.applied.Servers, cfg.Servers)
 		for _, c := range configChanges(d.applied.Servers, cfg.Servers) {
-			d.hist.Observe(supervisor.Event{Time: time.Now(), Server: c.server, Kind: EventConfig, Message: c.message})
+			d.hist.Observe(supervisor.Event{Time: changed, Server: c.server, Kind: EventConfig, Message: c.message})
 			if _, ok := cfg.Servers[c.server]; !ok && d.approvals != nil {
 				d.approvals.forget(c.server)
 			}
