@@ -19,6 +19,12 @@
 //	      "disabledTools": ["write_file"],
 //	      "holdChangedTools": true,
 //	      "roots": ["/home/me/projects"]
+//	    },
+//	    "linear": {
+//	      "url": "https://mcp.linear.app/mcp",
+//	      "headers": {"X-Team": "a"},
+//	      "secretHeaders": {"Authorization": "linear-token"},
+//	      "transport": "auto"
 //	    }
 //	  },
 //	  "sessionTimeout": "30m",
@@ -105,14 +111,36 @@ type Config struct {
 	extra map[string]json.RawMessage
 }
 
-// A Server says how to run one local MCP stdio server.
+// A Server says how to run one local MCP stdio server, or how to reach a
+// remote one: an entry with URL instead of Command is a remote server
+// (streamable HTTP or the legacy HTTP+SSE transport), which takes no
+// Args, Env, SecretEnv, Cwd or Pool.
 //
 // For slices and maps, nil and empty mean the same and are written the same
 // way (omitted).
 type Server struct {
 	// Command is the program to run, looked up in PATH when it has no
-	// directory part. It is required.
-	Command string `json:"command"`
+	// directory part. A local server needs it; a remote one has URL instead.
+	Command string `json:"command,omitempty"`
+
+	// URL is a remote server's MCP endpoint: https://, or http:// to a
+	// loopback address (127.0.0.0/8, ::1, localhost). Empty for a local
+	// server.
+	URL string `json:"url,omitempty"`
+
+	// Headers are sent with every request to a remote server, as they are.
+	Headers map[string]string `json:"headers,omitempty"`
+
+	// SecretHeaders maps a header sent to a remote server to the name of
+	// a secret, in the secret store under this server's name, that is its
+	// value (an "Authorization" header, say), so that it is not in this
+	// file.
+	SecretHeaders map[string]string `json:"secretHeaders,omitempty"`
+
+	// Transport is how a remote server is reached: "" or TransportAuto
+	// (streamable HTTP, falling back to HTTP+SSE when the server refuses
+	// it), TransportStreamableHTTP or TransportSSE.
+	Transport string `json:"transport,omitempty"`
 
 	// Args are the command-line arguments, not including the program name.
 	Args []string `json:"args,omitempty"`
@@ -196,6 +224,16 @@ type Install struct {
 	// Type is the package's registry type: npm, pypi, oci, mcpb or command.
 	Type string `json:"type,omitempty"`
 }
+
+// Remote transports (Server.Transport).
+const (
+	TransportAuto           = "auto"
+	TransportStreamableHTTP = "streamable-http"
+	TransportSSE            = "sse"
+)
+
+// IsRemote reports whether the entry is a remote server (it has a URL).
+func (s Server) IsRemote() bool { return s.URL != "" }
 
 // IsEnabled reports whether the server should run: true unless Enabled is
 // set to false.
@@ -287,6 +325,8 @@ func (s Server) clone() Server {
 	out := s
 	out.Args = slices.Clone(s.Args)
 	out.Env = maps.Clone(s.Env)
+	out.Headers = maps.Clone(s.Headers)
+	out.SecretHeaders = maps.Clone(s.SecretHeaders)
 	if s.Enabled != nil {
 		v := *s.Enabled
 		out.Enabled = &v

@@ -177,8 +177,26 @@ func (c Config) appendJSON(b []byte) []byte {
 
 func (s Server) appendJSON(b []byte) []byte {
 	w := objectWriter{b: append(b, '{')}
-	w.key("command")
-	w.b = appendString(w.b, s.Command)
+	if s.Command != "" || s.URL == "" {
+		w.key("command")
+		w.b = appendString(w.b, s.Command)
+	}
+	if s.URL != "" {
+		w.key("url")
+		w.b = appendString(w.b, s.URL)
+	}
+	if s.Transport != "" {
+		w.key("transport")
+		w.b = appendString(w.b, s.Transport)
+	}
+	if len(s.Headers) > 0 {
+		w.key("headers")
+		w.b = appendObject(w.b, s.Headers, appendString)
+	}
+	if len(s.SecretHeaders) > 0 {
+		w.key("secretHeaders")
+		w.b = appendObject(w.b, s.SecretHeaders, appendString)
+	}
 	if len(s.Args) > 0 {
 		w.key("args")
 		w.b = appendStrings(w.b, s.Args)

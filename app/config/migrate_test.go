@@ -215,7 +215,8 @@ func TestMigrateV0(t *testing.T) {
 		{"no servers at all", `{"preferences": {"x": 1}}`, nil, ""},
 		{"servers without version", `{"servers": {"b": {"command": "x"}}}`, []string{"b"}, ""},
 		{"both keys", `{"mcpServers": {"a": {"command": "x"}}, "servers": {}}`, nil, `mcpServers: migrating from version 0 to 1: both "mcpServers" and "servers" are present`},
-		{"remote server from Claude", `{"mcpServers": {"r": {"type": "http", "url": "https://x"}}}`, nil, "servers.r.command: missing"},
+		// A pasted remote entry is a remote server; its "type" is kept as an unknown key (auto finds the transport).
+		{"remote server from Claude", `{"mcpServers": {"r": {"type": "http", "url": "https://x"}}}`, []string{"r"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := Parse("config.json", []byte(tt.in))

@@ -352,9 +352,9 @@ func (p *parser) servers(field string, off int, raw []byte) (map[string]Server, 
 func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 	var s Server
 	if isNull(raw) {
-		return s, p.typeError(field, off, raw, `a server object like {"command": "npx"}`)
+		return s, p.typeError(field, off, raw, `a server object like {"command": "npx"} or {"url": "https://..."}`)
 	}
-	ms, err := p.object(field, off, raw, `a server object like {"command": "npx"}`)
+	ms, err := p.object(field, off, raw, `a server object like {"command": "npx"} or {"url": "https://..."}`)
 	if err != nil {
 		return s, err
 	}
@@ -363,6 +363,14 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 		switch m.key {
 		case "command":
 			err = p.scalar(f, m.valOff, m.val, &s.Command, "a string")
+		case "url":
+			err = p.scalar(f, m.valOff, m.val, &s.URL, "a string")
+		case "headers":
+			s.Headers, err = p.env(f, m.valOff, m.val)
+		case "secretHeaders":
+			s.SecretHeaders, err = p.env(f, m.valOff, m.val)
+		case "transport":
+			err = p.scalar(f, m.valOff, m.val, &s.Transport, `"auto", "streamable-http" or "sse"`)
 		case "args":
 			s.Args, err = p.strings(f, m.valOff, m.val)
 		case "env":

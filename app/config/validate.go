@@ -34,7 +34,9 @@ const (
 //     machine. Port 0 (any free port) is allowed;
 //   - a server name matches ^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$ and does not
 //     contain "__" (the separator between server and tool in tool names);
-//   - command is not empty or blank;
+//   - command is not empty or blank, unless the server is remote (has a
+//     url): then see validateRemote, and a URL that reaches listen is
+//     refused;
 //   - env keys are not empty and contain no '=';
 //   - pool mode is "", "shared" or "session"; 0 <= min <= 64;
 //     0 <= max <= 64; when max is set, min <= max;
@@ -78,6 +80,9 @@ func (c *Config) validate() *Error {
 		s := c.Servers[name]
 		if e := s.validate(name); e != nil {
 			return e
+		}
+		if s.PointsAt(c.Listen) {
+			return errSelf("servers."+name+".url", c.Listen)
 		}
 		prefix, field := name, "servers."+name
 		if s.Alias != "" {
@@ -141,8 +146,22 @@ func (s Server) validate(name string) *Error {
 	if !ValidServerName(name) {
 		return invalid(field, "invalid server name %q: use 1 to %d letters, digits, '_', '.' or '-', starting with a letter or digit, without \"__\"", name, MaxServerNameLen)
 	}
-	if strings.TrimSpace(s.Command) == "" {
-		return invalid(field+".command", "missing: a server needs a command to run")
+	if s.URL != "" {
+		if e := s.validateRemote(field); e != nil {
+			return e
+		}
+	} else {
+		if strings.TrimSpace(s.Command) == "" {
+			return invalid(field+".command", "missing: a server needs a command to run (or a url, for a remote server)")
+		}
+		for _, remote := range []struct {
+			key string
+			set bool
+		}{{"headers", len(s.Headers) > 0}, {"secretHeaders", len(s.SecretHeaders) > 0}, {"transport", s.Transport != ""}} {
+			if remote.set {
+				return invalid(field+"."+remote.key, "only a remote server (one with a url) takes %s", remote.key)
+			}
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		switch {

@@ -463,7 +463,7 @@ func (d *daemon) apply(ctx context.Context) error {
 func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
 	var out []gateway.ServerConfig
 	for name, s := range cfg.Servers {
-		if s.IsEnabled() {
+		if s.IsEnabled() && !s.IsRemote() {
 			out = append(out, gateway.ServerConfig{Name: name, Alias: s.Alias, Mode: supervisor.Mode(s.Pool.Mode),
 				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools,
 				IdleTimeout: s.Pool.IdleTimeout.Duration, Roots: s.Roots, TrustTools: !s.IsHoldingChangedTools()})
@@ -592,8 +592,8 @@ const ListsDir = "lists"
 func Specs(cfg *config.Config) []supervisor.Spec {
 	var specs []supervisor.Spec
 	for name, s := range cfg.Servers {
-		if !s.IsEnabled() {
-			continue
+		if !s.IsEnabled() || s.IsRemote() {
+			continue // a remote server has no process to run (not yet served)
 		}
 		idle := s.Pool.IdleTimeout.Duration
 		if idle == 0 {
