@@ -79,6 +79,9 @@ func (l *Lease) Do(ctx context.Context, fn func(ctx context.Context, cs *mcp.Cli
 	// A transport failure (not an error the server sent) usually means the
 	// process just died: its stdout closes a moment before the exit is seen.
 	// Wait briefly so the caller gets the exit status and stderr, not "EOF".
+	if l.proc.spec.Remote != nil {
+		return l.remoteFailure(ctx, err)
+	}
 	if _, isRPC := errors.AsType[*jsonrpc.Error](err); !isRPC && ctx.Err() == nil {
 		if waitFor(l.proc.ctx.Done(), exitReportWait) {
 			return context.Cause(l.proc.ctx)
@@ -89,6 +92,42 @@ func (l *Lease) Do(ctx context.Context, fn func(ctx context.Context, cs *mcp.Cli
 
 // exitReportWait bounds how long Do waits for a dying process's exit.
 const exitReportWait = time.Second
+
+// remoteReportWait bounds how long Do waits for a remote server's
+// connection that broke, or whose session the server ended, to say so.
+const remoteReportWait = 200 * time.Millisecond
+
+// codeRejected is the go-sdk's JSON-RPC code for a request its HTTP
+// transport could not deliver (jsonrpc2.ErrRejected): no answer of the
+// server's.
+const codeRejected = -32005
+
+// isServerAnswer reports whether err is a JSON-RPC error the server sent.
+func isServerAnswer(err error) bool {
+	e, ok := errors.AsType[*jsonrpc.Error](err)
+	return ok && e.Code != codeRejected
+}
+
+// remoteFailure is Do's error for a call to a remote server that failed:
+// the connection's end when it ended (a *RemoteError naming the server;
+// wrapping ErrSessionExpired when the server ended the session, so that
+// the call can be sent again on a new one), the server's JSON-RPC error
+// as it is, else the HTTP failure naming the server. A request that did
+// not reach the server has the connection checked at once (a ping), so a
+// remote that went away is reconnected with backoff.
+func (l *Lease) remoteFailure(ctx context.Context, err error) error {
+	answered := isServerAnswer(err)
+	if (!answered || l.proc.expired.Load()) && ctx.Err() == nil {
+		if waitFor(l.proc.ctx.Done(), remoteReportWait) {
+			return context.Cause(l.proc.ctx)
+		}
+	}
+	if answered || ctx.Err() != nil {
+		return err
+	}
+	l.pool.checkSoon(l.proc)
+	return &RemoteError{Server: l.pool.name, URL: shownURL(l.proc.spec.Remote.URL), Reason: "did not answer", Err: err}
+}
 
 // Release gives the process back to the pool.
 func (l *Lease) Release() {

@@ -360,6 +360,9 @@ func (p *Pool) Status() PoolStatus {
 	st := PoolStatus{Name: p.name}
 	p.do(func() {
 		st.Mode, st.Min, st.Max = p.spec.Pool.Mode, p.spec.Pool.Min, p.spec.Pool.Max
+		if r := p.spec.Remote; r != nil {
+			st.URL = shownURL(r.URL)
+		}
 		st.State = p.state
 		st.Waiting = len(p.waiters)
 		st.Restarts = p.restarts
@@ -368,7 +371,7 @@ func (p *Pool) Status() PoolStatus {
 		}
 		for _, pr := range p.procs {
 			ps := ProcessStatus{PID: pr.pid, State: pr.state.String(), Started: pr.started,
-				InFlight: pr.inFlight, Leased: pr.leased}
+				InFlight: pr.inFlight, Leased: pr.leased, Transport: string(pr.transport)}
 			if pr.state == procReady && pr.init != nil {
 				ps.Protocol = pr.init.ProtocolVersion
 				if si := pr.init.ServerInfo; si != nil {
@@ -403,7 +406,7 @@ func (p *Pool) readyPIDs() []int {
 	var pids []int
 	p.do(func() {
 		for _, pr := range p.procs {
-			if pr.state == procReady {
+			if pr.state == procReady && pr.pid > 0 { // a remote server's connection has none
 				pids = append(pids, pr.pid)
 			}
 		}
@@ -445,10 +448,12 @@ func (p *Pool) handle(ev procEvent, now time.Time) {
 
 	case procEventExited:
 		p.procs = slices.DeleteFunc(p.procs, func(x *proc) bool { return x == pr })
-		crashed := !errors.Is(ev.err, ErrStopped)
+		// A remote session the server ended is no failure of the server's:
+		// the next call connects again, at once.
+		crashed := !errors.Is(ev.err, ErrStopped) && !errors.Is(ev.err, ErrSessionExpired)
 		if !crashed {
 			p.publish(Event{Kind: EventStopped, PID: pr.pid, Message: ev.err.Error()})
-			p.sup.logger.Info("server process stopped", "server", p.name, "pid", pr.pid)
+			p.sup.logger.Info("server process stopped", "server", p.name, "pid", pr.pid, "reason", ev.err)
 			break
 		}
 		p.crashed(pr, ev.err, now)
@@ -765,6 +770,16 @@ func (p *Pool) setState(now time.Time) {
 		p.state = st
 		p.publish(Event{Kind: EventState, State: st})
 	}
+}
+
+// checkSoon has the process pinged now rather than at its next health
+// check (a remote server's request failed: it may be gone).
+func (p *Pool) checkSoon(pr *proc) {
+	p.post(func() {
+		if pr.state == procReady && !pr.pinging {
+			pr.lastPing = time.Time{}
+		}
+	})
 }
 
 // release returns a lease's process to the pool.

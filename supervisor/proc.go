@@ -44,6 +44,9 @@ type proc struct {
 	osPID   int
 	session *mcp.ClientSession
 	init    *mcp.InitializeResult
+	// transport is how a remote server's connection was made (remote.go);
+	// "" for a process.
+	transport RemoteTransport
 
 	// ctx ends, with the reason as its cause, when the process has ended.
 	// Lease.Do derives from it so calls fail the moment their process dies.
@@ -57,6 +60,9 @@ type proc struct {
 	// gone is set the moment the OS process has exited, before its exit is
 	// described and reported, so that no new call is handed to it meanwhile.
 	gone atomic.Bool
+	// expired is set when a remote server answered 404 to the session
+	// (remote.go): the connection is ended and its calls may be retried.
+	expired atomic.Bool
 
 	// Owned by the pool's run goroutine.
 	pid      int // 0 until spawned
@@ -121,6 +127,9 @@ func (pr *proc) supervise() {
 // ended: an error wrapping ErrStopped after a requested stop, a *StartError or
 // an *ExitError otherwise.
 func (pr *proc) run() error {
+	if pr.spec.Remote != nil {
+		return pr.runRemote()
+	}
 	p := pr.pool
 	s := p.sup
 	env := buildEnv(s.env, pr.spec.Env)

@@ -37,7 +37,8 @@ type PoolSpec struct {
 // two equal specs describe the same processes, which is how Apply decides that
 // a server is unchanged and keeps its processes.
 type Spec struct {
-	Name    string
+	Name string
+	// Command is the program of a local server; empty for a remote one.
 	Command string
 	Args    []string
 	// Env is added to the base environment (the user's login-shell PATH and
@@ -47,8 +48,12 @@ type Spec struct {
 	Dir  string
 	Pool PoolSpec
 	// StartTimeout bounds spawn plus the initialize handshake. 0 means
-	// DefaultStartTimeout.
+	// DefaultStartTimeout (DefaultRemoteStartTimeout for a remote server).
 	StartTimeout time.Duration
+	// Remote, when set, makes this a remote server reached over HTTP
+	// (remote.go): it has no Command, Args, Env or Dir, and a pool of at
+	// most one connection, shared.
+	Remote *RemoteSpec
 }
 
 // DefaultStartTimeout is generous because the first start of a server under
@@ -60,8 +65,19 @@ func (s Spec) Validate() error {
 	switch {
 	case s.Name == "":
 		return fmt.Errorf("server name is empty")
-	case s.Command == "":
+	case s.Remote != nil && (s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Dir != ""):
+		return fmt.Errorf("server %q: a remote server runs no command", s.Name)
+	case s.Remote != nil && s.Remote.URL == "":
+		return fmt.Errorf("server %q: the remote server's URL is empty", s.Name)
+	case s.Remote != nil && s.Pool.Mode == ModeSession:
+		return fmt.Errorf("server %q: a remote server's pool is shared", s.Name)
+	case s.Remote == nil && s.Command == "":
 		return fmt.Errorf("server %q: command is empty", s.Name)
+	}
+	switch s.Remote.transport() {
+	case RemoteAuto, RemoteStreamableHTTP, RemoteSSE:
+	default:
+		return fmt.Errorf("server %q: remote transport %q is not %q, %q or %q", s.Name, s.Remote.Transport, RemoteAuto, RemoteStreamableHTTP, RemoteSSE)
 	}
 	switch s.Pool.Mode {
 	case "", ModeShared, ModeSession:
@@ -94,11 +110,32 @@ func (s Spec) withDefaults() Spec {
 	if s.StartTimeout == 0 {
 		s.StartTimeout = DefaultStartTimeout
 	}
+	if s.Remote != nil {
+		r := *s.Remote
+		r.Headers = maps.Clone(r.Headers)
+		r.Transport = s.Remote.transport()
+		s.Remote = &r
+		// One connection serves every call: HTTP requests run concurrently.
+		s.Pool.Min, s.Pool.Max = min(s.Pool.Min, 1), 1
+		if s.StartTimeout == DefaultStartTimeout {
+			s.StartTimeout = DefaultRemoteStartTimeout
+		}
+	}
 	return s
 }
 
 // Equal reports whether a and b describe the same processes.
 func (a Spec) Equal(b Spec) bool {
 	return a.Name == b.Name && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
-		maps.Equal(a.Env, b.Env) && a.Dir == b.Dir && a.Pool == b.Pool && a.StartTimeout == b.StartTimeout
+		maps.Equal(a.Env, b.Env) && a.Dir == b.Dir && a.Pool == b.Pool && a.StartTimeout == b.StartTimeout &&
+		a.Remote.equal(b.Remote)
+}
+
+// transport is the spec's transport with "" read as RemoteAuto; nil (a
+// local server) gives RemoteAuto too, so that Validate passes it.
+func (r *RemoteSpec) transport() RemoteTransport {
+	if r == nil || r.Transport == "" {
+		return RemoteAuto
+	}
+	return r.Transport
 }

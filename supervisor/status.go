@@ -70,8 +70,10 @@ type LogLine struct {
 
 // PoolStatus is a snapshot of one pool.
 type PoolStatus struct {
-	Name      string          `json:"name"`
-	Mode      Mode            `json:"mode"`
+	Name string `json:"name"`
+	Mode Mode   `json:"mode"`
+	// URL is a remote server's endpoint (without query); "" for a local one.
+	URL       string          `json:"url,omitempty"`
 	Min       int             `json:"min"`
 	Max       int             `json:"max"`
 	State     State           `json:"state"`
@@ -99,5 +101,8 @@ type ProcessStatus struct {
 	Leased   bool      `json:"leased"`
 	Server   string    `json:"serverInfo,omitempty"` // name/version from initialize
 	Protocol string    `json:"protocol,omitempty"`   // negotiated protocol version
-	Usage    *Usage    `json:"usage,omitempty"`
+	// Transport is how a remote server's connection was made
+	// (streamable-http, sse); "" for a process.
+	Transport string `json:"transport,omitempty"`
+	Usage     *Usage `json:"usage,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,7 +43,8 @@ type Options struct {
 	ProtocolVersion string
 	// WrapTransport, when set, wraps the transport over each process's
 	// pipes before the handshake (the gateway watches the order of a
-	// server's messages this way).
+	// server's messages this way). A remote server's HTTP transport is not
+	// wrapped (see connectOver).
 	WrapTransport func(server string, t mcp.Transport) mcp.Transport
 	// Prepare, when set, runs on each new process's session after the
 	// handshake and before the process is handed out (the gateway asks for
@@ -60,6 +62,12 @@ type Options struct {
 	CrashWindow     time.Duration // default 1m
 	FailingCoolDown time.Duration // a failing server is tried again after this; default 5m
 	LogLines        int           // stderr lines kept per server; default 500
+	// RemoteRoundTripper, when set, gives the HTTP transport under a remote
+	// server's requests (its headers are added on top); nil, or nil
+	// returned, means http.DefaultTransport, which verifies TLS. It is
+	// called for each connection. This is where a sign-in (OAuth) puts the
+	// server's token on its requests.
+	RemoteRoundTripper func(server string) http.RoundTripper
 	// MaxMessageSize bounds one JSON-RPC message on a server's stdout; a
 	// longer line is cut, logged and dropped. 0 means DefaultMaxMessageSize.
 	MaxMessageSize int

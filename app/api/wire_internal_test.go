@@ -199,3 +199,22 @@ func TestWireConstants(t *testing.T) {
 		t.Errorf("durations are written differently: wire %s", want)
 	}
 }
+
+// A remote server's entry goes through the API as it is in the file: its
+// url, transport and headers, and no command.
+func TestRemoteServerConfigOnTheWire(t *testing.T) {
+	sc := config.Server{URL: "https://mcp.example.com/mcp", Transport: "sse", Headers: map[string]string{"X-Team": "a"},
+		SecretHeaders: map[string]string{"Authorization": "tok"}}
+	got, err := json.Marshal(serverConfig(sc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"url":"https://mcp.example.com/mcp","transport":"sse","headers":{"X-Team":"a"},"secretHeaders":{"Authorization":"tok"}}`
+	if string(got) != want {
+		t.Errorf("served:\n got  %s\n want %s", got, want)
+	}
+	var back config.Server
+	if err := json.Unmarshal(got, &back); err != nil || back.URL != sc.URL || back.SecretHeaders["Authorization"] != "tok" {
+		t.Errorf("read back into a config entry: %+v, %v", back, err)
+	}
+}

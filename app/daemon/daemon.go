@@ -289,7 +289,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	d := &daemon{log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled}
+	d := &daemon{listen: ln.Addr().String(), log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled}
 	if err := d.apply(ctx); err != nil {
 		log.Error("the config was not applied; no server runs until it is", "err", err)
 	}
@@ -407,6 +407,8 @@ type daemon struct {
 	// and tools its server does not offer.
 	profileWarnings *profileWarnings
 
+	listen string // host:port of the daemon's own listener
+
 	applyMu sync.Mutex     // one Apply at a time, always of the latest config
 	applied *config.Config // the config last applied; nil before the first
 }
@@ -424,7 +426,7 @@ func (d *daemon) apply(ctx context.Context) error {
 	// The config change is recorded as of now, before the stops and
 	// starts it causes, but only once the supervisor took it.
 	changed := time.Now()
-	if err := d.sup.Apply(ctx, withSecrets(d.log, Specs(cfg), cfg, d.secrets)); errors.Is(err, supervisor.ErrStillStopping) {
+	if err := d.sup.Apply(ctx, d.notSelf(cfg, withSecrets(d.log, Specs(cfg), cfg, d.secrets))); errors.Is(err, supervisor.ErrStillStopping) {
 		d.log.Warn("applying config", "err", err)
 	} else if err != nil {
 		return fmt.Errorf("applying the config: %w", err)
@@ -463,7 +465,7 @@ func (d *daemon) apply(ctx context.Context) error {
 func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
 	var out []gateway.ServerConfig
 	for name, s := range cfg.Servers {
-		if s.IsEnabled() && !s.IsRemote() {
+		if s.IsEnabled() {
 			out = append(out, gateway.ServerConfig{Name: name, Alias: s.Alias, Mode: supervisor.Mode(s.Pool.Mode),
 				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools,
 				IdleTimeout: s.Pool.IdleTimeout.Duration, Roots: s.Roots, TrustTools: !s.IsHoldingChangedTools()})
@@ -555,6 +557,9 @@ func (d *daemon) Update(ctx context.Context, fn func(*config.Config) error) (*co
 func withSecrets(log *slog.Logger, specs []supervisor.Spec, cfg *config.Config, store *secrets.Store) []supervisor.Spec {
 	for i, sp := range specs {
 		sc := cfg.Servers[sp.Name]
+		if len(sc.SecretHeaders) > 0 && sp.Remote != nil {
+			specs[i].Remote = withSecretHeaders(log, sp.Name, *sp.Remote, sc.SecretHeaders, store)
+		}
 		if len(sc.SecretEnv) > 0 {
 			vals, err := store.Resolve(sp.Name, sc.SecretEnv)
 			if err != nil {
@@ -579,6 +584,40 @@ func withSecrets(log *slog.Logger, specs []supervisor.Spec, cfg *config.Config, 
 	return specs
 }
 
+// withSecretHeaders adds a remote server's secret headers (config
+// secretHeaders: header → secret name) to its headers. A secret that cannot
+// be read leaves its header out, logged: the server's answer (a 401, say)
+// is in its logs.
+func withSecretHeaders(log *slog.Logger, server string, r supervisor.RemoteSpec, secretHeaders map[string]string, store *secrets.Store) *supervisor.RemoteSpec {
+	headers := maps.Clone(r.Headers)
+	if headers == nil {
+		headers = make(map[string]string, len(secretHeaders))
+	}
+	for _, header := range slices.Sorted(maps.Keys(secretHeaders)) {
+		vals, err := store.Resolve(server, []string{secretHeaders[header]})
+		if err != nil {
+			log.Warn("cannot read the secret of a remote server's header; connecting without it", "server", server, "header", header, "err", err)
+			continue
+		}
+		headers[header] = vals[secretHeaders[header]]
+	}
+	r.Headers = headers
+	return &r
+}
+
+// notSelf leaves out of specs the remote servers whose URL reaches listen,
+// the daemon's own listener, which config validation could not know (the
+// address given with --listen, or the port picked for port 0): each is
+// logged and noted in its history.
+func (d *daemon) notSelf(cfg *config.Config, specs []supervisor.Spec) []supervisor.Spec {
+	refused := cfg.CheckNotSelf(d.listen)
+	for _, name := range slices.Sorted(maps.Keys(refused)) {
+		d.log.Error("a remote server points at Switchboard itself; it is not connected", "server", name, "err", refused[name])
+		d.hist.Observe(supervisor.Event{Time: time.Now(), Server: name, Kind: EventConfig, Message: refused[name].Error()})
+	}
+	return slices.DeleteFunc(specs, func(sp supervisor.Spec) bool { return refused[sp.Name] != nil })
+}
+
 // DefaultPoolIdleTimeout stops a process beyond pool.min that served nothing
 // this long, when the config does not say: a lazy server (min 0) started
 // for a call, or once to learn its tools, does not run forever.
@@ -592,12 +631,18 @@ const ListsDir = "lists"
 func Specs(cfg *config.Config) []supervisor.Spec {
 	var specs []supervisor.Spec
 	for name, s := range cfg.Servers {
-		if !s.IsEnabled() || s.IsRemote() {
-			continue // a remote server has no process to run (not yet served)
+		if !s.IsEnabled() {
+			continue
 		}
 		idle := s.Pool.IdleTimeout.Duration
 		if idle == 0 {
 			idle = DefaultPoolIdleTimeout
+		}
+		if s.IsRemote() {
+			// Its secret headers are added by withSecrets.
+			specs = append(specs, supervisor.Spec{Name: name, Pool: supervisor.PoolSpec{IdleTimeout: idle},
+				Remote: &supervisor.RemoteSpec{URL: s.URL, Transport: supervisor.RemoteTransport(s.Transport), Headers: s.Headers}})
+			continue
 		}
 		specs = append(specs, supervisor.Spec{
 			Name:    name,

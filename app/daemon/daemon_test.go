@@ -111,3 +111,36 @@ func TestSpecsWithSecrets(t *testing.T) {
 		t.Error("the config was changed")
 	}
 }
+
+// A remote server becomes a remote spec; its secret headers are read from
+// the secret store at start, and only there.
+func TestRemoteSpecsWithSecretHeaders(t *testing.T) {
+	store, err := secrets.Open(t.Context(), secrets.Options{Dir: t.TempDir(), NoKeychain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Set("lin", "lin-token", "Bearer lin_123"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Servers = map[string]config.Server{
+		"lin": {URL: "https://mcp.linear.app/mcp", Transport: config.TransportStreamableHTTP, Headers: map[string]string{"X-Team": "a"},
+			SecretHeaders: map[string]string{"Authorization": "lin-token", "X-Missing": "nope"}, DisabledTools: []string{"x"}},
+	}
+	specs := withSecrets(slog.New(slog.DiscardHandler), Specs(cfg), cfg, store)
+	want := []supervisor.Spec{{Name: "lin", Pool: supervisor.PoolSpec{IdleTimeout: DefaultPoolIdleTimeout},
+		Remote: &supervisor.RemoteSpec{URL: "https://mcp.linear.app/mcp", Transport: supervisor.RemoteStreamableHTTP,
+			Headers: map[string]string{"X-Team": "a", "Authorization": "Bearer lin_123"}}}}
+	if diff := cmp.Diff(want, specs); diff != "" {
+		t.Errorf("remote specs (-want +got):\n%s", diff)
+	}
+	if _, ok := cfg.Servers["lin"].Headers["Authorization"]; ok {
+		t.Error("the config was changed")
+	}
+	if gw := GatewayConfigs(cfg); len(gw) != 1 || gw[0].Name != "lin" || len(gw[0].DisabledTools) != 1 {
+		t.Errorf("GatewayConfigs = %+v, want the remote server with its settings", gw)
+	}
+	if err := specs[0].Validate(); err != nil {
+		t.Errorf("the remote spec does not validate: %v", err)
+	}
+}

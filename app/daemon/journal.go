@@ -44,7 +44,9 @@ func relaunchedServers(prev, next map[string]config.Server) []string {
 			continue
 		}
 		if before.Command != after.Command || !slices.Equal(before.Args, after.Args) || !maps.Equal(before.Env, after.Env) ||
-			before.Cwd != after.Cwd || !slices.Equal(before.SecretEnv, after.SecretEnv) || !reflect.DeepEqual(before.Install, after.Install) {
+			before.Cwd != after.Cwd || !slices.Equal(before.SecretEnv, after.SecretEnv) || !reflect.DeepEqual(before.Install, after.Install) ||
+			before.URL != after.URL || before.Transport != after.Transport || !maps.Equal(before.Headers, after.Headers) ||
+			!maps.Equal(before.SecretHeaders, after.SecretHeaders) {
 			out = append(out, name)
 		}
 	}

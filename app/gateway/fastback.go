@@ -268,17 +268,22 @@ type connProbe struct{ conn *backendConn }
 type connProbeKey struct{}
 
 // connOf returns the backendConn of cs, or nil when cs runs over another
-// connection (the stdio bridge's HTTP upstream): the call then goes
-// through the go-sdk.
+// connection (the stdio bridge's HTTP upstream) or over one that is not a
+// process's pipes (a remote server's HTTP): the call then goes through
+// the go-sdk. The fast path writes lines onto pipes; over HTTP the go-sdk
+// client is the transport's own.
 func (g *Gateway) connOf(ctx context.Context, cs *mcp.ClientSession) *backendConn {
 	if v, ok := g.fast.conns.Load(cs); ok {
-		return v.(*backendConn)
+		return v.(*backendConn).fast()
 	}
 	if !g.fast.wrapped.Load() {
 		return nil // no connection of this gateway's: not worth a ping
 	}
 	probe := &connProbe{}
 	if err := cs.Ping(context.WithValue(ctx, connProbeKey{}, probe), nil); err != nil || probe.conn == nil {
+		if err == nil {
+			g.fast.remember(cs, nil)
+		}
 		return nil
 	}
 	c := probe.conn
@@ -290,6 +295,27 @@ func (g *Gateway) connOf(ctx context.Context, cs *mcp.ClientSession) *backendCon
 		return nil
 	}
 	g.fast.conns.Store(cs, c)
+	return c.fast()
+}
+
+// remember notes that cs runs over no connection of the gateway's (a
+// remote server's HTTP), until it closes: one probe per session, not one
+// per call.
+func (s *fastState) remember(cs *mcp.ClientSession, c *backendConn) {
+	if _, loaded := s.conns.LoadOrStore(cs, c); !loaded {
+		go func() {
+			_ = cs.Wait()
+			s.conns.CompareAndDelete(cs, c)
+		}()
+	}
+}
+
+// fast returns c if the fast path can write onto it (a process's pipes),
+// else nil.
+func (c *backendConn) fast() *backendConn {
+	if c == nil || c.lines == nil {
+		return nil
+	}
 	return c
 }
 

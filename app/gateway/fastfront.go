@@ -44,7 +44,7 @@ import (
 // fastState is the fast path's part of a Gateway.
 type fastState struct {
 	on      bool          // Options.FastPath is FastPathOn
-	conns   sync.Map      // *mcp.ClientSession → *backendConn (fastback.go)
+	conns   sync.Map      // *mcp.ClientSession → *backendConn, nil for a session over no connection of ours (fastback.go)
 	wrapped atomic.Bool   // WrapTransport made a connection
 	nextID  atomic.Uint64 // the gateway's call and request ids
 	served  atomic.Int64  // calls the fast path answered (tests read it)

@@ -56,6 +56,24 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, t
 		params.SetProgressToken(gt)
 	}
 
+	err := g.forwardOnce(ctx, req, ss, server, cfg, rec, fn)
+	if errors.Is(err, supervisor.ErrSessionExpired) && ctx.Err() == nil {
+		// A remote server that no longer knew the session did not run
+		// the call: sent again, on the new session, unseen by the client.
+		g.log.Info("the remote server ended its session; sending the call again on a new one", "server", server)
+		err = g.forwardOnce(ctx, req, ss, server, cfg, rec, fn)
+	}
+	if err != nil {
+		return err
+	}
+	route.drain()
+	return nil
+}
+
+// forwardOnce leases a process (or a remote server's connection) of
+// server and runs fn on it.
+func (g *Gateway) forwardOnce(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, server string, cfg ServerConfig,
+	rec *callRecord, fn func(context.Context, *mcp.ClientSession) error) error {
 	lease, release, err := g.acquire(ctx, ss, server, cfg.Mode, cfg.leaseIdle())
 	if err != nil {
 		return g.failure(ctx, err)
@@ -73,7 +91,6 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, t
 	if err := lease.Do(ctx, fn); err != nil {
 		return g.failure(ctx, err)
 	}
-	route.drain()
 	return nil
 }
 

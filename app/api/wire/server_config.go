@@ -21,8 +21,19 @@ import (
 // For slices and maps, nil and empty mean the same and are written the same
 // way (omitted).
 type ServerConfig struct {
-	// Command is the program to run. It is required.
-	Command string `json:"command"`
+	// Command is the program to run; a local server needs it, a remote
+	// one has URL instead.
+	Command string `json:"command,omitempty"`
+	// URL is a remote server's MCP endpoint; empty for a local server.
+	URL string `json:"url,omitempty"`
+	// Transport is how a remote server is reached: "auto" (the same as
+	// ""), "streamable-http" or "sse".
+	Transport string `json:"transport,omitempty"`
+	// Headers are sent with every request to a remote server.
+	Headers map[string]string `json:"headers,omitempty"`
+	// SecretHeaders maps a header of a remote server to the name of the
+	// secret, in the secret store, that is its value.
+	SecretHeaders map[string]string `json:"secretHeaders,omitempty"`
 	// Args are the command-line arguments, not including the program name.
 	Args []string `json:"args,omitempty"`
 	// Env holds extra environment variables for the process.
@@ -65,9 +76,19 @@ type ServerConfig struct {
 func (s ServerConfig) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
 
 // MarshalJSON writes the known keys, then Unknown's sorted by key.
+// A local server's command is written even when empty, as config.json has
+// it; a remote server (with a URL) has none.
 func (s ServerConfig) MarshalJSON() ([]byte, error) {
 	type known ServerConfig // without these methods
-	return appendUnknown(json.Marshal(known(s)))(s.Unknown)
+	data, err := json.Marshal(known(s))
+	if err == nil && s.Command == "" && s.URL == "" {
+		head, rest := `{"command":""`, data[1:] // rest: the other keys and the '}'
+		if len(rest) > 1 {
+			head += ","
+		}
+		data = append([]byte(head), rest...)
+	}
+	return appendUnknown(data, err)(s.Unknown)
 }
 
 // UnmarshalJSON reads the known keys and keeps the others in Unknown. JSON

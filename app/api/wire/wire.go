@@ -116,7 +116,10 @@ type ProcessStatus struct {
 	Leased   bool      `json:"leased"`
 	Server   string    `json:"serverInfo,omitempty"` // name/version from initialize
 	Protocol string    `json:"protocol,omitempty"`   // negotiated protocol version
-	Usage    *Usage    `json:"usage,omitempty"`
+	// Transport is how a remote server's connection was made
+	// (streamable-http or sse); "" for a process (whose PID is then set).
+	Transport string `json:"transport,omitempty"`
+	Usage     *Usage `json:"usage,omitempty"`
 }
 
 // Usage is a resource sample of a server's (or a process's) process tree.

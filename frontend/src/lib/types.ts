@@ -26,6 +26,8 @@ export interface ProcessStatus {
   leased: boolean;
   serverInfo?: string;
   protocol?: string;
+  /** How a remote server's connection was made; absent for a process. */
+  transport?: string;
   usage?: Usage;
 }
 
@@ -38,7 +40,14 @@ export interface LogLine {
 }
 
 export interface ServerConfig {
-  command: string;
+  /** A local server's program; a remote server has url instead. */
+  command?: string;
+  /** A remote server's MCP endpoint. */
+  url?: string;
+  transport?: 'auto' | 'streamable-http' | 'sse';
+  headers?: Record<string, string>;
+  /** Header → the name of its secret in the secret store. */
+  secretHeaders?: Record<string, string>;
   args?: string[];
   env?: Record<string, string>;
   cwd?: string;
