@@ -126,7 +126,8 @@ func (l *Lease) remoteFailure(ctx context.Context, err error) error {
 		return err
 	}
 	l.pool.checkSoon(l.proc)
-	return &RemoteError{Server: l.pool.name, URL: shownURL(l.proc.spec.Remote.URL), Reason: "did not answer", Err: err}
+	raw := l.proc.spec.Remote.URL
+	return &RemoteError{Server: l.pool.name, URL: shownURL(raw), Reason: "did not answer", Err: scrub(err, raw)}
 }
 
 // Release gives the process back to the pool.

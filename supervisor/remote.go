@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -105,6 +106,34 @@ func shownURL(raw string) string {
 	return u.String()
 }
 
+// scrub returns err with the remote server's URL, where its text quotes it
+// (Go's HTTP errors do: Post "https://…"), shown as shownURL shows it, so
+// that a token in the URL's query does not reach logs, the history or a
+// client. The error still unwraps to err.
+func scrub(err error, raw string) error {
+	shown := shownURL(raw)
+	if err == nil || shown == raw {
+		return err
+	}
+	msg := err.Error()
+	out := strings.ReplaceAll(msg, raw, shown)
+	if u, perr := url.Parse(raw); perr == nil {
+		out = strings.ReplaceAll(out, u.String(), shown)
+	}
+	if out == msg {
+		return err
+	}
+	return &scrubbedError{msg: out, err: err}
+}
+
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
 // remoteLog keeps a line about the remote server's connection in its logs
 // (the stream "remote"), as a local server's stderr is kept.
 func (p *Pool) remoteLog(format string, args ...any) {
@@ -130,6 +159,7 @@ func (pr *proc) runRemote() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cs, transport, err := pr.connectRemote(ctx, shown)
+	err = scrub(err, r.URL)
 	if err != nil {
 		if pr.stopRequested() {
 			return fmt.Errorf("server %q (remote %s) was %w while connecting", pr.spec.Name, shown, ErrStopped)
@@ -151,6 +181,7 @@ func (pr *proc) runRemote() error {
 	go func() { ended <- cs.Wait() }()
 	select {
 	case err := <-ended:
+		err = scrub(err, r.URL)
 		e := &RemoteError{Server: pr.spec.Name, URL: shown, Reason: "lost its connection", Err: err}
 		if errors.Is(err, mcp.ErrSessionMissing) {
 			e.Reason, e.Err = "ended the session (HTTP 404); the next call starts a new one", fmt.Errorf("%w: %w", ErrSessionExpired, err)

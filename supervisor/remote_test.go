@@ -269,3 +269,29 @@ func TestRemoteSessionExpired(t *testing.T) {
 		t.Errorf("restarts = %d, want 0: an expired session is no crash", st.Restarts)
 	}
 }
+
+// A credential in the URL's query (some servers take ?key=) is in no error
+// and no log line: they show the URL without its query.
+func TestRemoteURLQueryIsNotShown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s := newSupervisor(t, remoteOptions(t))
+	apply(t, s, remoteSpec("q", "http://"+addr+"/mcp?key=s3cretq", supervisor.RemoteAuto, nil))
+	_, _, err = call(t.Context(), s, "q", "echo", nil)
+	if err == nil || strings.Contains(err.Error(), "s3cretq") || !strings.Contains(err.Error(), "http://"+addr+"/mcp") {
+		t.Errorf("call = %v, want an error with the URL but not its query", err)
+	}
+	st := status(t, s, "q")
+	for _, l := range st.Logs {
+		if strings.Contains(l.Text, "s3cretq") {
+			t.Errorf("a log line shows the query: %s", l.Text)
+		}
+	}
+	if strings.Contains(st.LastError, "s3cretq") || strings.Contains(st.URL, "s3cretq") || len(st.Logs) == 0 {
+		t.Errorf("status = %+v, want logs, and no query in the last error or URL", st)
+	}
+}

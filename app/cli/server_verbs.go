@@ -71,6 +71,10 @@ func printServers(w io.Writer, list []wire.ServerView) {
 	for _, s := range list {
 		var pids []string
 		for _, p := range s.Processes {
+			if p.Transport != "" { // a remote server's connection: no pid
+				pids = append(pids, p.Transport)
+				continue
+			}
 			pids = append(pids, fmt.Sprint(p.PID))
 		}
 		cpu, rss := "-", "-"
@@ -123,7 +127,11 @@ func logsVerb() verb {
 				return err
 			}
 			print := func(l wire.LogLine) {
-				fmt.Fprintf(e.stdout, "%s [%d] %s\n", l.Time.Local().Format("15:04:05.000"), l.PID, l.Text)
+				from := fmt.Sprint(l.PID)
+				if l.PID == 0 && l.Stream != "" { // a remote server's connection
+					from = l.Stream
+				}
+				fmt.Fprintf(e.stdout, "%s [%s] %s\n", l.Time.Local().Format("15:04:05.000"), from, l.Text)
 			}
 			if *follow {
 				err := c.FollowLogs(ctx, server, *lines, print)

@@ -111,6 +111,14 @@ func TestRemoteServerThroughTheDaemon(t *testing.T) {
 		t.Errorf("logs = %v, %v; want the connection", lines, err)
 	}
 
+	// The CLI shows the connection where a process has its pid.
+	if code, out, errOut := cli(t, home, "servers"); code != 0 || !strings.Contains(out, "streamable-http") {
+		t.Errorf("switchboard servers = %d\n%s%s\nwant the remote's transport", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, home, "logs", "r"); code != 0 || !strings.Contains(out, "[remote] connected over streamable-http") {
+		t.Errorf("switchboard logs r = %d\n%s%s\nwant the connection event", code, out, errOut)
+	}
+
 	// The daemon's own address, known only once it listens (port 0).
 	if _, err := d.client.AddServer(t.Context(), "self", wire.ServerConfig{URL: d.info.Address + "/mcp"}); err != nil {
 		t.Fatal(err)
