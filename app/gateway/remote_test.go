@@ -139,8 +139,11 @@ func TestRemoteEverything(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Fatalf("trigger-long-running-operation = %v, %v", res, err)
 			}
-			if n := progress.Load(); n != 3 {
-				t.Errorf("the client got %d progress notifications, want 3", n)
+			// The last one races the result: a remote's connection is not
+			// one the gateway counts notifications on (see progress.go's
+			// drain), so only the ones sent before are sure to be relayed.
+			if n := progress.Load(); n < 2 || n > 3 {
+				t.Errorf("the client got %d progress notifications, want 2 or 3 of 3", n)
 			}
 
 			var servers []string
