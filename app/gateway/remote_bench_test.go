@@ -52,15 +52,11 @@ func BenchmarkRemoteEcho(b *testing.B) {
 			}
 			defer cs.Close()
 			args := map[string]any{"text": benchEchoText}
-			deadline := time.Now().Add(30 * time.Second)
-			for { // the gateway lists the remote in the background
-				if got, err := testutil.CallText(b.Context(), cs, "echo", args); err == nil && got == benchEchoText {
-					break
-				} else if time.Now().After(deadline) {
-					b.Fatalf("echo = %q, %v", got, err)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			// The gateway lists the remote in the background.
+			testutil.Eventually(b, 30*time.Second, "echo through "+tt.name, func() bool {
+				got, err := testutil.CallText(b.Context(), cs, "echo", args)
+				return err == nil && got == benchEchoText
+			})
 			took := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for range b.N {

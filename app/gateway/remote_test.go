@@ -57,23 +57,19 @@ func startEverything(t *testing.T, env nodeEnv, mode string, port int) (stop fun
 		<-exited
 	}
 	t.Cleanup(stop)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
-		if err == nil {
-			c.Close()
-			return stop
-		}
+	testutil.Eventually(t, 30*time.Second, "server-everything "+mode+" listening on "+strconv.Itoa(port), func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("server-everything %s exited before it listened", mode)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything %s does not listen on %d: %v", mode, port, err)
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+		if err == nil {
+			c.Close()
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
+	return stop
 }
 
 // newRemoteFixture serves the remote server at url as "r", with cfg's
@@ -202,13 +198,7 @@ func TestRemoteEverythingGoneMidCall(t *testing.T) {
 		}
 		done <- res
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for progress.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no progress from the long call")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, "progress from the long call", func() bool { return progress.Load() > 0 })
 	stop()
 	gone := time.Now()
 	select {
