@@ -275,18 +275,25 @@ func (pr *proc) handshake(stdout, stdin *os.File, exited <-chan struct{}) (*mcp.
 	if wrap := p.sup.hooks.WrapTransport; wrap != nil {
 		transport = wrap(pr.spec.Name, transport)
 	}
-	cs, err := p.client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: p.sup.opts.ProtocolVersion})
-	if err == nil && p.sup.hooks.Prepare != nil {
-		if err = p.sup.hooks.Prepare(ctx, pr.spec.Name, cs); err != nil {
-			cs.Close()
-			cs, err = nil, fmt.Errorf("preparing the session: %w", err)
-		}
-	}
+	cs, err := p.connect(ctx, transport)
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		select {
 		case <-exited:
 		default:
 			err = fmt.Errorf("no answer to initialize within %s: %w", pr.spec.StartTimeout, err)
+		}
+	}
+	return cs, err
+}
+
+// connect runs the MCP handshake over transport and the Prepare hook on
+// the new session: a process's pipes, or a remote server's HTTP.
+func (p *Pool) connect(ctx context.Context, transport mcp.Transport) (*mcp.ClientSession, error) {
+	cs, err := p.client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: p.sup.opts.ProtocolVersion})
+	if err == nil && p.sup.hooks.Prepare != nil {
+		if err = p.sup.hooks.Prepare(ctx, p.name, cs); err != nil {
+			cs.Close()
+			cs, err = nil, fmt.Errorf("preparing the session: %w", err)
 		}
 	}
 	return cs, err

@@ -284,13 +284,7 @@ func (pr *proc) connectOver(ctx context.Context, kind RemoteTransport, shown str
 	// the go-sdk's HTTP connections learn the session's protocol version
 	// through a method of theirs that a wrapper would hide (every request
 	// would then carry the version of whichever client's call it is).
-	cs, err := p.client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: p.sup.opts.ProtocolVersion})
-	if err == nil && p.sup.hooks.Prepare != nil {
-		if err = p.sup.hooks.Prepare(ctx, pr.spec.Name, cs); err != nil {
-			cs.Close()
-			cs, err = nil, fmt.Errorf("preparing the session: %w", err)
-		}
-	}
+	cs, err := p.connect(ctx, transport)
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 	}
