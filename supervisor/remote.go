@@ -144,6 +144,9 @@ func (p *Pool) remoteLog(format string, args ...any) {
 // events and HTTP errors.
 const StreamRemote = "remote"
 
+// reasonExpired is a RemoteError's Reason when the server ended the session.
+const reasonExpired = "ended the session (HTTP 404); the next call starts a new one"
+
 // runRemote connects to the remote server and holds the connection until
 // it ends or a stop is asked for. It returns as run does: an error wrapping
 // ErrStopped after a stop, a *StartError when no connection was made, a
@@ -184,7 +187,7 @@ func (pr *proc) runRemote() error {
 		err = scrub(err, r.URL)
 		e := &RemoteError{Server: pr.spec.Name, URL: shown, Reason: "lost its connection", Err: err}
 		if errors.Is(err, mcp.ErrSessionMissing) {
-			e.Reason, e.Err = "ended the session (HTTP 404); the next call starts a new one", fmt.Errorf("%w: %w", ErrSessionExpired, err)
+			e.Reason, e.Err = reasonExpired, fmt.Errorf("%w: %w", ErrSessionExpired, err)
 		}
 		if e.Err == nil {
 			e.Err = errors.New("the connection closed")
@@ -196,7 +199,7 @@ func (pr *proc) runRemote() error {
 		if pr.expired.Load() {
 			// Ended before the session is closed: the calls that fail with
 			// it learn that the session expired.
-			e := &RemoteError{Server: pr.spec.Name, URL: shown, Reason: "ended the session (HTTP 404); the next call starts a new one", Err: ErrSessionExpired}
+			e := &RemoteError{Server: pr.spec.Name, URL: shown, Reason: reasonExpired, Err: ErrSessionExpired}
 			pr.cancel(e)
 			cs.Close()
 			<-ended
