@@ -367,6 +367,7 @@ type importPlan struct {
 	configs map[string]config.Server     // server → its entry, for every server of the view
 	file    *clients.Plan                // nil without Replace
 	env     clients.Env
+	skip    map[string]string // entry → why it cannot be imported
 }
 
 func (s *Server) planImport(r *http.Request) (wire.ImportPlan, error) {
@@ -400,62 +401,50 @@ func (s *Server) importPlan(r *http.Request, req wire.ImportRequest) (*importPla
 	ip := &importPlan{env: env, secrets: map[string]map[string]string{}, configs: map[string]config.Server{},
 		view: wire.ImportPlan{Client: c.ID, Path: path, Replace: req.Replace, Servers: []wire.ImportedServer{}, Skipped: []wire.SkippedEntry{}}}
 
-	importable := clients.EntriesToImport(entries, co.GatewayURL)
-	byName := map[string]clients.ImportEntry{}
-	for _, ie := range importable {
-		byName[ie.Name] = ie
+	importable, skipped := clients.EntriesToImport(c, entries, co.GatewayURL, os.LookupEnv)
+	ip.skip = map[string]string{}
+	for _, sk := range skipped {
+		ip.skip[sk.Name] = sk.Reason
 	}
 	var chosen []clients.ImportEntry
-	if len(req.Servers) == 0 {
-		chosen = importable
+	for _, ie := range importable {
+		sc := importedConfig(ie)
+		if err := checkImported(ie.Name, sc); err != nil {
+			ip.skip[ie.Name] = err.Error()
+			continue
+		}
+		if len(req.Servers) == 0 || slices.Contains(req.Servers, ie.Name) {
+			chosen = append(chosen, ie)
+		}
 	}
 	for _, name := range req.Servers {
-		ie, ok := byName[name]
-		if !ok {
-			i := slices.IndexFunc(entries, func(e clients.Entry) bool { return e.Name == name })
-			if i < 0 {
-				return nil, errorf(http.StatusBadRequest, "%s has no server %q in %s", c.Name, name, path)
-			}
-			return nil, errorf(http.StatusBadRequest, "cannot import %q of %s: %s", name, c.Name, skipReason(entries[i], co.GatewayURL))
+		if reason, ok := ip.skip[name]; ok {
+			return nil, errorf(http.StatusBadRequest, "cannot import %q of %s: %s", name, c.Name, reason)
 		}
-		if !slices.ContainsFunc(chosen, func(x clients.ImportEntry) bool { return x.Name == name }) {
-			chosen = append(chosen, ie)
+		if !slices.ContainsFunc(entries, func(e clients.Entry) bool { return e.Name == name }) {
+			return nil, errorf(http.StatusBadRequest, "%s has no server %q in %s", c.Name, name, path)
 		}
 	}
 	for _, e := range entries {
 		if !slices.ContainsFunc(chosen, func(x clients.ImportEntry) bool { return x.Name == e.Name }) {
-			reason := "not selected"
-			if _, ok := byName[e.Name]; !ok {
-				reason = skipReason(e, co.GatewayURL)
+			reason, ok := ip.skip[e.Name]
+			if !ok {
+				reason = "not selected"
 			}
 			ip.view.Skipped = append(ip.view.Skipped, wire.SkippedEntry{Entry: e.Name, Reason: reason})
 		}
 	}
 
 	for _, m := range clients.MergeImports(chosen, s.existingServers()) {
-		sc := config.Server{Command: m.Entry.Command, Args: m.Entry.Args, Cwd: m.Entry.Cwd,
-			// The client ran the server as soon as it started; a process
-			// kept ready does the same for every client.
-			Pool: config.Pool{Min: 1}}
-		vals := map[string]string{}
-		for _, v := range m.Entry.Env {
-			if v.Secret {
-				sc.SecretEnv = append(sc.SecretEnv, v.Name)
-				vals[v.Name] = v.Value
-				continue
-			}
-			if sc.Env == nil {
-				sc.Env = map[string]string{}
-			}
-			sc.Env[v.Name] = v.Value
-		}
+		sc := importedConfig(m.Entry)
+		vals := secretValues(m.Entry)
 		is := wire.ImportedServer{Entry: m.Entry.Name, Name: m.Name, Action: wire.ImportAdd, Renamed: m.Renamed(), Server: serverConfig(sc)}
 		if m.Same != "" {
 			is.Action = wire.ImportExists
 		} else if len(vals) > 0 {
 			if s.secrets == nil {
 				return nil, errorf(http.StatusServiceUnavailable, "cannot import %q: it has secrets (%s) and this daemon has no secret store",
-					m.Entry.Name, strings.Join(sc.SecretEnv, ", "))
+					m.Entry.Name, strings.Join(slices.Sorted(maps.Keys(vals)), ", "))
 			}
 			ip.secrets[m.Name] = vals
 		}
@@ -505,15 +494,70 @@ func hashOf(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// skipReason says why an entry cannot be imported.
-func skipReason(e clients.Entry, gatewayURL string) string {
-	switch {
-	case clients.IsSwitchboard(e, gatewayURL):
-		return "it is Switchboard's own entry"
-	case e.Command == "":
-		return "it is a remote server (a URL), not a command Switchboard can run"
+// importedConfig is the config entry of an imported server, its secrets
+// (see secretValues) named but not held: a secret env variable by its
+// name in SecretEnv, a secret header in SecretHeaders under a secret of
+// the same name.
+func importedConfig(ie clients.ImportEntry) config.Server {
+	if ie.Remote() {
+		sc := config.Server{URL: ie.URL, Transport: ie.Transport}
+		for _, h := range ie.Headers {
+			if h.Secret {
+				if sc.SecretHeaders == nil {
+					sc.SecretHeaders = map[string]string{}
+				}
+				sc.SecretHeaders[h.Name] = h.Name
+				continue
+			}
+			if sc.Headers == nil {
+				sc.Headers = map[string]string{}
+			}
+			sc.Headers[h.Name] = h.Value
+		}
+		return sc
 	}
-	return "not importable"
+	sc := config.Server{Command: ie.Command, Args: ie.Args, Cwd: ie.Cwd,
+		// The client ran the server as soon as it started; a process
+		// kept ready does the same for every client.
+		Pool: config.Pool{Min: 1}}
+	for _, v := range ie.Env {
+		if v.Secret {
+			sc.SecretEnv = append(sc.SecretEnv, v.Name)
+			continue
+		}
+		if sc.Env == nil {
+			sc.Env = map[string]string{}
+		}
+		sc.Env[v.Name] = v.Value
+	}
+	return sc
+}
+
+// secretValues are the values of an imported server's secrets, by the
+// secret's name (see importedConfig), for the secret store.
+func secretValues(ie clients.ImportEntry) map[string]string {
+	vals := map[string]string{}
+	for _, v := range slices.Concat(ie.Env, ie.Headers) {
+		if v.Secret {
+			vals[v.Name] = v.Value
+		}
+	}
+	return vals
+}
+
+// checkImported validates an imported server's entry as config.json
+// would, so that one the config refuses (an http:// URL to another
+// machine, a header the transport sets itself) is skipped with the
+// validator's reason instead of failing the whole import.
+func checkImported(name string, sc config.Server) error {
+	cfg := config.Default()
+	// The name does not matter here (MergeImports picks one that is
+	// valid); a fixed valid one keeps the field names short.
+	cfg.Servers = map[string]config.Server{"imported": sc}
+	if err := cfg.Validate(); err != nil {
+		return errors.New(strings.Replace(err.Error(), "servers.imported.", "", 1))
+	}
+	return nil
 }
 
 // existingServers are the servers of the config in force, sorted by name,
@@ -524,28 +568,46 @@ func (s *Server) existingServers() []clients.Existing {
 	var out []clients.Existing
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		sc := cfg.Servers[name]
+		if sc.IsRemote() {
+			headers := maps.Clone(sc.Headers)
+			if headers == nil {
+				headers = map[string]string{}
+			}
+			keys := slices.Sorted(maps.Values(sc.SecretHeaders))
+			vals := s.resolveForMatch(name, keys)
+			for h, key := range sc.SecretHeaders {
+				headers[h] = vals[key]
+			}
+			out = append(out, clients.Existing{Name: name, URL: sc.URL, Transport: sc.Transport, Headers: headers})
+			continue
+		}
 		env := maps.Clone(sc.Env)
 		if env == nil {
 			env = map[string]string{}
 		}
-		if len(sc.SecretEnv) > 0 {
-			var vals map[string]string
-			var err error
-			if s.secrets != nil {
-				vals, err = s.secrets.Resolve(name, sc.SecretEnv)
-			}
-			if s.secrets == nil || err != nil {
-				// A secret that cannot be read matches no imported value.
-				vals = map[string]string{}
-				for _, k := range sc.SecretEnv {
-					vals[k] = "\x00unreadable secret"
-				}
-			}
-			maps.Copy(env, vals)
-		}
+		maps.Copy(env, s.resolveForMatch(name, sc.SecretEnv))
 		out = append(out, clients.Existing{Name: name, Command: sc.Command, Args: sc.Args, Env: env, Cwd: sc.Cwd})
 	}
 	return out
+}
+
+// resolveForMatch reads server's secrets named keys from the store, for
+// comparing with imported values: a secret that cannot be read matches
+// no imported value.
+func (s *Server) resolveForMatch(server string, keys []string) map[string]string {
+	if len(keys) == 0 {
+		return nil
+	}
+	if s.secrets != nil {
+		if vals, err := s.secrets.Resolve(server, keys); err == nil {
+			return vals
+		}
+	}
+	vals := map[string]string{}
+	for _, k := range keys {
+		vals[k] = "\x00unreadable secret"
+	}
+	return vals
 }
 
 // errImportRace is returned from the config update when the config changed

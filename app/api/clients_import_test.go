@@ -93,7 +93,8 @@ func statusOf(err error) int {
 
 // A Claude Desktop file as users have them: servers (one identical to
 // Switchboard's "fs", one whose name "fs" another server holds, one with a
-// token), a remote server, and keys of the app's own.
+// token), a remote server (Claude Desktop does not read it, but import
+// takes it), and keys of the app's own.
 const claudeDesktop = `{
   "mcpServers": {
     "filesystem": {"command": "npx", "args": ["-y", "server-filesystem", "/tmp"]},
@@ -132,7 +133,8 @@ func TestImportClient(t *testing.T) {
 	for _, s := range plan.Servers {
 		rows = append(rows, row{s.Entry, s.Name, s.Action})
 	}
-	want := []row{{"filesystem", "fs", wire.ImportExists}, {"fs", "fs-2", wire.ImportAdd}, {"github", "github", wire.ImportAdd}}
+	want := []row{{"filesystem", "fs", wire.ImportExists}, {"fs", "fs-2", wire.ImportAdd}, {"github", "github", wire.ImportAdd},
+		{"remote", "remote", wire.ImportAdd}}
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Fatalf("planned servers (-want +got):\n%s", d)
 	}
@@ -143,11 +145,14 @@ func TestImportClient(t *testing.T) {
 	if !plan.Servers[1].Renamed || plan.Servers[2].Renamed {
 		t.Errorf("renamed flags: %+v", plan.Servers)
 	}
-	if len(plan.Skipped) != 1 || plan.Skipped[0].Entry != "remote" || !strings.Contains(plan.Skipped[0].Reason, "remote") {
+	if len(plan.Skipped) != 0 {
 		t.Errorf("skipped: %+v", plan.Skipped)
 	}
+	if r := plan.Servers[3].Server; r.URL != "https://mcp.example.com/mcp" || r.Transport != "auto" || r.Command != "" || !r.Pool.IsZero() {
+		t.Errorf("remote as planned: %+v", r)
+	}
 	if !plan.Changed || !strings.Contains(plan.Diff, `-    "github": {`) || !strings.Contains(plan.Diff, `+    "switchboard": {`) ||
-		!strings.Contains(plan.Diff, `+    "remote": {"url": "https://mcp.example.com/mcp"},`) {
+		!strings.Contains(plan.Diff, `-    "remote": {"url": "https://mcp.example.com/mcp"}`) {
 		t.Errorf("diff:\n%s", plan.Diff)
 	}
 	if got, _ := os.ReadFile(path); string(got) != claudeDesktop {
@@ -173,16 +178,16 @@ func TestImportClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Client.Connected || len(res.Servers) != 3 {
+	if !res.Client.Connected || len(res.Servers) != 4 {
 		t.Errorf("result: %+v", res)
 	}
 	cfg := e.cfg.Current()
-	for _, name := range []string{"fs", "fs-2", "github"} {
+	for _, name := range []string{"fs", "fs-2", "github", "remote"} {
 		if _, ok := cfg.Servers[name]; !ok {
 			t.Errorf("config lacks %q: %v", name, cfg.Servers)
 		}
 	}
-	if len(cfg.Servers) != 4 { // fs, off, fs-2, github
+	if len(cfg.Servers) != 5 { // fs, off, fs-2, github, remote
 		t.Errorf("config servers: %v", cfg.Servers)
 	}
 	if data, _ := json.Marshal(cfg); strings.Contains(string(data), "ghp_s3cretvalue") {
@@ -206,7 +211,7 @@ func TestImportClient(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"remote", "switchboard"}) || string(file["globalShortcut"]) != `"Ctrl+Space"` || file["preferences"] == nil {
+	if !slices.Equal(names, []string{"switchboard"}) || string(file["globalShortcut"]) != `"Ctrl+Space"` || file["preferences"] == nil {
 		t.Errorf("client file after import:\n%s", data)
 	}
 
@@ -232,8 +237,8 @@ func TestImportClient(t *testing.T) {
 	if _, err := e.client.ApplyImport(ctx, "cursor", "", wire.ImportRequest{Hash: p2.Hash}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(e.cfg.Current().Servers); n != 4 {
-		t.Errorf("%d servers after importing the same ones again, want 4", n)
+	if n := len(e.cfg.Current().Servers); n != 5 {
+		t.Errorf("%d servers after importing the same ones again, want 5", n)
 	}
 }
 
@@ -295,6 +300,10 @@ func TestImportBadRequests(t *testing.T) {
 	e := newClientsEnv(t)
 	e.write(t, "claude-desktop", claudeDesktop)
 	e.write(t, "zed", "{ \"context_servers\": { \"a\": [ }")
+	e.write(t, "claude-code", `{"mcpServers": {
+  "vault": {"type": "http", "url": "https://vault.example.com/mcp", "headers": {"Authorization": "Bearer ${SB_TEST_UNSET_TOKEN}"}},
+  "plain": {"type": "http", "url": "http://mcp.example.com/mcp"}
+}}`)
 	tests := []struct {
 		name, path, body string
 		status           int
@@ -302,7 +311,10 @@ func TestImportBadRequests(t *testing.T) {
 	}{
 		{"unknown client", "/api/v1/clients/notepad/import/plan", `{}`, http.StatusNotFound, `unknown client "notepad"`},
 		{"unknown server", "/api/v1/clients/claude-desktop/import/plan", `{"servers": ["nope"]}`, http.StatusBadRequest, `has no server "nope"`},
-		{"remote server", "/api/v1/clients/claude-desktop/import/plan", `{"servers": ["remote"]}`, http.StatusBadRequest, "remote server"},
+		{"remote server with an unset variable", "/api/v1/clients/claude-code/import/plan", `{"servers": ["vault"]}`, http.StatusBadRequest,
+			`cannot import "vault" of Claude Code: header Authorization refers to $SB_TEST_UNSET_TOKEN, which is not set in Switchboard's environment`},
+		{"remote server to another machine over http", "/api/v1/clients/claude-code/import/plan", `{"servers": ["plain"]}`, http.StatusBadRequest,
+			`cannot import "plain" of Claude Code: url: invalid URL "http://mcp.example.com/mcp": http:// is only for this machine`},
 		{"bad body", "/api/v1/clients/claude-desktop/import/plan", `{"servers": "github"}`, http.StatusBadRequest, "expected an array"},
 		{"broken file", "/api/v1/clients/zed/import/plan", `{}`, http.StatusUnprocessableEntity, "settings.json:1:"},
 		{"relative workspace", "/api/v1/clients/vscode-workspace/import/plan?workspace=proj", `{}`, http.StatusBadRequest, "must be an absolute path"},
@@ -445,5 +457,97 @@ func TestClientsMaskSecrets(t *testing.T) {
 		if !strings.Contains(string(data), kept) {
 			t.Errorf("GET /api/v1/clients lost %s:\n%s", kept, data)
 		}
+	}
+}
+
+// Remote entries come over as remote servers: their secret headers go to
+// the secret store under the server's name, the others stay in the
+// entry, references are resolved from the daemon's environment, and an
+// `npx mcp-remote` bridge becomes the remote server it reaches.
+func TestImportRemote(t *testing.T) {
+	t.Setenv("SB_TEST_LINEAR_KEY", "lin_api_s3cret0123456789")
+	e := newClientsEnv(t)
+	ctx := t.Context()
+	e.write(t, "claude-code", `{
+  "numStartups": 3,
+  "mcpServers": {
+    "linear": {"type": "http", "url": "https://mcp.linear.app/mcp",
+      "headers": {"Authorization": "Bearer ${SB_TEST_LINEAR_KEY}", "X-Team": "platform"}},
+    "sentry": {"type": "sse", "url": "https://mcp.sentry.dev/sse"},
+    "switchboard": {"type": "http", "url": "`+testGateway+`"}
+  }
+}`)
+	plan, err := e.client.PlanImport(ctx, "claude-code", "", wire.ImportRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]wire.SkippedEntry{{Entry: "switchboard", Reason: "it is Switchboard's own entry"}}, plan.Skipped); d != "" {
+		t.Errorf("skipped (-want +got):\n%s", d)
+	}
+	res, err := e.client.ApplyImport(ctx, "claude-code", "", wire.ImportRequest{Hash: plan.Hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := json.Marshal(res)
+	planned, _ := json.Marshal(plan)
+	for what, b := range map[string][]byte{"plan": planned, "result": answer} {
+		if strings.Contains(string(b), "lin_api_s3cret") {
+			t.Errorf("the %s shows the header's secret:\n%s", what, b)
+		}
+	}
+	cfg := e.cfg.Current()
+	want := map[string]wire.ServerConfig{
+		"linear": {URL: "https://mcp.linear.app/mcp", Transport: "streamable-http",
+			Headers: map[string]string{"X-Team": "platform"}, SecretHeaders: map[string]string{"Authorization": "Authorization"}},
+		"sentry": {URL: "https://mcp.sentry.dev/sse", Transport: "sse"},
+	}
+	for name, w := range want {
+		sc, ok := cfg.Servers[name]
+		if !ok {
+			t.Errorf("config lacks %q", name)
+			continue
+		}
+		got, _ := json.Marshal(wireServer(t, sc))
+		wantJSON, _ := json.Marshal(w)
+		if string(got) != string(wantJSON) {
+			t.Errorf("%s in config:\n got  %s\n want %s", name, got, wantJSON)
+		}
+	}
+	if data, _ := json.Marshal(cfg); strings.Contains(string(data), "lin_api_s3cret") {
+		t.Errorf("the header's secret is in the config:\n%s", data)
+	}
+	if v, err := e.secrets.Get("linear", "Authorization"); err != nil || v != "Bearer lin_api_s3cret0123456789" {
+		t.Errorf("secret store: %q, %v", v, err)
+	}
+
+	// The same server from another client (header names in another case)
+	// is recognized, its secret read back from the store; an mcp-remote
+	// bridge of Claude Desktop becomes a remote server.
+	e.write(t, "claude-desktop", `{"mcpServers": {
+  "lin": {"command": "npx", "args": ["-y", "mcp-remote@0.1.29", "https://mcp.linear.app/mcp", "--transport", "http-only",
+    "--header", "authorization:${AUTH}", "--header", "x-team: platform"], "env": {"AUTH": "Bearer lin_api_s3cret0123456789"}},
+  "stripe": {"command": "npx", "args": ["-y", "mcp-remote", "https://mcp.stripe.com", "--header", "Authorization:Bearer rk_live_s3cret"]}
+}}`)
+	p2, err := e.client.PlanImport(ctx, "claude-desktop", "", wire.ImportRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ Entry, Name, Action string }
+	var rows []row
+	for _, s := range p2.Servers {
+		rows = append(rows, row{s.Entry, s.Name, s.Action})
+	}
+	if d := cmp.Diff([]row{{"lin", "linear", wire.ImportExists}, {"stripe", "stripe", wire.ImportAdd}}, rows); d != "" {
+		t.Errorf("mcp-remote entries (-want +got):\n%s", d)
+	}
+	if _, err := e.client.ApplyImport(ctx, "claude-desktop", "", wire.ImportRequest{Hash: p2.Hash}); err != nil {
+		t.Fatal(err)
+	}
+	stripe := e.cfg.Current().Servers["stripe"]
+	if stripe.URL != "https://mcp.stripe.com" || stripe.Command != "" || stripe.SecretHeaders["Authorization"] != "Authorization" {
+		t.Errorf("stripe in config: %+v", stripe)
+	}
+	if v, _ := e.secrets.Get("stripe", "Authorization"); v != "Bearer rk_live_s3cret" {
+		t.Errorf("stripe's secret: %q", v)
 	}
 }

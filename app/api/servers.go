@@ -140,7 +140,8 @@ func newView(name string, sc config.Server, ps supervisor.PoolStatus, known bool
 
 // serverConfig is a config entry as the API shows it.
 func serverConfig(sc config.Server) wire.ServerConfig {
-	w := wire.ServerConfig{Command: sc.Command, URL: sc.URL, Transport: sc.Transport, Headers: sc.Headers, SecretHeaders: sc.SecretHeaders, Args: sc.Args, Env: sc.Env, Cwd: sc.Cwd, Enabled: sc.Enabled,
+	w := wire.ServerConfig{Command: sc.Command, URL: sc.URL, Headers: sc.Headers, SecretHeaders: sc.SecretHeaders, Transport: sc.Transport,
+		Args: sc.Args, Env: sc.Env, Cwd: sc.Cwd, Enabled: sc.Enabled,
 		Pool: wire.Pool{Mode: sc.Pool.Mode, Min: sc.Pool.Min, Max: sc.Pool.Max,
 			IdleTimeout: wire.Duration{Duration: sc.Pool.IdleTimeout.Duration}, Unknown: sc.Pool.UnknownKeys()},
 		Timeout:       wire.Duration{Duration: sc.Timeout.Duration},

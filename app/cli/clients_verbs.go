@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -230,8 +233,14 @@ func importClient(ctx context.Context, w io.Writer, c *client.Client, id, worksp
 			if s.Renamed {
 				line += " (renamed: the name is taken or not a valid server name)"
 			}
+			if s.Server.URL != "" {
+				line += fmt.Sprintf(" (remote, %s, %s)", cmp.Or(s.Server.Transport, "auto"), s.Server.URL)
+			}
 			if len(s.Server.SecretEnv) > 0 {
 				line += "; secrets to the secret store: " + strings.Join(s.Server.SecretEnv, ", ")
+			}
+			if len(s.Server.SecretHeaders) > 0 {
+				line += "; secret headers to the secret store: " + strings.Join(slices.Sorted(maps.Keys(s.Server.SecretHeaders)), ", ")
 			}
 			fmt.Fprintln(w, line)
 		}

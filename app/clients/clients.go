@@ -450,6 +450,18 @@ type Entry struct {
 	Cwd     string
 	URL     string
 	Headers map[string]string
+	// Type is the entry's "type" as the client spells it ("http", "sse",
+	// "streamableHttp", "stdio", …); empty when it has none.
+	Type string `json:",omitempty"`
+	// URLKey is the key that held URL: "url", "serverUrl", "httpUrl" or
+	// "baseUrl" (Gemini CLI's "httpUrl" is streamable HTTP, its "url" SSE).
+	URLKey string `json:",omitempty"`
+	// EnvHeaders (Codex's env_http_headers) maps a header to the
+	// environment variable that holds its value.
+	EnvHeaders map[string]string `json:",omitempty"`
+	// BearerTokenEnv (Codex's bearer_token_env_var) names the environment
+	// variable that holds the bearer token sent as Authorization.
+	BearerTokenEnv string `json:",omitempty"`
 }
 
 // Remote reports whether the entry names a URL rather than a command.

@@ -356,7 +356,7 @@ func TestReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	imports := EntriesToImport(entries, testURL)
+	imports, _ := EntriesToImport(c, entries, testURL, noEnv)
 	var names []string
 	for _, ie := range imports {
 		names = append(names, ie.Name)
@@ -385,11 +385,18 @@ func TestEntriesToImport(t *testing.T) {
 		{Name: "gh", Command: "docker", Args: []string{"run"}, Cwd: "/src", Env: map[string]string{
 			"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp", "LOG_LEVEL": "info", "OPENAI_API_KEY": "sk", "DB_PASSWORD": "pw", "KEYBOARD": "us"}},
 	}
-	want := []ImportEntry{{Name: "gh", Command: "docker", Args: []string{"run"}, Cwd: "/src", Env: []EnvVar{
-		{"DB_PASSWORD", "pw", true}, {"GITHUB_PERSONAL_ACCESS_TOKEN", "ghp", true}, {"KEYBOARD", "us", false},
-		{"LOG_LEVEL", "info", false}, {"OPENAI_API_KEY", "sk", true}}}}
-	if d := cmp.Diff(want, EntriesToImport(entries, testURL)); d != "" {
+	want := []ImportEntry{
+		{Name: "remote", URL: "https://example.com/mcp", Transport: TransportAuto},
+		{Name: "gh", Command: "docker", Args: []string{"run"}, Cwd: "/src", Env: []EnvVar{
+			{"DB_PASSWORD", "pw", true}, {"GITHUB_PERSONAL_ACCESS_TOKEN", "ghp", true}, {"KEYBOARD", "us", false},
+			{"LOG_LEVEL", "info", false}, {"OPENAI_API_KEY", "sk", true}}}}
+	got, skipped := EntriesToImport(mustClient(t, "cursor"), entries, testURL, noEnv)
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+	own := "it is Switchboard's own entry"
+	if d := cmp.Diff([]SkippedEntry{{"switchboard", own}, {"gw", own}, {"old-bridge", own}}, skipped); d != "" {
+		t.Errorf("skipped (-want +got):\n%s", d)
 	}
 }
 

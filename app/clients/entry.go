@@ -3,8 +3,6 @@ package clients
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 )
 
@@ -193,11 +191,14 @@ func entryFromMap(name string, m map[string]any) Entry {
 	e.Cwd, _ = m["cwd"].(string)
 	for _, k := range []string{"url", "serverUrl", "httpUrl", "baseUrl"} {
 		if u, ok := m[k].(string); ok && u != "" {
-			e.URL = u
+			e.URL, e.URLKey = u, k
 			break
 		}
 	}
+	e.Type, _ = m["type"].(string)
 	e.Headers = stringMap(m["headers"])
+	e.EnvHeaders = stringMap(m["env_http_headers"])
+	e.BearerTokenEnv, _ = m["bearer_token_env_var"].(string)
 	if h := stringMap(m["http_headers"]); h != nil {
 		e.Headers = h
 	}
@@ -233,43 +234,6 @@ func stringMap(v any) map[string]string {
 		} else {
 			out[k] = fmt.Sprint(x)
 		}
-	}
-	return out
-}
-
-// An ImportEntry is a stdio server of a client that Switchboard can take
-// over.
-type ImportEntry struct {
-	Name    string
-	Command string
-	Args    []string
-	Cwd     string
-	Env     []EnvVar // sorted by name
-}
-
-// EnvVar is one environment variable of an imported server. Secret is set
-// when the name looks like it holds a credential; the caller moves such
-// values to the secret store.
-type EnvVar struct {
-	Name   string
-	Value  string
-	Secret bool
-}
-
-// EntriesToImport picks the entries Switchboard can take over: the stdio
-// servers that are not Switchboard's own. gatewayURL may be empty.
-func EntriesToImport(entries []Entry, gatewayURL string) []ImportEntry {
-	var out []ImportEntry
-	for _, e := range entries {
-		if e.Command == "" || IsSwitchboard(e, gatewayURL) {
-			continue
-		}
-		ie := ImportEntry{Name: e.Name, Command: e.Command, Args: slices.Clone(e.Args), Cwd: e.Cwd}
-		for k, v := range e.Env {
-			ie.Env = append(ie.Env, EnvVar{Name: k, Value: v, Secret: IsSecret(k, v)})
-		}
-		sort.Slice(ie.Env, func(i, j int) bool { return ie.Env[i].Name < ie.Env[j].Name })
-		out = append(out, ie)
 	}
 	return out
 }

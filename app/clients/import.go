@@ -3,6 +3,7 @@ package clients
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 )
@@ -41,14 +42,19 @@ func SanitizeName(name string) string {
 }
 
 // An Existing server is one Switchboard already runs, as MergeImports
-// compares it: Env holds every variable, the secret ones with their values
-// read from the secret store.
+// compares it: Env holds every variable and Headers every header, the
+// secret ones with their values read from the secret store.
 type Existing struct {
 	Name    string
 	Command string
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// URL, Transport and Headers are a remote server's. Transport ""
+	// is TransportAuto.
+	URL       string
+	Transport string
+	Headers   map[string]string
 }
 
 // A Merged entry is one server of a client's file and what importing it
@@ -62,8 +68,9 @@ type Merged struct {
 	Name string
 	// Same, when set, names the server Switchboard already has (or adds
 	// for an earlier entry of the same import) with the same command,
-	// arguments, environment and working folder: nothing is added, and
-	// Name equals Same.
+	// arguments, environment and working folder (for a remote server: the
+	// same URL, transport and headers): nothing is added, and Name equals
+	// Same.
 	Same string
 }
 
@@ -75,7 +82,8 @@ func (m Merged) Renamed() bool { return m.Same == "" && m.Name != m.Entry.Name }
 // a server or finds one Switchboard already has, so that importing the
 // same servers from several clients runs each once. Two servers are the
 // same when their command, arguments, environment (names and values) and
-// working folder are equal. The names chosen do not depend on map order:
+// working folder are equal; two remote servers, when their URL, transport
+// and headers (names and values) are. The names chosen do not depend on map order:
 // the same inputs always give the same names.
 func MergeImports(entries []ImportEntry, existing []Existing) []Merged {
 	taken := map[string]bool{}
@@ -85,9 +93,13 @@ func MergeImports(entries []ImportEntry, existing []Existing) []Merged {
 	}
 	out := make([]Merged, 0, len(entries))
 	for _, ie := range entries {
-		cand := Existing{Command: ie.Command, Args: ie.Args, Cwd: ie.Cwd, Env: map[string]string{}}
+		cand := Existing{Command: ie.Command, Args: ie.Args, Cwd: ie.Cwd, Env: map[string]string{},
+			URL: ie.URL, Transport: ie.Transport, Headers: map[string]string{}}
 		for _, v := range ie.Env {
 			cand.Env[v.Name] = v.Value
+		}
+		for _, h := range ie.Headers {
+			cand.Headers[http.CanonicalHeaderKey(h.Name)] = h.Value
 		}
 		m := Merged{Entry: ie}
 		if i := slices.IndexFunc(known, func(k Existing) bool { return sameServer(k, cand) }); i >= 0 {
@@ -110,8 +122,32 @@ func MergeImports(entries []ImportEntry, existing []Existing) []Merged {
 }
 
 func sameServer(a, b Existing) bool {
+	if a.URL != "" || b.URL != "" {
+		return a.URL == b.URL && transportOrAuto(a.Transport) == transportOrAuto(b.Transport) &&
+			maps.Equal(canonicalHeaders(a.Headers), canonicalHeaders(b.Headers))
+	}
 	return a.Command == b.Command && slices.Equal(a.Args, b.Args) && a.Cwd == b.Cwd &&
 		maps.Equal(nilIfEmpty(a.Env), nilIfEmpty(b.Env))
+}
+
+func transportOrAuto(t string) string {
+	if t == "" {
+		return TransportAuto
+	}
+	return t
+}
+
+// canonicalHeaders is h with canonical names (header names are not case
+// sensitive), nil when empty.
+func canonicalHeaders(h map[string]string) map[string]string {
+	if len(h) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[http.CanonicalHeaderKey(k)] = v
+	}
+	return out
 }
 
 func nilIfEmpty(m map[string]string) map[string]string {

@@ -44,6 +44,17 @@ type ClientEntry struct {
 	Cwd     string            `json:"Cwd"`
 	URL     string            `json:"URL"`
 	Headers map[string]string `json:"Headers"`
+	// Type is the entry's "type" as the client spells it ("http", "sse",
+	// "stdio", …), when it has one.
+	Type string `json:"Type,omitempty"`
+	// URLKey is the key that held URL ("url", "serverUrl", "httpUrl").
+	URLKey string `json:"URLKey,omitempty"`
+	// EnvHeaders (Codex's env_http_headers) maps a header to the
+	// environment variable holding its value.
+	EnvHeaders map[string]string `json:"EnvHeaders,omitempty"`
+	// BearerTokenEnv (Codex's bearer_token_env_var) names the environment
+	// variable holding the bearer token.
+	BearerTokenEnv string `json:"BearerTokenEnv,omitempty"`
 }
 
 // ClientChange is the body of POST /api/v1/clients/{id}/plan and /apply.

@@ -21,19 +21,21 @@ import (
 // For slices and maps, nil and empty mean the same and are written the same
 // way (omitted).
 type ServerConfig struct {
-	// Command is the program to run; a local server needs it, a remote
-	// one has URL instead.
+	// Command is the program to run. A local server needs it; a remote
+	// one has URL instead (and takes no Args, Env, SecretEnv, Cwd or
+	// Pool).
 	Command string `json:"command,omitempty"`
-	// URL is a remote server's MCP endpoint; empty for a local server.
+	// URL is a remote server's MCP endpoint: https://, or http:// to a
+	// loopback address.
 	URL string `json:"url,omitempty"`
-	// Transport is how a remote server is reached: "auto" (the same as
-	// ""), "streamable-http" or "sse".
-	Transport string `json:"transport,omitempty"`
 	// Headers are sent with every request to a remote server.
 	Headers map[string]string `json:"headers,omitempty"`
 	// SecretHeaders maps a header of a remote server to the name of the
 	// secret, in the secret store, that is its value.
 	SecretHeaders map[string]string `json:"secretHeaders,omitempty"`
+	// Transport is "" or "auto" (streamable HTTP, falling back to
+	// HTTP+SSE), "streamable-http" or "sse".
+	Transport string `json:"transport,omitempty"`
 	// Args are the command-line arguments, not including the program name.
 	Args []string `json:"args,omitempty"`
 	// Env holds extra environment variables for the process.

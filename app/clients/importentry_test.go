@@ -1,0 +1,168 @@
+package clients
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// noEnv is an environment without variables.
+func noEnv(string) (string, bool) { return "", false }
+
+// importEnv is the environment of TestGoldenImport: some of the variables
+// the remote cases refer to are set, others (VAULT_MCP_TOKEN,
+// LINEAR_TOKEN_FOR_CODEX, DOCS_MCP_URL) are not.
+func importEnv(name string) (string, bool) {
+	v, ok := map[string]string{
+		"LINEAR_API_KEY":        "lin_api_0123456789",
+		"GITHUB_PAT":            "github_pat_11ABCDEF",
+		"SUPABASE_ACCESS_TOKEN": "sbp_0123456789abcdef",
+		"FIGMA_OAUTH_TOKEN":     "figd_0123456789",
+		"TEAM_MCP_KEY":          "team-key-42",
+		"AUTH_HEADER":           "Bearer from-the-daemon-env", // the entry's env wins
+	}[name]
+	return v, ok
+}
+
+// TestGoldenImport reads every testdata/<client>/remote/original, a file
+// with remote entries as users of the client keep them, and compares what
+// import makes of it (the servers taken over, the entries left and why)
+// with testdata/<client>/remote/imports.json.
+func TestGoldenImport(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/*/remote")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) < 10 {
+		t.Fatalf("%d remote cases, want one per client with remote entries", len(dirs))
+	}
+	for _, dir := range dirs {
+		id := filepath.Base(filepath.Dir(dir))
+		t.Run(id, func(t *testing.T) {
+			c := mustClient(t, id)
+			env := testEnv(t)
+			original, err := os.ReadFile(filepath.Join(dir, "original"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeConfig(t, c, env, original)
+			entries, err := Read(c, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			imports, skipped := EntriesToImport(c, entries, testURL, importEnv)
+			if len(imports)+len(skipped) != len(entries) {
+				t.Errorf("%d imported + %d skipped of %d entries", len(imports), len(skipped), len(entries))
+			}
+			remotes := 0
+			for _, ie := range imports {
+				if ie.Remote() {
+					remotes++
+					if ie.Command != "" || len(ie.Env) > 0 {
+						t.Errorf("remote %s has a command or env: %+v", ie.Name, ie)
+					}
+				}
+			}
+			if remotes == 0 {
+				t.Errorf("no remote server imported from %s", dir)
+			}
+			got, err := json.MarshalIndent(struct {
+				Imports []ImportEntry
+				Skipped []SkippedEntry
+			}{imports, skipped}, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join(dir, "imports.json"), append(got, '\n'))
+		})
+	}
+}
+
+func TestExpandRefs(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+		refs          []string
+	}{
+		{in: "Bearer ${LINEAR_API_KEY}", want: "Bearer lin_api_0123456789", refs: []string{"LINEAR_API_KEY"}},
+		{in: "${env:GITHUB_PAT}", want: "github_pat_11ABCDEF", refs: []string{"GITHUB_PAT"}},
+		{in: "${UNSET:-https://x.example/mcp}", want: "https://x.example/mcp", refs: []string{"UNSET"}},
+		{in: "${TEAM_MCP_KEY:-fallback}", want: "team-key-42", refs: []string{"TEAM_MCP_KEY"}},
+		{in: "plain $NOT_A_REF value", want: "plain $NOT_A_REF value"},
+		{in: "Bearer ${UNSET}", err: "refers to $UNSET, which is not set in Switchboard's environment: set it and import again"},
+		{in: "Bearer ${input:token}", err: "asks the client to prompt for ${input:token}, which Switchboard cannot do: " +
+			"add the server with `switchboard install --url` and give the value there"},
+		{in: "${}", err: "has an empty reference ${}"},
+	} {
+		got, refs, err := expandRefs(tc.in, importEnv)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("expandRefs(%q) error = %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want || !cmp.Equal(refs, tc.refs) {
+			t.Errorf("expandRefs(%q) = %q, %v, %v; want %q, %v", tc.in, got, refs, err, tc.want, tc.refs)
+		}
+	}
+}
+
+func TestFromMCPRemote(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		command string
+		args    []string
+		want    *remote // nil: not converted
+	}{
+		{"plain", "npx", []string{"-y", "mcp-remote", "https://a.example/mcp"},
+			&remote{url: "https://a.example/mcp", transport: TransportAuto, headers: map[string]string{}}},
+		{"pinned, http-only", "npx", []string{"mcp-remote@0.1.29", "https://a.example/mcp", "--transport", "http-only"},
+			&remote{url: "https://a.example/mcp", transport: TransportStreamableHTTP, headers: map[string]string{}}},
+		{"windows npx.cmd, headers, port", `C:\Program Files\nodejs\npx.cmd`,
+			[]string{"--yes", "mcp-remote", "https://a.example/sse", "9696", "--header", "Authorization: Bearer ${T}", "--header", "X-A:b:c", "--transport", "sse-only"},
+			&remote{url: "https://a.example/sse", transport: TransportSSE, headers: map[string]string{"Authorization": "Bearer ${T}", "X-A": "b:c"}}},
+		{"installed globally", "/usr/local/bin/mcp-remote", []string{"https://a.example/mcp", "--debug", "--host", "127.0.0.1"},
+			&remote{url: "https://a.example/mcp", transport: TransportAuto, headers: map[string]string{}}},
+		{"another package", "npx", []string{"-y", "mcp-remote-fork", "https://a.example/mcp"}, nil},
+		{"an unknown flag", "npx", []string{"-y", "mcp-remote", "https://a.example/mcp", "--static-oauth-client-info", "@f.json"}, nil},
+		{"no URL", "npx", []string{"-y", "mcp-remote"}, nil},
+		{"a header without a colon", "npx", []string{"mcp-remote", "https://a.example/mcp", "--header", "Authorization"}, nil},
+		{"an unknown transport", "npx", []string{"mcp-remote", "https://a.example/mcp", "--transport", "ws"}, nil},
+		{"not npx", "node", []string{"mcp-remote", "https://a.example/mcp"}, nil},
+	} {
+		got, ok := fromMCPRemote(Entry{Name: "x", Command: tc.command, Args: tc.args})
+		switch {
+		case tc.want == nil && ok:
+			t.Errorf("%s: converted to %+v, want left as a stdio server", tc.name, got)
+		case tc.want != nil && !ok:
+			t.Errorf("%s: not converted", tc.name)
+		case tc.want != nil && !cmp.Equal(*tc.want, got, cmp.AllowUnexported(remote{})):
+			t.Errorf("%s: (-want +got):\n%s", tc.name, cmp.Diff(*tc.want, got, cmp.AllowUnexported(remote{})))
+		}
+	}
+}
+
+func TestMergeImportsRemote(t *testing.T) {
+	linear := ImportEntry{Name: "linear", URL: "https://mcp.linear.app/mcp", Transport: TransportStreamableHTTP,
+		Headers: []EnvVar{{"authorization", "Bearer lin_1", true}}}
+	existing := []Existing{{Name: "lin", URL: "https://mcp.linear.app/mcp", Transport: TransportStreamableHTTP,
+		Headers: map[string]string{"Authorization": "Bearer lin_1"}}}
+	otherKey := linear
+	otherKey.Headers = []EnvVar{{"Authorization", "Bearer lin_2", true}}
+	sse := linear
+	sse.Transport = TransportSSE
+	auto := ImportEntry{Name: "notion", URL: "https://mcp.notion.com/mcp", Transport: TransportAuto}
+	got := MergeImports([]ImportEntry{linear, otherKey, sse, auto},
+		append(existing, Existing{Name: "n", URL: "https://mcp.notion.com/mcp"}))
+	want := []Merged{
+		{Entry: linear, Name: "lin", Same: "lin"}, // header names are not case sensitive
+		{Entry: otherKey, Name: "linear"},
+		{Entry: sse, Name: "linear-2"},
+		{Entry: auto, Name: "n", Same: "n"}, // no transport is auto
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("MergeImports (-want +got):\n%s", d)
+	}
+}
