@@ -9,6 +9,7 @@
 //	GET    /api/v1/status                       Status
 //	GET    /api/v1/servers                      []ServerView, sorted by name
 //	POST   /api/v1/servers                      AddServerRequest → 201 ServerView
+//	POST   /api/v1/remotes                      AddRemoteRequest → 201 ServerView (secret headers to the secret store)
 //	GET    /api/v1/servers/{name}               ServerView
 //	PUT    /api/v1/servers/{name}               ServerConfig → ServerView
 //	DELETE /api/v1/servers/{name}               204
@@ -313,6 +314,7 @@ func (s *Server) routes() {
 	s.mux.Handle("GET /api/v1/status", handle(s.status, http.StatusOK))
 	s.mux.Handle("GET /api/v1/servers", handle(s.listServers, http.StatusOK))
 	s.mux.Handle("POST /api/v1/servers", handle(s.addServer, http.StatusCreated))
+	s.mux.Handle("POST /api/v1/remotes", handle(s.addRemote, http.StatusCreated))
 	s.mux.Handle("GET /api/v1/servers/{name}", handle(s.getServer, http.StatusOK))
 	s.mux.Handle("PUT /api/v1/servers/{name}", handle(s.updateServer, http.StatusOK))
 	s.mux.Handle("DELETE /api/v1/servers/{name}", handle(s.removeServer, http.StatusNoContent))

@@ -699,7 +699,7 @@ func (s *Server) storeSecrets(vals map[string]map[string]string) ([]storedSecret
 	for _, server := range slices.Sorted(maps.Keys(vals)) {
 		for _, key := range slices.Sorted(maps.Keys(vals[server])) {
 			if err := s.secrets.Set(server, key, vals[server][key]); err != nil {
-				return stored, fmt.Errorf("storing secret %s of imported server %q: %w", key, server, err)
+				return stored, fmt.Errorf("storing secret %s of server %q: %w", key, server, err)
 			}
 			stored = append(stored, storedSecret{server, key})
 		}

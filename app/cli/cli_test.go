@@ -63,6 +63,16 @@ func TestCommandLineUsage(t *testing.T) {
 		{[]string{"clients", "connect", "cursor", "--profile", "coding"}, exitError, "start it with `switchboard serve`"},
 		{[]string{"tokens"}, exitError, "start it with `switchboard serve`"},
 		{[]string{"servers"}, exitError, "start it with `switchboard serve`"},
+		// Adding a remote server by hand.
+		{[]string{"install", "--url", "https://a.example/mcp"}, exitUsage, "a remote server needs --name"},
+		{[]string{"install", "--url", "https://a.example/mcp", "--name", "r", "everything"}, exitUsage, "no catalog ENTRY"},
+		{[]string{"install", "--url", "https://a.example/mcp", "--name", "r", "--set", "A=b"}, exitUsage, "no catalog ENTRY, --set"},
+		{[]string{"install", "everything", "--header", "A=b"}, exitUsage, "--header, --secret-header, --secret-header-from-env and --transport go with --url"},
+		{[]string{"install", "everything", "--transport", "sse"}, exitUsage, "go with --url"},
+		{[]string{"install", "--url", "https://a.example/mcp", "--name", "r", "--header", "nobody"}, exitUsage, `expected NAME=VALUE, got "nobody"`},
+		{[]string{"install", "--url", "https://a.example/mcp", "--name", "r", "--secret-header-from-env", "Authorization=SB_CLI_TEST_UNSET"},
+			exitUsage, "environment variable SB_CLI_TEST_UNSET (for header Authorization) is not set"},
+		{[]string{"install", "--url", "https://a.example/mcp", "--name", "r"}, exitError, "start it with `switchboard serve`"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

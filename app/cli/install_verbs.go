@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -198,23 +200,47 @@ func (fe fromEnv) Set(name string) error {
 }
 
 func installVerb() verb {
-	var name *string
+	var name, remoteURL, transport *string
 	var verbose *bool
 	values, secretsFromEnv := keyValues{}, fromEnv{}
+	headers, secretHeaders, secretHeadersFromEnv := keyValues{}, keyValues{}, headersFromEnv{}
 	return verb{
 		name:    "install",
-		args:    " ENTRY",
-		summary: "install a server from the catalog, verify it answers, and start it",
+		args:    " ENTRY | --url URL --name NAME",
+		summary: "install a server from the catalog, verify it answers, and start it; or add a remote server by its URL",
 		flags: func(fs *flag.FlagSet) {
-			name = fs.String("name", "", "the server's name in Switchboard (default: the catalog's short name)")
+			name = fs.String("name", "", "the server's name in Switchboard (default: the catalog's short name; required with --url)")
 			fs.Var(values, "set", "an input, NAME=VALUE (repeatable)")
 			fs.Var(secretsFromEnv, "set-from-env", "an input whose value is this environment variable's (repeatable)")
 			verbose = fs.Bool("verbose", false, "print the package manager's output too")
+			remoteURL = fs.String("url", "", "add a remote server: its MCP endpoint (https://, or http:// to this machine)")
+			fs.Var(headers, "header", "with --url: a header sent with every request, NAME=VALUE, kept in config.json (repeatable)")
+			fs.Var(secretHeaders, "secret-header", "with --url: a header whose value goes to the secret store, NAME=VALUE (repeatable)")
+			fs.Var(secretHeadersFromEnv, "secret-header-from-env",
+				"with --url: a secret header whose value is an environment variable's, NAME=VARIABLE (repeatable; keeps it out of the shell's history)")
+			transport = fs.String("transport", "", "with --url: auto (the default: streamable HTTP, falling back to SSE), streamable-http or sse")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
+			if *remoteURL != "" {
+				if len(e.args) > 0 || len(values) > 0 || len(secretsFromEnv) > 0 {
+					return usageError{"usage: switchboard install --url URL --name NAME [--header K=V] [--secret-header K=V] [--transport T]: " +
+						"no catalog ENTRY, --set or --set-from-env with --url"}
+				}
+				if *name == "" {
+					return usageError{"usage: switchboard install --url URL --name NAME: a remote server needs --name"}
+				}
+				all := keyValues{}
+				maps.Copy(all, secretHeaders)
+				maps.Copy(all, secretHeadersFromEnv)
+				return addRemote(ctx, e, wire.AddRemoteRequest{Name: *name, URL: *remoteURL, Headers: headers,
+					SecretHeaders: all, Transport: *transport})
+			}
+			if len(headers) > 0 || len(secretHeaders) > 0 || len(secretHeadersFromEnv) > 0 || *transport != "" {
+				return usageError{"--header, --secret-header, --secret-header-from-env and --transport go with --url"}
+			}
 			entry, err := oneServer(e.args)
 			if err != nil {
-				return usageError{"usage: switchboard install ENTRY (see `switchboard catalog`)"}
+				return usageError{"usage: switchboard install ENTRY (see `switchboard catalog`), or switchboard install --url URL --name NAME"}
 			}
 			c, err := e.client()
 			if err != nil {
@@ -234,6 +260,43 @@ func installVerb() verb {
 			return withInputHint(followInstall(ctx, e, c, v, "install", *verbose))
 		},
 	}
+}
+
+// headersFromEnv is a repeatable NAME=VARIABLE flag: the header NAME gets
+// the environment variable's value.
+type headersFromEnv map[string]string
+
+func (he headersFromEnv) String() string { return "" }
+func (he headersFromEnv) Set(s string) error {
+	h, name, ok := strings.Cut(s, "=")
+	if !ok || h == "" || name == "" {
+		return fmt.Errorf("expected HEADER=VARIABLE, got %q", s)
+	}
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return fmt.Errorf("environment variable %s (for header %s) is not set", name, h)
+	}
+	he[h] = v
+	return nil
+}
+
+// addRemote adds a remote server and says what was stored where; the
+// secret values are never printed.
+func addRemote(ctx context.Context, e *env, req wire.AddRemoteRequest) error {
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	v, err := c.AddRemote(ctx, req)
+	if err != nil {
+		return err
+	}
+	line := fmt.Sprintf("%s: added remote server %s (%s)", v.Name, v.Config.URL, cmp.Or(v.Config.Transport, "auto"))
+	if len(req.SecretHeaders) > 0 {
+		line += "; secret headers in the secret store: " + strings.Join(slices.Sorted(maps.Keys(req.SecretHeaders)), ", ")
+	}
+	fmt.Fprintln(e.stdout, line)
+	return nil
 }
 
 func updateVerb() verb {

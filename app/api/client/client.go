@@ -72,6 +72,13 @@ func (c *Client) AddServer(ctx context.Context, name string, s wire.ServerConfig
 	return call[wire.ServerView](ctx, c, http.MethodPost, "/api/v1/servers", wire.AddServerRequest{Name: name, Server: s})
 }
 
+// AddRemote adds a remote server to config.json, its secret headers to
+// the secret store. An existing name is an *APIError with status 409; an
+// invalid entry, 400 with the field named.
+func (c *Client) AddRemote(ctx context.Context, req wire.AddRemoteRequest) (wire.ServerView, error) {
+	return call[wire.ServerView](ctx, c, http.MethodPost, "/api/v1/remotes", req)
+}
+
 // UpdateServer replaces a server's entry in config.json.
 func (c *Client) UpdateServer(ctx context.Context, name string, s wire.ServerConfig) (wire.ServerView, error) {
 	return call[wire.ServerView](ctx, c, http.MethodPut, serverPath(name, ""), s)

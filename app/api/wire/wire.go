@@ -156,6 +156,24 @@ type AddServerRequest struct {
 	Server ServerConfig `json:"server"`
 }
 
+// AddRemoteRequest is the body of POST /api/v1/remotes: a remote server
+// added by hand. Nothing is downloaded: the entry is written to
+// config.json and the secret headers' values to the secret store.
+type AddRemoteRequest struct {
+	Name string `json:"name"`
+	// URL is the server's MCP endpoint: https://, or http:// to a
+	// loopback address.
+	URL string `json:"url"`
+	// Headers are sent with every request and kept in config.json.
+	Headers map[string]string `json:"headers,omitempty"`
+	// SecretHeaders map a header to its value (an Authorization header,
+	// an API key): the values go to the secret store under the server's
+	// name, and config.json names only the secrets.
+	SecretHeaders map[string]string `json:"secretHeaders,omitempty"`
+	// Transport is "" or "auto", "streamable-http" or "sse".
+	Transport string `json:"transport,omitempty"`
+}
+
 // ErrorResponse is the body of every error answer (status 400 and up).
 type ErrorResponse struct {
 	Error string `json:"error"`
