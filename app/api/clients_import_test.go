@@ -528,6 +528,13 @@ func TestImportRemote(t *testing.T) {
     "--header", "authorization:${AUTH}", "--header", "x-team: platform"], "env": {"AUTH": "Bearer lin_api_s3cret0123456789"}},
   "stripe": {"command": "npx", "args": ["-y", "mcp-remote", "https://mcp.stripe.com", "--header", "Authorization:Bearer rk_live_s3cret"]}
 }}`)
+	replacing, err := e.client.PlanImport(ctx, "claude-desktop", "", wire.ImportRequest{Replace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(replacing.Diff, `-  "stripe"`) || strings.Contains(replacing.Diff, "rk_live_s3cret") || strings.Contains(replacing.Diff, "lin_api_s3cret") {
+		t.Errorf("the diff of replacing the mcp-remote entries shows a secret, or not the entries:\n%s", replacing.Diff)
+	}
 	p2, err := e.client.PlanImport(ctx, "claude-desktop", "", wire.ImportRequest{})
 	if err != nil {
 		t.Fatal(err)
