@@ -181,3 +181,19 @@ func TestMergeImportsRemote(t *testing.T) {
 		t.Errorf("MergeImports (-want +got):\n%s", d)
 	}
 }
+
+// The fields only import reads do not change an entry's fingerprint: an
+// ownership record written before they existed still names the entry.
+func TestFingerprintWithoutImportFields(t *testing.T) {
+	plain := Entry{Name: "switchboard", URL: testURL, Headers: map[string]string{"Authorization": "Bearer " + testToken}}
+	read := plain
+	read.Type, read.URLKey, read.EnvHeaders, read.BearerTokenEnv = "http", "url", map[string]string{"X": "Y"}, "T"
+	if fingerprint(read) != fingerprint(plain) {
+		t.Error("the import fields change the fingerprint")
+	}
+	// What the version before import read them computed for this entry
+	// (the hash of {"Name":"","Command":"",…,"Headers":{…}}).
+	if got, want := fingerprint(plain), "6c0d88919e3803ebd7cbce0bdde52b0e"; got != want {
+		t.Errorf("fingerprint %s, want %s as earlier versions recorded it", got, want)
+	}
+}

@@ -50,8 +50,13 @@ type ownership struct {
 
 // fingerprint identifies what an entry holds, whatever the file's syntax
 // or layout: the hash of the entry read back from the file.
+//
+// The fields import reads (Type, URLKey, EnvHeaders, BearerTokenEnv) are
+// left out, as they were before import read them: the records written by
+// earlier versions keep matching the entries they name.
 func fingerprint(e Entry) string {
 	e.Name = ""
+	e.Type, e.URLKey, e.EnvHeaders, e.BearerTokenEnv = "", "", nil, ""
 	b, _ := json.Marshal(e) // maps are written sorted
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:16])
