@@ -176,6 +176,10 @@ export interface ClientEntry {
   Cwd?: string;
   URL?: string;
   Headers?: Record<string, string> | null;
+  Type?: string;
+  URLKey?: string;
+  EnvHeaders?: Record<string, string>;
+  BearerTokenEnv?: string;
 }
 
 export interface ClientView {
