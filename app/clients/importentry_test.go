@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -196,4 +198,81 @@ func TestFingerprintWithoutImportFields(t *testing.T) {
 	if got, want := fingerprint(plain), "6c0d88919e3803ebd7cbce0bdde52b0e"; got != want {
 		t.Errorf("fingerprint %s, want %s as earlier versions recorded it", got, want)
 	}
+}
+
+// FuzzEntriesToImport reads a client's file (any client, any bytes) and
+// checks what import makes of it: every entry is imported or skipped,
+// once; a remote server has a known transport, no command, and no
+// reference left in its headers; a stdio server has no URL.
+func FuzzEntriesToImport(f *testing.F) {
+	f.Add([]byte(`{"mcpServers":{"a":{"type":"http","url":"https://a.example/mcp","headers":{"Authorization":"Bearer ${T}"}}}}`), uint8(0))
+	f.Add([]byte(`{"mcpServers":{"r":{"command":"npx","args":["-y","mcp-remote@1","https://a.example/sse","--header","K:${V:-d}","--transport","sse-only"],"env":{"V":"v"}}}}`), uint8(1))
+	f.Add([]byte(`{"mcpServers":{"g":{"httpUrl":"https://g.example/mcp"},"s":{"url":"https://s.example/sse","headers":{"X":"${env:}"}}}}`), uint8(2))
+	f.Add([]byte("[mcp_servers.f]\nurl = \"https://f.example/mcp\"\nbearer_token_env_var = \"T\"\nenv_http_headers = { X = \"U\" }\n"), uint8(3))
+	f.Add([]byte("mcpServers:\n  - name: d\n    type: streamable-http\n    url: https://d.example/mcp\n    requestOptions:\n      headers:\n        A: ${{ secrets.A }}\n"), uint8(4))
+	ids := []string{"claude-code", "claude-desktop", "gemini-cli", "codex", "continue", "vscode", "cline", "windsurf"}
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		if len(data) > 64<<10 {
+			return
+		}
+		c := mustLookup(t, ids[int(which)%len(ids)])
+		env := Env{GOOS: "linux", Home: t.TempDir(), Workspace: t.TempDir()}
+		writeConfig(t, c, env, data)
+		entries, err := Read(c, env)
+		if err != nil {
+			return
+		}
+		lookup := func(name string) (string, bool) { return "v-" + name, len(name)%2 == 0 }
+		imports, skipped := EntriesToImport(c, entries, testURL, lookup)
+		seen := map[string]int{}
+		for _, ie := range imports {
+			seen[ie.Name]++
+			if ie.Remote() {
+				if ie.Command != "" || !slices.Contains([]string{TransportAuto, TransportStreamableHTTP, TransportSSE}, ie.Transport) {
+					t.Errorf("remote %q: command %q, transport %q", ie.Name, ie.Command, ie.Transport)
+				}
+				for _, h := range ie.Headers {
+					if refPattern.MatchString(h.Value) && !refPattern.MatchString(rawHeader(entries, ie.Name, h.Name)) {
+						t.Errorf("remote %q header %s: a reference appeared: %q", ie.Name, h.Name, h.Value)
+					}
+				}
+			} else if ie.Command == "" {
+				t.Errorf("%q imported with neither a command nor a URL", ie.Name)
+			}
+		}
+		for _, s := range skipped {
+			seen[s.Name]++
+			if s.Reason == "" {
+				t.Errorf("%q skipped without a reason", s.Name)
+			}
+		}
+		for _, e := range entries {
+			seen[e.Name]--
+		}
+		for name, n := range seen {
+			if n != 0 {
+				t.Errorf("entry %q imported or skipped %+d times too many", name, n)
+			}
+		}
+	})
+}
+
+// rawHeader is the header as the file spells it, for the fuzz check: a
+// value that resolved to text holding "${…}" came from such text.
+func rawHeader(entries []Entry, name, header string) string {
+	var all strings.Builder
+	for _, e := range entries {
+		if e.Name == name {
+			for _, v := range e.Headers {
+				all.WriteString(v)
+			}
+			for _, a := range e.Args {
+				all.WriteString(a)
+			}
+			for _, v := range e.Env {
+				all.WriteString(v)
+			}
+		}
+	}
+	return all.String()
 }
