@@ -225,9 +225,13 @@ func (s *SignIn) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		return err
 	}
 	ts := s.ts
+	reason := ReasonFirstUse
+	if s.status.State == StateNeedsSignIn && s.status.Reason != "" {
+		reason = s.status.Reason // signed out, refused: still the reason
+	}
 	s.mu.Unlock()
 	if ts == nil {
-		return s.dropTokens(nil, ReasonFirstUse)
+		return s.dropTokens(nil, reason)
 	}
 	return s.refreshAfter401(ctx, ts, strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer "))
 }
@@ -399,6 +403,7 @@ func (s *SignIn) cancelLogin(cause error) {
 // captured is what the go-sdk's handler hands over at the end of a sign-in.
 type captured struct {
 	cfg *oauth2.Config
+	src oauth2.TokenSource
 	tok *oauth2.Token
 }
 
@@ -465,8 +470,13 @@ func (s *SignIn) authorize(ctx context.Context, ch *challenge) error {
 	}
 	resp := &http.Response{StatusCode: ch.status, Header: ch.header.Clone(), Body: http.NoBody, Request: req}
 	err = h.Authorize(ctx, req, resp)
-	if err == nil && got.tok == nil {
+	if err == nil && got.src == nil {
 		err = errors.New("the authorization server gave no token")
+	}
+	if err == nil {
+		// The handler may have used (and so refreshed and rotated) the
+		// token already: the source holds the current one.
+		got.tok, err = got.src.Token()
 	}
 	if err == nil {
 		err = s.signedIn(got, meta)
@@ -511,8 +521,8 @@ func (s *SignIn) newHandler(fetch auth.AuthorizationCodeFetcher, meta *metadataR
 		// what was granted before.
 		ScopeFilter: func(discovered []string) []string { return unionScopes(granted, discovered) },
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
-			got.cfg, got.tok = c, t
-			return c.TokenSource(ctx, t), nil
+			got.cfg, got.src = c, c.TokenSource(ctx, t)
+			return got.src, nil
 		},
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
 			Metadata: &oauthex.ClientRegistrationMetadata{

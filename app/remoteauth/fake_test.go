@@ -1,0 +1,291 @@
+package remoteauth_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// fakeRemote is a remote MCP server behind OAuth on one loopback listener:
+// the resource (/mcp streamable HTTP, /sse the legacy transport, both with
+// the go-sdk's RequireBearerToken and protected-resource metadata) and its
+// authorization server (metadata, /register, /authorize, /token with the
+// code and refresh grants, /revoke). Tokens are random; the fake remembers
+// every value it handed out so that a test can look for them in logs.
+type fakeRemote struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu           sync.Mutex
+	hold         bool // /authorize shows a page instead of redirecting (a user who does nothing)
+	revocation   bool // the metadata lists a revocation endpoint
+	refuse       bool // the token endpoint refuses refresh tokens
+	access       map[string]time.Time
+	refresh      map[string]bool
+	codes        map[string]string // code → redirect_uri
+	secrets      []string          // every token, code, client secret and state handed out or seen
+	counts       map[string]int    // requests by endpoint
+	revoked      []string          // token_type_hints of revocations
+	accessTTL    time.Duration
+	mcpRequests  int
+	clientSecret string
+}
+
+func newFakeRemote(t *testing.T) *fakeRemote {
+	t.Helper()
+	f := &fakeRemote{t: t, access: map[string]time.Time{}, refresh: map[string]bool{}, codes: map[string]string{},
+		counts: map[string]int{}, revocation: true, accessTTL: time.Hour}
+	mux := http.NewServeMux()
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "fake-remote", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "echo", Description: "echoes"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	// Sessions whose client could not say goodbye (its token was refused)
+	// are closed here, before the listener.
+	t.Cleanup(func() {
+		for ss := range server.Sessions() {
+			ss.Close()
+		}
+	})
+	protect := auth.RequireBearerToken(f.verify, &auth.RequireBearerTokenOptions{
+		ResourceMetadataURL: f.srv.URL + "/.well-known/oauth-protected-resource/mcp",
+	})
+	mux.Handle("/mcp", f.counted("mcp", protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))))
+	mux.Handle("/sse", f.counted("mcp", protect(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil))))
+	for _, res := range []string{"mcp", "sse"} {
+		mux.Handle("/.well-known/oauth-protected-resource/"+res, f.counted("prm", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource: f.srv.URL + "/" + res, AuthorizationServers: []string{f.srv.URL}, ScopesSupported: []string{"tools"},
+		})))
+	}
+	mux.Handle("/.well-known/oauth-authorization-server", f.counted("asm", http.HandlerFunc(f.metadata)))
+	mux.Handle("/register", f.counted("register", http.HandlerFunc(f.register)))
+	mux.Handle("/authorize", f.counted("authorize", http.HandlerFunc(f.authorize)))
+	mux.Handle("/token", f.counted("token", http.HandlerFunc(f.token)))
+	mux.Handle("/revoke", f.counted("revoke", http.HandlerFunc(f.revoke)))
+	return f
+}
+
+func (f *fakeRemote) url(path string) string { return f.srv.URL + path }
+
+func (f *fakeRemote) counted(name string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.counts[name]++
+		f.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (f *fakeRemote) count(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counts[name]
+}
+
+func (f *fakeRemote) totalRequests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.counts {
+		n += c
+	}
+	return n
+}
+
+func (f *fakeRemote) set(change func(f *fakeRemote)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(f)
+}
+
+// forgetAccess invalidates every access token, as a server that restarted
+// or rotated its keys would: the next call gets a 401.
+func (f *fakeRemote) forgetAccess() {
+	f.set(func(f *fakeRemote) { clear(f.access) })
+}
+
+func (f *fakeRemote) seen() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.secrets...)
+}
+
+func (f *fakeRemote) newValue(prefix string) string {
+	v := prefix + rand.Text()
+	f.secrets = append(f.secrets, v)
+	return v
+}
+
+func (f *fakeRemote) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	exp, ok := f.access[token]
+	if !ok {
+		return nil, fmt.Errorf("unknown token: %w", auth.ErrInvalidToken)
+	}
+	return &auth.TokenInfo{Scopes: []string{"tools"}, Expiration: exp}, nil
+}
+
+func (f *fakeRemote) metadata(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	meta := map[string]any{
+		"issuer": f.srv.URL, "authorization_endpoint": f.srv.URL + "/authorize", "token_endpoint": f.srv.URL + "/token",
+		"registration_endpoint": f.srv.URL + "/register", "response_types_supported": []string{"code"},
+		"code_challenge_methods_supported": []string{"S256"}, "scopes_supported": []string{"tools", "offline_access"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_post"},
+	}
+	if f.revocation {
+		meta["revocation_endpoint"] = f.srv.URL + "/revoke"
+	}
+	f.mu.Unlock()
+	writeJSON(w, http.StatusOK, meta)
+}
+
+func (f *fakeRemote) register(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RedirectURIs []string `json:"redirect_uris"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.RedirectURIs) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
+		return
+	}
+	f.mu.Lock()
+	f.clientSecret = f.newValue("cs-")
+	secret := f.clientSecret
+	f.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"client_id": "client-1", "client_secret": secret,
+		"redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "client_secret_post"})
+}
+
+func (f *fakeRemote) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("resource") != f.srv.URL+"/mcp" && q.Get("resource") != f.srv.URL+"/sse" {
+		http.Error(w, "want PKCE S256 and the resource", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	hold := f.hold && q.Get("approve") != "1"
+	f.secrets = append(f.secrets, q.Get("state"))
+	code := f.newValue("code-")
+	f.codes[code] = q.Get("redirect_uri")
+	f.mu.Unlock()
+	if hold {
+		fmt.Fprintln(w, "<p>Sign in to the fake remote</p>")
+		return
+	}
+	back, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil {
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	bq := back.Query()
+	bq.Set("code", code)
+	bq.Set("state", q.Get("state"))
+	back.RawQuery = bq.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+func (f *fakeRemote) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r.PostForm.Get("client_secret") != f.clientSecret {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		code := r.PostForm.Get("code")
+		if _, ok := f.codes[code]; !ok || r.PostForm.Get("code_verifier") == "" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
+		delete(f.codes, code)
+		f.counts["token:code"]++
+	case "refresh_token":
+		f.counts["token:refresh"]++
+		rt := r.PostForm.Get("refresh_token")
+		if f.refuse || !f.refresh[rt] {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "refresh token expired"})
+			return
+		}
+		delete(f.refresh, rt) // rotated
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
+		return
+	}
+	at, rt := f.newValue("at-"), f.newValue("rt-")
+	f.access[at] = time.Now().Add(f.accessTTL)
+	f.refresh[rt] = true
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt,
+		"expires_in": int(f.accessTTL.Seconds()), "scope": "tools offline_access"})
+}
+
+func (f *fakeRemote) revoke(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil || r.PostForm.Get("client_id") != "client-1" {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tok := r.PostForm.Get("token")
+	delete(f.access, tok)
+	delete(f.refresh, tok)
+	f.revoked = append(f.revoked, r.PostForm.Get("token_type_hint"))
+	w.WriteHeader(http.StatusOK)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+// recordingBrowser keeps the links it is asked to open and opens none: a
+// user who has not acted yet.
+type recordingBrowser struct {
+	mu    sync.Mutex
+	links []string
+}
+
+func (b *recordingBrowser) Open(_ context.Context, link string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.links = append(b.links, link)
+	return nil
+}
+
+func (b *recordingBrowser) opened() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.links...)
+}
+
+func hasAny(s string, values []string) string {
+	for _, v := range values {
+		if v != "" && strings.Contains(s, v) {
+			return v
+		}
+	}
+	return ""
+}
