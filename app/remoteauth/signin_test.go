@@ -142,8 +142,11 @@ func TestSignInPersistsAcrossRestart(t *testing.T) {
 	for _, k := range []string{"prm", "asm", "register", "authorize", "token"} {
 		counts[k] = f.count(k)
 	}
-	t.Logf("a sign-in cost %d requests to the remote (%v; after the 401 that started it), plus 1 to Switchboard's callback",
-		f.totalRequests()-before, counts)
+	t.Logf("a sign-in cost %d requests to the remote and its authorization server (%v), "+
+		"besides the request that got the 401 and its retry, plus 1 to Switchboard's callback", f.totalRequests()-before, counts)
+	if n := f.totalRequests() - before; n != 5 {
+		t.Errorf("a sign-in cost %d requests, want 5 (metadata of the resource and of its server, registration, authorize, token)", n)
+	}
 	if st := si.Status(); st.State != remoteauth.StateSignedIn {
 		t.Fatalf("status after sign-in: %+v", st)
 	}
