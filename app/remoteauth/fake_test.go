@@ -1,13 +1,16 @@
 package remoteauth_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,15 +32,16 @@ type fakeRemote struct {
 	srv *httptest.Server
 
 	mu           sync.Mutex
-	hold         bool // /authorize shows a page instead of redirecting (a user who does nothing)
-	revocation   bool // the metadata lists a revocation endpoint
-	refuse       bool // the token endpoint refuses refresh tokens
-	access       map[string]time.Time
-	refresh      map[string]bool
-	codes        map[string]string // code → redirect_uri
-	secrets      []string          // every token, code, client secret and state handed out or seen
-	counts       map[string]int    // requests by endpoint, and token requests by grant ("token:refresh")
-	revoked      []string          // token_type_hints of revocations
+	hold         bool             // /authorize shows a page instead of redirecting (a user who does nothing)
+	revocation   bool             // the metadata lists a revocation endpoint
+	refuse       bool             // the token endpoint refuses refresh tokens
+	access       map[string]grant // access token → what it allows
+	refresh      map[string]grant
+	codes        map[string]grant
+	scopeAsked   []string       // the scope parameter of each authorize request
+	secrets      []string       // every token, code, client secret and state handed out or seen
+	counts       map[string]int // requests by endpoint, and token requests by grant ("token:refresh")
+	revoked      []string       // token_type_hints of revocations
 	accessTTL    time.Duration
 	mcpRequests  int
 	clientSecret string
@@ -45,13 +49,16 @@ type fakeRemote struct {
 
 func newFakeRemote(t *testing.T) *fakeRemote {
 	t.Helper()
-	f := &fakeRemote{t: t, access: map[string]time.Time{}, refresh: map[string]bool{}, codes: map[string]string{},
+	f := &fakeRemote{t: t, access: map[string]grant{}, refresh: map[string]grant{}, codes: map[string]grant{},
 		counts: map[string]int{}, revocation: true, accessTTL: time.Hour}
 	mux := http.NewServeMux()
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "fake-remote", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "admin", Description: "needs the admin scope"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "admin"}}}, nil, nil
+	})
 	mcp.AddTool(server, &mcp.Tool{Name: "echo", Description: "echoes"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
 		Text string `json:"text"`
 	}) (*mcp.CallToolResult, any, error) {
@@ -67,7 +74,7 @@ func newFakeRemote(t *testing.T) *fakeRemote {
 	protect := auth.RequireBearerToken(f.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: f.srv.URL + "/.well-known/oauth-protected-resource/mcp",
 	})
-	mux.Handle("/mcp", f.counted("mcp", protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))))
+	mux.Handle("/mcp", f.counted("mcp", protect(requireAdminScope(f.srv.URL, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)))))
 	mux.Handle("/sse", f.counted("mcp", protect(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil))))
 	for _, res := range []string{"mcp", "sse"} {
 		mux.Handle("/.well-known/oauth-protected-resource/"+res, f.counted("prm", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
@@ -138,11 +145,11 @@ func (f *fakeRemote) newValue(prefix string) string {
 func (f *fakeRemote) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	exp, ok := f.access[token]
+	g, ok := f.access[token]
 	if !ok {
 		return nil, fmt.Errorf("unknown token: %w", auth.ErrInvalidToken)
 	}
-	return &auth.TokenInfo{Scopes: []string{"tools"}, Expiration: exp}, nil
+	return &auth.TokenInfo{Scopes: g.scopes, Expiration: g.expiry}, nil
 }
 
 func (f *fakeRemote) metadata(w http.ResponseWriter, r *http.Request) {
@@ -185,8 +192,9 @@ func (f *fakeRemote) authorize(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	hold := f.hold && q.Get("approve") != "1"
 	f.secrets = append(f.secrets, q.Get("state"))
+	f.scopeAsked = append(f.scopeAsked, q.Get("scope"))
 	code := f.newValue("code-")
-	f.codes[code] = q.Get("redirect_uri")
+	f.codes[code] = grant{scopes: strings.Fields(q.Get("scope"))}
 	f.mu.Unlock()
 	if hold {
 		fmt.Fprintln(w, "<p>Sign in to the fake remote</p>")
@@ -215,10 +223,12 @@ func (f *fakeRemote) token(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 		return
 	}
+	var g grant
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		code := r.PostForm.Get("code")
-		if _, ok := f.codes[code]; !ok || r.PostForm.Get("code_verifier") == "" {
+		var ok bool
+		if g, ok = f.codes[code]; !ok || r.PostForm.Get("code_verifier") == "" {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
@@ -227,7 +237,8 @@ func (f *fakeRemote) token(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		f.counts["token:refresh"]++
 		rt := r.PostForm.Get("refresh_token")
-		if f.refuse || !f.refresh[rt] {
+		var ok bool
+		if g, ok = f.refresh[rt]; f.refuse || !ok {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "refresh token expired"})
 			return
 		}
@@ -237,10 +248,11 @@ func (f *fakeRemote) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	at, rt := f.newValue("at-"), f.newValue("rt-")
-	f.access[at] = time.Now().Add(f.accessTTL)
-	f.refresh[rt] = true
+	g.expiry = time.Now().Add(f.accessTTL)
+	f.access[at] = g
+	f.refresh[rt] = g
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": rt,
-		"expires_in": int(f.accessTTL.Seconds()), "scope": "tools offline_access"})
+		"expires_in": int(f.accessTTL.Seconds()), "scope": strings.Join(g.scopes, " ")})
 }
 
 func (f *fakeRemote) revoke(w http.ResponseWriter, r *http.Request) {
@@ -255,6 +267,41 @@ func (f *fakeRemote) revoke(w http.ResponseWriter, r *http.Request) {
 	delete(f.refresh, tok)
 	f.revoked = append(f.revoked, r.PostForm.Get("token_type_hint"))
 	w.WriteHeader(http.StatusOK)
+}
+
+// grant is what a code or token allows.
+type grant struct {
+	scopes []string
+	expiry time.Time
+}
+
+// requireAdminScope answers a tools/call of the tool "admin" with a token
+// that lacks the admin scope with 403 insufficient_scope, as a server that
+// asks for a step-up does.
+func requireAdminScope(base string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "read", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		if info := auth.TokenInfoFromContext(r.Context()); msg.Method == "tools/call" && msg.Params.Name == "admin" &&
+			info != nil && !slices.Contains(info.Scopes, "admin") {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="admin", resource_metadata="`+
+				base+`/.well-known/oauth-protected-resource/mcp"`)
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

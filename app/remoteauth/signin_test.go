@@ -27,6 +27,7 @@ import (
 type daemon struct {
 	t       *testing.T
 	dir     string
+	addr    string
 	store   *secrets.Store
 	m       *remoteauth.Manager
 	srv     *http.Server
@@ -53,13 +54,27 @@ func (s *syncBuffer) String() string {
 
 func startDaemon(t *testing.T, dir string, browser remoteauth.Browser, timeout time.Duration) *daemon {
 	t.Helper()
+	return startDaemonAt(t, "127.0.0.1:0", dir, browser, timeout)
+}
+
+// restart stops d and starts another over the same directory and address,
+// as the daemon's next run (on its configured port) would.
+func (d *daemon) restart() *daemon {
+	d.t.Helper()
+	addr := d.addr
+	d.srv.Close()
+	return startDaemonAt(d.t, addr, d.dir, d.browser, 10*time.Second)
+}
+
+func startDaemonAt(t *testing.T, addr, dir string, browser remoteauth.Browser, timeout time.Duration) *daemon {
+	t.Helper()
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	store, err := secrets.Open(context.Background(), secrets.Options{Dir: dir, NoKeychain: true, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +87,7 @@ func startDaemon(t *testing.T, dir string, browser remoteauth.Browser, timeout t
 	}
 	mux := http.NewServeMux()
 	mux.Handle(remoteauth.CallbackPath, m.Callback())
-	d := &daemon{t: t, dir: dir, store: store, m: m, logs: logs, browser: browser,
+	d := &daemon{t: t, dir: dir, addr: ln.Addr().String(), store: store, m: m, logs: logs, browser: browser,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
 	go d.srv.Serve(ln)
 	t.Cleanup(func() { d.srv.Close() })
@@ -511,5 +526,47 @@ func TestCallback(t *testing.T) {
 	}
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "refused the sign-in: access_denied") {
 		t.Errorf("Login: %v, want the authorization server's refusal", err)
+	}
+}
+
+// TestStepUpAfterRestart: a call answered 403 insufficient_scope fails at
+// once (scope needed, naming the scope) while other calls keep working;
+// the step-up sign-in, after a restart, asks for the scopes granted before
+// plus the new one, and the call then works.
+func TestStepUpAfterRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := newFakeRemote(t)
+	d, _, first := signedIn(ctx, t, f)
+	first.Close()
+
+	si := d.restart().signIn(f, "/mcp")
+	cs, err := connect(ctx, f, si)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, err = testutil.CallText(ctx, cs, "admin", nil)
+	wantNeedsSignIn(t, err, remoteauth.ReasonScopeNeeded)
+	if st := si.Status(); st.Reason != remoteauth.ReasonScopeNeeded || st.Scope != "admin" {
+		t.Errorf("status: %+v", st)
+	}
+	if err := callEcho(ctx, t, cs, "still works"); err != nil {
+		t.Errorf("a call that needs no more scope: %v", err)
+	}
+	if err := si.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	asked := f.scopeAsked[len(f.scopeAsked)-1]
+	f.mu.Unlock()
+	if asked != "tools offline_access admin" {
+		t.Errorf("the step-up asked for scope %q, want the granted ones and admin", asked)
+	}
+	if got, err := testutil.CallText(ctx, cs, "admin", nil); err != nil || got != "admin" {
+		t.Errorf("admin after the step-up: %q %v", got, err)
+	}
+	if n := f.count("register"); n != 1 {
+		t.Errorf("registered %d times, want 1 (the client is kept)", n)
 	}
 }
