@@ -481,8 +481,10 @@ func (s *SignIn) authorize(ctx context.Context, ch *challenge) error {
 	if err == nil {
 		err = s.signedIn(got, meta)
 	}
-	if err != nil && reusedClient {
-		s.forgetClient() // the server may have forgotten it: register again next time
+	if err != nil && reusedClient && ctx.Err() == nil {
+		// Refused by the server, not abandoned by the user: the server may
+		// have forgotten the client, so the next sign-in registers again.
+		s.forgetClient()
 	}
 	if pend != nil {
 		s.m.finishPending(pendState, pend, err)

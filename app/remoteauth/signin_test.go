@@ -570,3 +570,30 @@ func TestStepUpAfterRestart(t *testing.T) {
 		t.Errorf("registered %d times, want 1 (the client is kept)", n)
 	}
 }
+
+// TestPreRegisteredClient: with a client id the user registered, the
+// sign-in does not register one (4 requests instead of 5).
+func TestPreRegisteredClient(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := newFakeRemote(t)
+	d := startDaemon(t, t.TempDir(), remoteauth.FollowRedirects{}, 10*time.Second)
+	si, err := d.m.Server("linear", f.url("/mcp"), remoteauth.Registration{ClientID: "client-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := si.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count("register"); n != 0 {
+		t.Errorf("registered %d times with a pre-registered client", n)
+	}
+	cs, err := connect(ctx, f, si)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := callEcho(ctx, t, cs, "pre"); err != nil {
+		t.Fatal(err)
+	}
+}
