@@ -36,7 +36,7 @@ func (s *Server) addRemote(r *http.Request) (wire.ServerView, error) {
 	if req.URL == "" {
 		return wire.ServerView{}, errorf(http.StatusBadRequest, `invalid request body: "url" is missing`)
 	}
-	sc := config.Server{URL: req.URL, Headers: req.Headers, Transport: req.Transport}
+	sc := config.Server{URL: req.URL, Headers: req.Headers, Transport: req.Transport, Enabled: req.Enabled}
 	for h := range req.SecretHeaders {
 		if sc.SecretHeaders == nil {
 			sc.SecretHeaders = map[string]string{}

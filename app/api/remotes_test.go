@@ -21,8 +21,8 @@ func TestAddRemote(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(v.Config)
-	if want := `{"url":"https://mcp.linear.app/mcp","headers":{"X-Team":"platform"},"secretHeaders":{"Authorization":"Authorization"},` +
-		`"transport":"streamable-http"}`; string(got) != want {
+	if want := `{"url":"https://mcp.linear.app/mcp","transport":"streamable-http",` +
+		`"headers":{"X-Team":"platform"},"secretHeaders":{"Authorization":"Authorization"}}`; string(got) != want {
 		t.Errorf("config in the answer:\n got  %s\n want %s", got, want)
 	}
 	sc := e.cfg.Current().Servers["linear"]

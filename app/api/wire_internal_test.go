@@ -143,7 +143,7 @@ func TestServerConfigOnTheWire(t *testing.T) {
 	}
 
 	// The zero entry, and null.
-	if got, _ := json.Marshal(serverConfig(config.Server{})); string(got) != `{}` {
+	if got, _ := json.Marshal(serverConfig(config.Server{})); string(got) != `{"command":""}` {
 		t.Errorf("zero entry: %s", got)
 	}
 	kept := wire.ServerConfig{Command: "x"}

@@ -175,8 +175,8 @@ func TestAPIResponseShapes(t *testing.T) {
 	server := str(inst, "server")
 	call("GET", "/api/v1/servers/"+server+"/update", "/api/v1/servers/{name}/update", "", 200)
 	call("POST", "/api/v1/servers/"+server+"/uninstall", "/api/v1/servers/{name}/uninstall", `{}`, 200)
-	call("POST", "/api/v1/remotes", "", `{"name":"remote","url":"https://mcp.example.com/mcp","headers":{"X-Team":"a"},`+
-		`"secretHeaders":{"Authorization":"Bearer x"},"transport":"sse"}`, 201)
+	call("POST", "/api/v1/remotes", "", `{"name":"remote","url":"http://`+closedLoopbackPort(t)+`/mcp","headers":{"X-Team":"a"},`+
+		`"secretHeaders":{"Authorization":"Bearer x"},"transport":"sse","enabled":false}`, 201)
 	call("POST", "/api/v1/servers/remote/uninstall", "/api/v1/servers/{name}/uninstall", `{}`, 200)
 
 	call("GET", "/api/v1/settings", "", "", 200)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,24 +25,27 @@ func TestRemoteServersIn(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home)
 	d := startDaemon(t, home)
+	// The daemon connects to the servers it is given: they are on this
+	// machine, at a port nothing listens on (tests reach only loopback).
+	remote := "http://" + closedLoopbackPort(t)
 
 	claudeCode := filepath.Join(d.userHome, ".claude.json")
-	if err := os.WriteFile(claudeCode, []byte(`{
+	if err := os.WriteFile(claudeCode, []byte(strings.ReplaceAll(`{
   "numStartups": 12,
   "mcpServers": {
-    "linear": {"type": "http", "url": "https://mcp.linear.app/mcp",
+    "linear": {"type": "http", "url": "REMOTE/mcp",
       "headers": {"Authorization": "Bearer ${SB_E2E_LINEAR_KEY}", "X-Team": "platform"}},
-    "sentry": {"type": "sse", "url": "https://mcp.sentry.dev/sse"},
-    "vault": {"type": "http", "url": "https://vault.example.com/mcp", "headers": {"Authorization": "Bearer ${SB_E2E_UNSET}"}}
+    "sentry": {"type": "sse", "url": "REMOTE/sse"},
+    "vault": {"type": "http", "url": "REMOTE/vault", "headers": {"Authorization": "Bearer ${SB_E2E_UNSET}"}}
   }
 }
-`), 0o600); err != nil {
+`, "REMOTE", remote)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut := cli(t, home, "clients", "import", "claude-code")
 	for _, want := range []string{
-		`+ linear: added as "linear" (remote, streamable-http, https://mcp.linear.app/mcp); secret headers to the secret store: Authorization`,
-		`+ sentry: added as "sentry" (remote, sse, https://mcp.sentry.dev/sse)`,
+		`+ linear: added as "linear" (remote, streamable-http, ` + remote + `/mcp); secret headers to the secret store: Authorization`,
+		`+ sentry: added as "sentry" (remote, sse, ` + remote + `/sse)`,
 		"vault: left alone (header Authorization refers to $SB_E2E_UNSET, which is not set in Switchboard's environment",
 		"claude-code: 2 server(s) added to Switchboard",
 	} {
@@ -50,9 +54,9 @@ func TestRemoteServersIn(t *testing.T) {
 		}
 	}
 
-	code, out, errOut = cli(t, home, "install", "--url", "https://api.example.com/mcp", "--name", "example",
+	code, out, errOut = cli(t, home, "install", "--url", remote+"/example", "--name", "example",
 		"--header", "X-Region=eu", "--secret-header", "X-Api-Key="+byHand, "--transport", "sse")
-	if code != exitOK || !strings.Contains(out, "example: added remote server https://api.example.com/mcp (sse); secret headers in the secret store: X-Api-Key") {
+	if code != exitOK || !strings.Contains(out, "example: added remote server "+remote+"/example (sse); secret headers in the secret store: X-Api-Key") {
 		t.Fatalf("install --url: %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = cli(t, home, "install", "--url", "http://api.example.com/mcp", "--name", "plain")
@@ -77,11 +81,11 @@ func TestRemoteServersIn(t *testing.T) {
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if s := cfg.Servers["linear"]; s.URL != "https://mcp.linear.app/mcp" || s.Transport != "streamable-http" ||
+	if s := cfg.Servers["linear"]; s.URL != remote+"/mcp" || s.Transport != "streamable-http" ||
 		s.Headers["X-Team"] != "platform" || s.SecretHeaders["Authorization"] != "Authorization" || s.Command != "" {
 		t.Errorf("linear in config.json: %+v", s)
 	}
-	if s := cfg.Servers["example"]; s.URL != "https://api.example.com/mcp" || s.Transport != "sse" ||
+	if s := cfg.Servers["example"]; s.URL != remote+"/example" || s.Transport != "sse" ||
 		s.Headers["X-Region"] != "eu" || s.SecretHeaders["X-Api-Key"] != "X-Api-Key" {
 		t.Errorf("example in config.json: %+v", s)
 	}
@@ -95,7 +99,20 @@ func TestRemoteServersIn(t *testing.T) {
 		t.Errorf("the file secret store lacks the headers' values: %v", err)
 	}
 	code, out, _ = cli(t, home, "servers", "--json")
-	if code != exitOK || !strings.Contains(out, `"url": "https://mcp.linear.app/mcp"`) || strings.Contains(out, imported) || strings.Contains(out, byHand) {
+	if code != exitOK || !strings.Contains(out, `"url": "`+remote+`/mcp"`) || strings.Contains(out, imported) || strings.Contains(out, byHand) {
 		t.Errorf("servers --json: %d\n%s", code, out)
 	}
+}
+
+// closedLoopbackPort is a 127.0.0.1 address nothing listens on (a port
+// the system just gave and took back).
+func closedLoopbackPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }

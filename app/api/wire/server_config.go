@@ -28,14 +28,14 @@ type ServerConfig struct {
 	// URL is a remote server's MCP endpoint: https://, or http:// to a
 	// loopback address.
 	URL string `json:"url,omitempty"`
+	// Transport is "" or "auto" (streamable HTTP, falling back to
+	// HTTP+SSE), "streamable-http" or "sse".
+	Transport string `json:"transport,omitempty"`
 	// Headers are sent with every request to a remote server.
 	Headers map[string]string `json:"headers,omitempty"`
 	// SecretHeaders maps a header of a remote server to the name of the
 	// secret, in the secret store, that is its value.
 	SecretHeaders map[string]string `json:"secretHeaders,omitempty"`
-	// Transport is "" or "auto" (streamable HTTP, falling back to
-	// HTTP+SSE), "streamable-http" or "sse".
-	Transport string `json:"transport,omitempty"`
 	// Args are the command-line arguments, not including the program name.
 	Args []string `json:"args,omitempty"`
 	// Env holds extra environment variables for the process.

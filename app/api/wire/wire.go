@@ -172,6 +172,9 @@ type AddRemoteRequest struct {
 	SecretHeaders map[string]string `json:"secretHeaders,omitempty"`
 	// Transport is "" or "auto", "streamable-http" or "sse".
 	Transport string `json:"transport,omitempty"`
+	// Enabled false adds the server without connecting to it (the entry's
+	// "enabled": false); nil means enabled.
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
 // ErrorResponse is the body of every error answer (status 400 and up).
