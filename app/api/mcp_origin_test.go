@@ -160,3 +160,78 @@ func TestMCPRefusalsThroughProtect(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPRefusedFromHeaders: what the daemon's checks refuse on an MCP
+// endpoint before the gateway sees it (no token, a wrong one, a profile's
+// token elsewhere, a foreign Host or Origin, a body not JSON) is a
+// JSON-RPC error that names why, as the gateway's own refusals are; the
+// API's refusals keep the API's error body.
+func TestMCPRefusedFromHeaders(t *testing.T) {
+	e := newEnv(t)
+	srv := protectedGateway(t, e)
+	bound, err := e.tokens.Issue("cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.tokens.Bind("cursor", "coding"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, token, host, origin, contentType string
+		status                                 int
+		want                                   string
+	}{
+		{"no token", "", "", "", "application/json", 401, "missing token"},
+		{"a wrong token", "sb_wrong", "", "", "application/json", 401, "invalid token"},
+		{"a profile's token on /mcp", bound.Secret, "", "", "application/json", 403, `bound to profile "coding"`},
+		{"a foreign Host", e.token.Secret, "evil.example", "", "application/json", 403, "not a loopback address"},
+		{"a foreign Origin", e.token.Secret, "", "https://evil.example", "application/json", 403, "cross-origin request refused"},
+		{"a body not JSON", e.token.Secret, "", "", "text/plain", 415, "send the body as JSON"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			req.Header.Set("Content-Type", tt.contentType)
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var msg struct {
+				JSONRPC string `json:"jsonrpc"`
+				Error   struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&msg)
+			if resp.StatusCode != tt.status || err != nil || msg.JSONRPC != "2.0" || msg.Error.Code == 0 ||
+				!strings.Contains(msg.Error.Message, tt.want) || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+				t.Errorf("%d %s %+v (%v), want %d with a JSON-RPC error saying %q", resp.StatusCode, resp.Header.Get("Content-Type"), msg, err, tt.status, tt.want)
+			}
+		})
+	}
+	t.Run("the API keeps its error body", func(t *testing.T) {
+		resp, err := http.Get(e.srv.URL + "/api/v1/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != 401 {
+			t.Fatalf("%d %v", resp.StatusCode, err)
+		}
+		if msg, ok := body["error"].(string); !ok || !strings.Contains(msg, "missing token") {
+			t.Errorf("the API's 401: %v, want {\"error\": \"missing token ...\"}", body)
+		}
+	})
+}

@@ -70,6 +70,10 @@ type rpcError struct {
 // codeInvalidRequest is JSON-RPC's "Invalid Request".
 const codeInvalidRequest = -32600
 
+// codeServerError is the JSON-RPC code of an HTTP-level refusal (as the
+// gateway and the TypeScript SDK answer theirs).
+const codeServerError = -32000
+
 // ToolCounter counts the tools an MCP endpoint lists now: /mcp for profile
 // "", else /mcp/p/<profile>; ok is false for a profile the gateway does not
 // serve. *gateway.Gateway implements it; Options.Tools may.

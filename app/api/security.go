@@ -35,7 +35,7 @@ func (s *Server) secure(h http.Handler, api bool) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		dropBody(w, r)
-		writeError(w, http.StatusForbidden, "cross-origin request refused")
+		writeRefusal(w, r, http.StatusForbidden, "cross-origin request refused")
 	}))
 	return s.logRequests(checkHost(checkOrigin(fetchSite(cop, s.authenticate(requireJSON(h), api)))))
 }
@@ -80,7 +80,7 @@ func requireJSON(next http.Handler) http.Handler {
 					what = "Content-Type " + quote(ct)
 				}
 				dropBody(w, r)
-				writeError(w, http.StatusUnsupportedMediaType,
+				writeRefusal(w, r, http.StatusUnsupportedMediaType,
 					r.Method+" with "+what+" refused: send the body as JSON with Content-Type: application/json")
 				return
 			}
@@ -113,7 +113,7 @@ func checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if host, _ := splitHost(r.Host); !loopbackName(host) {
 			dropBody(w, r)
-			writeError(w, http.StatusForbidden, "request refused: Host "+quote(r.Host)+" is not a loopback address (127.0.0.1, [::1] or localhost)")
+			writeRefusal(w, r, http.StatusForbidden, "request refused: Host "+quote(r.Host)+" is not a loopback address (127.0.0.1, [::1] or localhost)")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -128,7 +128,7 @@ func checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !ownOrigin(origin, r.Host) {
 			dropBody(w, r)
-			writeError(w, http.StatusForbidden, "cross-origin request refused: Origin "+quote(origin)+" is not this server's")
+			writeRefusal(w, r, http.StatusForbidden, "cross-origin request refused: Origin "+quote(origin)+" is not this server's")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -159,7 +159,7 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 		refuse := func(status int, challenge, msg string) {
 			dropBody(w, r)
 			w.Header().Set("WWW-Authenticate", challenge)
-			writeError(w, status, msg)
+			writeRefusal(w, r, status, msg)
 		}
 		h := r.Header.Get("Authorization")
 		scheme, secret, _ := strings.Cut(h, " ")
@@ -218,6 +218,30 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 		ctx = context.WithValue(ctx, principalKey{}, principal{id: tok.ID, label: tok.Label, scope: tok.Scope})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// writeRefusal answers a request refused before its handler runs (its
+// Host, Origin, token or body type): on an MCP endpoint with a JSON-RPC
+// error, which MCP clients read and show (the gateway's own refusals are
+// JSON-RPC errors too), elsewhere with the API's error body.
+func writeRefusal(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if !isMCPPath(r.URL.Path) {
+		writeError(w, status, msg)
+		return
+	}
+	// Without an id: the request is not read.
+	writeJSON(w, status, rpcErrorResponse{JSONRPC: "2.0", Error: rpcError{Code: codeServerError, Message: msg}})
+}
+
+// isMCPPath reports whether path is one of the MCP endpoints (/mcp, /sse
+// and what is under them) that Protect guards.
+func isMCPPath(path string) bool {
+	for _, root := range []string{"/mcp", "/sse"} {
+		if rest, ok := strings.CutPrefix(path, root); ok && (rest == "" || rest[0] == '/') {
+			return true
+		}
+	}
+	return false
 }
 
 // refusedBodyGrace is how long a connection whose request was refused

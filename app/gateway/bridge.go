@@ -457,9 +457,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		reason = e.Error.Message
 	} else {
-		var e struct{ Error string }
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			reason = e.Error
+		if msg := refusalMessage(body); msg != "" {
+			reason = msg
 		}
 		if resp.StatusCode == http.StatusUnauthorized {
 			reason += " (the bridge's token was revoked, or is not this Switchboard's: " + reconnectHint + ")"
@@ -467,6 +466,25 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	b.refused.set(fmt.Errorf("%w: %s answered %s: %s", ErrRefused, r.URL.Redacted(), resp.Status, reason))
 	return resp, err
+}
+
+// refusalMessage is the message of the daemon's refusal body: a JSON-RPC
+// error (what the MCP endpoints answer), or the API's {"error": "..."}
+// (what a daemon before 2026-12 answered there); "" when it is neither.
+func refusalMessage(body []byte) string {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	var rpc struct{ Message string }
+	if json.Unmarshal(e.Error, &rpc) == nil && rpc.Message != "" {
+		return rpc.Message
+	}
+	var plain string
+	_ = json.Unmarshal(e.Error, &plain)
+	return plain
 }
 
 // reconnectHint says how a client whose token Switchboard refuses gets a
