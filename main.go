@@ -8,13 +8,16 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/cli"
 	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/confine"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
 var version = "dev"
 
 func main() {
-	// The supervisor's watchdog is this same binary, re-run.
+	// The supervisor's watchdog and its confining launcher are this same
+	// binary, re-run.
+	confine.RunIfRequested()
 	supervisor.RunReaperIfRequested()
 	os.Exit(cli.Run(version, os.Args[1:], os.Stdout, os.Stderr))
 }

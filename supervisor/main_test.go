@@ -15,12 +15,14 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/confine"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
 // TestMain re-runs this test binary as the test MCP server, or as the
 // reaper, when the environment asks for it.
 func TestMain(m *testing.M) {
+	confine.RunIfRequested()
 	testmcp.RunIfRequested()
 	supervisor.RunReaperIfRequested()
 	goleak.VerifyTestMain(m)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/supervisor/confine"
 )
 
 // A Pool runs the processes of one server.
@@ -39,7 +41,9 @@ type Pool struct {
 	nonProtocol atomic.Int64 // lines on stdout that were not JSON-RPC messages
 
 	// Owned by run.
-	spec        Spec
+	spec Spec
+	// confinement is what the last process started reported (run goroutine).
+	confinement *confine.Status
 	gen         int // bumped by update and restart; older processes retire
 	procs       []*proc
 	waiters     []*waiter
@@ -366,12 +370,19 @@ func (p *Pool) Status() PoolStatus {
 		st.State = p.state
 		st.Waiting = len(p.waiters)
 		st.Restarts = p.restarts
+		st.Confine = p.spec.Confine.Clone()
+		if p.spec.Confine != nil {
+			st.Confinement = p.confinement
+		}
 		if p.lastErr != nil {
 			st.LastError = p.lastErr.Error()
 		}
 		for _, pr := range p.procs {
 			ps := ProcessStatus{PID: pr.pid, State: pr.state.String(), Started: pr.started,
 				InFlight: pr.inFlight, Leased: pr.leased, Transport: string(pr.transport)}
+			if pr.pid != 0 { // set with the spawn report, after confinement
+				ps.Confinement = pr.confinement
+			}
 			if pr.state == procReady && pr.init != nil {
 				ps.Protocol = pr.init.ProtocolVersion
 				if si := pr.init.ServerInfo; si != nil {
@@ -420,6 +431,9 @@ func (p *Pool) handle(ev procEvent, now time.Time) {
 	switch ev.kind {
 	case procEventSpawned:
 		pr.pid, pr.started = pr.osPID, now
+		if pr.confinement != nil {
+			p.confinement = pr.confinement
+		}
 
 	case procEventReady:
 		if pr.state == procStarting {

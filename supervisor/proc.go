@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/supervisor/confine"
 )
 
 // procState is where a process is in its life, as the pool sees it.
@@ -41,9 +44,11 @@ type proc struct {
 	// Set by supervise before it reports procEventSpawned (osPID) or
 	// procEventReady (session, init), read-only afterwards. The pool reads
 	// them only after the report.
-	osPID   int
-	session *mcp.ClientSession
-	init    *mcp.InitializeResult
+	osPID int
+	// confinement is the launcher's report (nil: no policy).
+	confinement *confine.Status
+	session     *mcp.ClientSession
+	init        *mcp.InitializeResult
 	// transport is how a remote server's connection was made (remote.go);
 	// "" for a process.
 	transport RemoteTransport
@@ -163,6 +168,10 @@ func (pr *proc) run() error {
 	cmd.Dir = pr.spec.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	prepareGroup(cmd)
+	statusR, unconfined, err := pr.confine(cmd, path, pipe)
+	if err != nil {
+		return &StartError{Server: pr.spec.Name, Err: err}
+	}
 	if err := cmd.Start(); err != nil {
 		return &StartError{Server: pr.spec.Name, Err: err}
 	}
@@ -171,8 +180,22 @@ func (pr *proc) run() error {
 	stdinR.Close()
 	stdoutW.Close()
 	stderrW.Close()
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
 	pid := cmd.Process.Pid
 	pr.osPID = pid
+	pr.confinement = unconfined
+	if statusR != nil {
+		pr.confinement = readConfineStatus(statusR, pr.spec.StartTimeout)
+	}
+	if st := pr.confinement; st != nil {
+		level := slog.LevelInfo
+		if !st.Enforced {
+			level = slog.LevelWarn
+		}
+		s.logger.Log(context.Background(), level, "server confinement", "server", pr.spec.Name, "pid", pid, "confinement", st.String())
+	}
 	p.report(procEvent{proc: pr, kind: procEventSpawned})
 
 	exited := make(chan struct{})

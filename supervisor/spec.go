@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/switchboardhq/switchboard/supervisor/confine"
 )
 
 // Mode says how a pool shares its processes between client sessions.
@@ -54,6 +56,10 @@ type Spec struct {
 	// (remote.go): it has no Command, Args, Env or Dir, and a pool of at
 	// most one connection, shared.
 	Remote *RemoteSpec
+	// Confine, when set, is what the server may touch: each process is
+	// started through Options.Launcher, which enforces it before exec
+	// (see package confine). Nil runs the server unconfined.
+	Confine *confine.Policy
 }
 
 // DefaultStartTimeout is generous because the first start of a server under
@@ -101,6 +107,7 @@ func (s Spec) Validate() error {
 func (s Spec) withDefaults() Spec {
 	s.Args = slices.Clone(s.Args)
 	s.Env = maps.Clone(s.Env)
+	s.Confine = s.Confine.Clone()
 	if s.Pool.Mode == "" {
 		s.Pool.Mode = ModeShared
 	}
@@ -128,7 +135,7 @@ func (s Spec) withDefaults() Spec {
 func (a Spec) Equal(b Spec) bool {
 	return a.Name == b.Name && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
 		maps.Equal(a.Env, b.Env) && a.Dir == b.Dir && a.Pool == b.Pool && a.StartTimeout == b.StartTimeout &&
-		a.Remote.equal(b.Remote)
+		a.Remote.equal(b.Remote) && a.Confine.Equal(b.Confine)
 }
 
 // transport is the spec's transport with "" read as RemoteAuto; nil (a

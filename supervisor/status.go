@@ -1,6 +1,10 @@
 package supervisor
 
-import "time"
+import (
+	"time"
+
+	"github.com/switchboardhq/switchboard/supervisor/confine"
+)
 
 // State is a pool's state as a user sees it.
 type State string
@@ -90,6 +94,11 @@ type PoolStatus struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// Logs are the most recent lines of all processes, oldest first.
 	Logs []LogLine `json:"logs,omitempty"`
+	// Confine is the policy its processes run under; nil: unconfined.
+	Confine *confine.Policy `json:"confine,omitempty"`
+	// Confinement is whether the policy was in force in the last process
+	// started, and why not; nil before one started (or without a policy).
+	Confinement *confine.Status `json:"confinement,omitempty"`
 }
 
 // ProcessStatus is a snapshot of one OS process of a pool.
@@ -105,4 +114,6 @@ type ProcessStatus struct {
 	// (streamable-http, sse); "" for a process.
 	Transport string `json:"transport,omitempty"`
 	Usage     *Usage `json:"usage,omitempty"`
+	// Confinement is what the launcher reported for this process.
+	Confinement *confine.Status `json:"confinement,omitempty"`
 }

@@ -32,6 +32,11 @@ type Options struct {
 	// the daemon dies (see RunReaperIfRequested); typically
 	// []string{os.Executable()}. Nil: no reaper (Windows needs none).
 	Reaper []string
+	// Launcher is the command line of the confining launcher that starts a
+	// server whose Spec has a Confine policy (see confine.RunIfRequested);
+	// typically []string{os.Executable()}. Nil: such servers run
+	// unconfined, and their status says so.
+	Launcher []string
 	// NewClient makes the MCP client a pool uses toward its processes; the
 	// gateway sets it (with SetHooks) to forward server-to-client requests.
 	// Nil: a client

@@ -55,6 +55,9 @@ func runServer(o Options) int {
 	if o.AssumeURLElicitation {
 		server.AddReceivingMiddleware(assumeURLElicitation)
 	}
+	if o.Hostile {
+		addHostileTools(server)
+	}
 	err = server.Run(context.Background(), &idTransport{Transport: &mcp.StdioTransport{}, ids: ids})
 	status := 0
 	switch {

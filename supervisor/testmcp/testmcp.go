@@ -195,6 +195,10 @@ type Options struct {
 	// names are longer than the built-in ones (env
 	// SWITCHBOARD_TESTMCP_EXTRA_TOOLS, comma-separated).
 	ExtraTools []string
+	// Hostile adds the tools a compromised server would use: read_file,
+	// write_file, connect and udp_send (confinement tests; env
+	// SWITCHBOARD_TESTMCP_HOSTILE=1).
+	Hostile bool
 }
 
 // Env returns the environment entries ("K=V") that make a re-executed binary run the server, with opts.
@@ -219,6 +223,7 @@ func Env(opts Options) []string {
 		envEchoDesc + "=" + opts.EchoDescription,
 		envAssumeURL + "=" + flag(opts.AssumeURLElicitation),
 		envExtraTools + "=" + strings.Join(opts.ExtraTools, ","),
+		envHostile + "=" + flag(opts.Hostile),
 	}
 }
 
@@ -246,6 +251,7 @@ func optionsFromEnv() (Options, error) {
 		InitError:            os.Getenv(envInitError),
 		EchoDescription:      os.Getenv(envEchoDesc),
 		AssumeURLElicitation: envBool(envAssumeURL),
+		Hostile:              envBool(envHostile),
 	}
 	if s := os.Getenv(envExtraTools); s != "" {
 		o.ExtraTools = strings.Split(s, ",")

@@ -1,0 +1,116 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// devices every process may read and write (not ioctl).
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// enforce restricts this process (all its threads) to p. maxABI < 0 means
+// the kernel's ABI; otherwise the lower of the two.
+func enforce(p *Policy, maxABI int) (Status, error) {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return Status{Reason: fmt.Sprintf("the kernel has no Landlock (%v)", err)}, nil
+	}
+	if maxABI >= 0 && maxABI < abi {
+		abi = maxABI
+	}
+	if abi < 1 {
+		return Status{Reason: fmt.Sprintf("Landlock is not available (ABI capped at %d by %s)", abi, ABIEnv)}, nil
+	}
+	// V6 adds scoping: the server cannot signal the daemon or reach its
+	// abstract Unix sockets. BestEffort drops what an older kernel lacks,
+	// and Missing says what that was.
+	cfg := landlock.V6.BestEffort()
+	var missing []string
+	if abi < 3 {
+		missing = append(missing, "truncate (Landlock ABI < 3)")
+	}
+	if abi < 4 {
+		missing = append(missing, "network (Landlock ABI < 4: TCP is not restricted)")
+	}
+	if abi < 6 {
+		missing = append(missing, "signal and abstract-socket scoping (Landlock ABI < 6)")
+	}
+	missing = append(missing, "UDP and raw sockets (no socket filter yet)")
+	if p.Network {
+		missing = missing[:0:0]
+		if abi < 3 {
+			missing = append(missing, "truncate (Landlock ABI < 3)")
+		}
+		if abi < 6 {
+			missing = append(missing, "signal and abstract-socket scoping (Landlock ABI < 6)")
+		}
+	}
+	rules, err := pathRules(p)
+	if err != nil {
+		return Status{}, err
+	}
+	if p.Network {
+		// Landlock grants ports, it cannot refuse one: a server with
+		// network gets TCP unrestricted (two layers: paths, then scopes).
+		err = errors.Join(cfg.RestrictPaths(rules...), cfg.RestrictScoped())
+	} else {
+		err = cfg.Restrict(rules...)
+	}
+	if err != nil {
+		return Status{}, fmt.Errorf("applying Landlock: %w", err)
+	}
+	return Status{Enforced: true, Mechanism: fmt.Sprintf("landlock ABI %d", abi), Missing: missing}, nil
+}
+
+// pathRules turns p into Landlock rules: a directory grants everything
+// below it, a file only itself; a path that does not exist is skipped.
+func pathRules(p *Policy) ([]landlock.Rule, error) {
+	var rules []landlock.Rule
+	add := func(paths []string, write bool) error {
+		for _, path := range paths {
+			fi, err := os.Stat(path)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("policy path %s: %w", path, err)
+			}
+			switch {
+			case fi.IsDir() && write:
+				rules = append(rules, landlock.RWDirs(path))
+			case fi.IsDir():
+				rules = append(rules, landlock.RODirs(path))
+			case write:
+				rules = append(rules, landlock.RWFiles(path))
+			default:
+				rules = append(rules, landlock.ROFiles(path))
+			}
+		}
+		return nil
+	}
+	if err := add(p.Read, false); err != nil {
+		return nil, err
+	}
+	if err := add(p.Write, true); err != nil {
+		return nil, err
+	}
+	if err := add(devices, true); err != nil {
+		return nil, err
+	}
+	return rules, nil
+}
+
+// execServer replaces this process with the server: same PID, process
+// group and stdio.
+func execServer(path string, argv []string) error {
+	if err := syscall.Exec(path, argv, os.Environ()); err != nil {
+		return fmt.Errorf("exec %s: %w", path, &exec.Error{Name: path, Err: err})
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package supervisor_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/confine"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+// hostileHome is a temp home with the secrets a compromised server would go
+// for, and a folder granted to it.
+type hostileHome struct {
+	home, granted, tmp string
+	secrets            []string // files the server must not read
+}
+
+func newHostileHome(t *testing.T) hostileHome {
+	t.Helper()
+	home := t.TempDir()
+	h := hostileHome{home: home, granted: filepath.Join(home, "granted"), tmp: filepath.Join(home, "sbtmp")}
+	for path, content := range map[string]string{
+		".ssh/id_ed25519":                            "-----BEGIN OPENSSH PRIVATE KEY----- fake",
+		".aws/credentials":                           "[default]\naws_secret_access_key = fake",
+		".switchboard/tokens.json":                   `{"tokens":["fake"]}`,
+		".switchboard/sandbox/other/data/notes.json": `{"other server": "data"}`,
+		"granted/hello.txt":                          "hello from the granted folder",
+	} {
+		p := filepath.Join(home, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(path, "granted/") {
+			h.secrets = append(h.secrets, p)
+		}
+	}
+	if err := os.MkdirAll(h.tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// hostilePolicy is the default policy's shape: the system, the server's own
+// binary folder, a granted folder and a temp dir of its own.
+func (h hostileHome) policy() *confine.Policy {
+	return &confine.Policy{
+		Read:  append(confine.SystemRead(), filepath.Dir(os.Args[0])),
+		Write: []string{h.granted, h.tmp},
+	}
+}
+
+func listen(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestConfinedHostileServer runs the hostile test server under a policy like
+// the daemon's default and checks each thing it tries.
+func TestConfinedHostileServer(t *testing.T) {
+	h := newHostileHome(t)
+	opts := fastOptions(t)
+	opts.Launcher = []string{os.Args[0]}
+	s := newSupervisor(t, opts)
+	spec := testSpec("hostile", testmcp.Options{Hostile: true}, supervisor.PoolSpec{})
+	spec.Env["HOME"] = h.home
+	spec.Env["TMPDIR"] = h.tmp
+	spec.Confine = h.policy()
+	apply(t, s, spec)
+	ctx := t.Context()
+	if _, _, err := call(ctx, s, "hostile", "echo", map[string]any{"text": "up"}); err != nil {
+		t.Fatalf("the confined server does not answer: %v", err)
+	}
+	st, err := s.Status("hostile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Confinement == nil || !st.Confinement.Enforced || !strings.HasPrefix(st.Confinement.Mechanism, "landlock ABI ") {
+		t.Fatalf("confinement = %+v, want enforced by landlock", st.Confinement)
+	}
+	if st.Confine == nil || !st.Confine.Equal(spec.Confine) {
+		t.Errorf("status policy = %+v, want the spec's", st.Confine)
+	}
+
+	refused := func(tool string, args map[string]any) func(t *testing.T) {
+		return func(t *testing.T) {
+			res, _, err := call(ctx, s, "hostile", tool, args)
+			if err == nil {
+				t.Fatalf("%s %v succeeded (%s); want it refused", tool, args, text(res))
+			}
+			if !strings.Contains(err.Error(), "permission denied") {
+				t.Fatalf("%s %v: %v; want permission denied", tool, args, err)
+			}
+		}
+	}
+	allowed := func(tool string, args map[string]any, want string) func(t *testing.T) {
+		return func(t *testing.T) {
+			res, _, err := call(ctx, s, "hostile", tool, args)
+			if err != nil {
+				t.Fatalf("%s %v: %v; want it allowed", tool, args, err)
+			}
+			if !strings.Contains(text(res), want) {
+				t.Fatalf("%s %v = %q, want %q in it", tool, args, text(res), want)
+			}
+		}
+	}
+	for _, secret := range h.secrets {
+		rel, _ := filepath.Rel(h.home, secret)
+		t.Run("read "+rel+" refused", refused("read_file", map[string]any{"path": secret}))
+	}
+	t.Run("write in home refused", refused("write_file", map[string]any{"path": filepath.Join(h.home, "planted.sh"), "content": "x"}))
+	t.Run("write ~/.bashrc refused", refused("write_file", map[string]any{"path": filepath.Join(h.home, ".bashrc"), "content": "x"}))
+	t.Run("write /tmp refused", refused("write_file", map[string]any{"path": filepath.Join(os.TempDir(), "sb-hostile-planted"), "content": "x"}))
+	t.Run("connect to the daemon's port refused", refused("connect", map[string]any{"addr": listen(t)}))
+	t.Run("connect to another loopback port refused", refused("connect", map[string]any{"addr": listen(t)}))
+	t.Run("read granted allowed", allowed("read_file", map[string]any{"path": filepath.Join(h.granted, "hello.txt")}, "hello from the granted folder"))
+	t.Run("write granted allowed", allowed("write_file", map[string]any{"path": filepath.Join(h.granted, "new.txt"), "content": "x"}, "ok"))
+	t.Run("write own tmp allowed", allowed("write_file", map[string]any{"path": filepath.Join(h.tmp, "scratch"), "content": "x"}, "ok"))
+	t.Run("read system certificates allowed", allowed("read_file", map[string]any{"path": "/etc/hosts"}, ""))
+}
+
+// TestConfinementUnavailable: a kernel without Landlock (simulated by
+// confine.ABIEnv=0) runs the server unconfined and the status says why.
+func TestConfinementUnavailable(t *testing.T) {
+	t.Setenv(confine.ABIEnv, "0")
+	h := newHostileHome(t)
+	opts := fastOptions(t)
+	opts.Launcher = []string{os.Args[0]}
+	s := newSupervisor(t, opts)
+	spec := testSpec("bare", testmcp.Options{Hostile: true}, supervisor.PoolSpec{})
+	spec.Confine = h.policy()
+	apply(t, s, spec)
+	res, _, err := call(t.Context(), s, "bare", "read_file", map[string]any{"path": h.secrets[0]})
+	if err != nil {
+		t.Fatalf("unconfined read: %v", err)
+	}
+	if !strings.Contains(text(res), "fake") {
+		t.Fatalf("read = %q", text(res))
+	}
+	st, err := s.Status("bare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := st.Confinement; c == nil || c.Enforced || !strings.Contains(c.Reason, "Landlock is not available") {
+		t.Fatalf("confinement = %+v, want not enforced with the reason", c)
+	}
+	if p := st.Processes; len(p) != 1 || p[0].Confinement == nil || p[0].Confinement.Enforced {
+		t.Fatalf("process status = %+v, want one unconfined process", p)
+	}
+}
+
+// TestConfinementStartCost measures what the launcher adds to a server's
+// start (spawn, handshake and a first call): the median of 20 starts each,
+// confined and not, logged for the record and bounded.
+func TestConfinementStartCost(t *testing.T) {
+	h := newHostileHome(t)
+	opts := fastOptions(t)
+	opts.Launcher = []string{os.Args[0]}
+	s := newSupervisor(t, opts)
+	median := func(confined bool) time.Duration {
+		const starts = 20
+		var took []time.Duration
+		for i := range starts {
+			spec := testSpec(fmt.Sprintf("cost%d", i), testmcp.Options{}, supervisor.PoolSpec{})
+			if confined {
+				spec.Confine = h.policy()
+			}
+			apply(t, s, spec)
+			start := time.Now()
+			if _, _, err := call(t.Context(), s, spec.Name, "echo", map[string]any{"text": "x"}); err != nil {
+				t.Fatalf("start %d (confined %v): %v", i, confined, err)
+			}
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		return (took[starts/2-1] + took[starts/2]) / 2
+	}
+	plain, confined := median(false), median(true)
+	t.Logf("server start, median of 20: unconfined %.1f ms, confined %.1f ms (+%.1f ms)",
+		ms(plain), ms(confined), ms(confined-plain))
+	if confined > plain+250*time.Millisecond {
+		t.Errorf("confinement adds %v to a start; want well under 250ms", confined-plain)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
