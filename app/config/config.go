@@ -106,6 +106,10 @@ type Config struct {
 	// server's tools (for clients that cope badly with many tools).
 	ToolSearch bool `json:"toolSearch,omitempty"`
 
+	// SandboxDefault says whether servers added by hand run confined:
+	// SandboxConfined or SandboxOff ("" is off). See Server.IsConfined.
+	SandboxDefault string `json:"sandboxDefault,omitempty"`
+
 	// extra holds top-level keys this package does not know, verbatim
 	// (compacted), so that they survive a save.
 	extra map[string]json.RawMessage
@@ -195,6 +199,10 @@ type Server struct {
 	// Install says where the server came from when Switchboard installed
 	// it from the catalog; nil for a server configured by hand.
 	Install *Install `json:"install,omitempty"`
+
+	// Sandbox adds to the confinement policy the daemon derives, or (false)
+	// turns it off for this server; nil: see IsConfined.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 
 	// extra holds keys this package does not know, verbatim (compacted).
 	extra map[string]json.RawMessage
@@ -311,6 +319,7 @@ func (c *Config) Clone() *Config {
 		SessionTimeout: c.SessionTimeout,
 		Profiles:       cloneProfiles(c.Profiles),
 		ToolSearch:     c.ToolSearch,
+		SandboxDefault: c.SandboxDefault,
 	}
 	if c.Servers != nil {
 		out.Servers = make(map[string]Server, len(c.Servers))
@@ -338,6 +347,7 @@ func (s Server) clone() Server {
 	out.Pool.extra = cloneExtra(s.Pool.extra)
 	out.DisabledTools = slices.Clone(s.DisabledTools)
 	out.SecretEnv = slices.Clone(s.SecretEnv)
+	out.Sandbox = s.Sandbox.clone()
 	out.Roots = slices.Clone(s.Roots)
 	if s.Install != nil {
 		in := *s.Install

@@ -167,6 +167,10 @@ func (c Config) appendJSON(b []byte) []byte {
 		w.key("toolSearch")
 		w.b = append(w.b, "true"...)
 	}
+	if c.SandboxDefault != "" {
+		w.key("sandboxDefault")
+		w.b = appendString(w.b, c.SandboxDefault)
+	}
 	if len(c.Profiles) > 0 {
 		w.key("profiles")
 		w.b = appendObject(w.b, c.Profiles, func(b []byte, p Profile) []byte { return p.appendJSON(b) })
@@ -240,6 +244,10 @@ func (s Server) appendJSON(b []byte) []byte {
 	if len(s.Roots) > 0 {
 		w.key("roots")
 		w.b = appendStrings(w.b, s.Roots)
+	}
+	if s.Sandbox != nil {
+		w.key("sandbox")
+		w.b = s.Sandbox.appendJSON(w.b)
 	}
 	if in := s.Install; in != nil {
 		w.key("install")

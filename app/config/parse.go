@@ -317,6 +317,8 @@ func (p *parser) config(top []member) (*Config, error) {
 			c.Profiles, err = p.profiles(m.key, m.valOff, m.val)
 		case "toolSearch":
 			err = p.scalar(m.key, m.valOff, m.val, &c.ToolSearch, "true or false")
+		case "sandboxDefault":
+			err = p.scalar(m.key, m.valOff, m.val, &c.SandboxDefault, `"confined" or "off"`)
 		default:
 			c.extra, err = addExtra(c.extra, m)
 		}
@@ -393,6 +395,8 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 			s.SecretEnv, err = p.strings(f, m.valOff, m.val)
 		case "roots":
 			s.Roots, err = p.strings(f, m.valOff, m.val)
+		case "sandbox":
+			s.Sandbox, err = p.sandbox(f, m.valOff, m.val)
 		case "install":
 			if !isNull(m.val) {
 				var in Install

@@ -63,6 +63,9 @@ func (c *Config) validate() *Error {
 	if e := validateListen(c.Listen); e != nil {
 		return e
 	}
+	if e := validateSandboxDefault(c.SandboxDefault); e != nil {
+		return e
+	}
 	if c.History.MaxAge.Duration < 0 {
 		return invalid("history.maxAge", "invalid value %s: must not be negative", c.History.MaxAge)
 	}
@@ -198,6 +201,9 @@ func (s Server) validate(name string) *Error {
 		if !validRoot(root) {
 			return invalid(fmt.Sprintf("%s.roots[%d]", field, i), "invalid root %q: use an absolute path or a file:// URI", root)
 		}
+	}
+	if e := s.Sandbox.validate(field + ".sandbox"); e != nil {
+		return e
 	}
 	if in := s.Install; in != nil && (in.Entry == "" || in.Version == "") {
 		return invalid(field+".install", "an install record needs its catalog entry and version")
