@@ -5,7 +5,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard/supervisor/confine"
@@ -27,6 +29,8 @@ func (pr *proc) confine(cmd *exec.Cmd, path string, pipe func() (r, w *os.File, 
 	case len(launcher) == 0:
 		return nil, &confine.Status{Reason: "the supervisor has no confining launcher"}, nil
 	}
+	pol = withProgram(pol, path)
+	pr.policy = pol
 	enc, err := confine.EncodePolicy(pol)
 	if err != nil {
 		return nil, nil, err
@@ -62,4 +66,34 @@ func readConfineStatus(r *os.File, timeout time.Duration) *confine.Status {
 		return &confine.Status{Reason: "the launcher stopped before confining the server (see its log)"}
 	}
 	return &st
+}
+
+// withProgram adds to pol what running path needs: its folder and, for a
+// program in a bin folder, the prefix above it (node's lib/node_modules,
+// python's lib), following symlinks (npx -> ../lib/.../npx-cli.js). A
+// prefix that is the user's home or a folder right under it (~/.local) is
+// left out: only the bin folder itself is added then.
+func withProgram(pol *confine.Policy, path string) *confine.Policy {
+	out := pol.Clone()
+	home, _ := os.UserHomeDir()
+	for _, p := range []string{path, realPath(path)} {
+		dir := filepath.Dir(p)
+		out.Read = append(out.Read, dir)
+		if filepath.Base(dir) == "bin" {
+			prefix := filepath.Dir(dir)
+			if home == "" || (prefix != home && filepath.Dir(prefix) != home) {
+				out.Read = append(out.Read, prefix)
+			}
+		}
+	}
+	slices.Sort(out.Read)
+	out.Read = slices.Compact(out.Read)
+	return out
+}
+
+func realPath(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
 }

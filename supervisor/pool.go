@@ -44,6 +44,8 @@ type Pool struct {
 	spec Spec
 	// confinement is what the last process started reported (run goroutine).
 	confinement *confine.Status
+	policy      *confine.Policy
+	policyGen   int
 	gen         int // bumped by update and restart; older processes retire
 	procs       []*proc
 	waiters     []*waiter
@@ -373,6 +375,9 @@ func (p *Pool) Status() PoolStatus {
 		st.Confine = p.spec.Confine.Clone()
 		if p.spec.Confine != nil {
 			st.Confinement = p.confinement
+			if p.policy != nil && p.policyGen == p.gen {
+				st.Confine = p.policy.Clone() // with the program's folders
+			}
 		}
 		if p.lastErr != nil {
 			st.LastError = p.lastErr.Error()
@@ -432,7 +437,7 @@ func (p *Pool) handle(ev procEvent, now time.Time) {
 	case procEventSpawned:
 		pr.pid, pr.started = pr.osPID, now
 		if pr.confinement != nil {
-			p.confinement = pr.confinement
+			p.confinement, p.policy, p.policyGen = pr.confinement, pr.policy, pr.gen
 		}
 
 	case procEventReady:

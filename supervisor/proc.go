@@ -45,8 +45,10 @@ type proc struct {
 	// procEventReady (session, init), read-only afterwards. The pool reads
 	// them only after the report.
 	osPID int
-	// confinement is the launcher's report (nil: no policy).
+	// confinement is the launcher's report (nil: no policy), policy what it
+	// enforced (the spec's, with the program's folders).
 	confinement *confine.Status
+	policy      *confine.Policy
 	session     *mcp.ClientSession
 	init        *mcp.InitializeResult
 	// transport is how a remote server's connection was made (remote.go);

@@ -40,6 +40,10 @@ type Entry struct {
 	// server when it is newer than Version: an embedded entry keeps its
 	// curated, tested Version and shows the newer one here.
 	LatestVersion string `json:"latestVersion,omitempty"`
+	// Network says the server needs the network (it calls a web API or
+	// fetches pages), so its confinement allows TCP. Embedded entries
+	// say it; registry entries do not, and run with network.
+	Network bool `json:"network,omitempty"`
 }
 
 // A Remote is a hosted endpoint of a server (server.json remotes[]).

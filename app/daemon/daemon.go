@@ -224,7 +224,9 @@ func Run(ctx context.Context, opts Options) error {
 	// The supervisor runs the servers; the gateway leases their processes
 	// and talks to them with MCP clients of its own, which the supervisor
 	// gets as hooks before any process exists (d.apply, below, makes them).
-	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper})
+	// The confining launcher is the same binary as the reaper, re-run
+	// (main calls both confine.RunIfRequested and RunReaperIfRequested).
+	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper, Launcher: opts.Reaper})
 	if err != nil {
 		return err
 	}
@@ -289,7 +291,8 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	d := &daemon{listen: ln.Addr().String(), log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled}
+	d := &daemon{listen: ln.Addr().String(), log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled,
+		sandbox: newSandboxer(home, log)}
 	if err := d.apply(ctx); err != nil {
 		log.Error("the config was not applied; no server runs until it is", "err", err)
 	}
@@ -406,6 +409,8 @@ type daemon struct {
 	// profileWarnings warns of a profile's servers that are not installed
 	// and tools its server does not offer.
 	profileWarnings *profileWarnings
+	// sandbox derives the policies of confined servers.
+	sandbox sandboxer
 
 	listen string // host:port of the daemon's own listener
 
@@ -426,7 +431,8 @@ func (d *daemon) apply(ctx context.Context) error {
 	// The config change is recorded as of now, before the stops and
 	// starts it causes, but only once the supervisor took it.
 	changed := time.Now()
-	if err := d.sup.Apply(ctx, d.notSelf(cfg, withSecrets(d.log, Specs(cfg), cfg, d.secrets))); errors.Is(err, supervisor.ErrStillStopping) {
+	specs := d.sandbox.withConfinement(d.log, withSecrets(d.log, Specs(cfg), cfg, d.secrets), cfg)
+	if err := d.sup.Apply(ctx, d.notSelf(cfg, specs)); errors.Is(err, supervisor.ErrStillStopping) {
 		d.log.Warn("applying config", "err", err)
 	} else if err != nil {
 		return fmt.Errorf("applying the config: %w", err)
