@@ -148,7 +148,7 @@ func catalogResult(res catalog.Result) wire.CatalogResult {
 
 func catalogEntry(e catalog.Entry) wire.CatalogEntry {
 	out := wire.CatalogEntry{Name: e.Name, Title: e.Title, Description: e.Description, Version: e.Version,
-		WebsiteURL: e.WebsiteURL, ShortName: e.ShortName, Source: e.Source, Status: e.Status, LatestVersion: e.LatestVersion,
+		WebsiteURL: e.WebsiteURL, ShortName: e.ShortName, Source: e.Source, Status: e.Status, LatestVersion: e.LatestVersion, Network: e.Network,
 		Remotes: convertAll(e.Remotes, func(r catalog.Remote) wire.Remote { return wire.Remote(r) }),
 		Packages: convertAll(e.Packages, func(p catalog.Package) wire.Package {
 			return wire.Package{RegistryType: p.RegistryType, RegistryBaseURL: p.RegistryBaseURL, Identifier: p.Identifier,

@@ -58,7 +58,9 @@ func (s *Server) listServers(r *http.Request) ([]wire.ServerView, error) {
 	out := make([]wire.ServerView, 0, len(cfg.Servers))
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		ps, known := statuses[name]
-		out = append(out, s.withTools(redactView(newView(name, cfg.Servers[name], ps, known), cfg)))
+		v := newView(name, cfg.Servers[name], ps, known)
+		v.Sandbox = sandboxView(cfg.Servers[name], cfg.SandboxDefault, ps)
+		out = append(out, s.withTools(redactView(v, cfg)))
 	}
 	return out, nil
 }
@@ -88,7 +90,33 @@ func (s *Server) getServer(r *http.Request) (wire.ServerView, error) {
 // view describes a server of the config as the supervisor sees it now.
 func (s *Server) view(name string, sc config.Server) wire.ServerView {
 	ps, err := s.sup.Status(name)
-	return s.withTools(redactView(newView(name, sc, ps, err == nil), s.cfg.Current()))
+	cfg := s.cfg.Current()
+	v := newView(name, sc, ps, err == nil)
+	v.Sandbox = sandboxView(sc, cfg.SandboxDefault, ps)
+	return s.withTools(redactView(v, cfg))
+}
+
+// sandboxView says what a server may touch and whether that is in force,
+// or why it is not confined.
+func sandboxView(sc config.Server, sandboxDefault string, ps supervisor.PoolStatus) wire.Sandbox {
+	if !sc.IsConfined(sandboxDefault) {
+		reason := `added by hand, and the config's "sandboxDefault" is not "confined"`
+		if sc.Sandbox != nil {
+			reason = `"sandbox": false in config.json`
+		}
+		return wire.Sandbox{Reason: "not confined: " + reason}
+	}
+	v := wire.Sandbox{Confined: true, Reason: "not started yet"}
+	if p := ps.Confine; p != nil {
+		v.Read, v.Write, v.Network = p.Read, p.Write, p.Network
+	}
+	if st := ps.Confinement; st != nil {
+		v.Enforced, v.Mechanism, v.Reason, v.Missing = st.Enforced, st.Mechanism, st.Reason, st.Missing
+		if !st.Enforced {
+			v.Reason = "not confined: " + st.Reason
+		}
+	}
+	return v
 }
 
 // redactView replaces credentials in what the server wrote (its recent
@@ -124,7 +152,8 @@ func newView(name string, sc config.Server, ps supervisor.PoolStatus, known bool
 		}
 		for _, p := range ps.Processes {
 			v.Processes = append(v.Processes, wire.ProcessStatus{PID: p.PID, State: p.State, Started: p.Started,
-				InFlight: p.InFlight, Leased: p.Leased, Server: p.Server, Protocol: p.Protocol, Transport: p.Transport, Usage: usage(p.Usage)})
+				InFlight: p.InFlight, Leased: p.Leased, Server: p.Server, Protocol: p.Protocol, Transport: p.Transport, Usage: usage(p.Usage),
+				Confinement: (*wire.Confinement)(p.Confinement)})
 		}
 		v.Restarts = ps.Restarts
 		v.LastError = ps.LastError
@@ -150,6 +179,9 @@ func serverConfig(sc config.Server) wire.ServerConfig {
 	if sc.Install != nil {
 		in := wire.Install(*sc.Install)
 		w.Install = &in
+	}
+	if sc.Sandbox != nil {
+		w.Sandbox, _ = sc.Sandbox.MarshalJSON() // cannot fail
 	}
 	return w
 }

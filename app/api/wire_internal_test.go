@@ -67,6 +67,10 @@ func jsonShape(t reflect.Type) string {
 		return "duration"
 	case t == reflect.TypeFor[json.RawMessage]():
 		return "raw"
+	case t == reflect.TypeFor[*config.Sandbox]():
+		// Written by its MarshalJSON (false, true or an object), which
+		// the wire keeps verbatim.
+		return "raw"
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

@@ -42,12 +42,26 @@ func serversVerb() verb {
 	var asJSON *bool
 	return verb{
 		name:    "servers",
-		noArgs:  true,
-		summary: "list the configured servers with their state and processes",
+		args:    " [NAME]",
+		summary: "list the configured servers with their state and processes, or show one with its sandbox",
 		flags: func(fs *flag.FlagSet) {
 			asJSON = fs.Bool("json", false, "print JSON instead of a table")
 		},
 		run: withClient(func(ctx context.Context, e *env, c *client.Client) error {
+			if len(e.args) > 1 {
+				return usageError{"servers takes at most one server name"}
+			}
+			if len(e.args) == 1 {
+				v, err := c.Server(ctx, e.args[0])
+				if err != nil {
+					return err
+				}
+				if *asJSON {
+					return writeJSON(e.stdout, v)
+				}
+				printServer(e.stdout, v)
+				return nil
+			}
 			list, err := c.Servers(ctx)
 			if err != nil {
 				return err
@@ -62,6 +76,41 @@ func serversVerb() verb {
 			printServers(e.stdout, list)
 			return nil
 		}),
+	}
+}
+
+// printServer shows one server: its state, processes and sandbox.
+func printServer(w io.Writer, s wire.ServerView) {
+	printServers(w, []wire.ServerView{s})
+	fmt.Fprintln(w)
+	sb := s.Sandbox
+	switch {
+	case !sb.Confined:
+		fmt.Fprintf(w, "sandbox:  off (%s)\n", strings.TrimPrefix(sb.Reason, "not confined: "))
+		return
+	case sb.Enforced:
+		fmt.Fprintf(w, "sandbox:  confined by %s\n", sb.Mechanism)
+		for _, m := range sb.Missing {
+			fmt.Fprintf(w, "          not enforced: %s\n", m)
+		}
+	default:
+		fmt.Fprintf(w, "sandbox:  NOT IN FORCE: %s\n", sb.Reason)
+	}
+	network := "no (TCP connect and bind refused)"
+	if sb.Network {
+		network = "yes"
+	}
+	fmt.Fprintf(w, "network:  %s\n", network)
+	for _, l := range []struct {
+		label string
+		paths []string
+	}{{"read:", sb.Read}, {"write:", sb.Write}} {
+		for i, p := range l.paths {
+			if i > 0 {
+				l.label = ""
+			}
+			fmt.Fprintf(w, "%-9s %s\n", l.label, p)
+		}
 	}
 }
 

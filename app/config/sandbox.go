@@ -99,6 +99,9 @@ func validateSandboxDefault(v string) *Error {
 	return invalid("sandboxDefault", "invalid value %q: must be %q or %q", v, SandboxConfined, SandboxOff)
 }
 
+// MarshalJSON writes the key as config.json has it.
+func (sb Sandbox) MarshalJSON() ([]byte, error) { return sb.appendJSON(nil), nil }
+
 func (sb *Sandbox) appendJSON(b []byte) []byte {
 	if sb.Off {
 		return append(b, "false"...)

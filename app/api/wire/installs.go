@@ -46,6 +46,9 @@ type CatalogEntry struct {
 	// LatestVersion is the newest version the registry lists when it is
 	// newer than Version.
 	LatestVersion string `json:"latestVersion,omitempty"`
+	// Network says the server needs the network: confined, it may still
+	// use TCP. Only embedded entries say; registry ones run with network.
+	Network bool `json:"network,omitempty"`
 }
 
 // A Remote is a hosted endpoint of a server.

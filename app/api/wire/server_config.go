@@ -68,6 +68,10 @@ type ServerConfig struct {
 	// Install says where the server came from when Switchboard installed
 	// it from the catalog; nil for a server configured by hand.
 	Install *Install `json:"install,omitempty"`
+	// Sandbox is the entry's "sandbox" as config.json has it: false, true,
+	// or {"read": [...], "write": [...], "network": bool}; absent when the
+	// entry has none (see ServerView.Sandbox for the policy in force).
+	Sandbox json.RawMessage `json:"sandbox,omitempty"`
 
 	// Unknown holds the entry's other keys, with their JSON values.
 	Unknown map[string]json.RawMessage `json:"-"`

@@ -105,6 +105,27 @@ type ServerView struct {
 	// means "not known yet", not "none". A TypeTools event says when a
 	// listing arrives.
 	Listed bool `json:"listed"`
+	// Sandbox is what the server may touch and whether that is in force.
+	Sandbox Sandbox `json:"sandbox"`
+}
+
+// Sandbox is a server's confinement as it runs.
+type Sandbox struct {
+	// Confined says the config runs the server confined.
+	Confined bool `json:"confined"`
+	// Read, Write and Network are the policy (Confined only): paths it may
+	// read, paths it may also write, and whether it may use TCP.
+	Read    []string `json:"read,omitempty"`
+	Write   []string `json:"write,omitempty"`
+	Network bool     `json:"network"`
+	// Enforced says the policy is in force in the server's last process.
+	Enforced bool `json:"enforced"`
+	// Mechanism names what enforces it ("landlock ABI 7").
+	Mechanism string `json:"mechanism,omitempty"`
+	// Reason says why the server runs unconfined (not Enforced).
+	Reason string `json:"reason,omitempty"`
+	// Missing lists what the kernel cannot enforce of the policy.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // ProcessStatus is one OS process of a server.
@@ -120,6 +141,17 @@ type ProcessStatus struct {
 	// (streamable-http or sse); "" for a process (whose PID is then set).
 	Transport string `json:"transport,omitempty"`
 	Usage     *Usage `json:"usage,omitempty"`
+	// Confinement is what the confining launcher reported for this
+	// process; absent for an unconfined server.
+	Confinement *Confinement `json:"confinement,omitempty"`
+}
+
+// Confinement says whether a process runs under its sandbox policy.
+type Confinement struct {
+	Enforced  bool     `json:"enforced"`
+	Mechanism string   `json:"mechanism,omitempty"`
+	Reason    string   `json:"reason,omitempty"`
+	Missing   []string `json:"missing,omitempty"`
 }
 
 // Usage is a resource sample of a server's (or a process's) process tree.
