@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/supervisor/confine"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
+)
+
+// writeHostileConfig configures one server, "hostile": this test binary as
+// the test MCP server with its hostile tools, confined ("sandbox": true)
+// and granted the folder granted (an absolute path in its arguments, as
+// server-filesystem's directories are).
+func writeHostileConfig(t *testing.T, home, granted string) {
+	t.Helper()
+	env := map[string]string{}
+	for _, kv := range testmcp.Env(testmcp.Options{Hostile: true}) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	env["GORACE"] = "atexit_sleep_ms=0"
+	cfg := map[string]any{"version": 1, "listen": "127.0.0.1:0", "servers": map[string]any{
+		"hostile": map[string]any{"command": os.Args[0], "args": []string{granted}, "env": env, "sandbox": true},
+	}}
+	data, _ := json.MarshalIndent(cfg, "", "  ")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConfinedServerThroughTheDaemon runs the hostile test server under the
+// daemon's default policy, against a temp HOME with the secrets a
+// compromised package goes for, and tries each through the gateway.
+func TestConfinedServerThroughTheDaemon(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	granted := filepath.Join(t.TempDir(), "granted")
+	writeFile(t, filepath.Join(granted, "hello.txt"), "hello from the granted folder")
+	writeHostileConfig(t, home, granted)
+	d := startDaemon(t, home)
+	secrets := map[string]string{
+		"~/.ssh/id_ed25519":             filepath.Join(d.userHome, ".ssh", "id_ed25519"),
+		"~/.aws/credentials":            filepath.Join(d.userHome, ".aws", "credentials"),
+		"another server's data":         filepath.Join(home, "servers", "other", "data", "notes.json"),
+		"Switchboard's tokens.json":     filepath.Join(home, "tokens.json"),
+		"Switchboard's config.json":     filepath.Join(home, "config.json"),
+		"a file in the user's home dir": filepath.Join(d.userHome, "notes.txt"),
+	}
+	for name, path := range secrets {
+		if _, err := os.Stat(path); err != nil {
+			writeFile(t, path, "fake secret: "+name)
+		}
+	}
+	daemonURL, err := url.Parse(d.info.Address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+
+	cs := mcpSession(t, d, "/mcp")
+	callTool := func(tool string, args map[string]any) (string, bool) {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "hostile__" + tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		var out strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				out.WriteString(tc.Text)
+			}
+		}
+		return out.String(), !res.IsError
+	}
+	refused := func(tool string, args map[string]any) func(t *testing.T) {
+		return func(t *testing.T) {
+			out, ok := callTool(tool, args)
+			if ok || !strings.Contains(out, "permission denied") {
+				t.Fatalf("%s %v = %q (ok %v); want permission denied", tool, args, out, ok)
+			}
+		}
+	}
+	allowed := func(tool string, args map[string]any, want string) func(t *testing.T) {
+		return func(t *testing.T) {
+			out, ok := callTool(tool, args)
+			if !ok || !strings.Contains(out, want) {
+				t.Fatalf("%s %v = %q (ok %v); want it allowed with %q", tool, args, out, ok, want)
+			}
+		}
+	}
+	for name, path := range secrets {
+		t.Run("read "+name+" refused", refused("read_file", map[string]any{"path": path}))
+	}
+	t.Run("write in the user's home refused", refused("write_file", map[string]any{"path": filepath.Join(d.userHome, ".bashrc"), "content": "x"}))
+	t.Run("write Switchboard's config refused", refused("write_file", map[string]any{"path": filepath.Join(home, "config.json"), "content": "{}"}))
+	t.Run("write /tmp refused", refused("write_file", map[string]any{"path": filepath.Join(os.TempDir(), "sb-e2e-planted"), "content": "x"}))
+	t.Run("connect to Switchboard's port refused", refused("connect", map[string]any{"addr": daemonURL.Host}))
+	t.Run("connect to another loopback port refused", refused("connect", map[string]any{"addr": other.Addr().String()}))
+	t.Run("read granted folder allowed", allowed("read_file", map[string]any{"path": filepath.Join(granted, "hello.txt")}, "hello from the granted folder"))
+	t.Run("write granted folder allowed", allowed("write_file", map[string]any{"path": filepath.Join(granted, "out.txt"), "content": "x"}, "ok"))
+	t.Run("write own TMPDIR allowed", allowed("write_file", map[string]any{"path": filepath.Join(home, "sandbox", "hostile", "tmp", "scratch"), "content": "x"}, "ok"))
+	// Landlock at ABI 7 has no UDP rights and no socket filter is built
+	// yet: a UDP send goes out. This subtest keeps that gap visible.
+	t.Run("udp send NOT refused (known gap)", allowed("udp_send", map[string]any{"addr": udp.LocalAddr().String()}, "ok"))
+
+	v, err := d.client.Server(t.Context(), "hostile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := v.Sandbox
+	if !sb.Confined || !sb.Enforced || !strings.HasPrefix(sb.Mechanism, "landlock ABI ") || sb.Network {
+		t.Fatalf("sandbox view = %+v; want confined and enforced by landlock, without network", sb)
+	}
+	if len(v.Processes) != 1 || v.Processes[0].Confinement == nil || !v.Processes[0].Confinement.Enforced {
+		t.Fatalf("processes = %+v; want one, confined", v.Processes)
+	}
+	code, out, _ := cli(t, home, "servers", "hostile")
+	if code != 0 || !strings.Contains(out, "sandbox:  confined by landlock ABI") || !strings.Contains(out, granted) ||
+		!strings.Contains(out, "network:  no") {
+		t.Fatalf("servers hostile (exit %d):\n%s", code, out)
+	}
+}
+
+// TestUnconfinedWhenLandlockIsMissing: a kernel without Landlock (simulated
+// by SWITCHBOARD_LANDLOCK_ABI=0 in the daemon's environment) runs the server
+// unconfined and says so in the API, the CLI and the log.
+func TestUnconfinedWhenLandlockIsMissing(t *testing.T) {
+	t.Setenv(confine.ABIEnv, "0")
+	home := filepath.Join(t.TempDir(), "home")
+	writeHostileConfig(t, home, t.TempDir())
+	d := startDaemon(t, home)
+	cs := mcpSession(t, d, "/mcp")
+	if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "hostile__echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := d.client.Server(t.Context(), "hostile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb := v.Sandbox; !sb.Confined || sb.Enforced || !strings.Contains(sb.Reason, "Landlock is not available") {
+		t.Fatalf("sandbox view = %+v; want confined by config, not enforced, with the reason", sb)
+	}
+	code, out, _ := cli(t, home, "servers", "hostile")
+	if code != 0 || !strings.Contains(out, "sandbox:  NOT IN FORCE: not confined: Landlock is not available") {
+		t.Fatalf("servers hostile (exit %d):\n%s", code, out)
+	}
+	testutil.Eventually(t, 10*time.Second, "the log says it", func() bool {
+		return strings.Contains(d.out.String(), `level=WARN msg="server confinement" server=hostile`) &&
+			strings.Contains(d.out.String(), "not confined: Landlock is not available")
+	})
+}
