@@ -3,9 +3,11 @@ module github.com/switchboardhq/switchboard
 go 1.26.0
 
 require (
+	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gofrs/flock v0.13.2
 	github.com/google/go-cmp v0.7.0
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/shirou/gopsutil/v3 v3.24.5
@@ -16,10 +18,7 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
-require (
-	github.com/landlock-lsm/go-landlock v0.11.2 // indirect
-	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
-)
+require kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 
 require (
 	git.sr.ht/~jackmordaunt/go-toast v1.1.2 // indirect

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"syscall"
 
+	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
@@ -41,7 +42,6 @@ func enforce(p *Policy, maxABI int) (Status, error) {
 	if abi < 6 {
 		missing = append(missing, "signal and abstract-socket scoping (Landlock ABI < 6)")
 	}
-	missing = append(missing, "UDP and raw sockets (no socket filter yet)")
 	if p.Network {
 		missing = missing[:0:0]
 		if abi < 3 {
@@ -65,7 +65,46 @@ func enforce(p *Policy, maxABI int) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("applying Landlock: %w", err)
 	}
+	if !p.Network {
+		if err := refuseOtherSockets(); err != nil {
+			missing = append(missing, "UDP and raw sockets ("+err.Error()+")")
+		}
+	}
 	return Status{Enforced: true, Mechanism: fmt.Sprintf("landlock ABI %d", abi), Missing: missing}, nil
+}
+
+// refuseOtherSockets loads a seccomp filter that fails with EPERM the
+// sockets Landlock at ABI < 10 cannot refuse: IPv4 and IPv6 sockets other
+// than TCP (UDP, ICMP, raw: their type has bit 2 set, SOCK_STREAM has not),
+// packet sockets, and io_uring, whose socket operations bypass seccomp.
+// Unix and netlink sockets stay allowed.
+func refuseOtherSockets() error {
+	const afInet, afInet6, afPacket, sockTypeBit2 = 2, 10, 17, 2
+	notStream := func(domain uint64) seccomp.NameWithConditions {
+		return seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
+			{Argument: 0, Operation: seccomp.Equal, Value: domain},
+			{Argument: 1, Operation: seccomp.BitsSet, Value: sockTypeBit2},
+		}}
+	}
+	filter := seccomp.Filter{
+		NoNewPrivs: true,
+		Flag:       seccomp.FilterFlagTSync,
+		Policy: seccomp.Policy{
+			DefaultAction: seccomp.ActionAllow,
+			Syscalls: []seccomp.SyscallGroup{{
+				Action: seccomp.ActionErrno,
+				Names:  []string{"io_uring_setup"},
+				NamesWithCondtions: []seccomp.NameWithConditions{
+					notStream(afInet), notStream(afInet6),
+					{Name: "socket", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: afPacket}}},
+				},
+			}},
+		},
+	}
+	if err := seccomp.LoadFilter(filter); err != nil {
+		return fmt.Errorf("seccomp filter not loaded: %w", err)
+	}
+	return nil
 }
 
 // pathRules turns p into Landlock rules: a directory grants everything
