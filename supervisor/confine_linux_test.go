@@ -137,6 +137,11 @@ func TestConfinedHostileServer(t *testing.T) {
 		rel, _ := filepath.Rel(h.home, secret)
 		t.Run("read "+rel+" refused", refused("read_file", map[string]any{"path": secret}))
 	}
+	link := filepath.Join(h.granted, "key-link")
+	if err := os.Symlink(filepath.Join(h.home, ".ssh", "id_ed25519"), link); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("read a secret through a symlink in the granted folder refused", refused("read_file", map[string]any{"path": link}))
 	t.Run("write in home refused", refused("write_file", map[string]any{"path": filepath.Join(h.home, "planted.sh"), "content": "x"}))
 	t.Run("write ~/.bashrc refused", refused("write_file", map[string]any{"path": filepath.Join(h.home, ".bashrc"), "content": "x"}))
 	t.Run("write /tmp refused", refused("write_file", map[string]any{"path": filepath.Join(os.TempDir(), "sb-hostile-planted"), "content": "x"}))
