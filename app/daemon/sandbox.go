@@ -78,8 +78,15 @@ func (sb sandboxer) policy(sp supervisor.Spec, sc config.Server, tmp string) *co
 		Write: []string{filepath.Join(serverDir, install.DataFolder), tmp},
 	}
 	// Granted paths are writable: the catalog does not mark which inputs
-	// are read-only, and filesystem and sqlite write to theirs.
-	p.Write = append(p.Write, sb.granted(sp, sc)...)
+	// are read-only, and filesystem and sqlite write to theirs. A program
+	// or script given as an argument (node /x/index.js) is only read.
+	for _, g := range sb.granted(sp, sc) {
+		if isProgram(g) {
+			p.Read = append(p.Read, g)
+		} else {
+			p.Write = append(p.Write, g)
+		}
+	}
 	if sc.Cwd != "" {
 		p.Read = append(p.Read, sc.Cwd)
 	}
@@ -121,6 +128,20 @@ func (sb sandboxer) granted(sp supervisor.Spec, sc config.Server) []string {
 		}
 	}
 	return out
+}
+
+// isProgram reports whether path is a file to run rather than data: an
+// executable, or a script by its extension.
+func isProgram(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() {
+		return false
+	}
+	switch filepath.Ext(path) {
+	case ".js", ".mjs", ".cjs", ".ts", ".py", ".sh":
+		return true
+	}
+	return fi.Mode()&0o111 != 0
 }
 
 // runtimeCaches are the package runtime's folders a server started through

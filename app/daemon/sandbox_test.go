@@ -19,6 +19,13 @@ func TestConfinementPolicies(t *testing.T) {
 	if err := os.MkdirAll(granted, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	script := filepath.Join(userHome, "tools", "index.js")
+	if err := os.MkdirAll(filepath.Dir(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, []byte("//"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tokens := filepath.Join(home, "tokens.json")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
@@ -29,7 +36,7 @@ func TestConfinementPolicies(t *testing.T) {
 	installed := func(entry string) *config.Install { return &config.Install{Entry: entry, Version: "1"} }
 	yes := true
 	cfg := &config.Config{Servers: map[string]config.Server{
-		"filesystem": {Command: "node", Args: []string{"/x/index.js", granted, tokens}, Install: installed("io.github.modelcontextprotocol/server-filesystem")},
+		"filesystem": {Command: "node", Args: []string{script, granted, tokens}, Install: installed("io.github.modelcontextprotocol/server-filesystem")},
 		"fetch":      {Command: "uvx", Install: installed("io.github.modelcontextprotocol/server-fetch")},
 		"registry":   {Command: "npx", Install: installed("io.example/unknown")},
 		"byhand":     {Command: "my-server"},
@@ -68,6 +75,9 @@ func TestConfinementPolicies(t *testing.T) {
 				t.Errorf("filesystem policy grants %s", p)
 			}
 		}
+	}
+	if !slices.Contains(fs.Confine.Read, script) || slices.Contains(fs.Confine.Write, script) {
+		t.Errorf("filesystem policy %+v; want its script %s read-only", fs.Confine, script)
 	}
 	if fs.Confine.Network {
 		t.Error("filesystem has network")

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -177,4 +178,50 @@ func TestUnconfinedWhenLandlockIsMissing(t *testing.T) {
 		return strings.Contains(d.out.String(), `level=WARN msg="server confinement" server=hostile`) &&
 			strings.Contains(d.out.String(), "not confined: Landlock is not available")
 	})
+}
+
+// TestConfinedNodeServer runs a real npm server, the reference
+// server-everything from the gateway's Node harness, confined through a
+// real daemon: node, its modules (granted with sandbox.read) and its temp
+// dir are enough for it to list and answer, under Landlock.
+func TestConfinedNodeServer(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH; CI installs it")
+	}
+	modules, err := filepath.EvalSymlinks(filepath.Join("..", "gateway", "testdata", "node", "node_modules"))
+	if err != nil {
+		t.Skipf("the gateway's Node harness is not installed (go test ./app/gateway installs it): %v", err)
+	}
+	entry := filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		t.Skipf("server-everything is not in the harness: %v", err)
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	cfg := map[string]any{"version": 1, "listen": "127.0.0.1:0", "servers": map[string]any{
+		"everything": map[string]any{"command": node, "args": []string{entry, "stdio"},
+			"sandbox": map[string]any{"read": []string{modules}}},
+	}}
+	data, _ := json.Marshal(cfg)
+	writeFile(t, filepath.Join(home, "config.json"), string(data))
+	d := startDaemon(t, home)
+	cs := mcpSession(t, d, "/mcp")
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	if len(tools.Tools) == 0 {
+		t.Fatal("the confined server-everything listed no tools")
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "confined"}})
+	if err != nil || res.IsError {
+		t.Fatalf("echo: %v %+v", err, res)
+	}
+	v, err := d.client.Server(t.Context(), "everything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Sandbox.Enforced || v.Sandbox.Network {
+		t.Fatalf("sandbox view = %+v; want enforced without network", v.Sandbox)
+	}
 }
