@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -163,12 +164,19 @@ func TestConfinedServerWithNetwork(t *testing.T) {
 	opts.Launcher = []string{os.Args[0]}
 	s := newSupervisor(t, opts)
 	spec := testSpec("net", testmcp.Options{Hostile: true}, supervisor.PoolSpec{})
+	daemonAddr := listen(t)
+	_, port, _ := net.SplitHostPort(daemonAddr)
+	daemonPort, _ := strconv.Atoi(port)
 	spec.Confine = h.policy()
 	spec.Confine.Network = true
+	spec.Confine.DenyPorts = []uint16{uint16(daemonPort)}
 	apply(t, s, spec)
 	ctx := t.Context()
 	if _, _, err := call(ctx, s, "net", "connect", map[string]any{"addr": listen(t)}); err != nil {
 		t.Errorf("connect with network: %v", err)
+	}
+	if _, _, err := call(ctx, s, "net", "connect", map[string]any{"addr": daemonAddr}); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("connect to the denied port with network: %v; want permission denied", err)
 	}
 	if _, _, err := call(ctx, s, "net", "udp_send", map[string]any{"addr": "127.0.0.1:9"}); err != nil {
 		t.Errorf("udp send with network: %v", err)
@@ -219,13 +227,16 @@ func TestConfinementStartCost(t *testing.T) {
 	opts := fastOptions(t)
 	opts.Launcher = []string{os.Args[0]}
 	s := newSupervisor(t, opts)
-	median := func(confined bool) time.Duration {
+	median := func(confined, networked bool) time.Duration {
 		const starts = 20
 		var took []time.Duration
 		for i := range starts {
-			spec := testSpec(fmt.Sprintf("cost%d", i), testmcp.Options{}, supervisor.PoolSpec{})
+			spec := testSpec(fmt.Sprintf("cost%d-%v-%v", i, confined, networked), testmcp.Options{}, supervisor.PoolSpec{})
 			if confined {
 				spec.Confine = h.policy()
+				if networked {
+					spec.Confine.Network, spec.Confine.DenyPorts = true, []uint16{7391}
+				}
 			}
 			apply(t, s, spec)
 			start := time.Now()
@@ -237,11 +248,14 @@ func TestConfinementStartCost(t *testing.T) {
 		slices.Sort(took)
 		return (took[starts/2-1] + took[starts/2]) / 2
 	}
-	plain, confined := median(false), median(true)
-	t.Logf("server start, median of 20: unconfined %.1f ms, confined %.1f ms (+%.1f ms)",
-		ms(plain), ms(confined), ms(confined-plain))
+	plain, confined, networked := median(false, false), median(true, false), median(true, true)
+	t.Logf("server start, median of 20: unconfined %.1f ms, confined %.1f ms (+%.1f ms), confined with network but one port %.1f ms (+%.1f ms)",
+		ms(plain), ms(confined), ms(confined-plain), ms(networked), ms(networked-plain))
 	if confined > plain+250*time.Millisecond {
 		t.Errorf("confinement adds %v to a start; want well under 250ms", confined-plain)
+	}
+	if networked > plain+time.Second {
+		t.Errorf("confinement with network but one port adds %v to a start; want under 1s", networked-plain)
 	}
 }
 

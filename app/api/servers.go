@@ -108,7 +108,7 @@ func sandboxView(sc config.Server, sandboxDefault string, ps supervisor.PoolStat
 	}
 	v := wire.Sandbox{Confined: true, Reason: "not started yet"}
 	if p := ps.Confine; p != nil {
-		v.Read, v.Write, v.Network = p.Read, p.Write, p.Network
+		v.Read, v.Write, v.Network, v.DenyPorts = p.Read, p.Write, p.Network, p.DenyPorts
 	}
 	if st := ps.Confinement; st != nil {
 		v.Enforced, v.Mechanism, v.Reason, v.Missing = st.Enforced, st.Mechanism, st.Reason, st.Missing

@@ -99,6 +99,9 @@ func printServer(w io.Writer, s wire.ServerView) {
 	network := "no (TCP connect and bind refused)"
 	if sb.Network {
 		network = "yes"
+		if len(sb.DenyPorts) > 0 {
+			network = fmt.Sprintf("yes, but not TCP port %v (Switchboard's)", sb.DenyPorts)
+		}
 	}
 	fmt.Fprintf(w, "network:  %s\n", network)
 	for _, l := range []struct {

@@ -292,7 +292,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	d := &daemon{listen: ln.Addr().String(), log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled,
-		sandbox: newSandboxer(home, log)}
+		sandbox: newSandboxer(home, ln.Addr(), log)}
 	if err := d.apply(ctx); err != nil {
 		log.Error("the config was not applied; no server runs until it is", "err", err)
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,10 +26,15 @@ type sandboxer struct {
 	home, userHome string
 	// networked names the embedded catalog entries that need the network.
 	networked map[string]bool
+	// listenPort is the daemon's own port, which no server may connect to.
+	listenPort uint16
 }
 
-func newSandboxer(home string, log *slog.Logger) sandboxer {
+func newSandboxer(home string, listen net.Addr, log *slog.Logger) sandboxer {
 	sb := sandboxer{home: home, networked: map[string]bool{}}
+	if a, ok := listen.(*net.TCPAddr); ok {
+		sb.listenPort = uint16(a.Port)
+	}
 	sb.userHome, _ = os.UserHomeDir()
 	entries, err := catalog.Embedded()
 	if err != nil {
@@ -96,6 +102,10 @@ func (sb sandboxer) policy(sp supervisor.Spec, sc config.Server, tmp string) *co
 		p.Write = append(p.Write, s.Write...)
 	}
 	p.Network = sb.needsNetwork(sc)
+	if p.Network && sb.listenPort != 0 {
+		// Without network every port is refused already.
+		p.DenyPorts = []uint16{sb.listenPort}
+	}
 	slices.Sort(p.Read)
 	slices.Sort(p.Write)
 	p.Read, p.Write = slices.Compact(p.Read), slices.Compact(p.Write)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,7 +44,7 @@ func TestConfinementPolicies(t *testing.T) {
 		"opted":      {Command: "my-server", Sandbox: &config.Sandbox{Read: []string{"/opt/models"}, Network: &yes}},
 		"off":        {Command: "node", Install: installed("io.github.modelcontextprotocol/server-memory"), Sandbox: &config.Sandbox{Off: true}},
 	}}
-	sb := newSandboxer(home, slog.New(slog.DiscardHandler))
+	sb := newSandboxer(home, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7391}, slog.New(slog.DiscardHandler))
 	specs := map[string]supervisor.Spec{}
 	for _, sp := range sb.withConfinement(slog.New(slog.DiscardHandler), Specs(cfg), cfg) {
 		specs[sp.Name] = sp
@@ -83,8 +84,8 @@ func TestConfinementPolicies(t *testing.T) {
 		t.Error("filesystem has network")
 	}
 	for name, want := range map[string]bool{"fetch": true, "registry": true, "opted": true} {
-		if sp := specs[name]; sp.Confine == nil || sp.Confine.Network != want {
-			t.Errorf("%s policy = %+v, want confined with network %v", name, sp.Confine, want)
+		if sp := specs[name]; sp.Confine == nil || sp.Confine.Network != want || !slices.Equal(sp.Confine.DenyPorts, []uint16{7391}) {
+			t.Errorf("%s policy = %+v, want confined with network %v and the daemon's port 7391 denied", name, sp.Confine, want)
 		}
 	}
 	if !slices.Contains(specs["opted"].Confine.Read, "/opt/models") {

@@ -23,6 +23,12 @@ import (
 // and granted the folder granted (an absolute path in its arguments, as
 // server-filesystem's directories are).
 func writeHostileConfig(t *testing.T, home, granted string) {
+	writeHostileConfigNet(t, home, granted, false)
+}
+
+// writeHostileConfigNet is writeHostileConfig, with a second server
+// "hostilenet" (the same, with "sandbox": {"network": true}) when withNet.
+func writeHostileConfigNet(t *testing.T, home, granted string, withNet bool) {
 	t.Helper()
 	env := map[string]string{}
 	for _, kv := range testmcp.Env(testmcp.Options{Hostile: true}) {
@@ -30,9 +36,13 @@ func writeHostileConfig(t *testing.T, home, granted string) {
 		env[k] = v
 	}
 	env["GORACE"] = "atexit_sleep_ms=0"
-	cfg := map[string]any{"version": 1, "listen": "127.0.0.1:0", "servers": map[string]any{
+	servers := map[string]any{
 		"hostile": map[string]any{"command": os.Args[0], "args": []string{granted}, "env": env, "sandbox": true},
-	}}
+	}
+	if withNet {
+		servers["hostilenet"] = map[string]any{"command": os.Args[0], "env": env, "sandbox": map[string]any{"network": true}}
+	}
+	cfg := map[string]any{"version": 1, "listen": "127.0.0.1:0", "servers": servers}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
@@ -59,7 +69,7 @@ func TestConfinedServerThroughTheDaemon(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	granted := filepath.Join(t.TempDir(), "granted")
 	writeFile(t, filepath.Join(granted, "hello.txt"), "hello from the granted folder")
-	writeHostileConfig(t, home, granted)
+	writeHostileConfigNet(t, home, granted, true)
 	d := startDaemon(t, home)
 	secrets := map[string]string{
 		"~/.ssh/id_ed25519":             filepath.Join(d.userHome, ".ssh", "id_ed25519"),
@@ -91,7 +101,11 @@ func TestConfinedServerThroughTheDaemon(t *testing.T) {
 
 	cs := mcpSession(t, d, "/mcp")
 	callTool := func(tool string, args map[string]any) (string, bool) {
-		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "hostile__" + tool, Arguments: args})
+		server, tool, ok := strings.Cut(tool, "__")
+		if !ok {
+			server, tool = "hostile", server
+		}
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: server + "__" + tool, Arguments: args})
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)
 		}
@@ -128,6 +142,9 @@ func TestConfinedServerThroughTheDaemon(t *testing.T) {
 	t.Run("write /tmp refused", refused("write_file", map[string]any{"path": filepath.Join(os.TempDir(), "sb-e2e-planted"), "content": "x"}))
 	t.Run("connect to Switchboard's port refused", refused("connect", map[string]any{"addr": daemonURL.Host}))
 	t.Run("connect to another loopback port refused", refused("connect", map[string]any{"addr": other.Addr().String()}))
+	t.Run("with network: connect to Switchboard's port refused", refused("hostilenet__connect", map[string]any{"addr": daemonURL.Host}))
+	t.Run("with network: read ~/.ssh/id_ed25519 refused", refused("hostilenet__read_file", map[string]any{"path": secrets["~/.ssh/id_ed25519"]}))
+	t.Run("with network: connect to another loopback port allowed", allowed("hostilenet__connect", map[string]any{"addr": other.Addr().String()}, "ok"))
 	t.Run("read granted folder allowed", allowed("read_file", map[string]any{"path": filepath.Join(granted, "hello.txt")}, "hello from the granted folder"))
 	t.Run("write granted folder allowed", allowed("write_file", map[string]any{"path": filepath.Join(granted, "out.txt"), "content": "x"}, "ok"))
 	t.Run("write own TMPDIR allowed", allowed("write_file", map[string]any{"path": filepath.Join(home, "sandbox", "hostile", "tmp", "scratch"), "content": "x"}, "ok"))

@@ -34,6 +34,9 @@ type Policy struct {
 	// Network allows TCP connect and bind. Without it every TCP connect and
 	// bind is refused, Switchboard's own listener included.
 	Network bool `json:"network"`
+	// DenyPorts are TCP ports a server with Network may still not connect
+	// to, on any address: Switchboard's own listener.
+	DenyPorts []uint16 `json:"denyPorts,omitempty"`
 }
 
 // Equal reports whether p and q grant the same (nil equals nil only).
@@ -41,7 +44,8 @@ func (p *Policy) Equal(q *Policy) bool {
 	if p == nil || q == nil {
 		return p == q
 	}
-	return slices.Equal(p.Read, q.Read) && slices.Equal(p.Write, q.Write) && p.Network == q.Network
+	return slices.Equal(p.Read, q.Read) && slices.Equal(p.Write, q.Write) && p.Network == q.Network &&
+		slices.Equal(p.DenyPorts, q.DenyPorts)
 }
 
 // Clone returns a deep copy (nil for nil).
@@ -49,7 +53,8 @@ func (p *Policy) Clone() *Policy {
 	if p == nil {
 		return nil
 	}
-	return &Policy{Read: slices.Clone(p.Read), Write: slices.Clone(p.Write), Network: p.Network}
+	return &Policy{Read: slices.Clone(p.Read), Write: slices.Clone(p.Write), Network: p.Network,
+		DenyPorts: slices.Clone(p.DenyPorts)}
 }
 
 // Status says whether a process runs confined.

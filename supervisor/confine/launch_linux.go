@@ -56,9 +56,16 @@ func enforce(p *Policy, maxABI int) (Status, error) {
 		return Status{}, err
 	}
 	if p.Network {
-		// Landlock grants ports, it cannot refuse one: a server with
-		// network gets TCP unrestricted (two layers: paths, then scopes).
+		// Two layers: paths, then scopes; then connect allowed on every
+		// port but the denied ones (Landlock only grants ports).
 		err = errors.Join(cfg.RestrictPaths(rules...), cfg.RestrictScoped())
+		if err == nil && len(p.DenyPorts) > 0 {
+			if abi < 4 {
+				missing = append(missing, "denied ports (Landlock ABI < 4)")
+			} else {
+				err = allConnectsBut(p.DenyPorts)
+			}
+		}
 	} else {
 		err = cfg.Restrict(rules...)
 	}
@@ -71,6 +78,36 @@ func enforce(p *Policy, maxABI int) (Status, error) {
 		}
 	}
 	return Status{Enforced: true, Mechanism: fmt.Sprintf("landlock ABI %d", abi), Missing: missing}, nil
+}
+
+// allConnectsBut restricts TCP connect to every port except deny (one rule
+// per allowed port; bind stays unrestricted). It adds the rules with the
+// raw system calls: through go-landlock's rule values 65535 rules cost
+// about 270 ms a start, this way a fraction of that.
+func allConnectsBut(deny []uint16) error {
+	fd, err := llsys.LandlockCreateRuleset(&llsys.RulesetAttr{HandledAccessNet: llsys.AccessNetConnectTCP}, 0)
+	if err != nil {
+		return fmt.Errorf("creating the port ruleset: %w", err)
+	}
+	defer syscall.Close(fd)
+	denied := make(map[uint16]bool, len(deny))
+	for _, p := range deny {
+		denied[p] = true
+	}
+	for port := range 65536 {
+		if denied[uint16(port)] {
+			continue
+		}
+		attr := llsys.NetPortAttr{AllowedAccess: llsys.AccessNetConnectTCP, Port: uint64(port)}
+		if err := llsys.LandlockAddNetPortRule(fd, &attr, 0); err != nil {
+			return fmt.Errorf("allowing TCP port %d: %w", port, err)
+		}
+	}
+	// no_new_privs is already set by the path layer.
+	if err := llsys.AllThreadsLandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("enforcing the port ruleset: %w", err)
+	}
+	return nil
 }
 
 // refuseOtherSockets loads a seccomp filter that fails with EPERM the

@@ -118,6 +118,9 @@ type Sandbox struct {
 	Read    []string `json:"read,omitempty"`
 	Write   []string `json:"write,omitempty"`
 	Network bool     `json:"network"`
+	// DenyPorts are TCP ports it may not connect to even with network
+	// (Switchboard's own).
+	DenyPorts []uint16 `json:"denyPorts,omitempty"`
 	// Enforced says the policy is in force in the server's last process.
 	Enforced bool `json:"enforced"`
 	// Mechanism names what enforces it ("landlock ABI 7").
