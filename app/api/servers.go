@@ -99,6 +99,9 @@ func (s *Server) view(name string, sc config.Server) wire.ServerView {
 // sandboxView says what a server may touch and whether that is in force,
 // or why it is not confined.
 func sandboxView(sc config.Server, sandboxDefault string, ps supervisor.PoolStatus) wire.Sandbox {
+	if sc.IsRemote() {
+		return wire.Sandbox{Reason: "a remote server: it runs on its own host, nothing runs here to confine"}
+	}
 	if !sc.IsConfined(sandboxDefault) {
 		reason := `added by hand, and the config's "sandboxDefault" is not "confined"`
 		if sc.Sandbox != nil {
