@@ -204,15 +204,20 @@ func TestUnconfinedWhenLandlockIsMissing(t *testing.T) {
 func TestConfinedNodeServer(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on PATH; CI installs it")
+		t.Fatalf("node not found: install Node.js 20 (the CI installs it): %v", err)
 	}
-	modules, err := filepath.EvalSymlinks(filepath.Join("..", "gateway", "testdata", "node", "node_modules"))
+	// Absolute, as config.json's sandbox paths must be; resolved, as
+	// Landlock grants what the path names.
+	modules, err := filepath.Abs(filepath.Join(tsHarness, "node_modules"))
+	if err == nil {
+		modules, err = filepath.EvalSymlinks(modules)
+	}
 	if err != nil {
-		t.Skipf("the gateway's Node harness is not installed (go test ./app/gateway installs it): %v", err)
+		t.Fatalf("the gateway's Node harness is not installed: run `make node-deps`: %v", err)
 	}
 	entry := filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
-		t.Skipf("server-everything is not in the harness: %v", err)
+		t.Fatalf("server-everything is not in the harness (run `make node-deps`): %v", err)
 	}
 	home := filepath.Join(t.TempDir(), "home")
 	cfg := map[string]any{"version": 1, "listen": "127.0.0.1:0", "servers": map[string]any{
@@ -222,14 +227,12 @@ func TestConfinedNodeServer(t *testing.T) {
 	data, _ := json.Marshal(cfg)
 	writeFile(t, filepath.Join(home, "config.json"), string(data))
 	d := startDaemon(t, home)
+	d.waitRunning(t, "everything")
 	cs := mcpSession(t, d, "/mcp")
-	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	if len(tools.Tools) == 0 {
-		t.Fatal("the confined server-everything listed no tools")
-	}
+	testutil.Eventually(t, 30*time.Second, "the confined server-everything's tools on /mcp", func() bool {
+		tools, err := cs.ListTools(t.Context(), nil)
+		return err == nil && len(tools.Tools) > 0
+	})
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "confined"}})
 	if err != nil || res.IsError {
 		t.Fatalf("echo: %v %+v", err, res)
