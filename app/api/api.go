@@ -138,6 +138,9 @@ type Options struct {
 	// Approvals serves the held tools and their approval (approvals.go);
 	// nil answers 503.
 	Approvals Approvals
+	// SignIns are the remote servers' sign-ins (signins.go); nil: the
+	// login and logout routes answer 503 and views carry no auth.
+	SignIns SignIns
 	// Autostart is the start-at-login entry /api/v1/settings manages, with
 	// the command it runs; nil leaves it out of the settings.
 	Autostart        autostart.Entry
@@ -210,6 +213,7 @@ type Server struct {
 	open          *openRequests
 	tools         Tools
 	approvals     Approvals
+	signIns       SignIns
 	autostart     autostart.Entry
 	autostartCmd  []string
 	tokens        *tokens.Store
@@ -270,6 +274,7 @@ func New(opts Options) (*Server, error) {
 		installs:      newInstalls(),
 		tools:         opts.Tools,
 		approvals:     opts.Approvals,
+		signIns:       opts.SignIns,
 		autostart:     opts.Autostart,
 		autostartCmd:  opts.AutostartCommand,
 		tokens:        opts.Tokens,
@@ -331,6 +336,7 @@ func (s *Server) routes() {
 	s.settingsRoutes()
 	s.profileRoutes()
 	s.approvalRoutes()
+	s.signInRoutes()
 }
 
 // Close cancels the installs in progress and waits until they have rolled

@@ -304,3 +304,9 @@ func quote(s string) string {
 	q := strconv.Quote(s)
 	return strings.ReplaceAll(q, `\\`, `\`)
 }
+
+// HostOnly wraps h with the loopback Host check (and the request log)
+// alone: for the sign-in redirect (remoteauth's callback), which the
+// browser brings without a Switchboard token; its state parameter, known
+// only to the pending sign-in, is what it checks.
+func (s *Server) HostOnly(h http.Handler) http.Handler { return s.logRequests(checkHost(h)) }

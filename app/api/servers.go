@@ -60,7 +60,7 @@ func (s *Server) listServers(r *http.Request) ([]wire.ServerView, error) {
 		ps, known := statuses[name]
 		v := newView(name, cfg.Servers[name], ps, known)
 		v.Sandbox = sandboxView(cfg.Servers[name], cfg.SandboxDefault, ps)
-		out = append(out, s.withTools(redactView(v, cfg)))
+		out = append(out, s.withAuth(s.withTools(redactView(v, cfg))))
 	}
 	return out, nil
 }
@@ -93,7 +93,7 @@ func (s *Server) view(name string, sc config.Server) wire.ServerView {
 	cfg := s.cfg.Current()
 	v := newView(name, sc, ps, err == nil)
 	v.Sandbox = sandboxView(sc, cfg.SandboxDefault, ps)
-	return s.withTools(redactView(v, cfg))
+	return s.withAuth(s.withTools(redactView(v, cfg)))
 }
 
 // sandboxView says what a server may touch and whether that is in force,

@@ -33,6 +33,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/remoteauth"
 	"github.com/switchboardhq/switchboard/app/secrets"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/app/toolsearch"
@@ -226,7 +227,11 @@ func Run(ctx context.Context, opts Options) error {
 	// gets as hooks before any process exists (d.apply, below, makes them).
 	// The confining launcher is the same binary as the reaper, re-run
 	// (main calls both confine.RunIfRequested and RunReaperIfRequested).
-	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper, Launcher: opts.Reaper})
+	// Remote servers connect through their sign-in (OAuth), whose Manager
+	// is made once the listener (the redirect's address) is known.
+	remoteSignIns := newSignIns(ctx, log, store.Current)
+	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper, Launcher: opts.Reaper,
+		RemoteRoundTripper: remoteSignIns.roundTripper})
 	if err != nil {
 		return err
 	}
@@ -291,6 +296,10 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
+	if err := remoteSignIns.start(secretStore, ln.Addr().String()); err != nil {
+		ln.Close()
+		return err
+	}
 	d := &daemon{listen: ln.Addr().String(), log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled,
 		sandbox: newSandboxer(home, ln.Addr(), log)}
 	if err := d.apply(ctx); err != nil {
@@ -332,7 +341,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	apiServer, err := api.New(api.Options{Autostart: startAtLogin, AutostartCommand: opts.AutostartCommand, Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
-		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist), Approvals: approved,
+		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist), Approvals: approved, SignIns: remoteSignIns,
 		Revoked: func(tokenID string) {
 			if n := gw.CloseSessionsOf(tokenID); n > 0 {
 				log.Info("closed the MCP sessions of a revoked token", "token", tokenID, "sessions", n)
@@ -345,6 +354,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", apiServer)
+	// The browser comes back from a sign-in without a Switchboard token.
+	mux.Handle(remoteauth.CallbackPath, apiServer.HostOnly(remoteSignIns.manager.Load().Callback()))
 	mux.Handle("/", apiServer.Dashboard(opts.Dashboard))
 	mcpHandler := apiServer.Protect(gw.Handler())
 	for _, p := range []string{"/mcp", "/mcp/", "/sse", "/sse/"} {

@@ -107,6 +107,9 @@ type ServerView struct {
 	Listed bool `json:"listed"`
 	// Sandbox is what the server may touch and whether that is in force.
 	Sandbox Sandbox `json:"sandbox"`
+	// Auth is a remote server's sign-in (OAuth) state; absent for a
+	// server that has not asked for a sign-in.
+	Auth *AuthStatus `json:"auth,omitempty"`
 }
 
 // Sandbox is a server's confinement as it runs.
@@ -129,6 +132,44 @@ type Sandbox struct {
 	Reason string `json:"reason,omitempty"`
 	// Missing lists what the kernel cannot enforce of the policy.
 	Missing []string `json:"missing,omitempty"`
+}
+
+// AuthStatus is where a remote server's sign-in stands.
+type AuthStatus struct {
+	State  string `json:"state"`            // one of the Auth constants
+	Reason string `json:"reason,omitempty"` // why it needs a sign-in: first use, token rejected, refresh refused, scope needed, signed out
+	Scope  string `json:"scope,omitempty"`  // with reason scope needed: the scope asked for
+	Error  string `json:"error,omitempty"`  // why the last sign-in failed
+	// SignInURL is the link of the sign-in in progress (the API answers
+	// admin tokens only).
+	SignInURL string    `json:"signInUrl,omitempty"`
+	Since     time.Time `json:"since"`
+}
+
+// The states of AuthStatus.State.
+const (
+	AuthNeedsSignIn = "needs sign-in"
+	AuthSigningIn   = "signing in"
+	AuthSignedIn    = "signed in"
+)
+
+// LoginResult answers POST /api/v1/servers/{name}/login: the sign-in has
+// started; it goes on in the daemon until the browser comes back or it
+// times out (watch the server's Auth).
+type LoginResult struct {
+	Server        string     `json:"server"`
+	SignInURL     string     `json:"signInUrl,omitempty"`
+	BrowserOpened bool       `json:"browserOpened"`
+	Auth          AuthStatus `json:"auth"`
+}
+
+// LogoutResult answers POST /api/v1/servers/{name}/logout: the tokens are
+// deleted; Revoked says the authorization server accepted their revocation.
+type LogoutResult struct {
+	Server      string     `json:"server"`
+	Revoked     bool       `json:"revoked"`
+	RevokeError string     `json:"revokeError,omitempty"`
+	Auth        AuthStatus `json:"auth"`
 }
 
 // ProcessStatus is one OS process of a server.

@@ -1,0 +1,253 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/api/wire"
+	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/remoteauth"
+)
+
+// TestBrowserEnv, set to "follow", makes the daemon's sign-ins "open" their
+// link with an HTTP client that follows redirects (remoteauth.FollowRedirects)
+// instead of the system browser. It is for tests, whose loopback
+// authorization servers approve without a user; nothing else reads it.
+const TestBrowserEnv = "SWITCHBOARD_TEST_BROWSER"
+
+// loginLinkWait bounds how long POST .../login waits for the sign-in link
+// (discovery and registration come first).
+const loginLinkWait = 30 * time.Second
+
+// browserWait is how long POST .../login waits for the browser to say it
+// opened the link before it answers without knowing.
+const browserWait = 3 * time.Second
+
+// signIns are the remote servers' sign-ins: one remoteauth.Manager, made
+// once the daemon's listener (the redirect's address) is known, and the
+// supervisor's and the API's way to each server's SignIn.
+type signIns struct {
+	log     *slog.Logger
+	current func() *config.Config
+	manager atomic.Pointer[remoteauth.Manager]
+	browser *watchedBrowser
+	ctx     context.Context // the daemon's: sign-ins outlive the request that started them
+
+	mu    sync.Mutex
+	asked map[string]bool   // servers that asked for a sign-in: their views show its state
+	links map[string]string // the link of each server's latest sign-in (a fast one is over before Login looks)
+}
+
+func newSignIns(ctx context.Context, log *slog.Logger, current func() *config.Config) *signIns {
+	var b remoteauth.Browser = remoteauth.SystemBrowser{}
+	if os.Getenv(TestBrowserEnv) == "follow" {
+		b = remoteauth.FollowRedirects{}
+	}
+	return &signIns{log: log, current: current, ctx: ctx, browser: &watchedBrowser{Browser: b, opened: map[string]chan error{}}, asked: map[string]bool{}, links: map[string]string{}}
+}
+
+// start makes the Manager, with listen (host:port) as the redirect's address.
+func (s *signIns) start(store remoteauth.Secrets, listen string) error {
+	m, err := remoteauth.New(remoteauth.Options{Secrets: store, RedirectURL: "http://" + listen + remoteauth.CallbackPath,
+		Browser: s.browser, Logger: s.log.With("part", "remote sign-in"),
+		OnChange: func(server string, st remoteauth.Status) {
+			s.markAsked(server)
+			if st.SignInURL != "" {
+				s.mu.Lock()
+				s.links[server] = st.SignInURL
+				s.mu.Unlock()
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	s.manager.Store(m)
+	return nil
+}
+
+// signIn returns the sign-in of the remote server name of the config in force.
+func (s *signIns) signIn(name string) (*remoteauth.SignIn, error) {
+	m := s.manager.Load()
+	if m == nil {
+		return nil, errors.New("remote sign-in is not ready yet")
+	}
+	sc, ok := s.current().Servers[name]
+	if !ok || !sc.IsRemote() {
+		return nil, fmt.Errorf("%q is not a remote server of the config", name)
+	}
+	return m.Server(name, sc.URL, remoteauth.Registration{})
+}
+
+// roundTripper is the supervisor's RemoteRoundTripper: each connection to
+// a remote server goes through its sign-in, which puts the token on the
+// requests and fails them at once with "needs sign-in" when there is none.
+// (The same RoundTripper serves the streamable HTTP and the SSE transport.)
+func (s *signIns) roundTripper(server string) http.RoundTripper {
+	si, err := s.signIn(server)
+	if err != nil {
+		s.log.Warn("remote server connects without sign-in", "server", server, "err", err)
+		return nil
+	}
+	return &askedTransport{base: si.Transport(nil), asked: func() { s.markAsked(server) }}
+}
+
+func (s *signIns) markAsked(server string) {
+	s.mu.Lock()
+	s.asked[server] = true
+	s.mu.Unlock()
+}
+
+// An askedTransport notes that its server asked for a sign-in, so that
+// its view shows the sign-in state (a server that never did shows none).
+type askedTransport struct {
+	base  http.RoundTripper
+	asked func()
+}
+
+func (t *askedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if errors.Is(err, remoteauth.ErrNeedsSignIn) || err == nil && resp.StatusCode == http.StatusUnauthorized {
+		t.asked()
+	}
+	return resp, err
+}
+
+// Status implements api.SignIns.
+func (s *signIns) Status(server string) (wire.AuthStatus, bool) {
+	if sc, ok := s.current().Servers[server]; !ok || !sc.IsRemote() {
+		return wire.AuthStatus{}, false
+	}
+	si, err := s.signIn(server)
+	if err != nil {
+		return wire.AuthStatus{}, false
+	}
+	st := si.Status()
+	s.mu.Lock()
+	asked := s.asked[server]
+	s.mu.Unlock()
+	// A server that never asked for a token shows no sign-in.
+	if st.State == remoteauth.StateNeedsSignIn && st.Reason == remoteauth.ReasonFirstUse && !asked {
+		return wire.AuthStatus{}, false
+	}
+	return authStatus(st), true
+}
+
+func authStatus(st remoteauth.Status) wire.AuthStatus {
+	return wire.AuthStatus{State: string(st.State), Reason: string(st.Reason), Scope: st.Scope, Error: st.Error, SignInURL: st.SignInURL, Since: st.Since}
+}
+
+// Login implements api.SignIns: it starts the sign-in in the daemon and
+// returns once its link is known (or the sign-in ended first).
+func (s *signIns) Login(ctx context.Context, server string) (wire.LoginResult, error) {
+	si, err := s.signIn(server)
+	if err != nil {
+		return wire.LoginResult{}, err
+	}
+	s.mu.Lock()
+	delete(s.links, server)
+	s.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		err := si.Login(s.ctx)
+		if err != nil {
+			s.log.Info("remote sign-in ended", "server", server, "err", err)
+		}
+		done <- err
+	}()
+	res := wire.LoginResult{Server: server}
+	deadline := time.NewTimer(loginLinkWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	ended := false // the sign-in is over (signed in faster than a tick)
+	for {
+		s.mu.Lock()
+		link := s.links[server]
+		s.mu.Unlock()
+		if link != "" {
+			res.SignInURL = link
+			res.BrowserOpened = s.browser.wait(ctx, link)
+		}
+		if link != "" || ended {
+			res.Auth = authStatus(si.Status())
+			return res, nil
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				return res, err
+			}
+			ended = true
+		case <-deadline.C:
+			res.Auth = authStatus(si.Status())
+			return res, nil
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Logout implements api.SignIns.
+func (s *signIns) Logout(ctx context.Context, server string) (wire.LogoutResult, error) {
+	si, err := s.signIn(server)
+	if err != nil {
+		return wire.LogoutResult{}, err
+	}
+	out, err := si.SignOut(ctx)
+	if err != nil {
+		return wire.LogoutResult{}, err
+	}
+	return wire.LogoutResult{Server: server, Revoked: out.Revoked, RevokeError: out.RevokeError, Auth: authStatus(si.Status())}, nil
+}
+
+// A watchedBrowser tells POST .../login whether the link was opened.
+type watchedBrowser struct {
+	remoteauth.Browser
+	mu     sync.Mutex
+	opened map[string]chan error // by link, until wait takes it
+}
+
+func (b *watchedBrowser) result(link string) chan error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ch := b.opened[link]
+	if ch == nil {
+		ch = make(chan error, 1)
+		b.opened[link] = ch
+	}
+	return ch
+}
+
+// Open implements remoteauth.Browser.
+func (b *watchedBrowser) Open(ctx context.Context, link string) error {
+	err := b.Browser.Open(ctx, link)
+	b.result(link) <- err
+	return err
+}
+
+// wait reports whether the browser opened link, waiting browserWait at most.
+func (b *watchedBrowser) wait(ctx context.Context, link string) bool {
+	ch := b.result(link)
+	defer func() {
+		b.mu.Lock()
+		delete(b.opened, link)
+		b.mu.Unlock()
+	}()
+	t := time.NewTimer(browserWait)
+	defer t.Stop()
+	select {
+	case err := <-ch:
+		return err == nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
