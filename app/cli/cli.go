@@ -99,6 +99,7 @@ func verbs() []verb {
 		clientsVerb(),
 		tokensVerb(),
 		profilesVerb(),
+		authVerb(),
 		connectVerb(),
 		windowVerb(),
 		trayVerb(),

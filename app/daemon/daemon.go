@@ -296,7 +296,13 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	if err := remoteSignIns.start(secretStore, ln.Addr().String()); err != nil {
+	if err := remoteSignIns.start(secretStore, ln.Addr().String(), func(server string) {
+		startCtx, cancel := context.WithTimeout(ctx, signedInStartTimeout)
+		defer cancel()
+		if err := sup.Start(startCtx, server); err != nil {
+			log.Warn("the remote server did not connect after its sign-in", "server", server, "err", err)
+		}
+	}); err != nil {
 		ln.Close()
 		return err
 	}

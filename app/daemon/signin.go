@@ -26,6 +26,9 @@ const TestBrowserEnv = "SWITCHBOARD_TEST_BROWSER"
 // (discovery and registration come first).
 const loginLinkWait = 30 * time.Second
 
+// signedInStartTimeout bounds the start of a remote server after its sign-in.
+const signedInStartTimeout = time.Minute
+
 // browserWait is how long POST .../login waits for the browser to say it
 // opened the link before it answers without knowing.
 const browserWait = 3 * time.Second
@@ -53,12 +56,18 @@ func newSignIns(ctx context.Context, log *slog.Logger, current func() *config.Co
 	return &signIns{log: log, current: current, ctx: ctx, browser: &watchedBrowser{Browser: b, opened: map[string]chan error{}}, asked: map[string]bool{}, links: map[string]string{}}
 }
 
-// start makes the Manager, with listen (host:port) as the redirect's address.
-func (s *signIns) start(store remoteauth.Secrets, listen string) error {
+// start makes the Manager, with listen (host:port) as the redirect's
+// address. signedIn is called (in a goroutine of its own) when a server's
+// sign-in completes: its connection failed before, maybe often enough to
+// make it failing, and should be tried again now.
+func (s *signIns) start(store remoteauth.Secrets, listen string, signedIn func(server string)) error {
 	m, err := remoteauth.New(remoteauth.Options{Secrets: store, RedirectURL: "http://" + listen + remoteauth.CallbackPath,
 		Browser: s.browser, Logger: s.log.With("part", "remote sign-in"),
 		OnChange: func(server string, st remoteauth.Status) {
 			s.markAsked(server)
+			if st.State == remoteauth.StateSignedIn {
+				go signedIn(server)
+			}
 			if st.SignInURL != "" {
 				s.mu.Lock()
 				s.links[server] = st.SignInURL
