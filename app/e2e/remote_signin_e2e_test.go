@@ -36,6 +36,7 @@ func TestRemoteSignInThroughTheDaemon(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	cfg, _ := json.Marshal(map[string]any{"version": 1, "listen": "127.0.0.1:0", "servers": map[string]any{
 		"r": map[string]any{"url": f.srv.URL + "/mcp"},
+		"s": map[string]any{"url": f.srv.URL + "/sse", "transport": "sse"},
 	}})
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
@@ -94,21 +95,30 @@ func TestRemoteSignInThroughTheDaemon(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "signed in to r") || !strings.Contains(out, f.srv.URL+"/authorize") {
 		t.Fatalf("auth login r = %d\n%s%s", code, out, errOut)
 	}
-	callWorks := func(d *daemonProc, what string) {
+	callWorks := func(d *daemonProc, tool, what string) {
 		t.Helper()
 		cs := mcpSession(t, d, "/mcp")
 		var got string
 		start := time.Now()
 		testutil.Eventually(t, 30*time.Second, what, func() bool {
-			got, err = testutil.CallText(t.Context(), cs, "r__echo", map[string]any{"text": "far away"})
+			got, err = testutil.CallText(t.Context(), cs, tool, map[string]any{"text": "far away"})
 			return err == nil
 		})
 		t.Logf("%s worked after %s", what, time.Since(start))
 		if got != "far away" {
-			t.Errorf("%s: r__echo = %q", what, got)
+			t.Errorf("%s: %s = %q", what, tool, got)
 		}
 	}
-	callWorks(d, "the call after sign-in")
+	callWorks(d, "r__echo", "the call after sign-in")
+
+	// The HTTP+SSE transport signs in the same way.
+	if _, err := testutil.CallText(t.Context(), cs, "s__echo", map[string]any{"text": "hi"}); err == nil || !strings.Contains(err.Error(), `"s" needs sign-in`) {
+		t.Errorf("SSE call before sign-in = %v; want the needs sign-in error", err)
+	}
+	if code, out, errOut := cli(t, home, "auth", "login", "s"); code != exitOK || !strings.Contains(out, "signed in to s") {
+		t.Fatalf("auth login s = %d\n%s%s", code, out, errOut)
+	}
+	callWorks(d, "s__echo", "the SSE call after sign-in")
 	if code, out, _ := cli(t, home, "auth", "status"); code != exitOK || !strings.Contains(out, "signed in") {
 		t.Errorf("auth status after sign-in = %d\n%s", code, out)
 	}
@@ -119,7 +129,8 @@ func TestRemoteSignInThroughTheDaemon(t *testing.T) {
 	logs := d.out.String()
 	authorized := f.count("authorize")
 	d = startDaemon(t, home)
-	callWorks(d, "the call after a restart")
+	callWorks(d, "r__echo", "the call after a restart")
+	callWorks(d, "s__echo", "the SSE call after a restart")
 	if n := f.count("authorize"); n != authorized {
 		t.Errorf("the restart signed in again (%d sign-ins, %d before)", n, authorized)
 	}
@@ -171,7 +182,7 @@ func apiText(t *testing.T, d *daemonProc) string {
 }
 
 // oauthRemote is a remote MCP server (streamable HTTP at /mcp, behind the
-// go-sdk's RequireBearerToken) and its authorization server (metadata,
+// go-sdk's RequireBearerToken; /sse the HTTP+SSE transport) and its authorization server (metadata,
 // dynamic registration, an /authorize that approves at once and redirects
 // back, /token with the code and refresh grants, /revoke) on one loopback
 // listener. It remembers every value it hands out.
@@ -206,8 +217,12 @@ func newOAuthRemote(t *testing.T) *oauthRemote {
 	})
 	protect := auth.RequireBearerToken(f.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: f.srv.URL + "/.well-known/oauth-protected-resource/mcp"})
 	mux.Handle("/mcp", protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)))
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource: f.srv.URL + "/mcp", AuthorizationServers: []string{f.srv.URL}, ScopesSupported: []string{"tools"}}))
+	mux.Handle("/sse", auth.RequireBearerToken(f.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: f.srv.URL + "/.well-known/oauth-protected-resource/sse"})(
+		mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil)))
+	for _, res := range []string{"mcp", "sse"} {
+		mux.Handle("/.well-known/oauth-protected-resource/"+res, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource: f.srv.URL + "/" + res, AuthorizationServers: []string{f.srv.URL}, ScopesSupported: []string{"tools"}}))
+	}
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSONAnswer(w, http.StatusOK, map[string]any{
 			"issuer": f.srv.URL, "authorization_endpoint": f.srv.URL + "/authorize", "token_endpoint": f.srv.URL + "/token",
@@ -268,7 +283,7 @@ func (f *oauthRemote) register(w http.ResponseWriter, r *http.Request) {
 
 func (f *oauthRemote) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != f.srv.URL+"/mcp" {
+	if res := q.Get("resource"); q.Get("code_challenge_method") != "S256" || res != f.srv.URL+"/mcp" && res != f.srv.URL+"/sse" {
 		http.Error(w, "want PKCE S256 and the resource", http.StatusBadRequest)
 		return
 	}
