@@ -297,6 +297,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	if err := remoteSignIns.start(secretStore, ln.Addr().String(), func(server string) {
+		if sc, ok := store.Current().Servers[server]; !ok || !sc.IsEnabled() {
+			return // signed in while disabled: it connects when enabled
+		}
 		startCtx, cancel := context.WithTimeout(ctx, signedInStartTimeout)
 		defer cancel()
 		if err := sup.Start(startCtx, server); err != nil {

@@ -38,6 +38,8 @@ func TestAPIResponseShapes(t *testing.T) {
 	isolateClientEnv(t)
 	const entry = "io.github.switchboard-test/notes"
 	t.Setenv(daemon.RegistryEnv, fakeRegistry(t, entry).URL)
+	t.Setenv(daemon.TestBrowserEnv, "follow") // a remote's sign-in, below
+	oauth := newOAuthRemote(t)
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "alpha")
 	setProfiles(t, home, map[string]any{"coding": map[string]any{"servers": []string{"alpha"}, "tools": map[string]any{"alpha": []string{"echo"}}}})
@@ -178,6 +180,17 @@ func TestAPIResponseShapes(t *testing.T) {
 	call("POST", "/api/v1/remotes", "", `{"name":"remote","url":"http://`+closedLoopbackPort(t)+`/mcp","headers":{"X-Team":"a"},`+
 		`"secretHeaders":{"Authorization":"Bearer x"},"transport":"sse","enabled":false}`, 201)
 	call("POST", "/api/v1/servers/remote/uninstall", "/api/v1/servers/{name}/uninstall", `{}`, 200)
+	// A remote behind OAuth, signed in (the test browser follows the
+	// redirects, so the sign-in is over when login answers) and out.
+	if resp, data, err := do("POST", "/api/v1/remotes", `{"name":"oauth","url":"`+oauth.srv.URL+`/mcp","enabled":false}`); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("adding the OAuth remote: %v %s", err, data)
+	}
+	call("POST", "/api/v1/servers/oauth/login", "/api/v1/servers/{name}/login", "", 200)
+	call("GET", "/api/v1/servers/oauth", "/api/v1/servers/{name} (a signed-in remote)", "", 200)
+	call("POST", "/api/v1/servers/oauth/logout", "/api/v1/servers/{name}/logout", "", 200)
+	if resp, data, err := do("DELETE", "/api/v1/servers/oauth", ""); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("removing the OAuth remote: %v %s", err, data)
+	}
 
 	call("GET", "/api/v1/settings", "", "", 200)
 	call("PUT", "/api/v1/settings", "", `{"redactValues":true}`, 200)
