@@ -13,6 +13,11 @@ var (
 	ErrStopped = errors.New("stopped")
 	// ErrFailing is wrapped by errors about a server that crashed too often.
 	ErrFailing = errors.New("failing")
+	// ErrNeedsUser, wrapped by a start error, says that trying again cannot
+	// help until the user acts (a remote server that needs a sign-in): the
+	// server is made failing at once instead of being retried with backoff,
+	// so that calls fail at once with that error; Start tries it again.
+	ErrNeedsUser = errors.New("waits for the user")
 	// ErrClosed is returned once the supervisor is shutting down.
 	ErrClosed = errors.New("supervisor is shut down")
 	// ErrStillStopping is wrapped by Apply's error when the specs are in

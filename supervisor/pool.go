@@ -500,11 +500,14 @@ func (p *Pool) crashed(pr *proc, err error, now time.Time) {
 
 	o := p.sup.opts
 	p.crashes = append(slices.DeleteFunc(p.crashes, func(t time.Time) bool { return now.Sub(t) > o.CrashWindow }), now)
-	if len(p.crashes) >= o.CrashLimit {
+	if needsUser := errors.Is(err, ErrNeedsUser); needsUser || len(p.crashes) >= o.CrashLimit {
 		p.failingTill = now.Add(o.FailingCoolDown)
 		p.keepOne = false
-		p.publish(Event{Kind: EventFailing, State: StateFailing,
-			Message: fmt.Sprintf("%d crashes within %s; next try at %s", len(p.crashes), o.CrashWindow, p.failingTill.Format(time.TimeOnly))})
+		msg := fmt.Sprintf("%d crashes within %s; next try at %s", len(p.crashes), o.CrashWindow, p.failingTill.Format(time.TimeOnly))
+		if needsUser {
+			msg = fmt.Sprintf("%v; next try at %s, or when started again", err, p.failingTill.Format(time.TimeOnly))
+		}
+		p.publish(Event{Kind: EventFailing, State: StateFailing, Message: msg})
 		p.sup.logger.Error("server is failing: too many crashes; it stays down until started again",
 			"server", p.name, "crashes", len(p.crashes), "window", o.CrashWindow, "coolDown", o.FailingCoolDown)
 		return
@@ -544,6 +547,10 @@ func (p *Pool) unavailable(now time.Time) error {
 	switch {
 	case p.closing:
 		return fmt.Errorf("server %q is shutting down: %w", p.name, ErrStopped)
+	case p.failing(now) && errors.Is(p.lastErr, ErrNeedsUser):
+		// The error says what the user should do (sign in), and that
+		// starts the server again: nothing to add.
+		return fmt.Errorf("%w (%w)", p.lastErr, ErrFailing)
 	case p.failing(now):
 		return fmt.Errorf("server %q is %w after %d crashes within %s (last: %v); start it again to retry",
 			p.name, ErrFailing, len(p.crashes), p.sup.opts.CrashWindow, p.lastErr)

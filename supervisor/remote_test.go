@@ -3,11 +3,13 @@ package supervisor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -293,5 +295,50 @@ func TestRemoteURLQueryIsNotShown(t *testing.T) {
 	}
 	if strings.Contains(st.LastError, "s3cretq") || strings.Contains(st.URL, "s3cretq") || len(st.Logs) == 0 {
 		t.Errorf("status = %+v, want logs, and no query in the last error or URL", st)
+	}
+}
+
+// needsUserTransport fails every request with an error wrapping
+// ErrNeedsUser until signed is set, as a sign-in does.
+type needsUserTransport struct {
+	base   http.RoundTripper
+	signed atomic.Bool
+}
+
+func (n *needsUserTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !n.signed.Load() {
+		return nil, fmt.Errorf("remote needs sign-in: %w", supervisor.ErrNeedsUser)
+	}
+	return n.base.RoundTrip(req)
+}
+
+// A connection that fails with ErrNeedsUser makes the server failing at
+// once: no backoff that each call would wait out; Start tries again.
+func TestRemoteNeedsUserIsNotRetried(t *testing.T) {
+	remote := newTestRemote(t, supervisor.RemoteStreamableHTTP, "")
+	o := remoteOptions(t)
+	tr := &needsUserTransport{base: o.RemoteRoundTripper("r")}
+	o.RemoteRoundTripper = func(string) http.RoundTripper { return tr }
+	s := newSupervisor(t, o)
+	apply(t, s, remoteSpec("r", remote.url(), supervisor.RemoteStreamableHTTP, nil))
+	for i := range 3 {
+		start := time.Now()
+		_, _, err := call(t.Context(), s, "r", "echo", map[string]any{"text": "x"})
+		if !errors.Is(err, supervisor.ErrNeedsUser) || !strings.Contains(err.Error(), "needs sign-in") {
+			t.Fatalf("call %d = %v, want the needs-user error", i, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("call %d failed after %s, want at once", i, d)
+		}
+	}
+	if st := status(t, s, "r"); st.State != supervisor.StateFailing {
+		t.Errorf("state = %s, want failing", st.State)
+	}
+	tr.signed.Store(true)
+	if err := s.Start(t.Context(), "r"); err != nil {
+		t.Fatal(err)
+	}
+	if res, _, err := call(t.Context(), s, "r", "echo", map[string]any{"text": "in"}); err != nil || text(res) != "in" {
+		t.Fatalf("call after Start = %v, %v", res, err)
 	}
 }

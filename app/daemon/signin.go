@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/remoteauth"
+	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // TestBrowserEnv, set to "follow", makes the daemon's sign-ins "open" their
@@ -122,11 +123,23 @@ type askedTransport struct {
 
 func (t *askedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	if errors.Is(err, remoteauth.ErrNeedsSignIn) || err == nil && resp.StatusCode == http.StatusUnauthorized {
+	if errors.Is(err, remoteauth.ErrNeedsSignIn) {
+		t.asked()
+		return nil, needsUserError{err}
+	}
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
 		t.asked()
 	}
 	return resp, err
 }
+
+// needsUserError tells the supervisor that the connection cannot be made
+// until the user signs in: it is not retried with backoff (each call would
+// wait for the next try only to fail again), and the sign-in starts it.
+type needsUserError struct{ err error }
+
+func (e needsUserError) Error() string   { return e.err.Error() }
+func (e needsUserError) Unwrap() []error { return []error{e.err, supervisor.ErrNeedsUser} }
 
 // Status implements api.SignIns.
 func (s *signIns) Status(server string) (wire.AuthStatus, bool) {
