@@ -145,6 +145,12 @@ func newSignIn(m *Manager, name, serverURL string, reg Registration) (*SignIn, e
 	if err != nil {
 		return nil, err
 	}
+	if rec != nil && rec.ServerURL != "" && rec.ServerURL != serverURL {
+		// Another server's tokens (the entry's URL changed): never sent to
+		// this one. They are overwritten by its sign-in.
+		m.logger.Info("the server's URL changed since its sign-in: it needs a new one", "server", name)
+		rec = nil
+	}
 	s.rec = rec
 	s.status = Status{State: StateNeedsSignIn, Reason: ReasonFirstUse, Since: time.Now()}
 	if rec != nil && rec.Token != nil && (s.reg.ClientID == "" || s.reg.ClientID == rec.ClientID) {
@@ -576,7 +582,7 @@ func (s *SignIn) signedIn(got captured, meta *metadataRecorder) error {
 	}
 	issuer, revocation := meta.result()
 	rec := &record{
-		Version: recordVersion, Registered: kind,
+		Version: recordVersion, ServerURL: s.serverURL, Registered: kind,
 		ClientID: got.cfg.ClientID, ClientSecret: got.cfg.ClientSecret, AuthStyle: got.cfg.Endpoint.AuthStyle,
 		RedirectURL: got.cfg.RedirectURL, Issuer: issuer,
 		AuthURL: got.cfg.Endpoint.AuthURL, TokenURL: got.cfg.Endpoint.TokenURL, RevocationURL: revocation,

@@ -597,3 +597,24 @@ func TestPreRegisteredClient(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestURLChangedNeedsNewSignIn: tokens got for one URL of a server are not
+// sent to another URL the entry is given later (after a restart, too).
+func TestURLChangedNeedsNewSignIn(t *testing.T) {
+	f := newFakeRemote(t)
+	d, _, _ := signedIn(t.Context(), t, f)
+	d = d.restart()
+	if st := d.signIn(f, "/mcp").Status(); st.State != remoteauth.StateSignedIn {
+		t.Fatalf("after a restart, same URL: %+v, want signed in", st)
+	}
+	other := newFakeRemote(t)
+	si := d.signIn(other, "/mcp")
+	if st := si.Status(); st.State != remoteauth.StateNeedsSignIn || st.Reason != remoteauth.ReasonFirstUse {
+		t.Fatalf("another URL: %+v, want needs sign-in (first use)", st)
+	}
+	_, err := connect(t.Context(), other, si)
+	wantNeedsSignIn(t, err, remoteauth.ReasonFirstUse)
+	if n := f.count("token"); n != 1 {
+		t.Errorf("the first server's token endpoint got %d requests, want 1 (the sign-in; no refresh for the other URL)", n)
+	}
+}

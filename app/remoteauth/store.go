@@ -35,7 +35,10 @@ const (
 // record is a server's sign-in as the secret store keeps it: one JSON value,
 // so it is written whole or not at all.
 type record struct {
-	Version       int              `json:"version"`
+	Version int `json:"version"`
+	// ServerURL is the remote server the tokens were got for: the entry's
+	// URL changed in config.json, they are not sent to the new one.
+	ServerURL     string           `json:"serverUrl,omitempty"`
 	Registered    string           `json:"registered"`
 	ClientID      string           `json:"clientId"`
 	ClientSecret  string           `json:"clientSecret,omitempty"`
