@@ -63,6 +63,14 @@ func TestCommandLineUsage(t *testing.T) {
 		{[]string{"clients", "connect", "cursor", "--profile", "coding"}, exitError, "start it with `switchboard serve`"},
 		{[]string{"tokens"}, exitError, "start it with `switchboard serve`"},
 		{[]string{"servers"}, exitError, "start it with `switchboard serve`"},
+		// Signing in to remote servers.
+		{[]string{"auth"}, exitUsage, "expected: auth login NAME, auth logout NAME or auth status"},
+		{[]string{"auth", "login"}, exitUsage, "expected: auth login NAME"},
+		{[]string{"auth", "logout", "a", "b"}, exitUsage, "expected: auth logout NAME"},
+		{[]string{"auth", "status", "a"}, exitUsage, "expected: auth status"},
+		{[]string{"auth", "refresh", "a"}, exitUsage, `unknown action "refresh"`},
+		{[]string{"auth", "login", "linear"}, exitError, "start it with `switchboard serve`"},
+		{[]string{"auth", "status"}, exitError, "start it with `switchboard serve`"},
 		// Adding a remote server by hand.
 		{[]string{"install", "--url", "https://a.example/mcp"}, exitUsage, "a remote server needs --name"},
 		{[]string{"install", "--url", "https://a.example/mcp", "--name", "r", "everything"}, exitUsage, "no catalog ENTRY"},

@@ -154,6 +154,7 @@ func TestRemoteSignInThroughTheDaemon(t *testing.T) {
 	stopDaemon(t, d)
 	logs += d.out.String()
 
+	t.Logf("daemon log lines: %d, with WARN: %d, ERROR: %d", strings.Count(logs, "\n"), strings.Count(logs, "level=WARN"), strings.Count(logs, "level=ERROR"))
 	places := map[string]string{"daemon log": logs, "API answers": apiAnswers}
 	for _, name := range []string{"config.json", daemon.HistoryFile, daemon.HistoryFile + "-wal", daemon.JournalFile} {
 		data, _ := os.ReadFile(filepath.Join(home, name))
