@@ -296,7 +296,7 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 
-	if err := remoteSignIns.start(secretStore, ln.Addr().String(), func(server string) {
+	if err := remoteSignIns.start(secretStore, ln.Addr().String(), func(ctx context.Context, server string) {
 		if sc, ok := store.Current().Servers[server]; !ok || !sc.IsEnabled() {
 			return // signed in while disabled: it connects when enabled
 		}
@@ -309,6 +309,7 @@ func Run(ctx context.Context, opts Options) error {
 		ln.Close()
 		return err
 	}
+	defer remoteSignIns.close() // before the supervisor stops (deferred earlier)
 	d := &daemon{listen: ln.Addr().String(), log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled,
 		sandbox: newSandboxer(home, ln.Addr(), log)}
 	if err := d.apply(ctx); err != nil {

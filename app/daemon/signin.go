@@ -42,7 +42,9 @@ type signIns struct {
 	current func() *config.Config
 	manager atomic.Pointer[remoteauth.Manager]
 	browser *watchedBrowser
-	ctx     context.Context // the daemon's: sign-ins outlive the request that started them
+	ctx     context.Context // sign-ins outlive the request that started them; close ends them
+	cancel  context.CancelFunc
+	running sync.WaitGroup // the sign-ins and the starts after them
 
 	mu    sync.Mutex
 	asked map[string]bool   // servers that asked for a sign-in: their views show its state
@@ -50,24 +52,26 @@ type signIns struct {
 }
 
 func newSignIns(ctx context.Context, log *slog.Logger, current func() *config.Config) *signIns {
+	ctx, cancel := context.WithCancel(ctx)
 	var b remoteauth.Browser = remoteauth.SystemBrowser{}
 	if os.Getenv(TestBrowserEnv) == "follow" {
 		b = remoteauth.FollowRedirects{}
 	}
-	return &signIns{log: log, current: current, ctx: ctx, browser: &watchedBrowser{Browser: b, opened: map[string]chan error{}}, asked: map[string]bool{}, links: map[string]string{}}
+	return &signIns{log: log, current: current, ctx: ctx, cancel: cancel, browser: &watchedBrowser{Browser: b, opened: map[string]chan error{}}, asked: map[string]bool{}, links: map[string]string{}}
 }
 
 // start makes the Manager, with listen (host:port) as the redirect's
-// address. signedIn is called (in a goroutine of its own) when a server's
+// address. signedIn is called (in a goroutine of its own, with a context
+// that close ends) when a server's
 // sign-in completes: its connection failed before, maybe often enough to
 // make it failing, and should be tried again now.
-func (s *signIns) start(store remoteauth.Secrets, listen string, signedIn func(server string)) error {
+func (s *signIns) start(store remoteauth.Secrets, listen string, signedIn func(ctx context.Context, server string)) error {
 	m, err := remoteauth.New(remoteauth.Options{Secrets: store, RedirectURL: "http://" + listen + remoteauth.CallbackPath,
 		Browser: s.browser, Logger: s.log.With("part", "remote sign-in"),
 		OnChange: func(server string, st remoteauth.Status) {
 			s.markAsked(server)
-			if st.State == remoteauth.StateSignedIn {
-				go signedIn(server)
+			if st.State == remoteauth.StateSignedIn && s.ctx.Err() == nil { // not once close began
+				s.running.Go(func() { signedIn(s.ctx, server) })
 			}
 			if st.SignInURL != "" {
 				s.mu.Lock()
@@ -80,6 +84,13 @@ func (s *signIns) start(store remoteauth.Secrets, listen string, signedIn func(s
 	}
 	s.manager.Store(m)
 	return nil
+}
+
+// close ends the sign-ins in progress and waits for them (and for the
+// starts that follow a sign-in).
+func (s *signIns) close() {
+	s.cancel()
+	s.running.Wait()
 }
 
 // signIn returns the sign-in of the remote server name of the config in force.
@@ -176,13 +187,13 @@ func (s *signIns) Login(ctx context.Context, server string) (wire.LoginResult, e
 	delete(s.links, server)
 	s.mu.Unlock()
 	done := make(chan error, 1)
-	go func() {
+	s.running.Go(func() {
 		err := si.Login(s.ctx)
 		if err != nil {
 			s.log.Info("remote sign-in ended", "server", server, "err", err)
 		}
 		done <- err
-	}()
+	})
 	res := wire.LoginResult{Server: server}
 	deadline := time.NewTimer(loginLinkWait)
 	defer deadline.Stop()
