@@ -179,6 +179,7 @@ func TestWireConstants(t *testing.T) {
 		{wire.TypeConfig, events.TypeConfig},
 		{wire.TypeDropped, events.TypeDropped},
 		{wire.TypeApproval, events.TypeApproval},
+		{wire.TypeAuth, events.TypeAuth},
 		{wire.ApprovalHeld, events.ApprovalHeld},
 		{wire.ApprovalApproved, events.ApprovalApproved},
 		{wire.ChangeNew, approvals.ChangeNew},

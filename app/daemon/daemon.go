@@ -229,7 +229,7 @@ func Run(ctx context.Context, opts Options) error {
 	// (main calls both confine.RunIfRequested and RunReaperIfRequested).
 	// Remote servers connect through their sign-in (OAuth), whose Manager
 	// is made once the listener (the redirect's address) is known.
-	remoteSignIns := newSignIns(ctx, log, store.Current)
+	remoteSignIns := newSignIns(ctx, log, store.Current, bus)
 	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper, Launcher: opts.Reaper,
 		RemoteRoundTripper: remoteSignIns.roundTripper})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/config"
+	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/remoteauth"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
@@ -42,6 +43,7 @@ type signIns struct {
 	current func() *config.Config
 	manager atomic.Pointer[remoteauth.Manager]
 	browser *watchedBrowser
+	bus     *events.Bus // sign-in changes go on the live feed
 	ctx     context.Context // sign-ins outlive the request that started them; close ends them
 	cancel  context.CancelFunc
 	running sync.WaitGroup // the sign-ins and the starts after them
@@ -51,13 +53,13 @@ type signIns struct {
 	links map[string]string // the link of each server's latest sign-in (a fast one is over before Login looks)
 }
 
-func newSignIns(ctx context.Context, log *slog.Logger, current func() *config.Config) *signIns {
+func newSignIns(ctx context.Context, log *slog.Logger, current func() *config.Config, bus *events.Bus) *signIns {
 	ctx, cancel := context.WithCancel(ctx)
 	var b remoteauth.Browser = remoteauth.SystemBrowser{}
 	if os.Getenv(TestBrowserEnv) == "follow" {
 		b = remoteauth.FollowRedirects{}
 	}
-	return &signIns{log: log, current: current, ctx: ctx, cancel: cancel, browser: &watchedBrowser{Browser: b, opened: map[string]chan error{}}, asked: map[string]bool{}, links: map[string]string{}}
+	return &signIns{log: log, current: current, bus: bus, ctx: ctx, cancel: cancel, browser: &watchedBrowser{Browser: b, opened: map[string]chan error{}}, asked: map[string]bool{}, links: map[string]string{}}
 }
 
 // start makes the Manager, with listen (host:port) as the redirect's
@@ -70,6 +72,7 @@ func (s *signIns) start(store remoteauth.Secrets, listen string, signedIn func(c
 		Browser: s.browser, Logger: s.log.With("part", "remote sign-in"),
 		OnChange: func(server string, st remoteauth.Status) {
 			s.markAsked(server)
+			publish(s.log, s.bus, events.TypeAuth, events.Auth{Server: server, State: string(st.State), Reason: string(st.Reason), Scope: st.Scope, Error: st.Error})
 			if st.State == remoteauth.StateSignedIn && s.ctx.Err() == nil { // not once close began
 				s.running.Go(func() { signedIn(s.ctx, server) })
 			}

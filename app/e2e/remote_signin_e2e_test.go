@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -100,6 +102,28 @@ func TestRemoteSignInThroughTheDaemon(t *testing.T) {
 	code, out, errOut := cli(t, home, "auth", "login", "r")
 	if code != exitOK || !strings.Contains(out, "signed in to r") || !strings.Contains(out, f.srv.URL+"/authorize") {
 		t.Fatalf("auth login r = %d\n%s%s", code, out, errOut)
+	}
+	// The live feed told each step of it (since 1: what it kept so far).
+	var states []string
+	evCtx, stopEvents := context.WithTimeout(t.Context(), 10*time.Second)
+	errSeen := errors.New("signed in seen")
+	err = d.client.Events(evCtx, 1, []string{wire.TypeAuth}, func(ev wire.Event) error {
+		if ev.Type == wire.TypeReset {
+			return nil
+		}
+		var a wire.AuthEvent
+		if err := json.Unmarshal(ev.Data, &a); err != nil || a.Server != "r" {
+			return fmt.Errorf("auth event %s: %v", ev.Data, err)
+		}
+		states = append(states, a.State)
+		if a.State == wire.AuthSignedIn {
+			return errSeen
+		}
+		return nil
+	})
+	stopEvents()
+	if !errors.Is(err, errSeen) || !slices.Contains(states, wire.AuthSigningIn) {
+		t.Errorf("auth events of r = %v (%v); want signing in, then signed in", states, err)
 	}
 	callWorks := func(d *daemonProc, tool, what string) {
 		t.Helper()

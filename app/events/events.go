@@ -35,7 +35,19 @@ const (
 	TypeCallProgress = "call-progress"
 	// TypeTools: a server's tools were listed (Tools), the first time or again.
 	TypeTools = "tools"
+	// TypeAuth: a remote server's sign-in state changed (Auth).
+	TypeAuth = "auth"
 )
+
+// Auth is the data of a TypeAuth event: where a remote server's sign-in
+// stands now (its sign-in link is in the server's view, not here).
+type Auth struct {
+	Server string `json:"server"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	Scope  string `json:"scope,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
 
 // An Event is one entry of the feed. Data is JSON, encoded once when the
 // event is published.

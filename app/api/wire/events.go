@@ -22,6 +22,8 @@ const (
 	TypeCallProgress = "call-progress"
 	// TypeTools: a server's tools were listed, the first time or again (ToolsEvent).
 	TypeTools = "tools"
+	// TypeAuth: a remote server's sign-in state changed (AuthEvent).
+	TypeAuth = "auth"
 
 	// TypeReset is sent first when the events after the client's
 	// Last-Event-ID are no longer kept: it must refetch its snapshots. It
@@ -86,6 +88,17 @@ type CallProgressEvent struct {
 // newly listed tools.
 type ToolsEvent struct {
 	Server string `json:"server"`
+}
+
+// AuthEvent is the data of a TypeAuth event: where a remote server's
+// sign-in stands now (State is one of the Auth constants); the sign-in link
+// is in the server's view.
+type AuthEvent struct {
+	Server string `json:"server"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	Scope  string `json:"scope,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // StateEvent is the data of a TypeState event: something that happened to
