@@ -43,7 +43,7 @@ type signIns struct {
 	current func() *config.Config
 	manager atomic.Pointer[remoteauth.Manager]
 	browser *watchedBrowser
-	bus     *events.Bus // sign-in changes go on the live feed
+	bus     *events.Bus     // sign-in changes go on the live feed
 	ctx     context.Context // sign-ins outlive the request that started them; close ends them
 	cancel  context.CancelFunc
 	running sync.WaitGroup // the sign-ins and the starts after them
