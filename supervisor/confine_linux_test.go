@@ -48,6 +48,7 @@ func newHostileHome(t *testing.T) hostileHome {
 	if err := os.MkdirAll(h.tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(h.secrets) // not the map's order: .aws/credentials first
 	return h
 }
 
