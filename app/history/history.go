@@ -106,9 +106,23 @@ type Options struct {
 	// beforeCheck, if set, runs in the background integrity check before
 	// it reads the file (tests use it to hold the check).
 	beforeCheck func()
+
+	// CleanCheckDelay is how long after Open the integrity check of a
+	// database whose last store closed cleanly waits before it reads the
+	// file, so that it does not take the disk and a core from the
+	// daemon's first requests (a damaged file is then found a few seconds
+	// later; after an unclean stop it is checked at once). 0 means
+	// DefaultCleanCheckDelay; negative, no delay.
+	CleanCheckDelay time.Duration
 }
 
+// DefaultCleanCheckDelay is Options.CleanCheckDelay's default.
+const DefaultCleanCheckDelay = 5 * time.Second
+
 func (o *Options) setDefaults() {
+	if o.CleanCheckDelay == 0 {
+		o.CleanCheckDelay = DefaultCleanCheckDelay
+	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = 65536
 	}
@@ -237,7 +251,8 @@ type item struct {
 // <path>.corrupt-<timestamp> and a new database created: Recovered then
 // reports it, and it is logged at ERROR. The integrity check (PRAGMA
 // quick_check, which reads every page: about a minute for 1 GB) runs at
-// every Open, and again when a commit finds the file damaged, always in
+// every Open (after Options.CleanCheckDelay when the last store closed
+// cleanly), and again when a commit finds the file damaged, always in
 // the background: Open does not wait for it, records keep being queued and
 // committed meanwhile, and a corrupt database is moved aside and replaced
 // by a new one between two batches. A file can be damaged while no store
@@ -284,10 +299,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	go s.writer()
 	go s.retainLoop()
 	if rec == nil {
+		delay := opts.CleanCheckDelay
 		if unclean {
 			opts.Logger.Info("history: the last daemon did not stop cleanly; checking the database in the background", "path", path)
+			delay = 0
 		}
-		s.checkInBackground()
+		s.checkInBackground(delay)
 	}
 	return s, nil
 }
@@ -398,14 +415,24 @@ func openConns(ctx context.Context, path string) (_ *conns, err error) {
 	return c, nil
 }
 
-// checkInBackground runs the integrity check on a connection of its own,
-// unless one is running; a corrupt result goes to the writer.
-func (s *Store) checkInBackground() {
+// checkInBackground runs the integrity check on a connection of its own
+// after delay (if positive), unless one is running; a corrupt result goes
+// to the writer.
+func (s *Store) checkInBackground(delay time.Duration) {
 	if !s.checking.CompareAndSwap(false, true) {
 		return
 	}
 	s.background.Go(func() {
 		defer s.checking.Store(false)
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-s.checkCtx.Done():
+				return
+			}
+		}
 		if s.opts.beforeCheck != nil {
 			s.opts.beforeCheck()
 		}
@@ -758,7 +785,7 @@ func (s *Store) commit(batch []item) error {
 		s.dropped.Add(uint64(len(batch)))
 		s.opts.Logger.Warn("history: lost a batch of records", "records", len(batch), "err", err)
 		if isCorrupt(err) {
-			s.checkInBackground()
+			s.checkInBackground(0)
 		}
 		return err
 	}
