@@ -149,19 +149,32 @@ func catalogResult(res catalog.Result) wire.CatalogResult {
 func catalogEntry(e catalog.Entry) wire.CatalogEntry {
 	out := wire.CatalogEntry{Name: e.Name, Title: e.Title, Description: e.Description, Version: e.Version,
 		WebsiteURL: e.WebsiteURL, ShortName: e.ShortName, Source: e.Source, Status: e.Status, LatestVersion: e.LatestVersion, Network: e.Network,
-		Remotes: convertAll(e.Remotes, func(r catalog.Remote) wire.Remote { return wire.Remote(r) }),
+		Kind: e.Kind(), Remotes: convertAll(e.Remotes, catalogRemote),
 		Packages: convertAll(e.Packages, func(p catalog.Package) wire.Package {
 			return wire.Package{RegistryType: p.RegistryType, RegistryBaseURL: p.RegistryBaseURL, Identifier: p.Identifier,
 				Version: p.Version, FileSHA256: p.FileSHA256, RuntimeHint: p.RuntimeHint, Transport: wire.Transport(p.Transport),
 				RuntimeArguments: convertAll(p.RuntimeArguments, catalogArgument),
 				PackageArguments: convertAll(p.PackageArguments, catalogArgument),
-				EnvironmentVars: convertAll(p.EnvironmentVars, func(kv catalog.KeyValue) wire.KeyValue {
-					return wire.KeyValue{Input: wire.Input(kv.Input), Name: kv.Name}
-				})}
+				EnvironmentVars:  convertAll(p.EnvironmentVars, catalogKeyValue)}
 		})}
 	if e.Repository != nil {
 		repo := wire.Repository(*e.Repository)
 		out.Repository = &repo
+	}
+	return out
+}
+
+func catalogKeyValue(kv catalog.KeyValue) wire.KeyValue {
+	return wire.KeyValue{Input: wire.Input(kv.Input), Name: kv.Name}
+}
+
+func catalogRemote(r catalog.Remote) wire.Remote {
+	out := wire.Remote{Type: r.Type, URL: r.URL, Headers: convertAll(r.Headers, catalogKeyValue)}
+	for name, in := range r.Variables {
+		if out.Variables == nil {
+			out.Variables = map[string]wire.Input{}
+		}
+		out.Variables[name] = wire.Input(in)
 	}
 	return out
 }
@@ -260,6 +273,9 @@ func (s *Server) startInstall(r *http.Request) (wire.InstallView, error) {
 		return wire.InstallView{}, errorf(http.StatusConflict,
 			"a server named %q is already configured: choose another name (\"server\"), or update it with POST /api/v1/servers/%s/update", name, name)
 	}
+	if req.Remote || entry.Kind() == catalog.KindRemote {
+		return s.startRemoteInstall(r, entry, name, req.Values)
+	}
 	return s.runInstall(entry, install.Request{Server: name, Entry: entry, Values: req.Values}, nil)
 }
 
@@ -276,32 +292,40 @@ func (s *Server) runInstall(entry catalog.Entry, req install.Request, installed 
 		req.Values = keptPathValues(pkg, installed, req.Values)
 	}
 
+	return s.startJob(wire.InstallView{Server: req.Server, Entry: entry.Name, Version: pkg.ExactVersion(), Update: req.Update},
+		func(ctx context.Context, j *installJob) { s.install(ctx, j, req, installed) })
+}
+
+// startJob registers an install (view gives its server, entry and version)
+// and runs it in the background with the daemon's lifetime, bounded by
+// DefaultInstallTimeout. A second install of the same server is refused.
+func (s *Server) startJob(view wire.InstallView, run func(ctx context.Context, j *installJob)) (wire.InstallView, error) {
 	in := s.installs
 	in.mu.Lock()
 	for _, j := range in.jobs {
-		if j.view.Server == req.Server && !j.view.Done {
+		if j.view.Server == view.Server && !j.view.Done {
 			in.mu.Unlock()
-			return wire.InstallView{}, errorf(http.StatusConflict, "server %q is being installed already (install %s)", req.Server, j.view.ID)
+			return wire.InstallView{}, errorf(http.StatusConflict, "server %q is being installed already (install %s)", view.Server, j.view.ID)
 		}
 	}
 	in.next++
 	ctx, cancel := context.WithTimeout(in.ctx, DefaultInstallTimeout)
-	j := &installJob{cancel: cancel, view: wire.InstallView{ID: strconv.Itoa(in.next), Server: req.Server, Entry: entry.Name,
-		Version: pkg.ExactVersion(), Update: req.Update, Started: time.Now().UTC(), Phase: string(install.PhaseResolve), Output: []string{}}}
+	view.ID, view.Started, view.Phase, view.Output = strconv.Itoa(in.next), time.Now().UTC(), string(install.PhaseResolve), []string{}
+	j := &installJob{cancel: cancel, view: view}
 	if s.bus != nil {
 		j.view.EventsSince = s.bus.LastID()
 	}
 	in.jobs[j.view.ID] = j
 	in.order = append(in.order, j.view.ID)
 	in.forgetOld()
-	view := j.snapshot()
+	out := j.snapshot()
 	in.mu.Unlock()
 
 	in.wg.Go(func() {
 		defer cancel()
-		s.install(ctx, j, req, installed)
+		run(ctx, j)
 	})
-	return view, nil
+	return out, nil
 }
 
 // keptPathValues adds to values, for an update, the paths the server runs
@@ -352,29 +376,7 @@ func (in *installs) forgetOld() {
 // config.json (and starts); an update replaces the old config and removes
 // the old version's files.
 func (s *Server) install(ctx context.Context, j *installJob, req install.Request, installed *config.Server) {
-	report := func(p install.Progress, installed []install.Tool) {
-		tools := wireTools(installed)
-		s.installs.mu.Lock()
-		v := &j.view
-		v.Phase = string(p.Phase)
-		if p.Line != "" {
-			v.Output = append(v.Output, p.Line)
-			if n := len(v.Output); n > installOutputLines {
-				v.Output = slices.Delete(v.Output, 0, n-installOutputLines)
-			}
-		}
-		if p.Done {
-			v.Done, v.Error, v.Tools = true, p.Err, tools
-		}
-		id := v.ID
-		s.installs.mu.Unlock()
-		if s.bus != nil {
-			if _, err := s.bus.Publish(events.TypeInstall, wire.InstallEvent{ID: id, Server: req.Server, Phase: string(p.Phase),
-				Line: p.Line, Output: p.Output, Percent: p.Percent, Done: p.Done, Error: p.Err, Tools: tools}); err != nil {
-				s.log.Error("publishing install progress", "err", err)
-			}
-		}
-	}
+	report := func(p install.Progress, tools []install.Tool) { s.report(j, p, tools, "") }
 	// The installer's own last report (Done) comes before the config is
 	// written; the job is done when the server is in config.json.
 	res, err := s.installer.Install(ctx, req, func(p install.Progress) {
@@ -411,6 +413,32 @@ func (s *Server) install(ctx context.Context, j *installJob, req install.Request
 	}
 	s.journal(req.Server, JournalInstall, done)
 	report(final, res.Tools)
+}
+
+// report records one progress report of job j in its view and publishes it
+// on the event stream; a Done report also sets the tools and the notice.
+func (s *Server) report(j *installJob, p install.Progress, installed []install.Tool, notice string) {
+	tools := wireTools(installed)
+	s.installs.mu.Lock()
+	v := &j.view
+	v.Phase = string(p.Phase)
+	if p.Line != "" {
+		v.Output = append(v.Output, p.Line)
+		if n := len(v.Output); n > installOutputLines {
+			v.Output = slices.Delete(v.Output, 0, n-installOutputLines)
+		}
+	}
+	if p.Done {
+		v.Done, v.Error, v.Tools, v.Notice = true, p.Err, tools, notice
+	}
+	id, server := v.ID, v.Server
+	s.installs.mu.Unlock()
+	if s.bus != nil {
+		if _, err := s.bus.Publish(events.TypeInstall, wire.InstallEvent{ID: id, Server: server, Phase: string(p.Phase),
+			Line: p.Line, Output: p.Output, Percent: p.Percent, Done: p.Done, Error: p.Err, Tools: tools, Notice: notice}); err != nil {
+			s.log.Error("publishing install progress", "err", err)
+		}
+	}
 }
 
 // adopt writes the installed server into config.json, which starts it.
@@ -520,6 +548,9 @@ func (s *Server) updateInstalled(r *http.Request) (wire.InstallView, error) {
 	sc, err := s.installedServer(name)
 	if err != nil {
 		return wire.InstallView{}, err
+	}
+	if sc.IsRemote() {
+		return wire.InstallView{}, errorf(http.StatusConflict, "server %q is a remote server: there is nothing here to update (its host runs its newest version)", name)
 	}
 	u, err := c.CheckUpdate(r.Context(), sc.Install.Entry, sc.Install.Version)
 	if err != nil {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -43,46 +44,72 @@ func (s *Server) addRemote(r *http.Request) (wire.ServerView, error) {
 		}
 		sc.SecretHeaders[h] = h
 	}
+	if err := s.checkNewRemote(r, req.Name, sc); err != nil {
+		return wire.ServerView{}, err
+	}
+	v, err := s.configureRemote(r.Context(), req.Name, sc, req.SecretHeaders)
+	if err != nil {
+		return wire.ServerView{}, err
+	}
+	s.log.Info("added a remote server", "server", req.Name, "headers", len(req.Headers), "secretHeaders", len(req.SecretHeaders))
+	return v, nil
+}
+
+// checkNewRemote validates the entry of a new remote server in full before
+// anything is stored: the name is free, the entry is valid against the
+// config in force, and its URL does not reach this listener (Switchboard
+// cannot be its own remote).
+func (s *Server) checkNewRemote(r *http.Request, name string, sc config.Server) error {
 	cfg := s.cfg.Current()
-	if _, ok := cfg.Servers[req.Name]; ok {
-		return wire.ServerView{}, errorf(http.StatusConflict, "server %q already exists; change it with PUT /api/v1/servers/%s", req.Name, req.Name)
+	if _, ok := cfg.Servers[name]; ok {
+		return errorf(http.StatusConflict, "server %q already exists; change it with PUT /api/v1/servers/%s", name, name)
 	}
 	if cfg.Servers == nil {
 		cfg.Servers = map[string]config.Server{}
 	}
-	cfg.Servers[req.Name] = sc
+	cfg.Servers[name] = sc
 	if err := cfg.Validate(); err != nil {
-		return wire.ServerView{}, errorf(http.StatusBadRequest, "invalid server: %v", err)
+		return errorf(http.StatusBadRequest, "invalid server: %v", err)
 	}
 	if addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && sc.PointsAt(addr.String()) {
-		return wire.ServerView{}, errorf(http.StatusBadRequest, "invalid server: servers.%s.url: %s points at Switchboard's own listener (%s): "+
-			"a server cannot be its own remote", req.Name, req.URL, addr)
+		return errorf(http.StatusBadRequest, "invalid server: servers.%s.url: %s points at Switchboard's own listener (%s): "+
+			"a server cannot be its own remote", name, sc.URL, addr)
 	}
-	for _, h := range slices.Sorted(maps.Keys(req.SecretHeaders)) {
-		if !httpguts.ValidHeaderFieldValue(req.SecretHeaders[h]) {
+	return nil
+}
+
+// configureRemote stores a remote server: the values of its secret headers
+// in the secret store under its name (secretHeaders in sc names them), then
+// its entry in config.json, which the daemon acts on. sc must have been
+// validated. When the config update fails, the secrets are taken back, so
+// nothing is left half-written. POST /api/v1/remotes and the install of a
+// catalog entry's remote both store remotes this way.
+func (s *Server) configureRemote(ctx context.Context, name string, sc config.Server, secretHeaders map[string]string) (wire.ServerView, error) {
+	for _, h := range slices.Sorted(maps.Keys(secretHeaders)) {
+		if !httpguts.ValidHeaderFieldValue(secretHeaders[h]) {
 			return wire.ServerView{}, errorf(http.StatusBadRequest, "invalid server: secretHeaders.%s: a header value cannot contain line breaks or control characters", h)
 		}
 	}
 	var stored []storedSecret
-	if len(req.SecretHeaders) > 0 {
+	if len(secretHeaders) > 0 {
 		if s.secrets == nil {
 			return wire.ServerView{}, errorf(http.StatusServiceUnavailable, "cannot add %q: it has secret headers (%s) and this daemon has no secret store",
-				req.Name, strings.Join(slices.Sorted(maps.Keys(req.SecretHeaders)), ", "))
+				name, strings.Join(slices.Sorted(maps.Keys(secretHeaders)), ", "))
 		}
 		var err error
-		if stored, err = s.storeSecrets(map[string]map[string]string{req.Name: req.SecretHeaders}); err != nil {
+		if stored, err = s.storeSecrets(map[string]map[string]string{name: secretHeaders}); err != nil {
 			s.forgetSecrets(stored)
 			return wire.ServerView{}, err
 		}
 	}
-	v, err := s.update(r.Context(), req.Name, func(c *config.Config) error {
-		if _, ok := c.Servers[req.Name]; ok {
-			return errorf(http.StatusConflict, "server %q was added meanwhile", req.Name)
+	v, err := s.update(ctx, name, func(c *config.Config) error {
+		if _, ok := c.Servers[name]; ok {
+			return errorf(http.StatusConflict, "server %q was added meanwhile", name)
 		}
 		if c.Servers == nil {
 			c.Servers = map[string]config.Server{}
 		}
-		c.Servers[req.Name] = sc
+		c.Servers[name] = sc
 		return nil
 	})
 	if err != nil {
@@ -90,8 +117,7 @@ func (s *Server) addRemote(r *http.Request) (wire.ServerView, error) {
 		if he, ok := errors.AsType[*httpError](err); ok {
 			return wire.ServerView{}, he
 		}
-		return wire.ServerView{}, fmt.Errorf("adding remote server %q: %w", req.Name, err)
+		return wire.ServerView{}, fmt.Errorf("adding remote server %q: %w", name, err)
 	}
-	s.log.Info("added a remote server", "server", req.Name, "headers", len(req.Headers), "secretHeaders", len(req.SecretHeaders))
 	return v, nil
 }

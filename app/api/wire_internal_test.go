@@ -86,13 +86,20 @@ func jsonShape(t reflect.Type) string {
 	}
 }
 
+// wireComputed are the fields a wire type adds to the internal type it
+// mirrors, computed by the API from it (an entry's kind, from its packages
+// and remotes): the internal type has no field to mirror.
+var wireComputed = map[reflect.Type][]string{
+	reflect.TypeFor[wire.CatalogEntry](): {"kind"},
+}
+
 func fieldShapes(t reflect.Type) []string {
 	var out []string
 	for f := range t.Fields() {
 		tag := f.Tag.Get("json")
 		name, opts, _ := strings.Cut(tag, ",")
 		switch {
-		case !f.IsExported() || name == "-":
+		case !f.IsExported() || name == "-" || slices.Contains(wireComputed[t], name):
 			continue
 		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
 			out = append(out, fieldShapes(f.Type)...)

@@ -47,7 +47,7 @@ func (e Entry) RunnablePackage() (Package, error) {
 	case len(reasons) > 0:
 		return Package{}, fmt.Errorf("server %s is %w: %s", name, ErrNotInstallable, strings.Join(reasons, "; "))
 	case len(e.Remotes) > 0:
-		return Package{}, fmt.Errorf("server %s is %w: it is remote-only (%s at %s) and Switchboard runs local stdio servers; add it to your client as a remote server instead",
+		return Package{}, fmt.Errorf("server %s is %w as a local server: it is remote-only (%s at %s); installing it configures the remote",
 			name, ErrNotInstallable, e.Remotes[0].Type, e.Remotes[0].URL)
 	default:
 		return Package{}, fmt.Errorf("server %s is %w: it lists no packages", name, ErrNotInstallable)

@@ -21,9 +21,8 @@ type Entry struct {
 	WebsiteURL string      `json:"websiteUrl,omitempty"`
 	Repository *Repository `json:"repository,omitempty"`
 	Packages   []Package   `json:"packages,omitempty"`
-	// Remotes are hosted endpoints of the server. Switchboard runs local
-	// stdio servers, so an entry with only remotes is not installable; they
-	// are kept so that the UI can say why.
+	// Remotes are hosted endpoints of the server. Installing an entry with
+	// only remotes configures its first remote (see Entry.Kind).
 	Remotes []Remote `json:"remotes,omitempty"`
 
 	// The fields below are Switchboard's, not server.json's.
@@ -46,10 +45,15 @@ type Entry struct {
 	Network bool `json:"network,omitempty"`
 }
 
-// A Remote is a hosted endpoint of a server (server.json remotes[]).
+// A Remote is a hosted endpoint of a server (server.json remotes[]): its
+// transport ("streamable-http" or "sse"), its URL, which may hold
+// {variables} the user fills in, and the headers it takes (an API key is
+// a secret header).
 type Remote struct {
-	Type string `json:"type"`
-	URL  string `json:"url"`
+	Type      string           `json:"type"`
+	URL       string           `json:"url"`
+	Headers   []KeyValue       `json:"headers,omitempty"`
+	Variables map[string]Input `json:"variables,omitempty"`
 }
 
 // Repository is where a server's source lives.

@@ -229,7 +229,8 @@ type Install struct {
 	Entry string `json:"entry"`
 	// Version is the installed version.
 	Version string `json:"version"`
-	// Type is the package's registry type: npm, pypi, oci, mcpb or command.
+	// Type is the package's registry type: npm, pypi, oci, mcpb or
+	// command; "remote" for an entry's hosted endpoint.
 	Type string `json:"type,omitempty"`
 }
 

@@ -33,9 +33,15 @@ type CatalogEntry struct {
 	WebsiteURL string      `json:"websiteUrl,omitempty"`
 	Repository *Repository `json:"repository,omitempty"`
 	Packages   []Package   `json:"packages,omitempty"`
-	// Remotes are hosted endpoints of the server; an entry with only
-	// remotes is not installable.
+	// Remotes are hosted endpoints of the server: installing an entry
+	// with only remotes (Kind "remote") configures the first one
+	// Switchboard connects to, as does asking for it (InstallRequest.Remote)
+	// when the entry has a package too (Kind "both").
 	Remotes []Remote `json:"remotes,omitempty"`
+	// Kind says how the entry installs: "local" (a package run here),
+	// "remote" (only a hosted endpoint), "both", or "none" (nothing
+	// Switchboard can install).
+	Kind string `json:"kind"`
 
 	// ShortName is the server name suggested for config.json.
 	ShortName string `json:"shortName,omitempty"`
@@ -51,10 +57,14 @@ type CatalogEntry struct {
 	Network bool `json:"network,omitempty"`
 }
 
-// A Remote is a hosted endpoint of a server.
+// A Remote is a hosted endpoint of a server: "streamable-http" or "sse",
+// its URL (which may hold {variables}), the headers it takes and the URL's
+// variables, each an input of the install.
 type Remote struct {
-	Type string `json:"type"`
-	URL  string `json:"url"`
+	Type      string           `json:"type"`
+	URL       string           `json:"url"`
+	Headers   []KeyValue       `json:"headers,omitempty"`
+	Variables map[string]Input `json:"variables,omitempty"`
 }
 
 // Repository is where a server's source lives.
@@ -113,7 +123,8 @@ type Argument struct {
 	IsRepeated bool   `json:"isRepeated,omitempty"`
 }
 
-// A KeyValue is an environment variable the server reads.
+// A KeyValue is an environment variable the server reads, or a header a
+// remote takes.
 type KeyValue struct {
 	Input
 	Name string `json:"name"`
@@ -125,8 +136,12 @@ type InstallRequest struct {
 	Entry string `json:"entry"`
 	// Server is the name in config.json; empty means the entry's short name.
 	Server string `json:"server,omitempty"`
-	// Values are the user's inputs, by input name.
+	// Values are the user's inputs, by input name (a remote's: header
+	// names and URL variables).
 	Values map[string]string `json:"values,omitempty"`
+	// Remote installs the entry's remote when it has a package too; an
+	// entry with only remotes installs its remote without it.
+	Remote bool `json:"remote,omitempty"`
 }
 
 // InstallView is an install, running or finished.
@@ -136,7 +151,10 @@ type InstallView struct {
 	Entry   string `json:"entry"`
 	Version string `json:"version"`
 	// Update is true for an update of an installed server.
-	Update  bool      `json:"update,omitempty"`
+	Update bool `json:"update,omitempty"`
+	// Remote is true for the install of a remote server: its phases are
+	// resolve, configure and verify (the first connect).
+	Remote  bool      `json:"remote,omitempty"`
 	Started time.Time `json:"started"`
 	// Phase is the current (or last) phase: resolve, download, install,
 	// verify.
@@ -148,6 +166,10 @@ type InstallView struct {
 	Error string `json:"error,omitempty"`
 	// Tools are what the verified server listed.
 	Tools []Tool `json:"tools,omitempty"`
+	// Notice says what the user still has to do after a successful
+	// install: a remote that asked for a sign-in (HTTP 401), or one that
+	// did not connect yet.
+	Notice string `json:"notice,omitempty"`
 	// EventsSince is the id of the last event before this install's first
 	// report: /api/v1/events?since=EventsSince&types=install shows every
 	// report of it.
@@ -166,6 +188,7 @@ type InstallEvent struct {
 	Done    bool   `json:"done,omitempty"`
 	Error   string `json:"error,omitempty"`
 	Tools   []Tool `json:"tools,omitempty"`
+	Notice  string `json:"notice,omitempty"`
 }
 
 // Tool is a tool an installed server listed when it was verified.

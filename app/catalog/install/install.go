@@ -59,6 +59,11 @@ const (
 	PhaseDownload Phase = "download" // npm install, docker pull, bundle download
 	PhaseInstall  Phase = "install"  // put files in place, store secrets
 	PhaseVerify   Phase = "verify"   // start the server: initialize + tools/list
+
+	// PhaseConfigure is a remote server's step between resolve and
+	// verify (it has no download): its secret headers go to the secret
+	// store and its entry to config.json. The API installs remotes.
+	PhaseConfigure Phase = "configure"
 )
 
 // Progress is one report from a running install. Lines marked Output are

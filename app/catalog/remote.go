@@ -1,0 +1,190 @@
+package catalog
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// How an entry can be installed (Entry.Kind).
+const (
+	KindLocal  = "local"  // a package Switchboard runs here
+	KindRemote = "remote" // only a hosted endpoint
+	KindBoth   = "both"   // a package and a hosted endpoint: the package unless the remote is asked for
+	KindNone   = "none"   // nothing Switchboard can install
+)
+
+// Remote types (Remote.Type), as server.json names them.
+const (
+	RemoteStreamableHTTP = "streamable-http"
+	RemoteSSE            = "sse"
+)
+
+// Kind says how the entry can be installed: KindLocal, KindRemote, KindBoth
+// or KindNone.
+func (e Entry) Kind() string {
+	local := len(e.RunnablePackages()) > 0
+	_, rerr := e.InstallableRemote()
+	switch {
+	case local && rerr == nil:
+		return KindBoth
+	case local:
+		return KindLocal
+	case rerr == nil:
+		return KindRemote
+	default:
+		return KindNone
+	}
+}
+
+// InstallableRemote returns the first remote Switchboard can connect to
+// (the publisher's preference), or why there is none.
+func (e Entry) InstallableRemote() (Remote, error) {
+	var reasons []string
+	for _, r := range e.Remotes {
+		err := r.Supported()
+		if err == nil {
+			return r, nil
+		}
+		reasons = append(reasons, err.Error())
+	}
+	if len(reasons) == 0 {
+		return Remote{}, fmt.Errorf("server %s is %w as a remote server: it lists no remotes", e.Name, ErrNotInstallable)
+	}
+	return Remote{}, fmt.Errorf("server %s is %w as a remote server: %s", e.Name, ErrNotInstallable, strings.Join(reasons, "; "))
+}
+
+// Supported returns nil when Switchboard can connect to the remote: a
+// streamable-http or sse endpoint with an http(s) URL.
+func (r Remote) Supported() error {
+	switch r.Type {
+	case RemoteStreamableHTTP, RemoteSSE:
+	default:
+		return fmt.Errorf("remote %s has type %q; Switchboard connects to streamable-http and sse remotes", r.URL, r.Type)
+	}
+	if !strings.HasPrefix(r.URL, "https://") && !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "{") {
+		return fmt.Errorf("remote %s is not an http(s) URL", r.URL)
+	}
+	return nil
+}
+
+// RemoteSetup is what a remote becomes in config.json: its URL with the
+// variables filled in, its transport, its plain headers, and the values of
+// its secret headers (which go to the secret store, never to config.json).
+type RemoteSetup struct {
+	URL           string
+	Transport     string
+	Headers       map[string]string
+	SecretHeaders map[string]string
+}
+
+// variableRE finds the {name} placeholders of a URL or header template.
+var variableRE = regexp.MustCompile(`\{([A-Za-z0-9_.-]+)\}`)
+
+// Setup fills the remote in with the user's values, keyed by URL variable
+// name or header name. A required input without a value, a value for no
+// input, or a placeholder left without a value is an error naming the
+// input; nothing is written by Setup, so the caller can refuse the install
+// before it starts.
+func (r Remote) Setup(values map[string]string) (RemoteSetup, error) {
+	if err := r.Supported(); err != nil {
+		return RemoteSetup{}, err
+	}
+	known := map[string]bool{}
+	vars := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(r.Variables)) {
+		in := r.Variables[name]
+		known[name] = true
+		v, err := inputValue("URL variable "+name, in, values[name])
+		if err != nil {
+			return RemoteSetup{}, err
+		}
+		vars[name] = v
+	}
+	fill := func(what, template string) (string, error) {
+		var missing []string
+		out := variableRE.ReplaceAllStringFunc(template, func(m string) string {
+			name := m[1 : len(m)-1]
+			v, ok := vars[name]
+			if !ok || v == "" {
+				missing = append(missing, name)
+			}
+			return v
+		})
+		if len(missing) > 0 {
+			return "", fmt.Errorf("%s needs the variable %s, which has no value: give it with --set %s=VALUE", what, missing[0], missing[0])
+		}
+		return out, nil
+	}
+	u, err := fill("the remote's URL "+r.URL, r.URL)
+	if err != nil {
+		return RemoteSetup{}, err
+	}
+	out := RemoteSetup{URL: u, Transport: r.Type}
+	for _, h := range r.Headers {
+		if h.Name == "" {
+			return RemoteSetup{}, fmt.Errorf("remote %s has a header without a name", r.URL)
+		}
+		known[h.Name] = true
+		v := values[h.Name]
+		if h.Value != "" && v == "" {
+			if v, err = fill("header "+h.Name, h.Value); err != nil {
+				return RemoteSetup{}, err
+			}
+		}
+		if v, err = inputValue("header "+h.Name, h.Input, v); err != nil {
+			return RemoteSetup{}, err
+		}
+		if v == "" {
+			continue // optional and not given
+		}
+		target := &out.Headers
+		if h.IsSecret {
+			target = &out.SecretHeaders
+		}
+		if *target == nil {
+			*target = map[string]string{}
+		}
+		(*target)[h.Name] = v
+	}
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		if !known[name] {
+			return RemoteSetup{}, fmt.Errorf("input %s is not one this remote takes (it takes %s)", name, takes(known))
+		}
+	}
+	return out, nil
+}
+
+// inputValue is the value of one input: the user's, else its default; a
+// required input with neither is an error naming it, and a value outside
+// the input's choices is refused.
+func inputValue(what string, in Input, given string) (string, error) {
+	v := given
+	if v == "" {
+		v = in.Default
+	}
+	if v == "" && in.IsRequired {
+		msg := what + " is required"
+		if in.Description != "" {
+			msg += " (" + in.Description + ")"
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(what, "URL variable "), "header ")
+		return "", fmt.Errorf("%s: give it with --set %s=VALUE", msg, name)
+	}
+	if v != "" && len(in.Choices) > 0 && !slices.Contains(in.Choices, v) {
+		if in.IsSecret {
+			return "", fmt.Errorf("%s: the value is not one of %s", what, strings.Join(in.Choices, ", "))
+		}
+		return "", fmt.Errorf("%s: %q is not one of %s", what, v, strings.Join(in.Choices, ", "))
+	}
+	return v, nil
+}
+
+func takes(known map[string]bool) string {
+	if len(known) == 0 {
+		return "no inputs"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(known)), ", ")
+}
