@@ -179,9 +179,9 @@ func TestInstallRemoteBadInputs(t *testing.T) {
 		want string
 	}{
 		{"missing variable", wire.InstallRequest{Entry: "com.example/tickets", Values: map[string]string{"Authorization": "x"}},
-			"URL variable workspace is required"},
+			"input workspace: required, but no value was given"},
 		{"missing secret header", wire.InstallRequest{Entry: "com.example/tickets", Values: map[string]string{"workspace": "acme"}},
-			"header Authorization is required"},
+			"input Authorization: required, but no value was given"},
 		{"unknown input", wire.InstallRequest{Entry: "com.example/tickets", Values: map[string]string{"workspace": "acme", "Authorization": "x", "TOKEN": "y"}},
 			"input TOKEN is not one this remote takes"},
 		{"bad URL from a variable", wire.InstallRequest{Entry: "com.example/tickets", Values: map[string]string{"workspace": "a b", "Authorization": "x"}},

@@ -97,7 +97,7 @@ func (r Remote) Setup(values map[string]string) (RemoteSetup, error) {
 	for _, name := range slices.Sorted(maps.Keys(r.Variables)) {
 		in := r.Variables[name]
 		known[name] = true
-		v, err := inputValue("URL variable "+name, in, values[name])
+		v, err := inputValue(name, "the URL variable", in, values[name])
 		if err != nil {
 			return RemoteSetup{}, err
 		}
@@ -114,7 +114,7 @@ func (r Remote) Setup(values map[string]string) (RemoteSetup, error) {
 			return v
 		})
 		if len(missing) > 0 {
-			return "", fmt.Errorf("%s needs the variable %s, which has no value: give it with --set %s=VALUE", what, missing[0], missing[0])
+			return "", fmt.Errorf("input %s: required, but no value was given (%s uses it)", missing[0], what)
 		}
 		return out, nil
 	}
@@ -134,7 +134,7 @@ func (r Remote) Setup(values map[string]string) (RemoteSetup, error) {
 				return RemoteSetup{}, err
 			}
 		}
-		if v, err = inputValue("header "+h.Name, h.Input, v); err != nil {
+		if v, err = inputValue(h.Name, "the header", h.Input, v); err != nil {
 			return RemoteSetup{}, err
 		}
 		if v == "" {
@@ -160,24 +160,22 @@ func (r Remote) Setup(values map[string]string) (RemoteSetup, error) {
 // inputValue is the value of one input: the user's, else its default; a
 // required input with neither is an error naming it, and a value outside
 // the input's choices is refused.
-func inputValue(what string, in Input, given string) (string, error) {
+func inputValue(name, what string, in Input, given string) (string, error) {
 	v := given
 	if v == "" {
 		v = in.Default
 	}
 	if v == "" && in.IsRequired {
-		msg := what + " is required"
 		if in.Description != "" {
-			msg += " (" + in.Description + ")"
+			what += ": " + in.Description
 		}
-		name := strings.TrimPrefix(strings.TrimPrefix(what, "URL variable "), "header ")
-		return "", fmt.Errorf("%s: give it with --set %s=VALUE", msg, name)
+		return "", fmt.Errorf("input %s: required, but no value was given (%s)", name, what)
 	}
 	if v != "" && len(in.Choices) > 0 && !slices.Contains(in.Choices, v) {
 		if in.IsSecret {
-			return "", fmt.Errorf("%s: the value is not one of %s", what, strings.Join(in.Choices, ", "))
+			return "", fmt.Errorf("input %s: the value is not one of %s", name, strings.Join(in.Choices, ", "))
 		}
-		return "", fmt.Errorf("%s: %q is not one of %s", what, v, strings.Join(in.Choices, ", "))
+		return "", fmt.Errorf("input %s: %q is not one of %s", name, v, strings.Join(in.Choices, ", "))
 	}
 	return v, nil
 }

@@ -115,14 +115,14 @@ func TestRemoteSetup(t *testing.T) {
 		{"all given", rem, map[string]string{"workspace": "acme", "Authorization": "Bearer s3cret", "X-Trace": "t1"},
 			RemoteSetup{URL: "https://acme.tickets.example.com/mcp", Transport: RemoteStreamableHTTP,
 				Headers: map[string]string{"X-Region": "eu", "X-Trace": "t1"}, SecretHeaders: map[string]string{"Authorization": "Bearer s3cret"}}, ""},
-		{"missing variable", rem, map[string]string{"Authorization": "Bearer s3cret"}, RemoteSetup{}, "URL variable workspace is required (your workspace's subdomain): give it with --set workspace=VALUE"},
-		{"missing secret header", rem, map[string]string{"workspace": "acme"}, RemoteSetup{}, "header Authorization is required (Bearer YOUR_API_KEY): give it with --set Authorization=VALUE"},
-		{"bad choice", rem, map[string]string{"workspace": "acme", "Authorization": "k", "X-Region": "mars"}, RemoteSetup{}, `header X-Region: "mars" is not one of eu, us`},
+		{"missing variable", rem, map[string]string{"Authorization": "Bearer s3cret"}, RemoteSetup{}, "input workspace: required, but no value was given (the URL variable: your workspace's subdomain)"},
+		{"missing secret header", rem, map[string]string{"workspace": "acme"}, RemoteSetup{}, "input Authorization: required, but no value was given (the header: Bearer YOUR_API_KEY)"},
+		{"bad choice", rem, map[string]string{"workspace": "acme", "Authorization": "k", "X-Region": "mars"}, RemoteSetup{}, `input X-Region: "mars" is not one of eu, us`},
 		{"unknown input", rem, map[string]string{"workspace": "acme", "Authorization": "k", "X-Nope": "1"}, RemoteSetup{},
 			"input X-Nope is not one this remote takes (it takes Authorization, X-Region, X-Trace, workspace)"},
 		{"templated header", templated, map[string]string{"token": "abc"},
 			RemoteSetup{URL: "https://x.example.com/main/sse", Transport: RemoteSSE, SecretHeaders: map[string]string{"Authorization": "Bearer abc"}}, ""},
-		{"template without value", templated, nil, RemoteSetup{}, "header Authorization needs the variable token, which has no value"},
+		{"template without value", templated, nil, RemoteSetup{}, "input token: required, but no value was given (header Authorization uses it)"},
 		{"unsupported", Remote{Type: "websocket", URL: "wss://x"}, nil, RemoteSetup{}, `has type "websocket"`},
 	}
 	for _, tt := range tests {

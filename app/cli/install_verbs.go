@@ -66,6 +66,12 @@ func catalogVerb() verb {
 				if p, _, err := runnablePackage(en); err == nil {
 					typ = p.RegistryType
 				}
+				switch en.Kind {
+				case catalog.KindRemote:
+					typ = "remote"
+				case catalog.KindBoth:
+					typ += "+remote"
+				}
 				name := en.ShortName
 				if name == "" {
 					name = en.Name
@@ -123,16 +129,16 @@ func printEntry(w io.Writer, en wire.CatalogEntry) {
 	if en.LatestVersion != "" && en.LatestVersion != en.Version {
 		fmt.Fprintf(w, "newer:   %s in the registry\n", en.LatestVersion)
 	}
+	if en.Kind == catalog.KindRemote {
+		printRemote(w, en, "")
+		return
+	}
 	p, version, err := runnablePackage(en)
 	if err != nil {
 		fmt.Fprintf(w, "cannot be installed: %v\n", err)
 		return
 	}
 	fmt.Fprintf(w, "package: %s %s@%s\n", p.RegistryType, p.Identifier, version)
-	type input struct {
-		name string
-		in   wire.Input
-	}
 	var inputs []input
 	for _, kv := range p.EnvironmentVars {
 		inputs = append(inputs, input{kv.Name, kv.Input})
@@ -147,6 +153,49 @@ func printEntry(w io.Writer, en wire.CatalogEntry) {
 		}
 		inputs = append(inputs, input{name, a.Input})
 	}
+	printInputs(w, inputs)
+	if en.Kind == catalog.KindBoth {
+		printRemote(w, en, " (install it instead of the package with --remote)")
+	}
+}
+
+// An input is one value an install asks for, by the name --set gives it.
+type input struct {
+	name string
+	in   wire.Input
+}
+
+// printRemote shows the remote that installing en configures, and its
+// inputs (URL variables, headers).
+func printRemote(w io.Writer, en wire.CatalogEntry, how string) {
+	var ce catalog.Entry
+	data, err := json.Marshal(en)
+	if err == nil {
+		err = json.Unmarshal(data, &ce)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "cannot be installed: reading catalog entry %s: %v\n", en.Name, err)
+		return
+	}
+	r, err := ce.InstallableRemote()
+	if err != nil {
+		fmt.Fprintf(w, "cannot be installed: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "remote:  %s %s%s\n", r.Type, r.URL, how)
+	var inputs []input
+	for _, name := range slices.Sorted(maps.Keys(r.Variables)) {
+		inputs = append(inputs, input{name, wire.Input(r.Variables[name])})
+	}
+	for _, h := range r.Headers {
+		if h.Value == "" {
+			inputs = append(inputs, input{h.Name, wire.Input(h.Input)})
+		}
+	}
+	printInputs(w, inputs)
+}
+
+func printInputs(w io.Writer, inputs []input) {
 	if len(inputs) == 0 {
 		fmt.Fprintln(w, "inputs:  none")
 		return
@@ -201,7 +250,7 @@ func (fe fromEnv) Set(name string) error {
 
 func installVerb() verb {
 	var name, remoteURL, transport *string
-	var verbose *bool
+	var verbose, remote *bool
 	values, secretsFromEnv := keyValues{}, fromEnv{}
 	headers, secretHeaders, secretHeadersFromEnv := keyValues{}, keyValues{}, headersFromEnv{}
 	return verb{
@@ -213,6 +262,7 @@ func installVerb() verb {
 			fs.Var(values, "set", "an input, NAME=VALUE (repeatable)")
 			fs.Var(secretsFromEnv, "set-from-env", "an input whose value is this environment variable's (repeatable)")
 			verbose = fs.Bool("verbose", false, "print the package manager's output too")
+			remote = fs.Bool("remote", false, "install the entry's remote (hosted) server instead of its package; an entry with only remotes installs its remote without it")
 			remoteURL = fs.String("url", "", "add a remote server: its MCP endpoint (https://, or http:// to this machine)")
 			fs.Var(headers, "header", "with --url: a header sent with every request, NAME=VALUE, kept in config.json (repeatable)")
 			fs.Var(secretHeaders, "secret-header", "with --url: a header whose value goes to the secret store, NAME=VALUE (repeatable)")
@@ -222,7 +272,7 @@ func installVerb() verb {
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			if *remoteURL != "" {
-				if len(e.args) > 0 || len(values) > 0 || len(secretsFromEnv) > 0 {
+				if len(e.args) > 0 || len(values) > 0 || len(secretsFromEnv) > 0 || *remote {
 					return usageError{"usage: switchboard install --url URL --name NAME [--header K=V] [--secret-header K=V] [--transport T]: " +
 						"no catalog ENTRY, --set or --set-from-env with --url"}
 				}
@@ -253,7 +303,7 @@ func installVerb() verb {
 			for k, v := range secretsFromEnv {
 				all[k] = v
 			}
-			v, err := c.Install(ctx, wire.InstallRequest{Entry: entry, Server: *name, Values: all})
+			v, err := c.Install(ctx, wire.InstallRequest{Entry: entry, Server: *name, Values: all, Remote: *remote})
 			if err != nil {
 				return withInputHint(err)
 			}
@@ -363,6 +413,9 @@ func uninstallVerb() verb {
 // installPhases are the steps an install goes through, in order.
 var installPhases = []string{"resolve", "download", "install", "verify"}
 
+// remoteInstallPhases are the steps of a remote's install: no download.
+var remoteInstallPhases = []string{"resolve", "configure", "verify"}
+
 // followInstall prints an install's progress until it ends: its steps
 // (resolve, download, install, verify) as a progress bar on a terminal, a
 // line per step elsewhere; the package manager's lines only with verbose.
@@ -370,9 +423,13 @@ var installPhases = []string{"resolve", "download", "install", "verify"}
 func followInstall(ctx context.Context, e *env, c *client.Client, v wire.InstallView, what string, verbose bool) error {
 	fmt.Fprintf(e.stdout, "%sing %s as %q (%s)\n", strings.TrimSuffix(what, "e"), v.Entry, v.Server, v.Version)
 	terminal := isTerminal(e.stdout)
+	phases := installPhases
+	if v.Remote {
+		phases = remoteInstallPhases
+	}
 	step := func(phase string) string {
-		if i := slices.Index(installPhases, phase); i >= 0 {
-			return fmt.Sprintf("[%d/%d] %s", i+1, len(installPhases), phase)
+		if i := slices.Index(phases, phase); i >= 0 {
+			return fmt.Sprintf("[%d/%d] %s", i+1, len(phases), phase)
 		}
 		return phase
 	}
@@ -423,7 +480,15 @@ func followInstall(ctx context.Context, e *env, c *client.Client, v wire.Install
 	if final.Error != "" {
 		return errors.New(final.Error)
 	}
-	fmt.Fprintf(e.stdout, "%s is installed and running, with %d tools:\n", final.Server, len(final.Tools))
+	switch {
+	case final.Notice != "":
+		fmt.Fprintf(e.stdout, "%s is installed; %s\n", final.Server, final.Notice)
+		return nil
+	case final.Remote:
+		fmt.Fprintf(e.stdout, "%s is installed and connected, with %d tools:\n", final.Server, len(final.Tools))
+	default:
+		fmt.Fprintf(e.stdout, "%s is installed and running, with %d tools:\n", final.Server, len(final.Tools))
+	}
 	names := make([]string, len(final.Tools))
 	for i, t := range final.Tools {
 		names[i] = t.Name
