@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -138,11 +139,13 @@ func remoteNotice(name string, startErr error, v wire.ServerView) string {
 	return fmt.Sprintf("it did not connect yet (%s); Switchboard keeps trying: `switchboard servers %s` shows its state", why, name)
 }
 
+// unauthorizedRE finds a remote's 401 in a connect error: the go-sdk says
+// "Unauthorized"; a bare "401" could be a port.
+var unauthorizedRE = regexp.MustCompile(`(?i)\bunauthorized\b|\b(HTTP|status) 401\b`)
+
 // needsSignIn reports whether a connect error is the remote asking for
 // credentials (HTTP 401).
-func needsSignIn(msg string) bool {
-	return strings.Contains(msg, "401") || strings.Contains(strings.ToLower(msg), "unauthorized")
-}
+func needsSignIn(msg string) bool { return unauthorizedRE.MatchString(msg) }
 
 // unconfigureRemote takes a remote server whose install was stopped out of
 // config.json and its secret headers out of the store.

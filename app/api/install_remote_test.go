@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -10,11 +11,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/catalog"
 	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // serveFixtures is a loopback registry that answers the latest version of
@@ -201,5 +204,52 @@ func TestInstallRemoteBadInputs(t *testing.T) {
 	}
 	if keys, _ := e.secrets.Keys("tickets"); len(keys) != 0 {
 		t.Errorf("a refused install stored secrets: %v", keys)
+	}
+}
+
+// Cancelling a remote's install while it connects takes the entry and its
+// secret headers out again; an installed remote has no update.
+func TestInstallRemoteCancelAndUpdate(t *testing.T) {
+	e, _ := newRemoteInstallEnv(t)
+	e.sup.mu.Lock()
+	e.sup.block["start tickets"] = true
+	e.sup.mu.Unlock()
+	v, err := e.client.Install(t.Context(), wire.InstallRequest{Entry: "com.example/tickets", Server: "tickets",
+		Values: map[string]string{"workspace": "acme", "Authorization": "Bearer c4ncel"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the install connecting", func() bool {
+		return strings.Contains(strings.Join(e.sup.actions(), ";"), "start tickets")
+	})
+	if _, ok := e.cfg.Current().Servers["tickets"]; !ok {
+		t.Fatal("the server is not configured while it connects")
+	}
+	if _, err := e.client.CancelInstall(t.Context(), v.ID); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	final, err := e.client.FollowInstall(ctx, v, func(wire.InstallEvent) {})
+	if err != nil || !strings.Contains(final.Error, "install was stopped") {
+		t.Fatalf("cancelled install: %+v %v", final, err)
+	}
+	if _, ok := e.cfg.Current().Servers["tickets"]; ok {
+		t.Error("a cancelled install left the server in config.json")
+	}
+	if keys, _ := e.secrets.Keys("tickets"); len(keys) != 0 {
+		t.Errorf("a cancelled install left secrets: %v", keys)
+	}
+
+	e.sup.mu.Lock()
+	delete(e.sup.block, "start tickets")
+	e.sup.mu.Unlock()
+	ie := &installEnv{testEnv: e.testEnv}
+	if final, _ := ie.run(t, wire.InstallRequest{Entry: "com.example/tickets", Server: "tickets",
+		Values: map[string]string{"workspace": "acme", "Authorization": "Bearer x"}}); final.Error != "" {
+		t.Fatalf("install: %+v", final)
+	}
+	if _, err := e.client.Update(t.Context(), "tickets"); err == nil || !strings.Contains(err.Error(), "is a remote server: there is nothing here to update") {
+		t.Errorf("update of a remote: %v", err)
 	}
 }

@@ -117,6 +117,12 @@ func TestInstallRemoteFromCatalog(t *testing.T) {
 		}
 		return false
 	})
+	// The server's state says why it is not connected (the sign-in, when
+	// it is wired, turns this into "needs sign-in").
+	v, err := d.client.Server(t.Context(), "tickets")
+	if err != nil || !strings.Contains(v.LastError, "Unauthorized") {
+		t.Errorf("the server's state does not show the 401: %+v %v", v, err)
+	}
 	code, out, errOut = cli(t, home, "uninstall", "tickets")
 	if code != exitOK {
 		t.Errorf("uninstall: %d\n%s%s", code, out, errOut)
