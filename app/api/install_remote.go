@@ -22,6 +22,10 @@ import (
 // supervisor keeps trying, as for any remote server.
 const remoteVerifyTimeout = 30 * time.Second
 
+// remoteListTimeout bounds the wait for a connected remote's first tool
+// listing, which the install shows.
+const remoteListTimeout = 10 * time.Second
+
 // InstallTypeRemote is config.Install.Type of a server installed from a
 // catalog entry's remote.
 const InstallTypeRemote = "remote"
@@ -95,13 +99,16 @@ func (s *Server) installRemote(ctx context.Context, j *installJob, entry catalog
 	s.report(j, install.Progress{Phase: install.PhaseVerify, Percent: 70, Line: "connecting to " + setup.URL}, nil, "")
 	vctx, cancel := context.WithTimeout(ctx, remoteVerifyTimeout)
 	err := s.sup.Start(vctx, name)
+	v := s.view(name, sc)
+	if err == nil {
+		v = s.awaitListing(vctx, name, sc)
+	}
 	cancel()
 	if ctx.Err() != nil {
 		s.unconfigureRemote(name, setup)
 		fail(install.PhaseVerify, fmt.Errorf("install was stopped: %w; %s was taken out of config.json again", ctx.Err(), name))
 		return
 	}
-	v := s.view(name, sc)
 	notice := remoteNotice(name, err, v)
 	var tools []install.Tool
 	for _, t := range v.Tools {
@@ -117,6 +124,31 @@ func (s *Server) installRemote(ctx context.Context, j *installJob, entry catalog
 	s.log.Info("installed a remote server", "server", name, "entry", entry.Name, "tools", len(tools), "connected", err == nil)
 	s.journal(name, JournalInstall, done)
 	s.report(j, final, tools, notice)
+}
+
+// awaitListing returns the view of a remote server that just connected once
+// its tools are listed (the listing follows the connect), or as it is after
+// remoteListTimeout, when ctx ends, or at once when this API has no tool
+// source to ask.
+func (s *Server) awaitListing(ctx context.Context, name string, sc config.Server) wire.ServerView {
+	if s.tools == nil {
+		return s.view(name, sc)
+	}
+	ctx, cancel := context.WithTimeout(ctx, remoteListTimeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		v := s.view(name, sc)
+		if v.Listed || v.State != wire.StateRunning {
+			return v
+		}
+		select {
+		case <-ctx.Done():
+			return v
+		case <-tick.C:
+		}
+	}
 }
 
 // remoteNotice says what a remote server that was just installed still

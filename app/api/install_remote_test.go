@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/catalog"
 	"github.com/switchboardhq/switchboard/app/events"
+	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
@@ -64,7 +65,7 @@ func newRemoteInstallEnv(t *testing.T) (*clientsEnv, *fakeInstaller) {
 	}
 	inst := newFakeInstaller()
 	e := newClientsEnvWith(t, func(o *api.Options) {
-		o.Events, o.Catalog, o.Installer = events.New(0), cat, inst
+		o.Events, o.Catalog, o.Installer, o.Tools = events.New(0), cat, inst, listedTools{"tickets": {{Name: "create_ticket"}, {Name: "search"}}, "weather": {}}
 	})
 	return e, inst
 }
@@ -86,7 +87,7 @@ func TestInstallRemoteOnlyEntry(t *testing.T) {
 	ie := &installEnv{testEnv: e.testEnv}
 	final, evs := ie.run(t, wire.InstallRequest{Entry: "com.example/tickets", Server: "tickets",
 		Values: map[string]string{"workspace": "acme", "Authorization": secret}})
-	if final.Error != "" || !final.Done || !final.Remote || final.Notice != "" {
+	if final.Error != "" || !final.Done || !final.Remote || final.Notice != "" || len(final.Tools) != 2 || final.Tools[0].Name != "create_ticket" {
 		t.Fatalf("install: %+v", final)
 	}
 	var phases []string
@@ -253,3 +254,9 @@ func TestInstallRemoteCancelAndUpdate(t *testing.T) {
 		t.Errorf("update of a remote: %v", err)
 	}
 }
+
+// listedTools is a tool source that has listed the tools of some servers
+// (and not of the others: nil).
+type listedTools map[string][]gateway.ToolInfo
+
+func (l listedTools) Tools(server string) []gateway.ToolInfo { return l[server] }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
@@ -39,21 +42,7 @@ func TestInstallRemoteFromCatalog(t *testing.T) {
 	port := remote.URL[strings.LastIndex(remote.URL, ":")+1:]
 
 	const name = "com.example/hosted-tickets"
-	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		server := map[string]any{"name": name, "description": "Tickets, hosted", "version": "3.0.0",
-			"remotes": []map[string]any{{"type": "streamable-http", "url": "http://127.0.0.1:{port}/mcp",
-				"variables": map[string]any{"port": map[string]any{"isRequired": true, "description": "the port"}},
-				"headers": []map[string]any{
-					{"name": "Authorization", "isRequired": true, "isSecret": true, "description": "Bearer YOUR_KEY"},
-					{"name": "X-Region", "default": "eu"}}}}}
-		envelope := map[string]any{"server": server, "_meta": map[string]any{"io.modelcontextprotocol.registry/official": map[string]any{"status": "active", "isLatest": true}}}
-		if strings.HasSuffix(r.URL.Path, "/versions/latest") {
-			json.NewEncoder(w).Encode(envelope)
-			return
-		}
-		json.NewEncoder(w).Encode(map[string]any{"servers": []any{envelope}, "metadata": map[string]any{"count": 1}})
-	}))
-	defer registry.Close()
+	registry := remoteEntryRegistry(t, name)
 	t.Setenv(daemon.RegistryEnv, registry.URL)
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home)
@@ -129,5 +118,81 @@ func TestInstallRemoteFromCatalog(t *testing.T) {
 	}
 	if store, _ := os.ReadFile(filepath.Join(home, "secrets.json")); strings.Contains(string(store), "tk_e2e") {
 		t.Error("uninstall left the secret header in the store")
+	}
+}
+
+// remoteEntryRegistry is a loopback registry listing one entry, name, with
+// only a remote: streamable HTTP at http://127.0.0.1:{port}/mcp, a required
+// secret Authorization header and an X-Region header defaulting to eu.
+func remoteEntryRegistry(t *testing.T, name string) *httptest.Server {
+	t.Helper()
+	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		server := map[string]any{"name": name, "description": "Tickets, hosted", "version": "3.0.0",
+			"remotes": []map[string]any{{"type": "streamable-http", "url": "http://127.0.0.1:{port}/mcp",
+				"variables": map[string]any{"port": map[string]any{"isRequired": true, "description": "the port"}},
+				"headers": []map[string]any{
+					{"name": "Authorization", "isRequired": true, "isSecret": true, "description": "Bearer YOUR_KEY"},
+					{"name": "X-Region", "default": "eu"}}}}}
+		envelope := map[string]any{"server": server, "_meta": map[string]any{"io.modelcontextprotocol.registry/official": map[string]any{"status": "active", "isLatest": true}}}
+		if strings.HasSuffix(r.URL.Path, "/versions/latest") {
+			json.NewEncoder(w).Encode(envelope)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"servers": []any{envelope}, "metadata": map[string]any{"count": 1}})
+	}))
+	t.Cleanup(registry.Close)
+	return registry
+}
+
+// TestInstallRemoteConnects: a remote that accepts the secret header given
+// at install connects in the verify phase; the install lists its tools,
+// and a call through the daemon's /mcp reaches it.
+func TestInstallRemoteConnects(t *testing.T) {
+	const secret = "Bearer tk_ok_0123456789abcdef"
+	server := mcp.NewServer(&mcp.Implementation{Name: "hosted", Version: "1"}, nil)
+	type echoArgs struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != secret || r.Header.Get("X-Region") != "eu" {
+			http.Error(w, "wrong key", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		remote.CloseClientConnections()
+		remote.Close()
+		for ss := range server.Sessions() {
+			ss.Close()
+		}
+	})
+	port := remote.URL[strings.LastIndex(remote.URL, ":")+1:]
+	const name = "com.example/hosted-ok"
+	t.Setenv(daemon.RegistryEnv, remoteEntryRegistry(t, name).URL)
+	t.Setenv("Authorization", secret) // --set-from-env reads the variable of the input's name
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home)
+	d := startDaemon(t, home)
+
+	start := time.Now()
+	code, out, errOut := cli(t, home, "install", name, "--name", "hosted", "--set-from-env", "Authorization", "--set", "port="+port)
+	t.Logf("install took %v:\n%s", time.Since(start).Round(time.Millisecond), out)
+	if code != exitOK || !strings.Contains(out, "hosted is installed and connected, with 1 tools") || !strings.Contains(out, "echo") {
+		t.Fatalf("install: %d\n%s%s", code, out, errOut)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "install-remote-e2e", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp/hosted",
+			HTTPClient: &http.Client{Transport: headerTransport{"Authorization": "Bearer " + d.client.Token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got, err := testutil.CallText(t.Context(), cs, "echo", map[string]any{"text": "through"}); err != nil || got != "through" {
+		t.Errorf("echo through the installed remote = %q, %v", got, err)
 	}
 }
