@@ -155,6 +155,9 @@ func (s *Server) awaitListing(ctx context.Context, name string, sc config.Server
 // needs: "" when it connected, a sign-in when it answered 401, else why
 // it did not connect yet.
 func remoteNotice(name string, startErr error, v wire.ServerView) string {
+	if a := v.Auth; a != nil && a.State != wire.AuthSignedIn {
+		return fmt.Sprintf("it needs a sign-in (%s): run `switchboard auth login %s`", a.State+withReason(a.Reason), name)
+	}
 	if startErr == nil && v.State != wire.StateFailing && v.State != wire.StateBackoff {
 		return ""
 	}
@@ -163,12 +166,20 @@ func remoteNotice(name string, startErr error, v wire.ServerView) string {
 		why = startErr.Error()
 	}
 	if needsSignIn(why) {
-		return fmt.Sprintf("it needs a sign-in (the remote answered 401 Unauthorized); `switchboard servers %s` and `switchboard logs %s` show its state", name, name)
+		return fmt.Sprintf("it needs a sign-in (the remote answered 401 Unauthorized): run `switchboard auth login %s`", name)
 	}
 	if errors.Is(startErr, context.DeadlineExceeded) {
 		why = fmt.Sprintf("no answer within %v", remoteVerifyTimeout)
 	}
 	return fmt.Sprintf("it did not connect yet (%s); Switchboard keeps trying: `switchboard servers %s` shows its state", why, name)
+}
+
+// withReason is ": reason", or "" for none.
+func withReason(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return ": " + reason
 }
 
 // unauthorizedRE finds a remote's 401 in a connect error: the go-sdk says

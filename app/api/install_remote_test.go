@@ -160,7 +160,7 @@ func TestInstallRemoteNeedsSignIn(t *testing.T) {
 	ie := &installEnv{testEnv: e.testEnv}
 	final, _ := ie.run(t, wire.InstallRequest{Entry: "com.example/tickets", Server: "tickets",
 		Values: map[string]string{"workspace": "acme", "Authorization": "Bearer x"}})
-	if final.Error != "" || !strings.Contains(final.Notice, "needs a sign-in") || !strings.Contains(final.Notice, "switchboard servers tickets") {
+	if final.Error != "" || !strings.Contains(final.Notice, "needs a sign-in") || !strings.Contains(final.Notice, "switchboard auth login tickets") {
 		t.Errorf("install of a remote that wants a sign-in: %+v", final)
 	}
 	if _, ok := e.cfg.Current().Servers["tickets"]; !ok {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
@@ -106,11 +107,11 @@ func TestInstallRemoteFromCatalog(t *testing.T) {
 		}
 		return false
 	})
-	// The server's state says why it is not connected (the sign-in, when
-	// it is wired, turns this into "needs sign-in").
+	// The server's state says why it is not connected: the 401 made it
+	// need a sign-in, and its error says how to give one.
 	v, err := d.client.Server(t.Context(), "tickets")
-	if err != nil || !strings.Contains(v.LastError, "Unauthorized") {
-		t.Errorf("the server's state does not show the 401: %+v %v", v, err)
+	if err != nil || v.Auth == nil || v.Auth.State != wire.AuthNeedsSignIn || !strings.Contains(v.LastError, "switchboard auth login tickets") {
+		t.Errorf("the server's state does not show that it needs a sign-in: %+v %v", v, err)
 	}
 	code, out, errOut = cli(t, home, "uninstall", "tickets")
 	if code != exitOK {
