@@ -29,6 +29,34 @@ export interface ProcessStatus {
   /** How a remote server's connection was made; absent for a process. */
   transport?: string;
   usage?: Usage;
+  /** What the confining launcher reported for this process; absent for an unconfined server. */
+  confinement?: Confinement;
+}
+
+/** Whether a process runs under its sandbox policy (wire.Confinement). */
+export interface Confinement {
+  enforced: boolean;
+  mechanism?: string;
+  reason?: string;
+  missing?: string[];
+}
+
+/** A server's confinement as it runs (wire.Sandbox). */
+export interface Sandbox {
+  /** The config runs the server confined. */
+  confined: boolean;
+  read?: string[];
+  write?: string[];
+  network: boolean;
+  /** TCP ports it may not connect to even with network (Switchboard's own). */
+  denyPorts?: number[];
+  /** The policy is in force in the server's last process. */
+  enforced: boolean;
+  mechanism?: string;
+  /** Why the server runs unconfined. */
+  reason?: string;
+  /** What the kernel cannot enforce of the policy. */
+  missing?: string[];
 }
 
 export interface LogLine {
@@ -113,6 +141,8 @@ export interface ServerView {
   tools?: ToolInfo[];
   /** The tools come from a listing; false (or absent) before the first: an empty list then means "not known yet". */
   listed?: boolean;
+  /** What the server may touch and whether that is in force (absent from older daemons). */
+  sandbox?: Sandbox;
 }
 
 export interface Call {
