@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -82,6 +83,15 @@ func TestDashboardInChromium(t *testing.T) {
 	// The server the walk adds: the test MCP server, like alpha.
 	addCfg, _ := json.Marshal(map[string]any{"command": exe, "env": alphaEnv})
 
+	// The remote server the walk adds (disabled): a loopback port where
+	// nothing listens, so nothing outside the machine is reached.
+	gone, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteURL := "http://" + gone.Addr().String() + "/mcp"
+	gone.Close()
+
 	lc, err := d.client.LoginCode(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +107,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	cmd := exec.CommandContext(t.Context(), node, "../../frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
 		"--out", screenshotsDir, "--mutate", "--first-run", "cursor", "--install", entryName, "--add", "beta="+string(addCfg),
-		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--revoke", "cursor", "--held", "alpha", "--chromium", chromium)
+		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--remote", "gamma="+remoteURL, "--revoke", "cursor", "--held", "alpha", "--chromium", chromium)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_E2E_TOKEN="+d.client.Token, "TMPDIR="+t.TempDir())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -116,6 +126,12 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if _, ok := cfg.Servers["beta"]; !ok {
 		t.Error("the server added in the page is not in config.json")
+	}
+	if g, ok := cfg.Servers["gamma"]; !ok || g.URL != remoteURL || g.SecretHeaders["Authorization"] == "" || g.Enabled == nil || *g.Enabled {
+		t.Errorf("the remote server added in the page: %+v (present %v), want url %s, a secret Authorization header, disabled", g, ok, remoteURL)
+	}
+	if raw, _ := os.ReadFile(filepath.Join(home, daemon.ConfigFile)); strings.Contains(string(raw), "walk-secret-never-shown") {
+		t.Error("the remote server's secret header value is in config.json")
 	}
 	var installed string
 	for name, s := range cfg.Servers {

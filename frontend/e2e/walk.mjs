@@ -20,6 +20,10 @@
 // burst, or any nav click during it answered in over 300 ms (from the
 // click's event time to the new page's content shown). --revoke picks the
 // token the walk revokes.
+// --remote NAME=URL adds a remote server through Add server's Remote (URL)
+// mode, disabled, with a secret header, and checks that the list says it
+// is remote and its page shows the URL and the header's name, never the
+// secret's value.
 // --held SERVER (a test MCP server) gives its echo tool another description
 // through the API (the daemon relaunches and relists it, as after an
 // update), sees the tool held with the diff on the server's page, approves
@@ -38,7 +42,7 @@ const BURST_RATE = 300;
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 function parseArgs(argv) {
-  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', burst: 0, broken: '', firstRun: '', held: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
+  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', burst: 0, broken: '', remote: '', firstRun: '', held: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -54,6 +58,7 @@ function parseArgs(argv) {
     else if (a === '--revoke') o.revoke = val();
     else if (a === '--burst') o.burst = Number(val());
     else if (a === '--broken') o.broken = val();
+    else if (a === '--remote') o.remote = val();
     else if (a === '--first-run') o.firstRun = val();
     else if (a === '--held') o.held = val();
     else if (a === '--chromium') o.chromium = val();
@@ -311,11 +316,43 @@ async function walkPages(scheme, interact) {
     await row.locator('[data-state="stopped"]').waitFor({ timeout: 15000 });
     if (await row.locator('[data-cause]').count()) throw new Error(`the stopped server still shows a cause: ${await row.locator('[data-cause]').innerText()}`);
   }
+  if (interact && opts.remote) {
+    step = 'add a remote server by URL, with a secret header';
+    const eq = opts.remote.indexOf('=');
+    const [name, url] = [opts.remote.slice(0, eq), opts.remote.slice(eq + 1)];
+    const secret = 'Bearer walk-secret-never-shown';
+    await page.getByRole('button', { name: 'Add server' }).first().click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.getByLabel('Remote (URL)').check();
+    await dlg.getByLabel('Name').first().fill(name);
+    await dlg.locator('input[name=url]').fill('http://example.com/mcp');
+    await dlg.getByRole('button', { name: 'Add server' }).click();
+    await dlg.locator('#add-url-err', { hasText: 'only for this machine' }).waitFor();
+    await dlg.locator('input[name=url]').fill(url);
+    await dlg.getByRole('button', { name: 'Add a secret header' }).click();
+    await dlg.getByLabel('Secret headers: name 1').fill('Authorization');
+    await dlg.getByLabel('Secret headers: value 1').fill(secret);
+    await dlg.getByLabel('Connect to it now').uncheck();
+    await shot('server-add-remote');
+    await dlg.getByRole('button', { name: 'Add server' }).click();
+    await dlg.waitFor({ state: 'detached' });
+    await page.locator('[data-remote] [data-url]').waitFor();
+    const shown = (await page.locator('[data-remote] [data-url]').innerText()).trim();
+    if (shown !== url) throw new Error(`the remote server's page shows the URL "${shown}", want ${url}`);
+    if (!(await page.locator('[data-secret-headers]').innerText()).includes('Authorization')) throw new Error("the remote server's page does not name its secret header");
+    if ((await page.content()).includes(secret)) throw new Error("the remote server's page holds its secret header's value");
+    await shot('server-remote');
+    await go('servers');
+    const summary = (await page.locator(`tr[data-server="${name}"] [data-remote]`).innerText()).trim();
+    if (summary !== 'remote · auto') throw new Error(`the servers list shows the remote server as "${summary}"`);
+  }
   const first = page.locator('table.servers tbody tr td.name a').first();
   if (interact && (await first.count())) {
     step = 'server detail';
     await first.click();
     await page.getByRole('tab', { name: 'Overview' }).waitFor();
+    // A local server's page says whether it is confined (a hand-added one: why not).
+    await page.locator('[data-sandbox] [data-verdict]').waitFor();
     await shot('server-detail');
     step = 'server logs';
     await page.getByRole('tab', { name: 'Logs' }).click();
