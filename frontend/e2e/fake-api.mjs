@@ -95,6 +95,10 @@ function view(name, s) {
     name, config: s.config, enabled: s.config.enabled !== false, state: s.config.enabled === false ? 'disabled' : s.state,
     mode: 'shared', processes: s.processes ?? [], restarts: s.restarts ?? 0, lastError: s.lastError, usage: s.state === 'running' ? s.usage : undefined,
     recentLogs: [], tools: s.tools ?? [], listed: s.tools !== undefined,
+    // As app/api/servers.go words it for a remote server and a hand-added one.
+    sandbox: s.config.url
+      ? { confined: false, network: false, enforced: false, reason: 'a remote server: it runs on its own host, nothing runs here to confine' }
+      : { confined: false, network: false, enforced: false, reason: 'not confined: added by hand, and the config\'s "sandboxDefault" is not "confined"' },
   };
 }
 
