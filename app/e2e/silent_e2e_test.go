@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // TestSilentCallThroughTheDaemon: a call that says nothing for 12 s until
@@ -62,7 +62,7 @@ func TestSilentCallThroughTheDaemon(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			r := undiciPost(t, ctx, node, harness, d.info.Address+"/mcp/alpha", headers, era.body, headersTimeout)
+			r := testutil.UndiciPost(t, ctx, node, harness, d.info.Address+"/mcp/alpha", headers, era.body, headersTimeout)
 			if r.Error != nil {
 				t.Fatalf("undici gave up: %s (%s; %s)", r.Error.Message, r.Error.Code, r.Error.Cause)
 			}
@@ -77,41 +77,4 @@ func TestSilentCallThroughTheDaemon(t *testing.T) {
 			t.Logf("headers after %d ms, answer after %d ms", r.HeadersAfterMs, r.TotalMs)
 		})
 	}
-}
-
-// undiciReport is post.mjs's report (app/gateway/testdata/node/post.mjs).
-type undiciReport struct {
-	Status         int    `json:"status"`
-	ContentType    string `json:"contentType"`
-	HeadersAfterMs int    `json:"headersAfterMs"`
-	Body           string `json:"body"`
-	TotalMs        int    `json:"totalMs"`
-	Error          *struct {
-		Message string `json:"message"`
-		Code    string `json:"code"`
-		Cause   string `json:"cause"`
-	} `json:"error"`
-}
-
-// undiciPost sends one POST through undici's fetch with the given headers
-// timeout, with the gateway harness's post.mjs.
-func undiciPost(t *testing.T, ctx context.Context, node, harness, url string, headers map[string]string, body string, headersTimeout time.Duration) undiciReport {
-	t.Helper()
-	req, err := json.Marshal(map[string]any{"url": url, "headers": headers, "body": body, "headersTimeoutMs": headersTimeout.Milliseconds()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, node, filepath.Join(harness, "post.mjs"), string(req))
-	cmd.Dir = harness
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("post.mjs: %v\nstderr:\n%s", err, stderr.String())
-	}
-	var r undiciReport
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("post.mjs: the report is not JSON: %v\n%s", err, stdout.String())
-	}
-	return r
 }

@@ -1,17 +1,14 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -26,41 +23,11 @@ const (
 	silentKeepAlive      = 2 * time.Second
 )
 
-// A postReport is post.mjs's output.
-type postReport struct {
-	Status         int    `json:"status"`
-	ContentType    string `json:"contentType"`
-	HeadersAfterMs int    `json:"headersAfterMs"`
-	Body           string `json:"body"`
-	TotalMs        int    `json:"totalMs"`
-	Error          *struct {
-		Message string `json:"message"`
-		Code    string `json:"code"`
-		Cause   string `json:"cause"`
-	} `json:"error"`
-}
-
-// runPost sends one POST through undici with post.mjs.
-func runPost(t *testing.T, ctx context.Context, env nodeEnv, url string, headers map[string]string, body string) postReport {
+// runPost sends one POST through undici with post.mjs, with the tests'
+// headers timeout.
+func runPost(t *testing.T, ctx context.Context, env nodeEnv, url string, headers map[string]string, body string) testutil.UndiciReport {
 	t.Helper()
-	data, err := json.Marshal(map[string]any{"url": url, "headers": headers, "body": body,
-		"headersTimeoutMs": undiciHeadersTimeout.Milliseconds()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, env.node, filepath.Join(env.dir, "post.mjs"), string(data))
-	cmd.Dir = env.dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("post.mjs: %v\nstderr:\n%s", err, tail(stderr.Bytes(), 4000))
-	}
-	var r postReport
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		t.Fatalf("post.mjs: report is not JSON: %v\n%s", err, tail(stdout.Bytes(), 4000))
-	}
-	return r
+	return testutil.UndiciPost(t, ctx, env.node, env.dir, url, headers, body, undiciHeadersTimeout)
 }
 
 // silentFixture serves the test server as "alpha" with the fast path as
