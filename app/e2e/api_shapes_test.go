@@ -20,6 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/app/internal/testutil/oauthfake"
 )
 
 var updateShapes = flag.Bool("update-shapes", false, "rewrite testdata/api-shapes.golden from this run")
@@ -39,7 +40,7 @@ func TestAPIResponseShapes(t *testing.T) {
 	const entry = "io.github.switchboard-test/notes"
 	t.Setenv(daemon.RegistryEnv, fakeRegistry(t, entry).URL)
 	t.Setenv(daemon.TestBrowserEnv, "follow") // a remote's sign-in, below
-	oauth := newOAuthRemote(t)
+	oauth := oauthfake.New(t)
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "alpha")
 	setProfiles(t, home, map[string]any{"coding": map[string]any{"servers": []string{"alpha"}, "tools": map[string]any{"alpha": []string{"echo"}}}})
@@ -182,7 +183,7 @@ func TestAPIResponseShapes(t *testing.T) {
 	call("POST", "/api/v1/servers/remote/uninstall", "/api/v1/servers/{name}/uninstall", `{}`, 200)
 	// A remote behind OAuth, signed in (the test browser follows the
 	// redirects, so the sign-in is over when login answers) and out.
-	if resp, data, err := do("POST", "/api/v1/remotes", `{"name":"oauth","url":"`+oauth.srv.URL+`/mcp","enabled":false}`); err != nil || resp.StatusCode != 201 {
+	if resp, data, err := do("POST", "/api/v1/remotes", `{"name":"oauth","url":"`+oauth.URL("/mcp")+`","enabled":false}`); err != nil || resp.StatusCode != 201 {
 		t.Fatalf("adding the OAuth remote: %v %s", err, data)
 	}
 	call("POST", "/api/v1/servers/oauth/login", "/api/v1/servers/{name}/login", "", 200)

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/app/internal/testutil/oauthfake"
 	"github.com/switchboardhq/switchboard/app/remoteauth"
 	"github.com/switchboardhq/switchboard/app/secrets"
 )
@@ -95,9 +96,9 @@ func startDaemonAt(t *testing.T, addr, dir string, browser remoteauth.Browser, t
 	return d
 }
 
-func (d *daemon) signIn(f *fakeRemote, path string) *remoteauth.SignIn {
+func (d *daemon) signIn(f *oauthfake.Remote, path string) *remoteauth.SignIn {
 	d.t.Helper()
-	si, err := d.m.Server("linear", f.url(path), remoteauth.Registration{})
+	si, err := d.m.Server("linear", f.URL(path), remoteauth.Registration{})
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -105,9 +106,9 @@ func (d *daemon) signIn(f *fakeRemote, path string) *remoteauth.SignIn {
 }
 
 // connect opens an MCP session to f through si, as the remote backend will.
-func connect(ctx context.Context, f *fakeRemote, si *remoteauth.SignIn) (*mcp.ClientSession, error) {
+func connect(ctx context.Context, f *oauthfake.Remote, si *remoteauth.SignIn) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.url("/mcp"), OAuthHandler: si, MaxRetries: -1}, nil)
+	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.URL("/mcp"), OAuthHandler: si, MaxRetries: -1}, nil)
 }
 
 func callEcho(ctx context.Context, t *testing.T, cs *mcp.ClientSession, text string) error {
@@ -141,7 +142,7 @@ func wantNeedsSignIn(t *testing.T, err error, reason remoteauth.Reason) {
 func TestSignInPersistsAcrossRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
+	f := oauthfake.New(t)
 	dir := t.TempDir()
 	d := startDaemon(t, dir, remoteauth.FollowRedirects{}, 10*time.Second)
 	si := d.signIn(f, "/mcp")
@@ -150,17 +151,17 @@ func TestSignInPersistsAcrossRestart(t *testing.T) {
 	}
 	_, err := connect(ctx, f, si)
 	wantNeedsSignIn(t, err, remoteauth.ReasonFirstUse)
-	before := f.totalRequests()
+	before := f.TotalRequests()
 	if err := si.Login(ctx); err != nil {
 		t.Fatal(err)
 	}
 	counts := map[string]int{}
 	for _, k := range []string{"prm", "asm", "register", "authorize", "token"} {
-		counts[k] = f.count(k)
+		counts[k] = f.Count(k)
 	}
 	t.Logf("a sign-in cost %d requests to the remote and its authorization server (%v), "+
-		"besides the request that got the 401 and its retry, plus 1 to Switchboard's callback", f.totalRequests()-before, counts)
-	if n := f.totalRequests() - before; n != 5 {
+		"besides the request that got the 401 and its retry, plus 1 to Switchboard's callback", f.TotalRequests()-before, counts)
+	if n := f.TotalRequests() - before; n != 5 {
 		t.Errorf("a sign-in cost %d requests, want 5 (metadata of the resource and of its server, registration, authorize, token)", n)
 	}
 	if st := si.Status(); st.State != remoteauth.StateSignedIn {
@@ -186,7 +187,7 @@ func TestSignInPersistsAcrossRestart(t *testing.T) {
 	if st := si2.Status(); st.State != remoteauth.StateSignedIn {
 		t.Fatalf("status after restart: %+v", st)
 	}
-	authorizeBefore, tokenBefore := f.count("authorize"), f.count("token")
+	authorizeBefore, tokenBefore := f.Count("authorize"), f.Count("token")
 	cs2, err := connect(ctx, f, si2)
 	if err != nil {
 		t.Fatal(err)
@@ -195,14 +196,14 @@ func TestSignInPersistsAcrossRestart(t *testing.T) {
 	if err := callEcho(ctx, t, cs2, "two"); err != nil {
 		t.Fatal(err)
 	}
-	if f.count("authorize") != authorizeBefore || f.count("token") != tokenBefore {
+	if f.Count("authorize") != authorizeBefore || f.Count("token") != tokenBefore {
 		t.Errorf("the restarted daemon signed in again (authorize %d→%d, token %d→%d)",
-			authorizeBefore, f.count("authorize"), tokenBefore, f.count("token"))
+			authorizeBefore, f.Count("authorize"), tokenBefore, f.Count("token"))
 	}
 }
 
 // signedIn returns a daemon signed in to f and an open session.
-func signedIn(ctx context.Context, t *testing.T, f *fakeRemote) (*daemon, *remoteauth.SignIn, *mcp.ClientSession) {
+func signedIn(ctx context.Context, t *testing.T, f *oauthfake.Remote) (*daemon, *remoteauth.SignIn, *mcp.ClientSession) {
 	t.Helper()
 	d := startDaemon(t, t.TempDir(), remoteauth.FollowRedirects{}, 10*time.Second)
 	si := d.signIn(f, "/mcp")
@@ -223,16 +224,16 @@ func signedIn(ctx context.Context, t *testing.T, f *fakeRemote) (*daemon, *remot
 func TestRefreshOn401(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
+	f := oauthfake.New(t)
 	d, si, cs := signedIn(ctx, t, f)
 	if err := callEcho(ctx, t, cs, "before"); err != nil {
 		t.Fatal(err)
 	}
-	f.forgetAccess()
+	f.ForgetAccess()
 	if err := callEcho(ctx, t, cs, "after"); err != nil {
 		t.Fatalf("the call after a 401 failed: %v", err)
 	}
-	if n := f.count("token:refresh"); n != 1 {
+	if n := f.Count("token:refresh"); n != 1 {
 		t.Errorf("refreshed %d times, want 1", n)
 	}
 	if st := si.Status(); st.State != remoteauth.StateSignedIn {
@@ -249,7 +250,7 @@ func TestRefreshOn401(t *testing.T) {
 	if err := callEcho(ctx, t, cs2, "restarted"); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count("token:refresh"); n != 1 {
+	if n := f.Count("token:refresh"); n != 1 {
 		t.Errorf("refreshed %d times after the restart, want still 1 (the saved token)", n)
 	}
 }
@@ -260,10 +261,10 @@ func TestRefreshOn401(t *testing.T) {
 func TestRefreshRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
+	f := oauthfake.New(t)
 	_, si, cs := signedIn(ctx, t, f)
-	f.forgetAccess()
-	f.set(func(f *fakeRemote) { f.refuse = true })
+	f.ForgetAccess()
+	f.Set(func(f *oauthfake.Remote) { f.Refuse = true })
 	start := time.Now()
 	err := callEcho(ctx, t, cs, "x")
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
@@ -273,14 +274,14 @@ func TestRefreshRefused(t *testing.T) {
 	if st := si.Status(); st.State != remoteauth.StateNeedsSignIn || st.Reason != remoteauth.ReasonRefreshRefused {
 		t.Errorf("status: %+v", st)
 	}
-	mcpBefore := f.count("mcp")
+	mcpBefore := f.Count("mcp")
 	err = callEcho(ctx, t, cs, "y")
 	wantNeedsSignIn(t, err, remoteauth.ReasonRefreshRefused)
-	if n := f.count("mcp") - mcpBefore; n != 0 {
+	if n := f.Count("mcp") - mcpBefore; n != 0 {
 		t.Errorf("a call while the server needs sign-in reached it %d times, want 0", n)
 	}
 	// Signing in again makes the same session work.
-	f.set(func(f *fakeRemote) { f.refuse = false })
+	f.Set(func(f *oauthfake.Remote) { f.Refuse = false })
 	if err := si.Login(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -295,8 +296,8 @@ func TestRefreshRefused(t *testing.T) {
 func TestSignInAbandoned(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
-	f.set(func(f *fakeRemote) { f.hold = true })
+	f := oauthfake.New(t)
+	f.Set(func(f *oauthfake.Remote) { f.Hold = true })
 	d := startDaemon(t, t.TempDir(), &recordingBrowser{}, 300*time.Millisecond)
 	si := d.signIn(f, "/mcp")
 	err := si.Login(ctx)
@@ -323,8 +324,8 @@ func TestSignInAbandoned(t *testing.T) {
 func TestSecondSignInReplacesFirst(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
-	f.set(func(f *fakeRemote) { f.hold = true })
+	f := oauthfake.New(t)
+	f.Set(func(f *oauthfake.Remote) { f.Hold = true })
 	b := &recordingBrowser{}
 	d := startDaemon(t, t.TempDir(), b, 20*time.Second)
 	si := d.signIn(f, "/mcp")
@@ -373,8 +374,8 @@ func TestSignOut(t *testing.T) {
 		t.Run(map[bool]string{true: "revocation", false: "no-revocation"}[revocation], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			f := newFakeRemote(t)
-			f.set(func(f *fakeRemote) { f.revocation = revocation })
+			f := oauthfake.New(t)
+			f.Set(func(f *oauthfake.Remote) { f.Revocation = revocation })
 			d, si, cs := signedIn(ctx, t, f)
 			res, err := si.SignOut(ctx)
 			if err != nil {
@@ -384,9 +385,7 @@ func TestSignOut(t *testing.T) {
 				t.Errorf("sign-out result %+v, want revoked=%v", res, revocation)
 			}
 			if revocation {
-				f.mu.Lock()
-				revoked := strings.Join(f.revoked, ",")
-				f.mu.Unlock()
+				revoked := strings.Join(f.Revoked(), ",")
 				if revoked != "refresh_token,access_token" {
 					t.Errorf("revoked %q, want refresh_token,access_token", revoked)
 				}
@@ -408,9 +407,9 @@ func TestSignOut(t *testing.T) {
 func TestSSETransport(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
+	f := oauthfake.New(t)
 	d := startDaemon(t, t.TempDir(), remoteauth.FollowRedirects{}, 10*time.Second)
-	si, err := d.m.Server("linear", f.url("/sse"), remoteauth.Registration{})
+	si, err := d.m.Server("linear", f.URL("/sse"), remoteauth.Registration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +417,7 @@ func TestSSETransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.SSEClientTransport{Endpoint: f.url("/sse"),
+	cs, err := client.Connect(ctx, &mcp.SSEClientTransport{Endpoint: f.URL("/sse"),
 		HTTPClient: &http.Client{Transport: si.Transport(nil)}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -427,11 +426,11 @@ func TestSSETransport(t *testing.T) {
 	if err := callEcho(ctx, t, cs, "sse"); err != nil {
 		t.Fatal(err)
 	}
-	f.forgetAccess()
+	f.ForgetAccess()
 	if err := callEcho(ctx, t, cs, "sse after 401"); err != nil {
 		t.Fatalf("after a 401: %v", err)
 	}
-	if n := f.count("token:refresh"); n != 1 {
+	if n := f.Count("token:refresh"); n != 1 {
 		t.Errorf("refreshed %d times, want 1", n)
 	}
 }
@@ -442,16 +441,16 @@ func TestSSETransport(t *testing.T) {
 func TestNoSecretInLogs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
+	f := oauthfake.New(t)
 	d, si, cs := signedIn(ctx, t, f)
-	f.forgetAccess()
+	f.ForgetAccess()
 	if err := callEcho(ctx, t, cs, "refresh"); err != nil {
 		t.Fatal(err)
 	}
-	f.forgetAccess()
-	f.set(func(f *fakeRemote) { f.refuse = true })
+	f.ForgetAccess()
+	f.Set(func(f *oauthfake.Remote) { f.Refuse = true })
 	_ = callEcho(ctx, t, cs, "refused")
-	f.set(func(f *fakeRemote) { f.refuse = false })
+	f.Set(func(f *oauthfake.Remote) { f.Refuse = false })
 	if err := si.Login(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +458,7 @@ func TestNoSecretInLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := d.logs.String()
-	values := f.seen()
+	values := f.Seen()
 	if len(values) < 8 {
 		t.Fatalf("the fake handed out only %d values", len(values))
 	}
@@ -478,14 +477,14 @@ func TestNoSecretInLogs(t *testing.T) {
 func TestRefreshBeforeExpiry(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
-	f.set(func(f *fakeRemote) { f.accessTTL = 5 * time.Second }) // inside oauth2's 10s margin: due at once
+	f := oauthfake.New(t)
+	f.Set(func(f *oauthfake.Remote) { f.AccessTTL = 5 * time.Second }) // inside oauth2's 10s margin: due at once
 	_, _, cs := signedIn(ctx, t, f)
-	refreshes := f.count("token:refresh")
+	refreshes := f.Count("token:refresh")
 	if err := callEcho(ctx, t, cs, "x"); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count("token:refresh") - refreshes; n != 1 {
+	if n := f.Count("token:refresh") - refreshes; n != 1 {
 		t.Errorf("refreshed %d times for the call, want 1", n)
 	}
 }
@@ -495,8 +494,8 @@ func TestRefreshBeforeExpiry(t *testing.T) {
 func TestCallback(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
-	f.set(func(f *fakeRemote) { f.hold = true })
+	f := oauthfake.New(t)
+	f.Set(func(f *oauthfake.Remote) { f.Hold = true })
 	b := &recordingBrowser{}
 	d := startDaemon(t, t.TempDir(), b, 20*time.Second)
 	si := d.signIn(f, "/mcp")
@@ -537,7 +536,7 @@ func TestCallback(t *testing.T) {
 func TestStepUpAfterRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
+	f := oauthfake.New(t)
 	d, _, first := signedIn(ctx, t, f)
 	first.Close()
 
@@ -558,9 +557,8 @@ func TestStepUpAfterRestart(t *testing.T) {
 	if err := si.Login(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	asked := f.scopeAsked[len(f.scopeAsked)-1]
-	f.mu.Unlock()
+	scopes := f.ScopeAsked()
+	asked := scopes[len(scopes)-1]
 	// As a set: the order the scopes were granted in is the server's.
 	if got := strings.Fields(asked); !slices.Equal(slices.Sorted(slices.Values(got)), []string{"admin", "offline_access", "tools"}) {
 		t.Errorf("the step-up asked for scope %q, want the granted ones (tools, offline_access) and admin", asked)
@@ -568,7 +566,7 @@ func TestStepUpAfterRestart(t *testing.T) {
 	if got, err := testutil.CallText(ctx, cs, "admin", nil); err != nil || got != "admin" {
 		t.Errorf("admin after the step-up: %q %v", got, err)
 	}
-	if n := f.count("register"); n != 1 {
+	if n := f.Count("register"); n != 1 {
 		t.Errorf("registered %d times, want 1 (the client is kept)", n)
 	}
 }
@@ -578,16 +576,16 @@ func TestStepUpAfterRestart(t *testing.T) {
 func TestPreRegisteredClient(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeRemote(t)
+	f := oauthfake.New(t)
 	d := startDaemon(t, t.TempDir(), remoteauth.FollowRedirects{}, 10*time.Second)
-	si, err := d.m.Server("linear", f.url("/mcp"), remoteauth.Registration{ClientID: "client-1"})
+	si, err := d.m.Server("linear", f.URL("/mcp"), remoteauth.Registration{ClientID: "client-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := si.Login(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.count("register"); n != 0 {
+	if n := f.Count("register"); n != 0 {
 		t.Errorf("registered %d times with a pre-registered client", n)
 	}
 	cs, err := connect(ctx, f, si)
@@ -603,20 +601,20 @@ func TestPreRegisteredClient(t *testing.T) {
 // TestURLChangedNeedsNewSignIn: tokens got for one URL of a server are not
 // sent to another URL the entry is given later (after a restart, too).
 func TestURLChangedNeedsNewSignIn(t *testing.T) {
-	f := newFakeRemote(t)
+	f := oauthfake.New(t)
 	d, _, _ := signedIn(t.Context(), t, f)
 	d = d.restart()
 	if st := d.signIn(f, "/mcp").Status(); st.State != remoteauth.StateSignedIn {
 		t.Fatalf("after a restart, same URL: %+v, want signed in", st)
 	}
-	other := newFakeRemote(t)
+	other := oauthfake.New(t)
 	si := d.signIn(other, "/mcp")
 	if st := si.Status(); st.State != remoteauth.StateNeedsSignIn || st.Reason != remoteauth.ReasonFirstUse {
 		t.Fatalf("another URL: %+v, want needs sign-in (first use)", st)
 	}
 	_, err := connect(t.Context(), other, si)
 	wantNeedsSignIn(t, err, remoteauth.ReasonFirstUse)
-	if n := f.count("token"); n != 1 {
+	if n := f.Count("token"); n != 1 {
 		t.Errorf("the first server's token endpoint got %d requests, want 1 (the sign-in; no refresh for the other URL)", n)
 	}
 }
