@@ -171,17 +171,12 @@ func TestRemoteTransports(t *testing.T) {
 // A remote that is down fails calls at once, naming the server; once it is
 // up, calls reach it without a restart of anything.
 func TestRemoteDownAtStartThenUp(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freedAddr(t)
 	s := newSupervisor(t, remoteOptions(t))
 	apply(t, s, remoteSpec("down", "http://"+addr+"/mcp", supervisor.RemoteStreamableHTTP, nil))
 
 	start := time.Now()
-	_, _, err = call(t.Context(), s, "down", "echo", map[string]any{"text": "x"})
+	_, _, err := call(t.Context(), s, "down", "echo", map[string]any{"text": "x"})
 	if err == nil || !strings.Contains(err.Error(), `server "down"`) {
 		t.Fatalf("call to a remote that is down = %v, want an error naming the server", err)
 	}
@@ -275,15 +270,10 @@ func TestRemoteSessionExpired(t *testing.T) {
 // A credential in the URL's query (some servers take ?key=) is in no error
 // and no log line: they show the URL without its query.
 func TestRemoteURLQueryIsNotShown(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freedAddr(t)
 	s := newSupervisor(t, remoteOptions(t))
 	apply(t, s, remoteSpec("q", "http://"+addr+"/mcp?key=s3cretq", supervisor.RemoteAuto, nil))
-	_, _, err = call(t.Context(), s, "q", "echo", nil)
+	_, _, err := call(t.Context(), s, "q", "echo", nil)
 	if err == nil || strings.Contains(err.Error(), "s3cretq") || !strings.Contains(err.Error(), "http://"+addr+"/mcp") {
 		t.Errorf("call = %v, want an error with the URL but not its query", err)
 	}
@@ -341,4 +331,16 @@ func TestRemoteNeedsUserIsNotRetried(t *testing.T) {
 	if res, _, err := call(t.Context(), s, "r", "echo", map[string]any{"text": "in"}); err != nil || text(res) != "in" {
 		t.Fatalf("call after Start = %v, %v", res, err)
 	}
+}
+
+// freedAddr is a loopback address where nothing listens: a port the system
+// just gave out and the test let go of.
+func freedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -140,9 +140,7 @@ func wantNeedsSignIn(t *testing.T, err error, reason remoteauth.Reason) {
 // secret store, not in any other file; a restarted daemon connects with them
 // without signing in again. It reports what the sign-in cost in requests.
 func TestSignInPersistsAcrossRestart(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	dir := t.TempDir()
 	d := startDaemon(t, dir, remoteauth.FollowRedirects{}, 10*time.Second)
 	si := d.signIn(f, "/mcp")
@@ -202,6 +200,15 @@ func TestSignInPersistsAcrossRestart(t *testing.T) {
 	}
 }
 
+// newRemote starts the fake remote for a test and gives the test's
+// context: 30 seconds for all of its sign-ins and calls.
+func newRemote(t *testing.T) (context.Context, *oauthfake.Remote) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx, oauthfake.New(t)
+}
+
 // signedIn returns a daemon signed in to f and an open session.
 func signedIn(ctx context.Context, t *testing.T, f *oauthfake.Remote) (*daemon, *remoteauth.SignIn, *mcp.ClientSession) {
 	t.Helper()
@@ -222,9 +229,7 @@ func signedIn(ctx context.Context, t *testing.T, f *oauthfake.Remote) (*daemon, 
 // next call gets a 401, the token is refreshed once, the call retried and
 // answered, and the new token saved (a restart uses it).
 func TestRefreshOn401(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	d, si, cs := signedIn(ctx, t, f)
 	if err := callEcho(ctx, t, cs, "before"); err != nil {
 		t.Fatal(err)
@@ -259,9 +264,7 @@ func TestRefreshOn401(t *testing.T) {
 // refused: the call fails at once with a NeedsSignInError (refresh refused),
 // the status says so, and the next call fails without reaching the remote.
 func TestRefreshRefused(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	_, si, cs := signedIn(ctx, t, f)
 	f.ForgetAccess()
 	f.Set(func(f *oauthfake.Remote) { f.Refuse = true })
@@ -294,9 +297,7 @@ func TestRefreshRefused(t *testing.T) {
 // sign-in ends after the timeout with a message that says so and how to
 // try again, and the status keeps it.
 func TestSignInAbandoned(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	f.Set(func(f *oauthfake.Remote) { f.Hold = true })
 	d := startDaemon(t, t.TempDir(), &recordingBrowser{}, 300*time.Millisecond)
 	si := d.signIn(f, "/mcp")
@@ -322,9 +323,7 @@ func TestSignInAbandoned(t *testing.T) {
 // browser replaces it: the first returns at once saying so, its link is
 // refused by the callback, and the second completes.
 func TestSecondSignInReplacesFirst(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	f.Set(func(f *oauthfake.Remote) { f.Hold = true })
 	b := &recordingBrowser{}
 	d := startDaemon(t, t.TempDir(), b, 20*time.Second)
@@ -372,9 +371,7 @@ func TestSecondSignInReplacesFirst(t *testing.T) {
 func TestSignOut(t *testing.T) {
 	for _, revocation := range []bool{true, false} {
 		t.Run(map[bool]string{true: "revocation", false: "no-revocation"}[revocation], func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			f := oauthfake.New(t)
+			ctx, f := newRemote(t)
 			f.Set(func(f *oauthfake.Remote) { f.Revocation = revocation })
 			d, si, cs := signedIn(ctx, t, f)
 			res, err := si.SignOut(ctx)
@@ -405,9 +402,7 @@ func TestSignOut(t *testing.T) {
 // HTTP client with SignIn.Transport carries the token, and a 401 is
 // refreshed and retried as with streamable HTTP.
 func TestSSETransport(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	d := startDaemon(t, t.TempDir(), remoteauth.FollowRedirects{}, 10*time.Second)
 	si, err := d.m.Server("linear", f.URL("/sse"), remoteauth.Registration{})
 	if err != nil {
@@ -439,9 +434,7 @@ func TestSSETransport(t *testing.T) {
 // sign-out, at DEBUG, no line holds a token, a code, a client secret or a
 // state value.
 func TestNoSecretInLogs(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	d, si, cs := signedIn(ctx, t, f)
 	f.ForgetAccess()
 	if err := callEcho(ctx, t, cs, "refresh"); err != nil {
@@ -475,9 +468,7 @@ func TestNoSecretInLogs(t *testing.T) {
 // TestRefreshBeforeExpiry: a token about to expire is refreshed before the
 // request is sent (golang.org/x/oauth2's reuse source), without a 401.
 func TestRefreshBeforeExpiry(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	f.Set(func(f *oauthfake.Remote) { f.AccessTTL = 5 * time.Second }) // inside oauth2's 10s margin: due at once
 	_, _, cs := signedIn(ctx, t, f)
 	refreshes := f.Count("token:refresh")
@@ -492,9 +483,7 @@ func TestRefreshBeforeExpiry(t *testing.T) {
 // TestCallback: the redirect endpoint refuses what is not a pending
 // sign-in's redirect, and passes on the authorization server's refusal.
 func TestCallback(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	f.Set(func(f *oauthfake.Remote) { f.Hold = true })
 	b := &recordingBrowser{}
 	d := startDaemon(t, t.TempDir(), b, 20*time.Second)
@@ -534,9 +523,7 @@ func TestCallback(t *testing.T) {
 // the step-up sign-in, after a restart, asks for the scopes granted before
 // plus the new one, and the call then works.
 func TestStepUpAfterRestart(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	d, _, first := signedIn(ctx, t, f)
 	first.Close()
 
@@ -574,9 +561,7 @@ func TestStepUpAfterRestart(t *testing.T) {
 // TestPreRegisteredClient: with a client id the user registered, the
 // sign-in does not register one (4 requests instead of 5).
 func TestPreRegisteredClient(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f := oauthfake.New(t)
+	ctx, f := newRemote(t)
 	d := startDaemon(t, t.TempDir(), remoteauth.FollowRedirects{}, 10*time.Second)
 	si, err := d.m.Server("linear", f.URL("/mcp"), remoteauth.Registration{ClientID: "client-1"})
 	if err != nil {
