@@ -14,6 +14,16 @@ func ClientSessions(g *Gateway) int {
 	return n
 }
 
+// SessionIdle reports whether session id is tracked and has no request in
+// progress: the handler of its last request has returned, not only its
+// answer been sent.
+func SessionIdle(g *Gateway, id string) bool {
+	g.idle.mu.Lock()
+	defer g.idle.mu.Unlock()
+	is := g.idle.sessions[id]
+	return is != nil && is.refs == 0
+}
+
 // SessionOpen reports whether a front of g still has the client session
 // with the given Mcp-Session-Id, without touching it (a request would count
 // as activity).

@@ -336,13 +336,22 @@ func checkRPCRefusal(t *testing.T, what string, r *rawResponse, want, code int, 
 func TestSessionLimitEndsLeastRecentlyUsed(t *testing.T) {
 	f := newLimitFixture(t, 3)
 	s1, s2, s3 := f.rawSession(t, "/mcp"), f.rawSession(t, "/mcp"), f.rawSession(t, "/mcp")
-	// Used after s2's notifications/initialized, whose handler may still be
-	// returning (and so counting as use) while s3 opens.
+	// A request's answer can reach the client before its handler returns
+	// (the first session's notifications/initialized waits for the
+	// server's process), and a session is used until then: wait for every
+	// handler to return, then use s3 and s1, so that s2 is the least
+	// recently used.
+	testutil.Eventually(t, 10*time.Second, "the three sessions' handlers to return", func() bool {
+		return gateway.SessionIdle(f.gw, s1) && gateway.SessionIdle(f.gw, s2) && gateway.SessionIdle(f.gw, s3)
+	})
 	for _, sid := range []string{s3, s1} {
 		if r := f.ping(t, sid); r.status != 200 {
 			t.Fatalf("ping: %d %s", r.status, r.body)
 		}
 	}
+	testutil.Eventually(t, 10*time.Second, "the pings' handlers to return", func() bool {
+		return gateway.SessionIdle(f.gw, s1) && gateway.SessionIdle(f.gw, s3)
+	})
 	s4 := f.rawSession(t, "/mcp") // s2 is the least recently used now
 	checkRPCRefusal(t, "the least recently used session", f.ping(t, s2), http.StatusNotFound, -32001, "session not found")
 	if gateway.SessionOpen(f.gw, s2) {
