@@ -92,10 +92,11 @@ func removeRegistered(s *mcp.Server, keys []string) {
 	}
 }
 
-// addTool registers t under name on s, calling original on server. The
-// go-sdk panics on a tool without an object input schema; a server that
-// lists one gets the tool left out and a warning instead.
-func addTool(g *Gateway, s *mcp.Server, t *mcp.Tool, name, server string) {
+// addTool registers t under name on s, calling original on server; its
+// calls are recorded under canonical (see exposed.Canonical). The go-sdk
+// panics on a tool without an object input schema; a server that lists
+// one gets the tool left out and a warning instead.
+func addTool(g *Gateway, s *mcp.Server, t *mcp.Tool, name, canonical, server string) {
 	cp := *t
 	cp.Name = name
 	if cp.InputSchema == nil {
@@ -106,7 +107,7 @@ func addTool(g *Gateway, s *mcp.Server, t *mcp.Tool, name, server string) {
 			"server", server, "tool", t.Name)
 		return
 	}
-	s.AddTool(&cp, g.toolHandler(server, t.Name))
+	s.AddTool(&cp, g.recordedAs(canonical, g.toolHandler(server, t.Name)))
 }
 
 // aggregateState is what an aggregated endpoint (/mcp, or a profile's) has
@@ -190,15 +191,23 @@ func (g *Gateway) assign() assignment {
 	return asg
 }
 
-// withBudget returns asg with its tools named within budget. The
+// withBudget returns asg with its tools named within budget, each with
+// its full budget's name as Canonical. asg is the full budget's. The
 // collisions stay the full budget's: they are what the API and the logs
 // tell of.
 func (asg assignment) withBudget(budget int) assignment {
 	if budget == asg.budget {
 		return asg
 	}
+	canonical := make(map[itemKey]string, len(asg.tools))
+	for _, e := range asg.tools {
+		canonical[e.key()] = e.Name
+	}
 	asg.budget = budget
 	asg.tools, _ = assignNames(asg.toolNames, asg.prefixes, budget)
+	for i, e := range asg.tools {
+		asg.tools[i].Canonical = canonical[e.key()]
+	}
 	return asg
 }
 
@@ -288,8 +297,8 @@ func (g *Gateway) rebuild(a *aggregate, v *view, asg assignment) {
 		next.tools[e.Name] = e
 		next.names[e.key()] = e.Name
 		t := asg.toolOf[e.Server][e.Original]
-		want = append(want, registration{"tool:" + e.Name, owned[*mcp.Tool]{t, e.Server},
-			func(s *mcp.Server) { addTool(g, s, t, e.Name, e.Server) }})
+		want = append(want, registration{"tool:" + e.Name, ownedTool{t, e.Server, e.Canonical},
+			func(s *mcp.Server) { addTool(g, s, t, e.Name, e.Canonical, e.Server) }})
 	}
 	for _, e := range asg.prompts {
 		if !set.shows(e.Server) {
@@ -335,6 +344,15 @@ func (g *Gateway) rebuild(a *aggregate, v *view, asg assignment) {
 type owned[T any] struct {
 	Item   T
 	Server string
+}
+
+// ownedTool is an aggregated endpoint's tool as a registration's value:
+// a change of its server or of the name its calls are recorded under
+// registers it again.
+type ownedTool struct {
+	Item      *mcp.Tool
+	Server    string
+	Canonical string
 }
 
 // claimFirst makes server the owner of uri in owners unless a server

@@ -257,7 +257,7 @@ func (b *backend) install() {
 	cfg, f := b.visible()
 	var want []registration
 	for _, t := range f.tools {
-		want = append(want, registration{"tool:" + t.Name, t, func(s *mcp.Server) { addTool(b.g, s, t, t.Name, cfg.Name) }})
+		want = append(want, registration{"tool:" + t.Name, t, func(s *mcp.Server) { addTool(b.g, s, t, t.Name, t.Name, cfg.Name) }})
 	}
 	for _, p := range f.prompts {
 		want = append(want, registration{"prompt:" + p.Name, p, func(s *mcp.Server) { s.AddPrompt(p, b.g.promptHandler(cfg.Name, p.Name)) }})

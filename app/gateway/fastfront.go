@@ -270,7 +270,7 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	if ss == nil || ss.InitializeParams() == nil {
 		return false // unknown, closed or not yet initialized: the go-sdk answers
 	}
-	server, original, unlisted, ok := g.fastTool(front, endpoint, p.name)
+	server, original, canonical, unlisted, ok := g.fastTool(front, endpoint, p.name)
 	if !ok {
 		return false // an unknown tool: the go-sdk's error
 	}
@@ -320,7 +320,7 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	stream := &fastStream{w: kw, g: g, session: sid}
 	ctx = context.WithValue(ctx, fastStreamKey{}, stream)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.arguments, Meta: meta}}
-	g.fastCall(ctx, stream, env.id, req, endpoint, server, original, unlisted)
+	g.fastCall(ctx, stream, env.id, req, endpoint, server, original, canonical, unlisted)
 	return true
 }
 
@@ -405,8 +405,9 @@ func (g *Gateway) listsTried(endpoint string) bool {
 // fastTool finds the server and original name behind a tool as the front
 // would: an unlisted server's tool first (unlistedTools), then a tool the
 // endpoint registers. On an aggregated endpoint, front is the plain front
-// of one of its views, whose names the session was given.
-func (g *Gateway) fastTool(front *mcp.Server, endpoint, name string) (server, original string, unlisted, ok bool) {
+// of one of its views, whose names the session was given. canonical is
+// the name the call is recorded under (see exposed.Canonical).
+func (g *Gateway) fastTool(front *mcp.Server, endpoint, name string) (server, original, canonical string, unlisted, ok bool) {
 	g.mu.Lock()
 	a := g.aggregateFor(endpoint)
 	var v *view
@@ -418,15 +419,15 @@ func (g *Gateway) fastTool(front *mcp.Server, endpoint, name string) (server, or
 	}
 	g.mu.Unlock()
 	if a != nil && (v == nil || front != v.front) {
-		return "", "", false, false // the search front (search.go): its own two tools
+		return "", "", "", false, false // the search front (search.go): its own two tools
 	}
 	if g.opts.Reviewer != nil {
 		if _, msg := g.heldTool(endpoint, budget, name); msg != "" {
-			return "", "", false, false // heldTools refuses it
+			return "", "", "", false, false // heldTools refuses it
 		}
 	}
 	if server, original, ok := g.unlistedTool(endpoint, budget, name); ok {
-		return server, original, true, true
+		return server, original, name, true, true
 	}
 	var e exposed
 	found, registered := false, false
@@ -438,7 +439,7 @@ func (g *Gateway) fastTool(front *mcp.Server, endpoint, name string) (server, or
 	}
 	if a == nil {
 		// A server's own endpoint: its tools under their own names.
-		e, found, registered = exposed{Name: name, Server: endpoint, Original: name}, true, false
+		e, found, registered = exposed{Name: name, Server: endpoint, Original: name, Canonical: name}, true, false
 		if b, ok := g.backend(endpoint); ok {
 			b.mu.Lock()
 			_, registered = b.registered["tool:"+name]
@@ -446,20 +447,20 @@ func (g *Gateway) fastTool(front *mcp.Server, endpoint, name string) (server, or
 		}
 	}
 	if !found || !registered {
-		return "", "", false, false
+		return "", "", "", false, false
 	}
 	b, ok := g.backend(e.Server)
 	if !ok {
-		return "", "", false, false
+		return "", "", "", false, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, t := range b.features.tools {
 		if t.Name == e.Original {
-			return e.Server, e.Original, false, objectSchema(t) // else addTool left it out
+			return e.Server, e.Original, e.Canonical, false, objectSchema(t) // else addTool left it out
 		}
 	}
-	return "", "", false, false
+	return "", "", "", false, false
 }
 
 // objectSchema reports whether addTool registers t (its input schema is an
@@ -509,14 +510,15 @@ func (p *fastParams) toolCallParams(original string, arguments json.RawMessage) 
 }
 
 // fastCall forwards a tools/call and answers it on stream, recording it as
-// recordMiddleware does.
+// recordMiddleware does, under canonical.
 func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawMessage, req *mcp.CallToolRequest,
-	endpoint, server, original string, unlisted bool) {
+	endpoint, server, original, canonical string, unlisted bool) {
 	var rec *callRecord
 	if g.opts.Recorder != nil {
 		rec = &callRecord{call: record.Call{Start: time.Now(), Method: "tools/call", Endpoint: endpoint,
 			ClientLabel: g.opts.ClientLabel(ctx)}}
 		describeRequest(&rec.call, req)
+		rec.call.Name = canonical
 		ctx = context.WithValue(ctx, recordKey{}, rec)
 	}
 

@@ -155,6 +155,18 @@ func (g *Gateway) instructions(server string) string {
 	return text
 }
 
+// recordedAs makes the calls of a tool handler recorded under canonical,
+// whatever name the client gave (a client with a short name budget has
+// its own): a tool's calls are found under one name in the history.
+func (g *Gateway) recordedAs(canonical string, h mcp.ToolHandler) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if rec := recordFrom(ctx); rec != nil {
+			rec.call.Name = canonical
+		}
+		return h(ctx, req)
+	}
+}
+
 // toolHandler forwards a tools/call to original on server. Failures of the
 // server itself (down, crashed, timed out) come back as a tool error naming
 // the server and the cause, so the model sees them; errors the server sends

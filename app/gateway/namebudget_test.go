@@ -5,14 +5,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/gateway"
+	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/toolsearch"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -36,6 +39,13 @@ type clientKey struct{}
 // whose X-Client header says "claude-code" has Claude Code's name budget.
 // order lists the servers in the order Sync is given them.
 func newBudgetFixture(t *testing.T, mode gateway.FastPathMode, order []string) *fixture {
+	t.Helper()
+	return newTunedBudgetFixture(t, mode, order, nil)
+}
+
+// newTunedBudgetFixture is newBudgetFixture with tune applied to the
+// gateway's options last.
+func newTunedBudgetFixture(t *testing.T, mode gateway.FastPathMode, order []string, tune func(*gateway.Options)) *fixture {
 	t.Helper()
 	ix, err := toolsearch.New()
 	if err != nil {
@@ -62,6 +72,9 @@ func newBudgetFixture(t *testing.T, mode gateway.FastPathMode, order []string) *
 				return gateway.MaxNameLen - len(claudeCodePrefix)
 			}
 			return gateway.MaxNameLen
+		}
+		if tune != nil {
+			tune(o)
 		}
 	}, specs, servers...)
 	h := f.gw.Handler()
@@ -243,4 +256,84 @@ func namesStarting(names []string, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// TestNameBudgetHistory: a call of a long-named tool by a Claude Code
+// session, under its short name, is recorded under the tool's full name,
+// as another client's call of it is, so that the history's tool filter
+// finds both under that one name; on both paths.
+func TestNameBudgetHistory(t *testing.T) {
+	for _, mode := range []gateway.FastPathMode{gateway.FastPathOn, gateway.FastPathOff} {
+		name := map[gateway.FastPathMode]string{gateway.FastPathOn: "fast", gateway.FastPathOff: "sdk"}[mode]
+		t.Run(name, func(t *testing.T) { testNameBudgetHistory(t, mode) })
+	}
+}
+
+func testNameBudgetHistory(t *testing.T, mode gateway.FastPathMode) {
+	hist, err := history.Open(t.Context(), filepath.Join(t.TempDir(), "history.db"), history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := hist.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	f := newTunedBudgetFixture(t, mode, []string{longServer, "alpha", "beta"}, func(o *gateway.Options) {
+		o.Recorder = hist
+		o.ClientLabel = func(ctx context.Context) string { s, _ := ctx.Value(clientKey{}).(string); return s }
+	})
+	fullName := longServer + "__trigger-long-running-operation"
+	callsByClient := map[string]string{} // client → the name it called
+	for _, client := range []string{"claude-code", "cursor"} {
+		cs := f.connectAs(t, client, "/mcp")
+		// A shortened name does not say which tool it is: the one that
+		// answers as trigger-long-running-operation is.
+		before := gateway.FastCalls(f.gw)
+		var name string
+		for _, n := range namesStarting(f.listedNames(t, cs), longServer+"__trigger-") {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: n})
+			if err != nil || res.IsError {
+				t.Fatalf("%s calling %s: %v %q", client, n, err, text(res))
+			}
+			if text(res) == "added trigger-long-running-operation" {
+				name = n
+			}
+		}
+		if fast := gateway.FastCalls(f.gw) - before; (mode == gateway.FastPathOn) != (fast > 0) {
+			t.Errorf("fast path answered %d calls in mode %v", fast, mode)
+		}
+		callsByClient[client] = name
+	}
+	if callsByClient["claude-code"] == fullName || callsByClient["cursor"] != fullName {
+		t.Fatalf("the clients called %v; want a short name for claude-code and %s for cursor", callsByClient, fullName)
+	}
+
+	var page history.CallPage
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := hist.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if page, err = hist.Calls(t.Context(), history.CallQuery{Tool: fullName}); err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Calls) >= 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	var clients []string
+	for _, c := range page.Calls {
+		clients = append(clients, c.ClientLabel)
+		if c.Name != fullName || c.Server != longServer || c.Outcome != "ok" {
+			t.Errorf("recorded %s call = %s on %s (%s), want %s on %s (ok)", c.ClientLabel, c.Name, c.Server, c.Outcome, fullName, longServer)
+		}
+	}
+	slices.Sort(clients)
+	if want := []string{"claude-code", "cursor"}; !cmp.Equal(clients, want) {
+		t.Errorf("the history's calls of %s are by %v, want %v", fullName, clients, want)
+	}
+	if short, err := hist.Calls(t.Context(), history.CallQuery{Tool: callsByClient["claude-code"]}); err != nil || len(short.Calls) != 0 {
+		t.Errorf("the history has %d calls under Claude Code's short name %s (err %v), want none", len(short.Calls), callsByClient["claude-code"], err)
+	}
 }

@@ -56,6 +56,10 @@ type exposed struct {
 	Name     string // as clients see it
 	Server   string
 	Original string // as the server calls it
+	// Canonical is the item's name within MaxNameLen: what the API, the
+	// dashboard, the history and the clients of the full budget call it
+	// (Name itself in the full budget's assignment).
+	Canonical string
 }
 
 // key is the server and own name of the item.
@@ -101,7 +105,7 @@ func assignNames(items map[string][]string, prefixes map[string]string, budget i
 				collisions = append(collisions, Collision{Wanted: want, Got: got, Server: s, Item: n})
 			}
 			taken[got] = true
-			out = append(out, exposed{Name: got, Server: s, Original: n})
+			out = append(out, exposed{Name: got, Server: s, Original: n, Canonical: got})
 		}
 	}
 	return out, collisions

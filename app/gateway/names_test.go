@@ -39,10 +39,10 @@ func TestAssignNamesResolvesCollisionsDeterministically(t *testing.T) {
 	prefixes := map[string]string{"a": "same", "b": "same", "a__x": "a__x"}
 	got, collisions := assignNames(items, prefixes, MaxNameLen)
 	want := []exposed{
-		{Name: "same__x", Server: "a", Original: "x"},
-		{Name: "same__y", Server: "a", Original: "y"},
-		{Name: "a__x__", Server: "a__x", Original: ""},
-		{Name: "same__x_2", Server: "b", Original: "x"},
+		{Name: "same__x", Server: "a", Original: "x", Canonical: "same__x"},
+		{Name: "same__y", Server: "a", Original: "y", Canonical: "same__y"},
+		{Name: "a__x__", Server: "a__x", Original: "", Canonical: "a__x__"},
+		{Name: "same__x_2", Server: "b", Original: "x", Canonical: "same__x_2"},
 	}
 	if diff := cmp.Diff(want, got, cmp.Transformer("sort", func(in []exposed) map[string]exposed {
 		out := map[string]exposed{}
