@@ -210,12 +210,14 @@ type ToolNaming struct {
 	Source string
 }
 
-// ToolNameBudget is the longest tool name the endpoint of the entry
-// EntryName may list to the client whose ID is id, so that the name the
-// client hands its model (with its own prefix) stays within its limit:
-// MaxToolName for a client whose naming is not known (or no client: the
-// CLI's token, a hand-made one).
-func ToolNameBudget(id string) int {
+// ToolNameBudget is the longest tool name an endpoint may list to the
+// client whose ID is id, so that the name the client hands its model
+// (with its own prefix) stays within its limit: the endpoint of the entry
+// EntryName (/mcp, a profile's) for server "", else server's own
+// (/mcp/<server>), whose entry is EntryName-<server>. MaxToolName for a
+// client whose naming is not known (or no client: the CLI's token, a
+// hand-made one).
+func ToolNameBudget(id, server string) int {
 	c, ok := Lookup(id)
 	if !ok {
 		return MaxToolName
@@ -224,7 +226,11 @@ func ToolNameBudget(id string) int {
 	if limit == 0 {
 		limit = MaxToolName
 	}
-	return limit - len(strings.ReplaceAll(c.ToolNames.Prefix, "{entry}", EntryName))
+	entry := EntryName
+	if server != "" {
+		entry += "-" + server
+	}
+	return limit - len(strings.ReplaceAll(c.ToolNames.Prefix, "{entry}", entry))
 }
 
 // Path is the client's configuration file in env.

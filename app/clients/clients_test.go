@@ -526,25 +526,31 @@ func TestDiff(t *testing.T) {
 
 // TestToolNameBudget: Claude Code's entry "switchboard" makes its model's
 // names mcp__switchboard__<name>, so its budget leaves room for those 18
-// characters; Codex qualifies names with switchboard__, Gemini CLI cuts
+// characters, and its entry switchboard-<server> for the server's name
+// too; Codex qualifies names with its entry's name and __, Gemini CLI cuts
 // at 63; a client whose naming is not known, or a token of no client,
 // gets the full 64.
 func TestToolNameBudget(t *testing.T) {
+	const server = "everything-long-server-name"
 	tests := []struct {
-		id   string
-		want int
+		id, server string
+		want       int
 	}{
-		{"claude-code", 64 - len("mcp__switchboard__")},
-		{"codex", 64 - len("switchboard__")},
-		{"gemini-cli", 63},
-		{"cursor", 64},
-		{"claude-desktop", 64},
-		{"cli", 64},
-		{"", 64},
+		{"claude-code", "", 64 - len("mcp__switchboard__")},
+		{"claude-code", server, 64 - len("mcp__switchboard-"+server+"__")},
+		{"codex", "", 64 - len("switchboard__")},
+		{"codex", server, 64 - len("switchboard-"+server+"__")},
+		{"gemini-cli", "", 63},
+		{"gemini-cli", server, 63},
+		{"cursor", "", 64},
+		{"cursor", server, 64},
+		{"claude-desktop", "", 64},
+		{"cli", "", 64},
+		{"", server, 64},
 	}
 	for _, tt := range tests {
-		if got := ToolNameBudget(tt.id); got != tt.want {
-			t.Errorf("ToolNameBudget(%q) = %d, want %d", tt.id, got, tt.want)
+		if got := ToolNameBudget(tt.id, tt.server); got != tt.want {
+			t.Errorf("ToolNameBudget(%q, %q) = %d, want %d", tt.id, tt.server, got, tt.want)
 		}
 	}
 	for _, c := range Table {

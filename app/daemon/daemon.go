@@ -253,7 +253,9 @@ func Run(ctx context.Context, opts Options) error {
 		// A client token's label is its client's ID (api's EnsureClient):
 		// Claude Code's sessions get names that its mcp__switchboard__
 		// prefix keeps within 64 characters.
-		NameBudget: func(ctx context.Context) int { return clients.ToolNameBudget(api.TokenLabel(ctx)) },
+		NameBudget: func(ctx context.Context, server string) int {
+			return clients.ToolNameBudget(api.TokenLabel(ctx), server)
+		},
 		Listed: func(server string) {
 			publish(log, bus, events.TypeTools, events.Tools{Server: server})
 			profiled.listed(server)

@@ -22,7 +22,10 @@ import (
 // the token made for Claude Code lists names that Claude Code's
 // mcp__switchboard__ prefix keeps within 64 characters, while the CLI's
 // token and Cursor's list the full names (a server with a 27-character
-// name and server-everything's long tool names).
+// name and server-everything's long tool names); and on the server's own
+// endpoint, /mcp/<server>, names within what Claude Code's prefix for its
+// entry there, mcp__switchboard-<server>__, leaves, while Cursor gets the
+// server's own names.
 func TestToolNamesPerClientToken(t *testing.T) {
 	const server = "everything-long-server-name"
 	long := []string{"trigger-long-running-operation", "get-resource-reference", "trigger-elicitation-request"}
@@ -87,4 +90,35 @@ func TestToolNamesPerClientToken(t *testing.T) {
 	}
 	t.Logf("%d tools; with Claude Code's prefix, %d of the full names would be over 64, 0 of Claude Code's",
 		len(names["cli"]), over(names["cli"], "mcp__switchboard__"))
+
+	own := map[string][]string{}
+	for _, client := range []string{"claude-code", "cursor"} {
+		tok, err := store.EnsureClient(client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: d.info.Address + "/mcp/" + server,
+				HTTPClient: &http.Client{Transport: bearerTransport(tok.Secret)}}, nil)
+		if err != nil {
+			t.Fatalf("connecting as %s to /mcp/%s: %v", client, server, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		testutil.Eventually(t, 30*time.Second, client+" lists the server's own tools", func() bool {
+			own[client] = testutil.ToolNames(t, cs)
+			return len(own[client]) > len(long) && slices.Contains(own[client], "echo")
+		})
+	}
+	prefix := "mcp__switchboard-" + server + "__"
+	if n := over(own["claude-code"], prefix); n != 0 {
+		t.Errorf("%d of Claude Code's %d names on /mcp/%s would be over 64 characters as Claude Code sends them: %v",
+			n, len(own["claude-code"]), server, own["claude-code"])
+	}
+	for _, n := range long {
+		if !slices.Contains(own["cursor"], n) {
+			t.Errorf("cursor does not get the server's own name %s on /mcp/%s: %v", n, server, own["cursor"])
+		}
+	}
+	t.Logf("on /mcp/%s, %d of the server's own names would be over 64 with %s, 0 of Claude Code's",
+		server, over(own["cursor"], prefix), prefix)
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,10 @@ type backend struct {
 	// relist re-registers only what changed (each change notifies clients;
 	// see diffRegistered).
 	registered map[string][]byte
+	// views are the endpoint's fronts for name budgets below MaxNameLen
+	// (ownnames.go), by budget, under mu. installMu orders installs.
+	views     map[int]*serverView
+	installMu sync.Mutex
 
 	listed atomic.Bool // features are known: listed, or kept from an earlier run
 	// fresh is set once a process of this daemon run listed the server,
@@ -68,6 +73,7 @@ type backend struct {
 
 func (g *Gateway) newBackend(c ServerConfig) *backend {
 	b := &backend{g: g, cfg: c, front: g.newFront(c.Name, MaxNameLen, false), registered: map[string][]byte{},
+		views: map[int]*serverView{},
 		tried: make(chan struct{}), kickCh: make(chan struct{}, 1), readyCh: make(chan struct{}, 1),
 		done: make(chan struct{})}
 	if f, data, ok := g.loadKept(c.Name); ok {
@@ -252,12 +258,36 @@ func (b *backend) visible() (ServerConfig, features) {
 	return b.cfg, f
 }
 
-// install registers the server's features on its own endpoint, unprefixed.
+// install registers the server's features on its own endpoint,
+// unprefixed: under their own names on front, within each view's budget
+// on the views' fronts (ownnames.go).
 func (b *backend) install() {
+	b.installMu.Lock()
+	defer b.installMu.Unlock()
 	cfg, f := b.visible()
+	want := b.registrations(cfg, f, nil)
+	b.mu.Lock()
+	d := diffRegistered(b.registered, want)
+	b.registered = d.registered
+	views := slices.Collect(maps.Values(b.views))
+	b.mu.Unlock()
+	d.apply(b.front)
+	for _, v := range views {
+		b.installView(v, cfg, f)
+	}
+}
+
+// registrations are what b's own endpoint offers of f: its tools under
+// names (by their own; nil for their own names), recorded under their
+// own; its prompts, resources and templates as they are.
+func (b *backend) registrations(cfg ServerConfig, f features, names map[string]string) []registration {
 	var want []registration
 	for _, t := range f.tools {
-		want = append(want, registration{"tool:" + t.Name, t, func(s *mcp.Server) { addTool(b.g, s, t, t.Name, t.Name, cfg.Name) }})
+		name := t.Name
+		if names != nil {
+			name = names[t.Name]
+		}
+		want = append(want, registration{"tool:" + name, t, func(s *mcp.Server) { addTool(b.g, s, t, name, t.Name, cfg.Name) }})
 	}
 	for _, p := range f.prompts {
 		want = append(want, registration{"prompt:" + p.Name, p, func(s *mcp.Server) { s.AddPrompt(p, b.g.promptHandler(cfg.Name, p.Name)) }})
@@ -268,9 +298,5 @@ func (b *backend) install() {
 	for _, t := range f.templates {
 		want = append(want, registration{"template:" + t.URITemplate, t, func(s *mcp.Server) { s.AddResourceTemplate(t, b.g.resourceHandler(cfg.Name)) }})
 	}
-	b.mu.Lock()
-	d := diffRegistered(b.registered, want)
-	b.registered = d.registered
-	b.mu.Unlock()
-	d.apply(b.front)
+	return want
 }

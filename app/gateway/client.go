@@ -190,7 +190,7 @@ func (g *Gateway) frontsOf(server string) []*mcp.Server {
 	}
 	g.mu.Unlock()
 	if b, ok := g.backend(server); ok {
-		out = append(out, b.front)
+		out = append(out, b.fronts()...)
 	}
 	return out
 }

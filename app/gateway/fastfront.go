@@ -439,11 +439,13 @@ func (g *Gateway) fastTool(front *mcp.Server, endpoint, name string) (server, or
 	}
 	if a == nil {
 		// A server's own endpoint: its tools under their own names.
-		e, found, registered = exposed{Name: name, Server: endpoint, Original: name, Canonical: name}, true, false
+		// A server's own endpoint: its tools under their own names, or
+		// the session's view's (ownnames.go).
 		if b, ok := g.backend(endpoint); ok {
 			b.mu.Lock()
-			_, registered = b.registered["tool:"+name]
+			original, listed := b.listedTool(front, name)
 			b.mu.Unlock()
+			e, found, registered = exposed{Name: name, Server: endpoint, Original: original, Canonical: original}, true, listed
 		}
 	}
 	if !found || !registered {

@@ -213,13 +213,16 @@ type Options struct {
 	// aggregated endpoints offer; nil leaves search_tools nothing to search.
 	ToolIndex ToolIndex
 	// NameBudget, if set, returns the name budget of the client of a
-	// request (see names.go): the longest aggregated tool name it may be
-	// given, MaxNameLen less the prefix the client puts before a tool's
-	// name for its model. It is asked when a session opens (and by each
-	// stateless request); the daemon answers from the token's client (see
-	// clients.Client.ToolNames). nil, or a value out of
-	// [MinNameBudget, MaxNameLen], gives every client MaxNameLen.
-	NameBudget func(context.Context) int
+	// request (see names.go): the longest tool name it may be given,
+	// MaxNameLen less the prefix the client puts before a tool's name for
+	// its model. server is "" on the aggregated endpoints (/mcp and the
+	// profiles'), else the server of /mcp/<server>, whose client entry,
+	// and so the prefix, names the server (ownnames.go). The daemon
+	// answers from the token's client (see clients.Client.ToolNames). nil
+	// gives every client MaxNameLen; a value is kept within
+	// [MinNameBudget, MaxNameLen] on the aggregated endpoints,
+	// [MinOwnNameBudget, MaxNameLen] on a server's.
+	NameBudget func(ctx context.Context, server string) int
 	// Listed, if set, hears each time a server's lists were fetched (its
 	// first listing, or a relist): the Tools it tells have changed. It
 	// must not block.
@@ -417,18 +420,19 @@ func serverInPath(path string) string {
 	return strings.Trim(path, "/")
 }
 
-// serverFor picks the front server for a request by its path, and on an
-// aggregated endpoint by the name budget of its client.
+// serverFor picks the front server for a request by its path, and by the
+// name budget of its client (names.go, ownnames.go).
 func (g *Gateway) serverFor(r *http.Request) *mcp.Server {
 	name := serverInPath(r.URL.Path)
 	g.mu.Lock()
 	a := g.aggregateFor(name)
 	if a == nil {
-		defer g.mu.Unlock()
-		if b, ok := g.backends[name]; ok {
-			return b.front
+		b, ok := g.backends[name]
+		g.mu.Unlock()
+		if !ok {
+			return nil
 		}
-		return nil
+		return b.frontFor(g.ownNameBudget(r.Context(), name))
 	}
 	g.mu.Unlock()
 	v := g.viewFor(a, g.nameBudget(r.Context()))

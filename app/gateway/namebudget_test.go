@@ -25,12 +25,28 @@ import (
 // model when its entry is called "switchboard".
 const claudeCodePrefix = "mcp__switchboard__"
 
+// claudeCodePrefixOf is Claude Code's prefix for the tools of the entry
+// of server's own endpoint, switchboard-<server>, or of the aggregated
+// endpoints' for "".
+func claudeCodePrefixOf(server string) string {
+	if server == "" {
+		return claudeCodePrefix
+	}
+	return "mcp__switchboard-" + server + "__"
+}
+
 // longServer is a 27-character server name, as in the probe of issue 26.
 const longServer = "everything-long-server-name"
 
-// longTools are server-everything's longest tool names, and one longer.
+// longTools are server-everything's longest tool names, and two longer.
 var longTools = []string{"trigger-long-running-operation", "get-resource-reference", "get-structured-content",
-	"trigger-elicitation-request", "a-tool-whose-name-alone-is-forty-one-char"}
+	"trigger-elicitation-request", "a-tool-whose-name-alone-is-forty-one-char", fiftyTool}
+
+// fiftyTool is a tool name of 50 characters.
+const fiftyTool = "a-tool-whose-name-alone-is-fifty-characters-long-x"
+
+// extraToolDescription is how the test server describes longTools.
+const extraToolDescription = "A tool added by add_tool or Options.ExtraTools."
 
 type clientKey struct{}
 
@@ -67,9 +83,9 @@ func newTunedBudgetFixture(t *testing.T, mode gateway.FastPathMode, order []stri
 	f := newTunedFixture(t, "", func(_ *supervisor.Options, o *gateway.Options) {
 		o.FastPath = mode
 		o.ToolIndex = testIndex{ix}
-		o.NameBudget = func(ctx context.Context) int {
+		o.NameBudget = func(ctx context.Context, server string) int {
 			if ctx.Value(clientKey{}) == "claude-code" {
-				return gateway.MaxNameLen - len(claudeCodePrefix)
+				return gateway.MaxNameLen - len(claudeCodePrefixOf(server))
 			}
 			return gateway.MaxNameLen
 		}
@@ -335,5 +351,107 @@ func testNameBudgetHistory(t *testing.T, mode gateway.FastPathMode) {
 	}
 	if short, err := hist.Calls(t.Context(), history.CallQuery{Tool: callsByClient["claude-code"]}); err != nil || len(short.Calls) != 0 {
 		t.Errorf("the history has %d calls under Claude Code's short name %s (err %v), want none", len(short.Calls), callsByClient["claude-code"], err)
+	}
+}
+
+// TestNameBudgetOwnEndpoint: on a server's own endpoint, whose Claude Code
+// entry switchboard-<server> makes the prefix mcp__switchboard-<server>__
+// (46 characters for a 27-character server), a Claude Code session gets
+// names that fit what is left, each calling its own tool (recorded under
+// the tool's own name), on both paths; a Cursor session gets the server's
+// own names.
+func TestNameBudgetOwnEndpoint(t *testing.T) {
+	for _, mode := range []gateway.FastPathMode{gateway.FastPathOn, gateway.FastPathOff} {
+		name := map[gateway.FastPathMode]string{gateway.FastPathOn: "fast", gateway.FastPathOff: "sdk"}[mode]
+		t.Run(name, func(t *testing.T) { testNameBudgetOwn(t, mode) })
+	}
+}
+
+func testNameBudgetOwn(t *testing.T, mode gateway.FastPathMode) {
+	f := newBudgetFixture(t, mode, []string{longServer, "alpha", "beta"})
+	path := "/mcp/" + longServer
+	budget := gateway.MaxNameLen - len(claudeCodePrefixOf(longServer))
+	if len(longServer) != 27 || len(fiftyTool) != 50 || budget != 18 {
+		t.Fatalf("server %d, tool %d characters, budget %d: the case is a 27-character server and a 50-character tool",
+			len(longServer), len(fiftyTool), budget)
+	}
+	claude := f.connectAs(t, "claude-code", path)
+	cursor := f.connectAs(t, "cursor", path)
+	short := f.waitTools(t, claude, "echo")
+	var full []string
+	for _, tool := range f.waitTools(t, cursor, append([]string{"echo"}, longTools...)...) {
+		full = append(full, tool.Name)
+	}
+	if len(short) != len(full) {
+		t.Fatalf("claude-code lists %d tools on %s, cursor %d", len(short), path, len(full))
+	}
+
+	var shortNames []string
+	for _, tool := range short {
+		shortNames = append(shortNames, tool.Name)
+	}
+	for _, own := range full {
+		if len(own) <= budget && !slices.Contains(shortNames, own) {
+			t.Errorf("Claude Code is not given %s, which fits, under its own name", own)
+		}
+	}
+
+	before := gateway.FastCalls(f.gw)
+	called := map[string]string{} // the server's name → Claude Code's
+	for _, tool := range short {
+		if sent := claudeCodePrefixOf(longServer) + tool.Name; len(sent) > gateway.MaxNameLen {
+			t.Errorf("Claude Code would send %s (%d characters)", sent, len(sent))
+		}
+		if tool.Description != extraToolDescription {
+			continue // a built-in tool (hang and freeze would not answer)
+		}
+		res, err := claude.CallTool(t.Context(), &mcp.CallToolParams{Name: tool.Name})
+		if err != nil || res.IsError {
+			t.Fatalf("calling %s: %v %q", tool.Name, err, text(res))
+		}
+		own, _ := strings.CutPrefix(text(res), "added ")
+		called[own] = tool.Name
+	}
+	for _, own := range longTools {
+		if _, ok := called[own]; !ok {
+			t.Errorf("no name Claude Code was given on %s calls %s: %v", path, own, called)
+		}
+	}
+	if called[fiftyTool] == fiftyTool {
+		t.Errorf("Claude Code is given %s as it is", fiftyTool)
+	}
+	// Cursor's session calls the tool by its own name.
+	res, err := cursor.CallTool(t.Context(), &mcp.CallToolParams{Name: fiftyTool})
+	if err != nil || res.IsError || text(res) != "added "+fiftyTool {
+		t.Fatalf("cursor calling %s: %v %q", fiftyTool, err, text(res))
+	}
+	if fast := gateway.FastCalls(f.gw) - before; (mode == gateway.FastPathOn) != (fast > 0) {
+		t.Errorf("fast path answered %d calls in mode %v", fast, mode)
+	}
+	// Both calls of fiftyTool are recorded under its own name.
+	n := 0
+	for _, c := range f.rec.all() {
+		if c.Method == "tools/call" && c.Endpoint == longServer && c.Name == fiftyTool && c.Server == longServer {
+			n++
+		}
+		if c.Name == called[fiftyTool] {
+			t.Errorf("a call is recorded under Claude Code's name %s", c.Name)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d calls of %s recorded under its own name, want 2", n, fiftyTool)
+	}
+
+	// The names are the list's alone: a second session, and a second
+	// gateway whose servers came in another order, get the same.
+	g := newBudgetFixture(t, mode, []string{"beta", "alpha", longServer})
+	var again []string
+	for _, tool := range g.waitTools(t, g.connectAs(t, "claude-code", path), "echo") {
+		again = append(again, tool.Name)
+	}
+	slices.Sort(shortNames)
+	slices.Sort(again)
+	if !cmp.Equal(shortNames, again) {
+		t.Errorf("Claude Code's names on %s changed with a restart (-before +after):\n%s", path, cmp.Diff(shortNames, again))
 	}
 }

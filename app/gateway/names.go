@@ -32,7 +32,7 @@ func (g *Gateway) nameBudget(ctx context.Context) int {
 	if g.opts.NameBudget == nil {
 		return MaxNameLen
 	}
-	return min(max(g.opts.NameBudget(ctx), MinNameBudget), MaxNameLen)
+	return min(max(g.opts.NameBudget(ctx, ""), MinNameBudget), MaxNameLen)
 }
 
 // separator joins a server's prefix and a tool's own name.

@@ -103,3 +103,37 @@ func TestAssignNamesWithinBudget(t *testing.T) {
 		t.Errorf("the full budget shortened a name that fits 64: %v", full)
 	}
 }
+
+// TestOwnNames: on a server's own endpoint with Claude Code's budget for a
+// 27-character server (18), a name that fits stays as it is, a longer one
+// fits and is its own, a shortened name that would be another tool's own
+// gets a suffix, and the names do not depend on the order of the list.
+func TestOwnNames(t *testing.T) {
+	const budget = MaxNameLen - len("mcp__switchboard-everything-long-server-name__")
+	long := []string{"a-tool-whose-name-alone-is-fifty-characters-long-x", "a-tool-whose-name-alone-is-forty-one-char",
+		"trigger-long-running-operation"}
+	clash := ownNames(long[:1], budget)[0].Name // a tool whose own name is a shortened one
+	names := append([]string{"echo", clash}, long...)
+	got := ownNames(names, budget)
+	seen := map[string]bool{}
+	for _, e := range got {
+		if len(e.Name) > budget || seen[e.Name] {
+			t.Errorf("%s: %q is over %d characters or given twice", e.Original, e.Name, budget)
+		}
+		seen[e.Name] = true
+		if e.Canonical != e.Original {
+			t.Errorf("%s is recorded as %s", e.Original, e.Canonical)
+		}
+		if fits := len(e.Original) <= budget; fits != (e.Name == e.Original) {
+			t.Errorf("%s (%d characters) is named %s", e.Original, len(e.Original), e.Name)
+		}
+	}
+	if len(got) != len(names) {
+		t.Errorf("%d names for %d tools", len(got), len(names))
+	}
+	reversed := slices.Clone(names)
+	slices.Reverse(reversed)
+	if diff := cmp.Diff(got, ownNames(reversed, budget)); diff != "" {
+		t.Errorf("the names depend on the list's order:\n%s", diff)
+	}
+}

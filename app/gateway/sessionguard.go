@@ -271,7 +271,7 @@ func (g *Gateway) fronts() []*mcp.Server {
 	defer g.mu.Unlock()
 	out := append(g.all.fronts(), g.profileFronts()...)
 	for _, b := range g.backends {
-		out = append(out, b.front)
+		out = append(out, b.fronts()...)
 	}
 	return out
 }
