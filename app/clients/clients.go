@@ -226,11 +226,14 @@ func ToolNameBudget(id, server string) int {
 	if limit == 0 {
 		limit = MaxToolName
 	}
-	entry := EntryName
+	// The prefix's length with the entry's name in it, counted rather
+	// than made: the gateway asks on every request.
+	entry := len(EntryName)
 	if server != "" {
-		entry += "-" + server
+		entry += len("-") + len(server)
 	}
-	return limit - len(strings.ReplaceAll(c.ToolNames.Prefix, "{entry}", entry))
+	const placeholder = "{entry}"
+	return limit - len(c.ToolNames.Prefix) - strings.Count(c.ToolNames.Prefix, placeholder)*(entry-len(placeholder))
 }
 
 // Path is the client's configuration file in env.

@@ -553,6 +553,9 @@ func TestToolNameBudget(t *testing.T) {
 			t.Errorf("ToolNameBudget(%q, %q) = %d, want %d", tt.id, tt.server, got, tt.want)
 		}
 	}
+	if n := testing.AllocsPerRun(100, func() { ToolNameBudget("claude-code", server) }); n != 0 {
+		t.Errorf("ToolNameBudget allocates %.0f objects; the gateway asks on every request", n)
+	}
 	for _, c := range Table {
 		if c.ToolNames != (ToolNaming{}) && c.ToolNames.Source == "" {
 			t.Errorf("%s: a tool naming rule without its source", c.ID)
