@@ -2,18 +2,28 @@ package config
 
 import (
 	"encoding/json"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
 
 func TestSandboxRoundTrip(t *testing.T) {
+	// Absolute on this OS (C:\opt\models on Windows), as JSON strings.
+	abs := func(p string) string {
+		if runtime.GOOS == "windows" {
+			p = `C:` + filepath.FromSlash(p)
+		}
+		q, _ := json.Marshal(p)
+		return string(q)
+	}
 	for _, tc := range []struct {
 		name, sandbox string
 		confined      bool
 	}{
 		{"off", `false`, false},
 		{"on", `true`, true},
-		{"extra paths", `{"read":["/opt/models"],"write":["/srv/out"],"network":true}`, true},
+		{"extra paths", `{"read":[` + abs("/opt/models") + `],"write":[` + abs("/srv/out") + `],"network":true}`, true},
 		{"network only", `{"network":false}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

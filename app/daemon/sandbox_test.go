@@ -15,6 +15,7 @@ import (
 func TestConfinementPolicies(t *testing.T) {
 	userHome := t.TempDir()
 	t.Setenv("HOME", userHome)
+	t.Setenv("USERPROFILE", userHome) // os.UserHomeDir on Windows
 	home := filepath.Join(userHome, ".switchboard")
 	granted := filepath.Join(userHome, "projects")
 	if err := os.MkdirAll(granted, 0o700); err != nil {
