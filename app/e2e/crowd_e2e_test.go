@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -161,6 +162,11 @@ func raiseFDLimit(t *testing.T, n uint64) {
 		t.Fatalf("raising the limit of open files to %d: %v", lim.Cur, err)
 	}
 	if lim.Cur < n {
+		// Not the machine's fault to be fixed here: raise the hard limit
+		// (ulimit -Hn, as root) to run it.
+		if os.Getenv("SWITCHBOARD_REQUIRE_ALL") == "1" {
+			t.Fatalf("the hard limit of open files is %d; this test needs %d (SWITCHBOARD_REQUIRE_ALL=1)", lim.Max, n)
+		}
 		t.Skipf("the hard limit of open files is %d; this test needs %d", lim.Max, n)
 	}
 }
