@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"bytes"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/app/internal/testutil/sqlitedamage"
 	"github.com/switchboardhq/switchboard/app/record"
 )
 
@@ -181,7 +181,7 @@ func TestDamagedHistoryAfterCleanStopMovedAside(t *testing.T) {
 	if _, err := os.Stat(path + ".open"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the open marker after a clean stop: %v", err)
 	}
-	damagePages(t, path, "calls", 2)
+	sqlitedamage.LeafPages(t, path, "calls", 2)
 
 	d = startDaemon(t, home)
 	testutil.Eventually(t, 30*time.Second, "the damaged history moved aside", func() bool {
@@ -199,47 +199,5 @@ func TestDamagedHistoryAfterCleanStopMovedAside(t *testing.T) {
 	})
 	if len(page.Calls) != 1 || page.Calls[0].Name != "echo" {
 		t.Errorf("the history after the damaged one was moved aside: %+v, want the one new call", page.Calls)
-	}
-}
-
-// damagePages writes garbage over n leaf pages of table in the SQLite file
-// at path (closed), spread over the table: rows, not the header or schema.
-func damagePages(t *testing.T, path, table string, n int) {
-	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pages []int64
-	rows, err := db.Query(`SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno`, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var p int64
-		if err := rows.Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		pages = append(pages, p)
-	}
-	rows.Close()
-	var pageSize int64
-	if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if len(pages) < 4*n {
-		t.Fatalf("%s fills only %d leaf pages", table, len(pages))
-	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	garbage := bytes.Repeat([]byte("\xde\xad\xbe\xef"), int(pageSize)/4)
-	for i := 1; i <= n; i++ {
-		if _, err := f.WriteAt(garbage, (pages[i*len(pages)/(n+1)]-1)*pageSize); err != nil {
-			t.Fatal(err)
-		}
 	}
 }

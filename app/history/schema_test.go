@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/app/internal/testutil/sqlitedamage"
 )
 
 // rawDB opens path with no migrations applied.
@@ -293,43 +294,12 @@ func TestDamagedAfterCleanStopMovedAside(t *testing.T) {
 		s.RecordCall(call(i, "files", "read", `{"path":"/some/long/path/to/make/pages"}`))
 	}
 	flush(t, s)
-	// Two leaf pages of the calls table, in the middle of the file: rows,
-	// not the header or the schema.
-	var pages []int64
-	rows, err := s.rdb().Query(`SELECT pageno FROM dbstat WHERE name = 'calls' AND pagetype = 'leaf' ORDER BY pageno`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var p int64
-		if err := rows.Scan(&p); err != nil {
-			t.Fatal(err)
-		}
-		pages = append(pages, p)
-	}
-	rows.Close()
-	var pageSize int64
-	if err := s.rdb().QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-		t.Fatal(err)
-	}
-	if len(pages) < 10 {
-		t.Fatalf("the calls fill only %d leaf pages", len(pages))
-	}
 	if err := s.Close(context.Background()); err != nil { // clean: checkpointed, no marker
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	garbage := []byte(strings.Repeat("\xde\xad\xbe\xef", int(pageSize)/4))
-	for _, p := range []int64{pages[len(pages)/3], pages[2*len(pages)/3]} {
-		if _, err := f.WriteAt(garbage, (p-1)*pageSize); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
+	// Two leaf pages of the calls table, in the middle of the file.
+	if n := sqlitedamage.LeafPages(t, path, "calls", 2); n < 10 {
+		t.Fatalf("the calls fill only %d leaf pages", n)
 	}
 
 	var out testutil.SyncBuffer
