@@ -153,6 +153,10 @@ type Options struct {
 	// history beside the supervisor's lifecycle events: an install, update
 	// or uninstall that ended, a client's config file written.
 	Journal func(JournalEntry)
+	// Quit, if set, ends the daemon as the tray's Quit does: POST
+	// /api/v1/quit calls it and answers, and the daemon then stops every
+	// server and exits. Nil answers 503.
+	Quit func()
 }
 
 // A JournalEntry is one thing the API did to a server or to a client's
@@ -218,6 +222,7 @@ type Server struct {
 	autostartCmd  []string
 	tokens        *tokens.Store
 	journalTo     func(JournalEntry)
+	quit          func()
 	log           *slog.Logger
 	version, home string
 	started       time.Time
@@ -279,6 +284,7 @@ func New(opts Options) (*Server, error) {
 		autostartCmd:  opts.AutostartCommand,
 		tokens:        opts.Tokens,
 		journalTo:     opts.Journal,
+		quit:          opts.Quit,
 		log:           opts.Logger,
 		version:       opts.Version,
 		home:          opts.Home,
@@ -317,6 +323,7 @@ func New(opts Options) (*Server, error) {
 
 func (s *Server) routes() {
 	s.mux.Handle("GET /api/v1/status", handle(s.status, http.StatusOK))
+	s.mux.Handle("POST /api/v1/quit", handle(s.quitDaemon, http.StatusAccepted))
 	s.mux.Handle("GET /api/v1/servers", handle(s.listServers, http.StatusOK))
 	s.mux.Handle("POST /api/v1/servers", handle(s.addServer, http.StatusCreated))
 	s.mux.Handle("POST /api/v1/remotes", handle(s.addRemote, http.StatusCreated))

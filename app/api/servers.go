@@ -17,6 +17,18 @@ import (
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
+// quitDaemon asks the daemon to stop every server and exit, as the tray's
+// Quit does. The answer still goes out: the daemon's HTTP shutdown waits
+// for the requests that carry one.
+func (s *Server) quitDaemon(r *http.Request) (wire.Quit, error) {
+	if s.quit == nil {
+		return wire.Quit{}, errorf(http.StatusServiceUnavailable, "quitting is not available in this daemon")
+	}
+	s.log.Info("quitting, as asked through the API", "token", TokenLabel(r.Context()))
+	s.quit()
+	return wire.Quit{PID: os.Getpid()}, nil
+}
+
 func (s *Server) status(r *http.Request) (wire.Status, error) {
 	cfg := s.cfg.Current()
 	st := wire.Status{

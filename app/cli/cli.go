@@ -83,6 +83,7 @@ func verbs() []verb {
 	return []verb{
 		serveVerb(),
 		statusVerb(),
+		quitVerb(),
 		serversVerb(),
 		actionVerb("start", "start a server and wait until it is ready", (*client.Client).Start),
 		actionVerb("stop", "stop a server's processes and keep it down", (*client.Client).Stop),

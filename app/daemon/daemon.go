@@ -143,6 +143,9 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("%w for %s (another process holds %s)", ErrAlreadyRunning, home, lock.Path())
 	}
 	defer lock.Unlock()
+	// POST /api/v1/quit ends the daemon as ending ctx does.
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
 
 	store, err := config.NewStore(filepath.Join(home, ConfigFile), log)
 	if err != nil {
@@ -359,7 +362,7 @@ func Run(ctx context.Context, opts Options) error {
 				log.Info("closed the MCP sessions of a revoked token", "token", tokenID, "sessions", n)
 			}
 		},
-		Logger: log, Version: opts.Version, Home: home, Started: started})
+		Quit: quit, Logger: log, Version: opts.Version, Home: home, Started: started})
 	if err != nil {
 		ln.Close()
 		return err

@@ -104,6 +104,12 @@ func (c *Client) Restart(ctx context.Context, name string) (wire.ServerView, err
 	return c.action(ctx, name, "restart")
 }
 
+// Quit asks the daemon to stop every server and exit; it returns once the
+// daemon said it is quitting, not once it exited.
+func (c *Client) Quit(ctx context.Context) (wire.Quit, error) {
+	return call[wire.Quit](ctx, c, http.MethodPost, "/api/v1/quit", nil)
+}
+
 func (c *Client) action(ctx context.Context, name, verb string) (wire.ServerView, error) {
 	return call[wire.ServerView](ctx, c, http.MethodPost, serverPath(name, "/"+verb), nil)
 }

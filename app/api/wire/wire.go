@@ -12,6 +12,13 @@ package wire
 
 import "time"
 
+// Quit is the daemon's answer to POST /api/v1/quit: it is stopping every
+// server and will exit.
+type Quit struct {
+	// PID is the process id of the daemon that is quitting.
+	PID int `json:"pid"`
+}
+
 // Status is the daemon's answer to GET /api/v1/status.
 type Status struct {
 	// Version is the daemon's build version.
