@@ -5,10 +5,9 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/pkg/browser"
-
 	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/api/wire"
+	"github.com/switchboardhq/switchboard/app/internal/browser"
 )
 
 func openVerb() verb {
@@ -31,10 +30,12 @@ func openVerb() verb {
 				return err
 			}
 			if !*printOnly {
-				if err := browser.OpenURL(lc.URL); err == nil {
+				err := browser.Open(ctx, lc.URL)
+				if err == nil {
 					fmt.Fprintf(e.stdout, "Opened the dashboard in your browser.\n")
 					return nil
 				}
+				fmt.Fprintf(e.stderr, "No browser could be opened here (%v).\n", err)
 			}
 			fmt.Fprintf(e.stdout, "Open this link within %s to sign in to the dashboard (it works once):\n%s\n",
 				wire.LoginCodeTTL, lc.URL)

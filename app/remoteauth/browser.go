@@ -6,8 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"runtime"
+
+	"github.com/switchboardhq/switchboard/app/internal/browser"
 )
 
 // A Browser shows the user a sign-in link. Open may return before the user
@@ -28,19 +28,7 @@ func (SystemBrowser) Open(ctx context.Context, link string) error {
 	if err := checkLink(link); err != nil {
 		return err
 	}
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.CommandContext(ctx, "open", link)
-	case "windows":
-		cmd = exec.CommandContext(ctx, "rundll32", "url.dll,FileProtocolHandler", link)
-	default:
-		cmd = exec.CommandContext(ctx, "xdg-open", link)
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("opening the browser with %s: %w: %.200s", cmd.Path, err, out)
-	}
-	return nil
+	return browser.Open(ctx, link)
 }
 
 // FollowRedirects "opens" a link with an HTTP GET that follows redirects:
