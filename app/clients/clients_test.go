@@ -522,6 +522,14 @@ func TestDiff(t *testing.T) {
 	if Diff("f", []byte("x"), []byte("x")) != "" {
 		t.Error("equal: not empty")
 	}
+	// A client's real file is named as it is, not as "b//home/…".
+	abs := filepath.Join(t.TempDir(), ".cursor", "mcp.json")
+	if got, want := Diff(abs, []byte("x\n"), []byte("y\n")), "--- "+abs+"\n+++ "+abs+"\n@@ -1,1 +1,1 @@\n-x\n+y\n"; got != want {
+		t.Errorf("absolute path: %q, want %q", got, want)
+	}
+	if got := Diff(abs, nil, []byte("x\n")); !strings.HasPrefix(got, "--- /dev/null\n+++ "+abs+"\n") {
+		t.Errorf("new file at an absolute path: %q", got)
+	}
 }
 
 // TestToolNameBudget: Claude Code's entry "switchboard" makes its model's

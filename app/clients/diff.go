@@ -2,12 +2,15 @@ package clients
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
 // Diff is a unified diff of a file's old and new content, with three lines
 // of context, or "" when they are equal. nil old content is shown as
-// /dev/null (a file to be created).
+// /dev/null (a file to be created). An absolute path (a client's real
+// file, what users see) is named as it is on both sides, as diff -u does;
+// a relative one gets git's a/ and b/.
 func Diff(path string, old, new []byte) string {
 	if string(old) == string(new) && (old == nil) == (new == nil) {
 		return ""
@@ -16,6 +19,9 @@ func Diff(path string, old, new []byte) string {
 	ops := diffLines(a, b)
 	var out strings.Builder
 	from, to := "a/"+path, "b/"+path
+	if filepath.IsAbs(path) {
+		from, to = path, path
+	}
 	if old == nil {
 		from = "/dev/null"
 	}
