@@ -160,7 +160,10 @@ func (s *Server) withTokenState(v wire.ClientView, st clients.Status, co Clients
 func clientView(st clients.Status) wire.ClientView {
 	v := wire.ClientView{ID: st.Client.ID, Name: st.Client.Name, Path: st.Path, Installed: st.Installed,
 		Connected: st.Connected, Servers: []wire.ClientEntry{}}
-	if st.Err != nil {
+	switch {
+	case errors.Is(st.Err, clients.ErrNoWorkspace):
+		v.NeedsWorkspace = true
+	case st.Err != nil:
 		v.Error = st.Err.Error()
 	}
 	for _, e := range st.Entries {

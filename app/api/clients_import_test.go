@@ -360,8 +360,8 @@ func TestWorkspaceParameter(t *testing.T) {
 		t.Fatalf("vscode-workspace in %s: %+v", ws, list[i])
 	}
 	plain, _ := e.client.Clients(ctx)
-	if i := slices.IndexFunc(plain, func(v wire.ClientView) bool { return v.ID == "vscode-workspace" }); plain[i].Error == "" {
-		t.Errorf("vscode-workspace without a workspace: %+v", plain[i])
+	if i := slices.IndexFunc(plain, func(v wire.ClientView) bool { return v.ID == "vscode-workspace" }); !plain[i].NeedsWorkspace || plain[i].Error != "" {
+		t.Errorf("vscode-workspace without a workspace: %+v; want needsWorkspace and no error (no file is not a file that cannot be read)", plain[i])
 	}
 
 	change := wire.ClientChange{Action: "connect"}

@@ -181,6 +181,8 @@ func listClients(ctx context.Context, w io.Writer, c *client.Client, workspace s
 	for _, v := range list {
 		status := "not found"
 		switch {
+		case v.NeedsWorkspace:
+			status = "give --workspace DIR"
 		case v.Error != "":
 			status = "unreadable: " + truncate(v.Error, 50)
 		case v.Connected:

@@ -323,7 +323,7 @@ var Table = []Client{
 		ToolLimitSource: `GitHub Copilot Chat in VS Code: "Cannot have more than 128 tools per request" (microsoft/vscode-copilot-release#11653)`,
 		path: func(e Env) (string, error) {
 			if e.Workspace == "" {
-				return "", fmt.Errorf("vscode-workspace: no workspace folder given")
+				return "", fmt.Errorf("vscode-workspace: %w", ErrNoWorkspace)
 			}
 			return filepath.Join(e.Workspace, ".vscode", "mcp.json"), nil
 		},

@@ -64,8 +64,8 @@ func TestPaths(t *testing.T) {
 	if got, _ := mustClient(t, "vscode-workspace").Path(Env{Workspace: "/w"}); got != filepath.Join("/w", ".vscode", "mcp.json") {
 		t.Errorf("vscode-workspace: %q", got)
 	}
-	if _, err := mustClient(t, "vscode-workspace").Path(Env{Home: h}); err == nil {
-		t.Error("vscode-workspace without a workspace: no error")
+	if _, err := mustClient(t, "vscode-workspace").Path(Env{Home: h}); !errors.Is(err, ErrNoWorkspace) {
+		t.Errorf("vscode-workspace without a workspace: %v, want ErrNoWorkspace", err)
 	}
 	if _, err := mustClient(t, "cursor").Path(Env{}); err == nil {
 		t.Error("no home: no error")

@@ -22,6 +22,11 @@ import (
 	"github.com/switchboardhq/switchboard/app/redact"
 )
 
+// ErrNoWorkspace is the path of a workspace's client (vscode-workspace)
+// when no workspace folder was given: there is no file to speak of, which
+// is not a file that could not be read.
+var ErrNoWorkspace = errors.New("no workspace folder given")
+
 // ErrChanged is returned (wrapped) by Apply when the file is no longer what
 // the plan was made from: someone wrote it between Plan and Apply.
 var ErrChanged = errors.New("the file changed since the plan was made; make a new plan")

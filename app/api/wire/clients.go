@@ -18,6 +18,9 @@ type ClientView struct {
 	// and headers whose names look secret are masked.
 	Servers []ClientEntry `json:"servers"`
 	Error   string        `json:"error,omitempty"` // the file could not be read
+	// NeedsWorkspace: the client's file is in a workspace folder
+	// (vscode-workspace), and none was given (?workspace=DIR).
+	NeedsWorkspace bool `json:"needsWorkspace,omitempty"`
 	// Profile is the profile the client's token is bound to: it reaches
 	// /mcp/p/<profile> only. Empty: the client reaches /mcp.
 	Profile string `json:"profile,omitempty"`
