@@ -60,13 +60,18 @@ tray: frontend gui-deps
 
 # The app: the tray (the daemon inside it) where there is a display, else
 # the daemon alone, which prints the dashboard's address.
+# LISTEN=127.0.0.1:7392 listens elsewhere than config.json's "listen" (the
+# default 127.0.0.1:7391 may be taken).
+LISTEN ?=
+RUN_FLAGS := $(if $(LISTEN),--listen $(LISTEN))
+
 run: build window tray
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] || [ "$$(uname)" = Darwin ]; then \
 	  echo "starting Switchboard in the tray (Quit from its menu stops every server)"; \
-	  exec ./$(BIN)/switchboard-tray; \
+	  exec ./$(BIN)/switchboard-tray $(RUN_FLAGS); \
 	else \
 	  echo "no display: starting the daemon without the tray; \`./$(BIN)/switchboard open\` signs a browser in to the dashboard"; \
-	  exec ./$(BIN)/switchboard serve; \
+	  exec ./$(BIN)/switchboard serve $(RUN_FLAGS); \
 	fi
 
 fmt-check:

@@ -295,8 +295,14 @@ func Run(ctx context.Context, opts Options) error {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
+			// The config file may not exist yet (a first run): say how to
+			// make it rather than point at a file the user cannot find.
+			fix := fmt.Sprintf("set \"listen\" in %s to another loopback address", store.Path())
+			if _, statErr := os.Stat(store.Path()); errors.Is(statErr, fs.ErrNotExist) {
+				fix = fmt.Sprintf("create %s with {\"version\": 1, \"listen\": \"127.0.0.1:7392\"}", store.Path())
+			}
 			return fmt.Errorf("cannot listen on %s: the address is in use by another program; "+
-				"set \"listen\" in %s to another loopback address, or pass --listen", listen, store.Path())
+				"pass --listen 127.0.0.1:7392 (make run LISTEN=127.0.0.1:7392), or %s", listen, fix)
 		}
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}

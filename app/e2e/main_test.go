@@ -211,6 +211,14 @@ func TestOneDaemonPerHome(t *testing.T) {
 		!strings.Contains(string(out), "cannot listen on "+taken+": the address is in use") {
 		t.Errorf("daemon on a taken port: %v\n%s", err, out)
 	}
+	// A first run has no config.json: the error says how to make one, and
+	// how to pass another address through make run.
+	for _, want := range []string{"create " + filepath.Join(other, "config.json") + ` with {"version": 1, "listen": "127.0.0.1:7392"}`,
+		"make run LISTEN=127.0.0.1:7392"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("daemon on a taken port, no config.json yet: %s\nwant it to say %q", out, want)
+		}
+	}
 }
 
 // TestMCPEndpointThroughTheDaemon: the daemon serves /mcp and /mcp/<server>
