@@ -7,7 +7,7 @@ BIN     := bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test fuzz \
+.PHONY: all doctor doctor-run build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test fuzz \
 	test-windows dist dist-test clean bench-gateway screenshots
 
 # The official TypeScript SDK client, server-everything and the official
@@ -60,12 +60,19 @@ tray: frontend gui-deps
 
 # The app: the tray (the daemon inside it) where there is a display, else
 # the daemon alone, which prints the dashboard's address.
+# What make run and make test need, checked before they start: every
+# missing prerequisite at once, with its Debian package (build/doctor.sh).
+doctor:
+	@sh build/doctor.sh test
+doctor-run:
+	@sh build/doctor.sh run
+
 # LISTEN=127.0.0.1:7392 listens elsewhere than config.json's "listen" (the
 # default 127.0.0.1:7391 may be taken).
 LISTEN ?=
 RUN_FLAGS := $(if $(LISTEN),--listen $(LISTEN))
 
-run: build window tray
+run: doctor-run build window tray
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ] || [ "$$(uname)" = Darwin ]; then \
 	  echo "starting Switchboard in the tray (Quit from its menu stops every server)"; \
 	  exec ./$(BIN)/switchboard-tray $(RUN_FLAGS); \
@@ -104,7 +111,7 @@ node-deps: $(NODE_HARNESS)/node_modules/.package-lock.json
 # nav click within 300 ms during a 300 calls/s burst), so it runs alone,
 # after the rest: on 2 cores, other packages' tests running beside it would
 # take the renderer's core and the bound would measure them, not the page.
-test: fmt-check vet node-deps frontend frontend-test
+test: doctor fmt-check vet node-deps frontend frontend-test
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 20m -skip '^TestDashboardInChromium$$' ./...
 	SWITCHBOARD_FASTPATH=0 SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 10m ./app/gateway/
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 10m -run '^TestDashboardInChromium$$' ./app/e2e/
