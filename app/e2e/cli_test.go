@@ -237,4 +237,21 @@ func TestLifecycleInTheHistory(t *testing.T) {
 	if t.Failed() {
 		t.Logf("lifecycle events: %q", got)
 	}
+
+	// The same from the command line.
+	code, out, errOut := cli(t, home, "history", "--lifecycle", "--server", "beta")
+	if code != exitOK || !strings.HasPrefix(out, "TIME") {
+		t.Fatalf("history --lifecycle: %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"beta    config", "added to the config", "beta    ready", "removed from the config", "beta    stopped"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("history --lifecycle --server beta lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "alpha") {
+		t.Errorf("history --lifecycle --server beta shows alpha's events:\n%s", out)
+	}
+	if code, _, errOut := cli(t, home, "history", "--lifecycle", "--tool", "echo"); code != exitUsage || !strings.Contains(errOut, "--lifecycle takes --server, --since and -n only") {
+		t.Errorf("history --lifecycle --tool: %d %q", code, errOut)
+	}
 }
