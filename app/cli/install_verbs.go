@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/api/wire"
@@ -410,6 +411,30 @@ func uninstallVerb() verb {
 	}
 }
 
+// installSettleWait bounds how long an install waits for the daemon to
+// start the server it installed.
+const installSettleWait = 30 * time.Second
+
+// settled waits until the daemon's server name has left "starting" (or
+// installSettleWait passed) and returns its view.
+func settled(ctx context.Context, c *client.Client, name string) (wire.ServerView, error) {
+	wait, cancel := context.WithTimeout(ctx, installSettleWait)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		sv, err := c.Server(ctx, name)
+		if err != nil || sv.State != wire.StateStarting {
+			return sv, err
+		}
+		select {
+		case <-wait.Done():
+			return sv, nil
+		case <-tick.C:
+		}
+	}
+}
+
 // installPhases are the steps an install goes through, in order.
 var installPhases = []string{"resolve", "download", "install", "verify"}
 
@@ -480,14 +505,32 @@ func followInstall(ctx context.Context, e *env, c *client.Client, v wire.Install
 	if final.Error != "" {
 		return errors.New(final.Error)
 	}
-	switch {
-	case final.Notice != "":
+	if final.Notice != "" {
 		fmt.Fprintf(e.stdout, "%s is installed; %s\n", final.Server, final.Notice)
 		return nil
-	case final.Remote:
-		fmt.Fprintf(e.stdout, "%s is installed and connected, with %d tools:\n", final.Server, len(final.Tools))
+	}
+	// The install verified the server in a process of its own; the
+	// daemon starts the server's own once config.json has it. Say what
+	// the daemon says of it, not what the install hoped.
+	sv, err := settled(ctx, c, final.Server)
+	if err != nil {
+		return err
+	}
+	running := "running"
+	if final.Remote {
+		running = "connected"
+	}
+	switch sv.State {
+	case wire.StateRunning:
+		fmt.Fprintf(e.stdout, "%s is installed and %s, with %d tools:\n", final.Server, running, len(final.Tools))
+	case wire.StateStarting:
+		fmt.Fprintf(e.stdout, "%s is installed (verified, %d tools) and still starting; `switchboard servers` shows when it is %s:\n",
+			final.Server, len(final.Tools), running)
+	case wire.StateBackoff, wire.StateFailing:
+		return fmt.Errorf("%s is installed (verified, %d tools), but it does not start in the daemon now (%s): %s; see `switchboard logs %s`",
+			final.Server, len(final.Tools), sv.State, orDash(sv.LastError), final.Server)
 	default:
-		fmt.Fprintf(e.stdout, "%s is installed and running, with %d tools:\n", final.Server, len(final.Tools))
+		fmt.Fprintf(e.stdout, "%s is installed (%s), with %d tools:\n", final.Server, sv.State, len(final.Tools))
 	}
 	names := make([]string, len(final.Tools))
 	for i, t := range final.Tools {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
@@ -43,6 +44,11 @@ func TestInstallFromNPM(t *testing.T) {
 	code, out, errOut := cli(t, home, "install", "everything")
 	if code != exitOK || !strings.Contains(out, "everything is installed and running") || !strings.Contains(out, "echo") {
 		t.Fatalf("install: %d\n%s\n%s", code, out, errOut)
+	}
+	// "running" is what the daemon says, not what the install hoped: a
+	// `servers` right after shows it so.
+	if sv, err := d.client.Server(t.Context(), "everything"); err != nil || sv.State != wire.StateRunning {
+		t.Errorf("right after install said running, the daemon says %q (%v)", sv.State, err)
 	}
 	// npm prints hundreds of lines; without --verbose the user sees the steps.
 	if n := strings.Count(strings.TrimRight(out, "\n"), "\n") + 1; n > 15 {
