@@ -22,12 +22,14 @@ import (
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/supervisor/confine"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
 func TestMain(m *testing.M) {
 	testmcp.RunIfRequested()
 	supervisor.RunReaperIfRequested()
+	confine.RunIfRequested() // the confining launcher (confined_node_linux_test.go)
 	runBenchGatewayIfRequested()
 	goleak.VerifyTestMain(m,
 		// The go-sdk's streamable handler closes idle sessions from a timer.
