@@ -24,7 +24,7 @@ func (pr *proc) confine(cmd *exec.Cmd, path string, pipe func() (r, w *os.File, 
 	}
 	launcher := pr.pool.sup.opts.Launcher
 	switch {
-	case runtime.GOOS != "linux":
+	case runtime.GOOS != "linux" && runtime.GOOS != "darwin":
 		return nil, &confine.Status{Reason: "confinement is not built for " + runtime.GOOS + " yet"}, nil
 	case len(launcher) == 0:
 		return nil, &confine.Status{Reason: "the supervisor has no confining launcher"}, nil

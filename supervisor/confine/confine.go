@@ -1,7 +1,9 @@
 // Package confine describes what a confined server may touch (a Policy) and
 // is the small launcher that enforces it: Switchboard's own binary, re-run
 // between the supervisor's fork and the server's exec, restricts itself
-// with Landlock and then execs the server in place. The server keeps the
+// with Landlock and then execs the server in place (on macOS it execs
+// sandbox-exec with the policy as a Seatbelt profile, which execs the
+// server in place in its turn). The server keeps the
 // launcher's PID, process group and stdio, so the supervisor's watchdog and
 // leak-proofing see the same process as without confinement.
 package confine
@@ -9,6 +11,7 @@ package confine
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 )
 
@@ -61,7 +64,8 @@ func (p *Policy) Clone() *Policy {
 type Status struct {
 	// Enforced: the policy is in force (see Missing for parts that are not).
 	Enforced bool `json:"enforced"`
-	// Mechanism names what enforces it, e.g. "landlock ABI 7".
+	// Mechanism names what enforces it: "landlock ABI 7", or on macOS
+	// SeatbeltMechanism.
 	Mechanism string `json:"mechanism,omitempty"`
 	// Reason says why the policy is not in force (Enforced false).
 	Reason string `json:"reason,omitempty"`
@@ -90,12 +94,30 @@ func EncodePolicy(p *Policy) (string, error) {
 	return string(b), nil
 }
 
-// SystemRead is what every confined server may read on Linux: the system's
-// programs and libraries, the dynamic linker's cache, certificates and the
-// name-resolution files, and /proc (Landlock's ptrace rules already keep a
-// confined process from other processes' /proc/PID/environ and mem). The
-// rest of /etc, /home, /root, /tmp, /var and /run are not in it.
-func SystemRead() []string {
+// SystemRead is what every confined server may read on this OS (see
+// systemRead).
+func SystemRead() []string { return systemRead(runtime.GOOS) }
+
+// systemRead on Linux: the system's programs and libraries, the dynamic
+// linker's cache, certificates and the name-resolution files, and /proc
+// (Landlock's ptrace rules already keep a confined process from other
+// processes' /proc/PID/environ and mem). The rest of /etc, /home, /root,
+// /tmp, /var and /run are not in it. On macOS the same in its places:
+// /System (frameworks and, from macOS 13, the dyld shared cache under
+// /System/Volumes/Preboot/Cryptexes), /usr (libraries, /usr/local), /opt
+// (Homebrew on Apple silicon), the older dyld cache and the time zones in
+// /private/var/db, and the /private/etc files; not /Users, /Library,
+// /private/tmp or /private/var/folders (the shared per-user temp).
+func systemRead(goos string) []string {
+	if goos == "darwin" {
+		return []string{
+			"/System", "/usr", "/bin", "/sbin", "/opt",
+			"/private/var/db/dyld", "/private/var/db/timezone", "/private/etc/ssl",
+			"/private/etc/hosts", "/private/etc/resolv.conf", "/private/var/run/resolv.conf",
+			"/private/etc/services", "/private/etc/protocols", "/private/etc/passwd",
+			"/private/etc/group", "/private/etc/localtime",
+		}
+	}
 	return []string{
 		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
 		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ssl", "/etc/ca-certificates",

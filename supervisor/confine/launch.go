@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // RunIfRequested is the launcher: when PolicyEnv is set it confines this
-// process, reports the Status on StatusFDEnv and execs the command after
+// process (on macOS: has sandbox-exec confine the server), reports the Status on StatusFDEnv and execs the command after
 // "--" in its argument list; it never returns then (a failure exits 126 with
 // the reason on stderr, which the supervisor shows as a start error). It
 // returns at once when PolicyEnv is not set. main and TestMain call it first.
@@ -50,7 +52,7 @@ func launch(raw string, args []string) error {
 	for _, k := range []string{PolicyEnv, StatusFDEnv, ABIEnv} {
 		os.Unsetenv(k)
 	}
-	st, err := enforce(&p, maxABI)
+	st, via, err := enforce(&p, maxABI)
 	if err != nil {
 		return err
 	}
@@ -63,5 +65,16 @@ func launch(raw string, args []string) error {
 			return fmt.Errorf("reporting the confinement status: %w", werr)
 		}
 	}
-	return execServer(args[1], args[1:])
+	path, argv := args[1], args[1:]
+	if len(via) > 0 {
+		// macOS: sandbox-exec applies the profile and execs the server in
+		// its turn, in place as well.
+		// A path that looks like an option would be read as one (the
+		// supervisor passes absolute paths).
+		if strings.HasPrefix(path, "-") {
+			return fmt.Errorf("server path %q starts with '-'", path)
+		}
+		path, argv = via[0], append(slices.Clone(via), argv...)
+	}
+	return execServer(path, argv)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -16,8 +15,14 @@ import (
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 // enforce restricts this process (all its threads) to p. maxABI < 0 means
-// the kernel's ABI; otherwise the lower of the two.
-func enforce(p *Policy, maxABI int) (Status, error) {
+// the kernel's ABI; otherwise the lower of the two. The server is then
+// exec'd directly (no command to run it through).
+func enforce(p *Policy, maxABI int) (Status, []string, error) {
+	st, err := enforceLandlock(p, maxABI)
+	return st, nil, err
+}
+
+func enforceLandlock(p *Policy, maxABI int) (Status, error) {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil {
 		return Status{Reason: fmt.Sprintf("the kernel has no Landlock (%v)", err)}, nil
@@ -180,13 +185,4 @@ func pathRules(p *Policy) ([]landlock.Rule, error) {
 		return nil, err
 	}
 	return rules, nil
-}
-
-// execServer replaces this process with the server: same PID, process
-// group and stdio.
-func execServer(path string, argv []string) error {
-	if err := syscall.Exec(path, argv, os.Environ()); err != nil {
-		return fmt.Errorf("exec %s: %w", path, &exec.Error{Name: path, Err: err})
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package confine
 
@@ -9,8 +9,8 @@ import (
 	"runtime"
 )
 
-func enforce(*Policy, int) (Status, error) {
-	return Status{Reason: "confinement is not built for " + runtime.GOOS + " yet"}, nil
+func enforce(*Policy, int) (Status, []string, error) {
+	return Status{Reason: "confinement is not built for " + runtime.GOOS + " yet"}, nil, nil
 }
 
 // execServer runs the server as a child where exec-in-place does not

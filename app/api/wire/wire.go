@@ -133,7 +133,8 @@ type Sandbox struct {
 	DenyPorts []uint16 `json:"denyPorts,omitempty"`
 	// Enforced says the policy is in force in the server's last process.
 	Enforced bool `json:"enforced"`
-	// Mechanism names what enforces it ("landlock ABI 7").
+	// Mechanism names what enforces it ("landlock ABI 7", on macOS
+	// "seatbelt (sandbox-exec)").
 	Mechanism string `json:"mechanism,omitempty"`
 	// Reason says why the server runs unconfined (not Enforced).
 	Reason string `json:"reason,omitempty"`
