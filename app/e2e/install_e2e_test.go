@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -186,6 +188,17 @@ func TestMemoryDataSurvivesUninstall(t *testing.T) {
 	install()
 	call("create_entities", map[string]any{"entities": []map[string]any{
 		{"name": "Ada Lovelace", "entityType": "person", "observations": []string{"wrote the first program"}}}})
+	if runtime.GOOS == "linux" {
+		// A catalog install is confined by default: the graph was written
+		// under Landlock, in the data folder the policy grants.
+		v, err := d.client.Server(t.Context(), "memory")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sb := v.Sandbox; !sb.Confined || !sb.Enforced || sb.Network || !slices.Contains(sb.Write, filepath.Dir(graph)) {
+			t.Fatalf("memory's sandbox view = %+v; want enforced, no network, %s writable", sb, filepath.Dir(graph))
+		}
+	}
 	if data, err := os.ReadFile(graph); err != nil || !strings.Contains(string(data), "wrote the first program") {
 		t.Fatalf("the graph file %s: %v\n%s", graph, err, data)
 	}
