@@ -1,10 +1,5 @@
 package confine
 
-import (
-	"fmt"
-	"os"
-)
-
 // sandboxExec applies a Seatbelt profile to itself and execs a command. It
 // is deprecated but present on every macOS, and, unlike sandbox_init, needs
 // no cgo (the core builds with CGO_ENABLED=0).
@@ -21,16 +16,5 @@ const sandboxExec = "/usr/bin/sandbox-exec"
 // Cross-built and unit-tested (the profile) on Linux only: no test in this
 // repository has run it on macOS.
 func enforce(p *Policy, _ int) (Status, []string, error) {
-	if _, err := os.Stat(sandboxExec); err != nil {
-		return Status{Reason: fmt.Sprintf("%s is not available (%v)", sandboxExec, err)}, nil, nil
-	}
-	resolved, err := WithResolvedLinks(p)
-	if err != nil {
-		return Status{}, nil, err
-	}
-	profile, err := SeatbeltProfile(resolved)
-	if err != nil {
-		return Status{}, nil, fmt.Errorf("writing the Seatbelt profile: %w", err)
-	}
-	return Status{Enforced: true, Mechanism: SeatbeltMechanism}, []string{sandboxExec, "-p", profile}, nil
+	return seatbeltLaunch(p, sandboxExec)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -13,13 +14,32 @@ import (
 
 // SeatbeltMechanism is what a server confined on macOS reports as its
 // Status.Mechanism (the API's, CLI's and dashboard's "mechanism").
-const SeatbeltMechanism = "seatbelt (sandbox-exec)"
+const SeatbeltMechanism = "seatbelt via sandbox-exec"
 
 // This file has no build tag on purpose: the profile is generated and
 // unit-tested on Linux, where the project's tests run. Only
 // launch_darwin.go, which hands it to sandbox-exec, is macOS-only, and it
 // is cross-built here, never run: nothing in this repository's test runs
 // has executed a Seatbelt profile.
+
+// seatbeltLaunch is the macOS launcher's decision (see launch_darwin.go),
+// here so that Linux tests reach it: the command that runs the server under
+// p's profile through sandboxExec, or, when sandboxExec is missing, the
+// status that says the server runs unconfined and why.
+func seatbeltLaunch(p *Policy, sandboxExec string) (Status, []string, error) {
+	if _, err := os.Stat(sandboxExec); err != nil {
+		return Status{Reason: fmt.Sprintf("%s is not available (%v)", sandboxExec, err)}, nil, nil
+	}
+	resolved, err := WithResolvedLinks(p)
+	if err != nil {
+		return Status{}, nil, err
+	}
+	profile, err := SeatbeltProfile(resolved)
+	if err != nil {
+		return Status{}, nil, fmt.Errorf("writing the Seatbelt profile: %w", err)
+	}
+	return Status{Enforced: true, Mechanism: SeatbeltMechanism}, []string{sandboxExec, "-p", profile}, nil
+}
 
 // darwinDevices are the devices a confined server may read and write on
 // macOS, as devices are on Linux (no ioctl); macOS has no /dev/full.

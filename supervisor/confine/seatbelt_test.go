@@ -407,3 +407,44 @@ func TestWithResolvedLinks(t *testing.T) {
 		t.Errorf("a path below a file: err %v, want a not-a-directory error", err)
 	}
 }
+
+// TestSeatbeltLaunch is the macOS launcher's decision, run here with a
+// stand-in for /usr/bin/sandbox-exec: the server runs through it with the
+// profile, reported as Seatbelt; without it, unconfined with the reason.
+func TestSeatbeltLaunch(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "sandbox-exec")
+	if err := os.WriteFile(fake, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	granted := filepath.Join(dir, "granted")
+	if err := os.Symlink(dir, granted); err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{Read: []string{"/usr"}, Write: []string{granted}}
+	st, via, err := seatbeltLaunch(p, fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Enforced || st.Mechanism != SeatbeltMechanism || st.Reason != "" || !strings.Contains(st.String(), "seatbelt") {
+		t.Errorf("status = %+v", st)
+	}
+	if len(via) != 3 || via[0] != fake || via[1] != "-p" {
+		t.Fatalf("command = %q; want %s -p PROFILE", via, fake)
+	}
+	realDir, _ := filepath.EvalSymlinks(dir)
+	mapped, _ := seatbeltPaths([]string{realDir}) // /tmp/... is /private/tmp/... to Seatbelt
+	rules := rulesWith(t, via[2], mapped[0])
+	if !slices.Contains(rules, "(allow file-read* file-write* process-exec* file-map-executable (subpath S))") {
+		t.Errorf("the granted link's target %s is not writable in the profile: %q\n%s", realDir, rules, via[2])
+	}
+
+	st, via, err = seatbeltLaunch(p, filepath.Join(dir, "missing"))
+	if err != nil || st.Enforced || via != nil || !strings.Contains(st.Reason, "is not available") ||
+		!strings.HasPrefix(st.String(), "not confined: ") {
+		t.Errorf("without sandbox-exec: %+v %q %v; want unconfined with the reason", st, via, err)
+	}
+	if _, _, err := seatbeltLaunch(&Policy{Read: []string{"relative"}}, fake); err == nil {
+		t.Error("a relative policy path gave no error")
+	}
+}

@@ -134,7 +134,7 @@ type Sandbox struct {
 	// Enforced says the policy is in force in the server's last process.
 	Enforced bool `json:"enforced"`
 	// Mechanism names what enforces it ("landlock ABI 7", on macOS
-	// "seatbelt (sandbox-exec)").
+	// "seatbelt via sandbox-exec").
 	Mechanism string `json:"mechanism,omitempty"`
 	// Reason says why the server runs unconfined (not Enforced).
 	Reason string `json:"reason,omitempty"`
