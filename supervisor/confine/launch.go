@@ -68,9 +68,8 @@ func launch(raw string, args []string) error {
 	path, argv := args[1], args[1:]
 	if len(via) > 0 {
 		// macOS: sandbox-exec applies the profile and execs the server in
-		// its turn, in place as well.
-		// A path that looks like an option would be read as one (the
-		// supervisor passes absolute paths).
+		// its turn, in place as well. It would read a server path that
+		// looks like an option as one (the supervisor passes absolute ones).
 		if strings.HasPrefix(path, "-") {
 			return fmt.Errorf("server path %q starts with '-'", path)
 		}
