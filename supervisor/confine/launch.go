@@ -34,7 +34,7 @@ func launch(raw string, args []string) error {
 		return fmt.Errorf("want -- COMMAND [ARGS...], got %q", args)
 	}
 	maxABI := -1
-	if v, ok := os.LookupEnv(ABIEnv); ok {
+	if v := os.Getenv(ABIEnv); v != "" { // set but empty is unset, as for most variables
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			return fmt.Errorf("%s=%q is not a Landlock ABI number", ABIEnv, v)
