@@ -76,7 +76,7 @@ func testEnvWithHome(home, userHome string) []string {
 // as the test MCP server under sh, the way npx runs node: sh leads the
 // process group, the MCP server is its child, and a background sleep is
 // another grandchild.
-func writeConfig(t *testing.T, home string, names ...string) {
+func writeConfig(t testing.TB, home string, names ...string) {
 	t.Helper()
 	servers := map[string]any{}
 	env := map[string]string{}
@@ -113,7 +113,7 @@ type daemonProc struct {
 
 // startDaemon runs `switchboard serve` for home, with serveFlags, and
 // waits until it serves.
-func startDaemon(t *testing.T, home string, serveFlags ...string) *daemonProc {
+func startDaemon(t testing.TB, home string, serveFlags ...string) *daemonProc {
 	t.Helper()
 	d, _ := launchDaemon(t, home, serveFlags...)
 	testutil.Eventually(t, 30*time.Second, "daemon.json", func() bool {
@@ -131,7 +131,7 @@ func startDaemon(t *testing.T, home string, serveFlags ...string) *daemonProc {
 // launchDaemon starts `switchboard serve` for home, with serveFlags, and
 // returns when the process started, without waiting for it to serve. The
 // daemon is killed when the test ends, and its output logged if it failed.
-func launchDaemon(t *testing.T, home string, serveFlags ...string) (d *daemonProc, started time.Time) {
+func launchDaemon(t testing.TB, home string, serveFlags ...string) (d *daemonProc, started time.Time) {
 	t.Helper()
 	d = &daemonProc{out: &testutil.SyncBuffer{}, done: make(chan struct{}), userHome: t.TempDir()}
 	d.cmd = exec.Command(binary, append([]string{"serve", "--log-level", "debug"}, serveFlags...)...)
@@ -153,7 +153,7 @@ func launchDaemon(t *testing.T, home string, serveFlags ...string) (d *daemonPro
 }
 
 // cliToken is the secret of the cli token for home's daemon.
-func cliToken(t *testing.T, home string) string {
+func cliToken(t testing.TB, home string) string {
 	t.Helper()
 	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
 	if err != nil {
