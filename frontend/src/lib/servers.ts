@@ -4,7 +4,8 @@
 // of the /stats baseline; config and reset events refetch the snapshot.
 
 import { writable, get, type Readable } from 'svelte/store';
-import type { Call, SampleEvent, ServerView, Stat, StateEvent } from './types';
+import type { AuthEvent, Call, SampleEvent, ServerView, Stat, StateEvent } from './types';
+import { withAuthEvent } from './signin';
 import type { EventStream } from './events';
 import { FrameBatcher, paced, type Schedule } from './batch';
 
@@ -60,6 +61,9 @@ export class ServersStore {
       // A server's tools were listed (the first time just after an install
       // or an add): its view has them now.
       stream.on('tools', (d: { server?: string }) => d?.server && void this.refreshOne(d.server));
+      // A remote server's sign-in moved: the event has the state, the
+      // view the link of a sign-in in progress.
+      stream.on('auth', (d) => this.applyAuth(d));
       stream.on('config', () => void this.refresh());
       stream.on('reset', () => void this.refresh());
     }
@@ -160,6 +164,17 @@ export class ServersStore {
     // one that went down: stopped by the user it has no last error any
     // more (it is Stopped, not Failed), which only the snapshot tells.
     if (!known || ev.kind !== 'state' || ev.state === 'stopped') void this.refreshOne(ev.server);
+  }
+
+  /** setAuth puts a sign-in state the API answered (login, logout) into the server's view. */
+  setAuth(name: string, auth: ServerView['auth']): void {
+    this.servers.update((list) => list.map((s) => (s.name === name ? { ...s, auth } : s)));
+  }
+
+  applyAuth(ev: AuthEvent): void {
+    if (!ev || !ev.server || !ev.state) return;
+    this.servers.update((list) => list.map((s) => (s.name === ev.server ? { ...s, auth: withAuthEvent(s.auth, ev) } : s)));
+    void this.refreshOne(ev.server);
   }
 
   applySample(ev: SampleEvent): void {

@@ -143,6 +143,48 @@ export interface ServerView {
   listed?: boolean;
   /** What the server may touch and whether that is in force (absent from older daemons). */
   sandbox?: Sandbox;
+  /** A remote server's sign-in (OAuth); absent for one that never asked for a sign-in. */
+  auth?: AuthStatus;
+}
+
+/** Where a remote server's sign-in stands (wire.AuthStatus). */
+export interface AuthStatus {
+  /** "needs sign-in", "signing in" or "signed in". */
+  state: string;
+  /** Why it needs a sign-in: first use, token rejected, refresh refused, scope needed, signed out. */
+  reason?: string;
+  /** With reason scope needed: the scope asked for. */
+  scope?: string;
+  /** Why the last sign-in failed (it timed out, the server refused). */
+  error?: string;
+  /** The link of the sign-in in progress. */
+  signInUrl?: string;
+  since?: string;
+}
+
+/** The data of an "auth" event (wire.AuthEvent): no link, the view has it. */
+export interface AuthEvent {
+  server: string;
+  state: string;
+  reason?: string;
+  scope?: string;
+  error?: string;
+}
+
+/** POST /api/v1/servers/{name}/login (wire.LoginResult). */
+export interface LoginResult {
+  server: string;
+  signInUrl?: string;
+  browserOpened: boolean;
+  auth: AuthStatus;
+}
+
+/** POST /api/v1/servers/{name}/logout (wire.LogoutResult). */
+export interface LogoutResult {
+  server: string;
+  revoked: boolean;
+  revokeError?: string;
+  auth: AuthStatus;
 }
 
 export interface Call {
