@@ -51,6 +51,10 @@ type Options struct {
 	Clipboard func(string) error
 	// Notify shows a desktop notification; nil shows none.
 	Notify func(title, message string) error
+	// OpenURL opens a remote server's sign-in link in the browser when the
+	// daemon could not (its answer says so); nil opens the server's page
+	// in the dashboard instead, which shows the link.
+	OpenURL func(link string) error
 	// Logger receives what happens; nil discards.
 	Logger *slog.Logger
 	// Capacity is how many server submenus the menu has
@@ -73,6 +77,7 @@ type App struct {
 	mu     sync.Mutex
 	paused []string          // servers Pause all stopped
 	states map[string]string // last seen state per server, for notifications
+	auth   map[string]string // last seen sign-in state per remote server, for notifications
 	seen   bool              // states holds a snapshot
 }
 
@@ -98,7 +103,7 @@ func NewApp(opts Options) (*App, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &App{o: opts, log: log, states: map[string]string{}}, nil
+	return &App{o: opts, log: log, states: map[string]string{}, auth: map[string]string{}}, nil
 }
 
 // Capacity is the number of server submenus.
@@ -158,12 +163,18 @@ func (a *App) observe(s Snapshot) {
 	for _, v := range s.Servers {
 		shown := displayState(v)
 		next[v.Name] = shown
-		if shown == stateFailed && a.states[v.Name] != shown {
+		// A remote server failing for want of a sign-in is the sign-in's
+		// notification (observeAuth), which says what to do.
+		if shown == stateFailed && a.states[v.Name] != shown && !needsSignIn(v) {
 			failed = append(failed, v)
 		}
 	}
 	a.states, a.seen = next, true
+	signIns := a.observeAuth(s.Servers)
 	a.mu.Unlock()
+	for _, n := range signIns {
+		a.notify(n[0], n[1])
+	}
 	for _, v := range failed {
 		msg := failureCause(v.LastError)
 		if msg == "" {
@@ -171,6 +182,35 @@ func (a *App) observe(s Snapshot) {
 		}
 		a.notify("Switchboard: "+v.Name+" failed", msg)
 	}
+}
+
+// observeAuth notes the sign-in states of servers (a.mu held) and returns
+// the notifications of the remote servers that turned to needing a
+// sign-in since the last snapshot (or need one at the first): one per
+// transition, not one per event, since the daemon says "needs sign-in" on
+// every refused call.
+func (a *App) observeAuth(servers []wire.ServerView) [][2]string {
+	var out [][2]string
+	next := make(map[string]string, len(a.auth))
+	for _, v := range servers {
+		if v.Auth == nil || !v.Enabled {
+			continue
+		}
+		st := v.Auth.State
+		next[v.Name] = st
+		prev := a.auth[v.Name]
+		if st != wire.AuthNeedsSignIn || prev == st {
+			continue
+		}
+		how := "Choose “Sign in to " + v.Name + "…” in the Switchboard menu."
+		if prev == wire.AuthSigningIn && v.Auth.Error != "" {
+			out = append(out, [2]string{"Switchboard: signing in to " + v.Name + " failed", v.Auth.Error + ". " + how})
+			continue
+		}
+		out = append(out, [2]string{"Switchboard: " + v.Name + " needs you to sign in", signInReason(v.Auth.Reason, v.Auth.Scope) + ". " + how})
+	}
+	a.auth = next
+	return out
 }
 
 func (a *App) notify(title, msg string) {
@@ -287,6 +327,8 @@ func (a *App) Do(ctx context.Context, act Action) error {
 			a.unpause(act.Server)
 		}
 		return nil
+	case ActSignIn:
+		return a.signIn(ctx, act.Server)
 	case ActShowLogs, ActReviewHeld: // a server's page shows its logs and its held tools
 		return a.o.Windows.Open(a.o.LogsPath(act.Server))
 	case ActOpen:
@@ -301,6 +343,30 @@ func (a *App) Do(ctx context.Context, act Action) error {
 		return errors.New("quit is handled by Run")
 	}
 	return fmt.Errorf("unknown action %v", act.Kind)
+}
+
+// signIn starts a remote server's sign-in. The daemon opens the browser
+// where it can; when it could not, the tray opens the link itself, or the
+// server's page, which shows it.
+func (a *App) signIn(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	res, err := a.o.Client.Login(ctx, name)
+	if err != nil {
+		return fmt.Errorf("sign in to %s: %w", name, err)
+	}
+	a.log.Info("tray: sign-in started", "server", name, "browser_opened", res.BrowserOpened)
+	if res.BrowserOpened {
+		return nil
+	}
+	if a.o.OpenURL != nil && res.SignInURL != "" {
+		err := a.o.OpenURL(res.SignInURL)
+		if err == nil {
+			return nil
+		}
+		a.log.Warn("tray: opening the sign-in link", "server", name, "err", err)
+	}
+	return a.o.Windows.Open(a.o.LogsPath(name))
 }
 
 // pauseAll stops every enabled server that is not stopped, and remembers

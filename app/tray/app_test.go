@@ -26,6 +26,7 @@ type testApp struct {
 	r        *Renderer
 	notified chan string
 	copied   chan string
+	opened   chan string // links OpenURL opened
 	done     chan error
 	cancel   context.CancelFunc
 }
@@ -36,11 +37,12 @@ func startApp(t *testing.T, f *fakeAPI, windowCmd []string, auto autostart.Entry
 	if err != nil {
 		t.Fatal(err)
 	}
-	ta := &testApp{api: f, b: &fakeBackend{}, notified: make(chan string, 16), copied: make(chan string, 1), done: make(chan error, 1)}
+	ta := &testApp{api: f, b: &fakeBackend{}, notified: make(chan string, 16), copied: make(chan string, 1), opened: make(chan string, 4), done: make(chan error, 1)}
 	ta.app, err = NewApp(Options{Client: f.client(), Endpoint: "http://127.0.0.1:7391/mcp", Windows: wins,
 		Autostart: auto, AutostartCommand: []string{"/opt/switchboard/switchboard-tray"},
 		Clipboard:    func(s string) error { ta.copied <- s; return nil },
 		Notify:       func(title, msg string) error { ta.notified <- title + ": " + msg; return nil },
+		OpenURL:      func(link string) error { ta.opened <- link; return nil },
 		Capacity:     3,
 		PollInterval: 50 * time.Millisecond,
 	})
@@ -188,6 +190,50 @@ func TestAppHeldTools(t *testing.T) {
 	f.mu.Unlock()
 	f.event("approval", `{"server":"fs","tool":"read_file","state":"approved","message":"approved"}`)
 	testutil.Eventually(t, 10*time.Second, "the item hidden", func() bool { return ta.b.find("⚠") == nil })
+	select {
+	case n := <-ta.notified:
+		t.Errorf("unexpected notification %q", n)
+	default:
+	}
+}
+
+// TestAppSignIn: a remote server that turns to needing a sign-in (an
+// auth event) is one notification however many events repeat it, and a
+// "Sign in to NAME…" item that calls the login route and opens the link
+// the daemon could not; signed in, the item goes.
+func TestAppSignIn(t *testing.T) {
+	f := newFakeAPI(t, view("fs", "running"), view("notion", "running"))
+	ta := startApp(t, f, []string{"/bin/true"}, nil)
+	testutil.Eventually(t, 10*time.Second, "menu", func() bool { return ta.b.find("● notion") != nil })
+	if ta.b.find("Sign in to") != nil {
+		t.Fatalf("a sign-in item with nothing to sign in to: %q", ta.b.visible())
+	}
+	for range 3 { // every refused call says it again
+		f.setAuth("notion", &wire.AuthStatus{State: wire.AuthNeedsSignIn, Reason: "first use"})
+	}
+	select {
+	case n := <-ta.notified:
+		if want := "Switchboard: notion needs you to sign in: First use"; !strings.HasPrefix(n, want) {
+			t.Errorf("notification %q, want it to start with %q", n, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification for the sign-in")
+	}
+	testutil.Eventually(t, 10*time.Second, "the sign-in item", func() bool { return ta.b.find("Sign in to notion…") != nil })
+	ta.click(t, "Sign in to notion…")
+	select {
+	case link := <-ta.opened:
+		if link != "https://auth.example/authorize?state=s1" {
+			t.Errorf("opened %q", link)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sign-in link was not opened")
+	}
+	if reqs := ta.api.requests(); !slices.Contains(reqs, "POST /api/v1/servers/notion/login") {
+		t.Errorf("requests %q, want the login route", reqs)
+	}
+	f.setAuth("notion", &wire.AuthStatus{State: wire.AuthSignedIn})
+	testutil.Eventually(t, 10*time.Second, "the item hidden once signed in", func() bool { return ta.b.find("Sign in to") == nil })
 	select {
 	case n := <-ta.notified:
 		t.Errorf("unexpected notification %q", n)

@@ -182,6 +182,15 @@ func newFakeAPI(t *testing.T, views ...wire.ServerView) *fakeAPI {
 			fmt.Fprintf(w, `{"error":"no server %q"}`, name)
 			return
 		}
+		if verb == "login" {
+			// The daemon could not open a browser here: the tray opens the link.
+			v.Auth = &wire.AuthStatus{State: wire.AuthSigningIn, Reason: "first use", SignInURL: "https://auth.example/authorize?state=s1"}
+			f.views[name] = v
+			f.mu.Unlock()
+			json.NewEncoder(w).Encode(wire.LoginResult{Server: name, SignInURL: v.Auth.SignInURL, Auth: *v.Auth})
+			f.event("auth", fmt.Sprintf(`{"server":%q,"state":%q}`, name, v.Auth.State))
+			return
+		}
 		switch verb {
 		case "start", "restart":
 			v.State = "running"
@@ -252,6 +261,16 @@ func (f *fakeAPI) set(name, state string) {
 	}
 	f.mu.Unlock()
 	f.event("config", "{}")
+}
+
+// setAuth changes a server's sign-in state and says so on the event stream.
+func (f *fakeAPI) setAuth(name string, auth *wire.AuthStatus) {
+	f.mu.Lock()
+	v := f.views[name]
+	v.Auth = auth
+	f.views[name] = v
+	f.mu.Unlock()
+	f.event("auth", fmt.Sprintf(`{"server":%q,"state":%q}`, name, auth.State))
 }
 
 func (f *fakeAPI) event(typ, data string) {

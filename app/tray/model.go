@@ -79,12 +79,13 @@ const (
 	ActResumeAll
 	ActToggleAutostart
 	ActReviewHeld // open the page of Server, where its held tools are shown with their diff
+	ActSignIn     // start the sign-in of the remote server Server (POST .../login) and open its link
 	ActQuit
 )
 
 var actionNames = map[ActionKind]string{ActNone: "none", ActCopyEndpoint: "copy-endpoint", ActStart: "start",
 	ActStop: "stop", ActRestart: "restart", ActShowLogs: "show-logs", ActOpen: "open", ActPauseAll: "pause-all",
-	ActResumeAll: "resume-all", ActToggleAutostart: "toggle-autostart", ActReviewHeld: "review-held", ActQuit: "quit"}
+	ActResumeAll: "resume-all", ActToggleAutostart: "toggle-autostart", ActReviewHeld: "review-held", ActSignIn: "sign-in", ActQuit: "quit"}
 
 func (k ActionKind) String() string {
 	if s, ok := actionNames[k]; ok {
@@ -116,6 +117,8 @@ type ServerMenu struct {
 	State, Calls, Usage  Item
 	Start, Stop, Restart Item
 	Logs                 Item
+	// SignIn starts a remote server's sign-in; hidden unless it needs one.
+	SignIn Item
 }
 
 // Menu is the whole tray: icon, tooltip and items.
@@ -126,6 +129,10 @@ type Menu struct {
 	// Held says that tools are held until approved, and opens the page
 	// where they are reviewed; hidden when none are.
 	Held Item
+	// SignIn starts the sign-in of the first remote server (by name) that
+	// needs one, the others named in its tooltip (each server's submenu
+	// has its own); hidden when none needs one.
+	SignIn Item
 	// Servers has exactly the renderer's capacity of entries; those past
 	// the server count are hidden.
 	Servers   []ServerMenu
@@ -157,6 +164,7 @@ func Build(s Snapshot, capacity int) Menu {
 	m.Held = heldItem(s.Held)
 	servers := append([]wire.ServerView(nil), s.Servers...)
 	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
+	m.SignIn = signInItem(servers)
 
 	shown := servers
 	if len(servers) > capacity {
@@ -222,6 +230,9 @@ func Build(s Snapshot, capacity int) Menu {
 		if n := len(s.Held); n > 0 {
 			m.Tooltip += fmt.Sprintf("; %d held tool%s to review", n, plural(n))
 		}
+		if need := needSignIn(servers); len(need) > 0 {
+			m.Tooltip += "; sign in to " + strings.Join(need, ", ")
+		}
 	}
 	m.Tooltip = truncate(m.Tooltip, MaxTooltip)
 	return m
@@ -239,6 +250,82 @@ func heldItem(held []wire.HeldTool) Item {
 	}
 	return Item{Title: fmt.Sprintf("⚠ %d tool%s held until you approve…", len(held), plural(len(held))),
 		Tooltip: truncate(strings.Join(lines, "\n"), 500), Action: Action{Kind: ActReviewHeld, Server: held[0].Server}}
+}
+
+// needsSignIn says a remote server waits for the user to sign in: it
+// needs one, or one is under way (the browser may not have opened).
+func needsSignIn(v wire.ServerView) bool {
+	return v.Enabled && v.Auth != nil && v.Auth.State != wire.AuthSignedIn
+}
+
+// needSignIn names the servers that need a sign-in, in order.
+func needSignIn(servers []wire.ServerView) []string {
+	var names []string
+	for _, v := range servers {
+		if needsSignIn(v) {
+			names = append(names, v.Name)
+		}
+	}
+	return names
+}
+
+// signInItem is the menu's top-level "Sign in to NAME…" for the first
+// server that needs a sign-in (servers are sorted by name).
+func signInItem(servers []wire.ServerView) Item {
+	need := needSignIn(servers)
+	if len(need) == 0 {
+		return Item{Hidden: true}
+	}
+	var first wire.ServerView
+	for _, v := range servers {
+		if v.Name == need[0] {
+			first = v
+		}
+	}
+	it := signInAction(first)
+	if len(need) > 1 {
+		it.Tooltip += fmt.Sprintf("\n%d more need a sign-in: %s (each in its submenu)", len(need)-1, strings.Join(need[1:], ", "))
+	}
+	return it
+}
+
+// signInAction is the "Sign in to NAME…" item of a server that needs a
+// sign-in, its tooltip saying why.
+func signInAction(v wire.ServerView) Item {
+	it := Item{Title: "Sign in to " + v.Name + "…", Action: Action{Kind: ActSignIn, Server: v.Name}}
+	a := v.Auth
+	switch {
+	case a.State == wire.AuthSigningIn:
+		it.Title = "Sign in to " + v.Name + "… (waiting for the browser)"
+		it.Tooltip = "A sign-in is under way: finish it in the browser, or click to start it again"
+	case a.Error != "":
+		it.Tooltip = "The last sign-in failed: " + a.Error
+	default:
+		it.Tooltip = signInReason(a.Reason, a.Scope)
+	}
+	return it
+}
+
+// signInReason says why a server needs a sign-in, as the dashboard does.
+func signInReason(reason, scope string) string {
+	switch reason {
+	case "first use":
+		return "First use: Switchboard has not signed in to it yet"
+	case "token rejected":
+		return "The server no longer accepts the last sign-in (it expired or was revoked)"
+	case "refresh refused":
+		return "The sign-in expired and the server refused to renew it"
+	case "scope needed":
+		if scope != "" {
+			return "The server asks for more access than the last sign-in gave (" + scope + ")"
+		}
+		return "The server asks for more access than the last sign-in gave"
+	case "signed out":
+		return "You signed out"
+	case "":
+		return "Its calls fail until you sign in"
+	}
+	return reason
 }
 
 func plural(n int) string {
@@ -268,7 +355,7 @@ func tooltip(total int, running, starting, failing []string, configProblem strin
 
 func hiddenServer() ServerMenu {
 	h := Item{Hidden: true}
-	return ServerMenu{Item: h, State: h, Calls: h, Usage: h, Start: h, Stop: h, Restart: h, Logs: h}
+	return ServerMenu{Item: h, State: h, Calls: h, Usage: h, Start: h, Stop: h, Restart: h, Logs: h, SignIn: h}
 }
 
 // stateMarks make the state readable without colour (menus have none).
@@ -366,6 +453,10 @@ func serverMenu(v wire.ServerView, calls wire.Stat) ServerMenu {
 	sm.Stop = act("Stop", ActStop, stoppable(v))
 	sm.Restart = act("Restart", ActRestart, v.Enabled && v.State != wire.StateStopping)
 	sm.Logs = act("Show logs", ActShowLogs, true)
+	sm.SignIn = Item{Hidden: true}
+	if needsSignIn(v) {
+		sm.SignIn = signInAction(v)
+	}
 	return sm
 }
 

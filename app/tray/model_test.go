@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
@@ -151,7 +152,7 @@ func TestRendererAppliesOnlyChanges(t *testing.T) {
 	b := &fakeBackend{}
 	r := NewRenderer(b, 3, icons)
 	pool, _, _, _ := b.snapshot()
-	if pool != r.Items() || pool != 2+3*8+1+5 {
+	if pool != r.Items() || pool != 3+3*9+1+5 { // endpoint, held, sign-in; 3 servers of 9; overflow; the rest
 		t.Fatalf("pool has %d items (renderer says %d)", pool, r.Items())
 	}
 
@@ -339,5 +340,106 @@ func TestFailedStartReadsFailed(t *testing.T) {
 	}
 	if m.Health != Failing {
 		t.Errorf("Health = %v with a failed server, want failing", m.Health)
+	}
+}
+
+// TestSignInItemAndNotifications: a remote server's sign-in as snapshots
+// after a run of auth events show it: the menu item "Sign in to NAME…"
+// appears when it needs a sign-in (once, at the top and in its submenu),
+// stays while signing in, and goes when signed in; a notification goes out
+// once per turn to needing a sign-in, not for every event that repeats it.
+func TestSignInItemAndNotifications(t *testing.T) {
+	var notified []string
+	wins, err := NewWindows([]string{"/bin/true"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewApp(Options{Client: &client.Client{BaseURL: "http://127.0.0.1:1"}, Windows: wins,
+		Notify: func(title, msg string) error { notified = append(notified, title+": "+msg); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The daemon has a remote server that needs a sign-in failing: the
+	// notification is the sign-in's, not a "failed" one.
+	remote := func(auth *wire.AuthStatus) wire.ServerView {
+		state := "running"
+		if auth != nil && auth.State != wire.AuthSignedIn {
+			state = "failing"
+		}
+		v := view("notion", state)
+		v.Auth = auth
+		return v
+	}
+	steps := []struct {
+		what   string
+		auth   *wire.AuthStatus
+		item   string // the top-level item's title; "" hidden
+		notify string // the notification of this step; "" none
+	}{
+		{"connected, never asked", nil, "", ""},
+		{"a 401: first use", &wire.AuthStatus{State: wire.AuthNeedsSignIn, Reason: "first use"}, "Sign in to notion…",
+			"Switchboard: notion needs you to sign in: First use: Switchboard has not signed in to it yet. Choose “Sign in to notion…” in the Switchboard menu."},
+		{"another refused call", &wire.AuthStatus{State: wire.AuthNeedsSignIn, Reason: "first use"}, "Sign in to notion…", ""},
+		{"and another", &wire.AuthStatus{State: wire.AuthNeedsSignIn, Reason: "first use"}, "Sign in to notion…", ""},
+		{"signing in", &wire.AuthStatus{State: wire.AuthSigningIn, Reason: "first use", SignInURL: "https://auth.example/a"}, "Sign in to notion… (waiting for the browser)", ""},
+		{"timed out", &wire.AuthStatus{State: wire.AuthNeedsSignIn, Reason: "first use", Error: "sign-in timed out after 5m0s"}, "Sign in to notion…",
+			"Switchboard: signing in to notion failed: sign-in timed out after 5m0s. Choose “Sign in to notion…” in the Switchboard menu."},
+		{"signing in again", &wire.AuthStatus{State: wire.AuthSigningIn, Reason: "first use"}, "Sign in to notion… (waiting for the browser)", ""},
+		{"signed in", &wire.AuthStatus{State: wire.AuthSignedIn}, "", ""},
+		{"still signed in", &wire.AuthStatus{State: wire.AuthSignedIn}, "", ""},
+		{"refresh refused", &wire.AuthStatus{State: wire.AuthNeedsSignIn, Reason: "refresh refused"}, "Sign in to notion…",
+			"Switchboard: notion needs you to sign in: The sign-in expired and the server refused to renew it. Choose “Sign in to notion…” in the Switchboard menu."},
+	}
+	for _, st := range steps {
+		notified = nil
+		snap := Snapshot{Servers: []wire.ServerView{view("fs", "running"), remote(st.auth)}}
+		a.observe(snap)
+		m := Build(snap, 5)
+		got := ""
+		if !m.SignIn.Hidden {
+			got = m.SignIn.Title
+			if m.SignIn.Action != (Action{ActSignIn, "notion"}) {
+				t.Errorf("%s: the item's action is %+v", st.what, m.SignIn.Action)
+			}
+		}
+		if got != st.item {
+			t.Errorf("%s: top-level item %q, want %q", st.what, got, st.item)
+		}
+		// The server's own submenu has the same item; fs's never.
+		var sub, fs Item
+		for _, s := range m.Servers {
+			switch {
+			case strings.Contains(s.Title, "notion"):
+				sub = s.SignIn
+			case strings.Contains(s.Title, "fs"):
+				fs = s.SignIn
+			}
+		}
+		if (!sub.Hidden) != (st.item != "") || (!sub.Hidden && sub.Title != st.item) {
+			t.Errorf("%s: submenu item %+v, want %q", st.what, sub, st.item)
+		}
+		if !fs.Hidden {
+			t.Errorf("%s: a local server has a sign-in item: %+v", st.what, fs)
+		}
+		if st.item != "" && !strings.HasSuffix(m.Tooltip, "; sign in to notion") {
+			t.Errorf("%s: tooltip %q", st.what, m.Tooltip)
+		}
+		want := []string(nil)
+		if st.notify != "" {
+			want = []string{st.notify}
+		}
+		if !slices.Equal(notified, want) {
+			t.Errorf("%s: notifications %q, want %q", st.what, notified, want)
+		}
+	}
+
+	// Two need a sign-in: the first by name at the top, the other named in
+	// its tooltip and in its own submenu.
+	other := remote(&wire.AuthStatus{State: wire.AuthNeedsSignIn, Reason: "scope needed", Scope: "repo"})
+	other.Name = "github"
+	m := Build(Snapshot{Servers: []wire.ServerView{remote(&wire.AuthStatus{State: wire.AuthNeedsSignIn, Reason: "first use"}), other}}, 5)
+	if m.SignIn.Title != "Sign in to github…" || !strings.Contains(m.SignIn.Tooltip, "The server asks for more access than the last sign-in gave (repo)") ||
+		!strings.Contains(m.SignIn.Tooltip, "1 more need a sign-in: notion") {
+		t.Errorf("two servers to sign in to: %+v", m.SignIn)
 	}
 }

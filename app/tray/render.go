@@ -48,7 +48,7 @@ type Renderer struct {
 
 	mu                              sync.Mutex
 	all                             []*slot
-	endpt, held                     *slot
+	endpt, held, signIn             *slot
 	srv                             []serverSlots
 	over                            *slot
 	open, pause, resume, auto, quit *slot
@@ -62,7 +62,7 @@ type Renderer struct {
 type serverSlots struct {
 	head                                   *slot
 	state, calls, usage, start, stop, rest *slot
-	logs                                   *slot
+	logs, signIn                           *slot
 }
 
 // NewRenderer creates the menu's items on b, with capacity server
@@ -76,12 +76,13 @@ func NewRenderer(b Backend, capacity int, icons Icons) *Renderer {
 	}
 	r.endpt = add(b.AddItem(false))
 	r.held = add(b.AddItem(false))
+	r.signIn = add(b.AddItem(false))
 	b.AddSeparator()
 	for range capacity {
 		head := add(b.AddItem(false))
 		sub := func() *slot { return add(b.AddSubItem(head.h)) }
 		r.srv = append(r.srv, serverSlots{head: head, state: sub(), calls: sub(), usage: sub(),
-			start: sub(), stop: sub(), rest: sub(), logs: sub()})
+			start: sub(), stop: sub(), rest: sub(), logs: sub(), signIn: sub()})
 	}
 	r.over = add(b.AddItem(false))
 	b.AddSeparator()
@@ -115,6 +116,7 @@ func (r *Renderer) Apply(m Menu) {
 
 	set(r.endpt, m.Endpoint)
 	set(r.held, m.Held)
+	set(r.signIn, m.SignIn)
 	for i, ss := range r.srv {
 		sm := hiddenServer()
 		if i < len(m.Servers) {
@@ -128,6 +130,7 @@ func (r *Renderer) Apply(m Menu) {
 		set(ss.stop, sm.Stop)
 		set(ss.rest, sm.Restart)
 		set(ss.logs, sm.Logs)
+		set(ss.signIn, sm.SignIn)
 	}
 	set(r.over, m.Overflow)
 	set(r.open, m.Open)
