@@ -2,14 +2,15 @@
 // by the server.json format, and their client-side validation (the daemon
 // validates again).
 
-import type { Argument, CatalogEntry, Input, KeyValue, Package } from './types';
+import type { Argument, CatalogEntry, Input, KeyValue, Package, Remote } from './types';
 
 export type Format = 'string' | 'number' | 'boolean' | 'filepath' | 'directory';
 
 export interface Field {
   key: string; // the key of "values" in POST /installs
   label: string;
-  kind: 'env' | 'arg';
+  /** An environment variable or argument of a package; a header or URL variable of a remote. */
+  kind: 'env' | 'arg' | 'header' | 'var';
   format: Format;
   required: boolean;
   secret: boolean;
@@ -24,6 +25,28 @@ export const INSTALLABLE = new Set(['npm', 'pypi', 'oci', 'mcpb', 'command']);
 /** installablePackage is the package the installer would use, or undefined. */
 export function installablePackage(e: CatalogEntry): Package | undefined {
   return (e.packages ?? []).find((p) => INSTALLABLE.has(p.registryType) && (!p.transport || p.transport.type === 'stdio'));
+}
+
+/** installableRemote is the remote the installer would connect to (as catalog.InstallableRemote), or undefined. */
+export function installableRemote(e: CatalogEntry): Remote | undefined {
+  return (e.remotes ?? []).find((r) => (r.type === 'streamable-http' || r.type === 'sse') && /^(https?:\/\/|\{)/.test(r.url));
+}
+
+/**
+ * remoteFieldsOf lists what installing a remote asks for: its URL's
+ * variables, then the headers without a fixed value (a secret one, such as
+ * an API key, goes to the secret store, never to config.json). The keys
+ * are the "values" of POST /installs, as catalog's Remote.Setup takes them.
+ */
+export function remoteFieldsOf(r: Remote | undefined): Field[] {
+  if (!r) return [];
+  const out: Field[] = [];
+  for (const name of Object.keys(r.variables ?? {}).sort()) out.push(field(name, name, 'var', r.variables![name]));
+  for (const h of r.headers ?? []) {
+    if (!h.name || h.value) continue;
+    out.push(field(h.name, h.name, 'header', h));
+  }
+  return out;
 }
 
 function format(i: Input): Format {

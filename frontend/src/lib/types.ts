@@ -363,6 +363,15 @@ export interface Package {
   environmentVariables?: KeyValue[];
 }
 
+/** A hosted endpoint of a catalog entry (server.json remotes[]). */
+export interface Remote {
+  type: string;
+  /** May hold {variables}, each an input of the install. */
+  url: string;
+  headers?: KeyValue[];
+  variables?: Record<string, Input>;
+}
+
 export interface CatalogEntry {
   name: string;
   title?: string;
@@ -371,6 +380,9 @@ export interface CatalogEntry {
   websiteUrl?: string;
   repository?: { url: string; source?: string; subfolder?: string };
   packages?: Package[];
+  remotes?: Remote[];
+  /** How it installs: local (a package run here), remote (only a hosted endpoint), both, or none. */
+  kind?: 'local' | 'remote' | 'both' | 'none';
   shortName?: string;
   source?: string;
   status?: string;
@@ -422,4 +434,6 @@ export interface InstallEvent {
   done?: boolean;
   error?: string;
   tools?: (string | ToolInfo)[];
+  /** What the user still has to do after a successful install (a remote that asks for a sign-in). */
+  notice?: string;
 }
