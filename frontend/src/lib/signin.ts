@@ -45,7 +45,7 @@ export function authLook(a: AuthStatus): AuthLook {
     case SIGNED_IN:
       return { label: 'Signed in', tone: 'ok', text: 'Switchboard holds a sign-in for it and renews it by itself.' };
     case SIGNING_IN:
-      return { label: 'Signing in…', tone: 'info', text: 'Waiting for you to finish signing in in the browser.' };
+      return { label: 'Signing in…', tone: 'info', text: 'Waiting for you to finish in the browser.' };
     case NEEDS_SIGN_IN:
       return { label: 'Needs sign-in', tone: 'warn', text: reasonText(a.reason, a.scope) || 'Its calls fail until you sign in.' };
     default:
