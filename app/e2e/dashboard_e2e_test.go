@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/app/internal/testutil/oauthfake"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/frontend"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -31,7 +33,9 @@ import (
 // after a 20 s burst of 300 calls/s into the open History page (the bounds
 // are in frontend/e2e/walk.mjs), the not-running banner, and a tool of
 // alpha whose description changed held with its diff and approved in the
-// page.
+// page, and a remote server behind a loopback OAuth server signed in from
+// its page (the why shown first), signed out after a confirmation, and
+// signed in again from the servers list.
 func TestDashboardInChromium(t *testing.T) {
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
@@ -65,6 +69,7 @@ func TestDashboardInChromium(t *testing.T) {
 	// walk imports from the Servers page's first-run guide.
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home)
+	t.Setenv(daemon.TestBrowserEnv, "follow")
 	d := startDaemon(t, home)
 	cursorFile := filepath.Join(d.userHome, ".cursor", "mcp.json")
 	if err := os.MkdirAll(filepath.Dir(cursorFile), 0o755); err != nil {
@@ -92,6 +97,11 @@ func TestDashboardInChromium(t *testing.T) {
 	remoteURL := "http://" + gone.Addr().String() + "/mcp"
 	gone.Close()
 
+	// The remote server the walk signs in to: behind a loopback OAuth
+	// server that approves at once, "opened" by the daemon's test browser
+	// (an HTTP client that follows the redirects).
+	oauth := oauthfake.New(t)
+
 	lc, err := d.client.LoginCode(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +117,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	cmd := exec.CommandContext(t.Context(), node, "../../frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
 		"--out", screenshotsDir, "--mutate", "--first-run", "cursor", "--install", entryName, "--add", "beta="+string(addCfg),
-		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--remote", "gamma="+remoteURL, "--revoke", "cursor", "--held", "alpha", "--chromium", chromium)
+		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--remote", "gamma="+remoteURL, "--revoke", "cursor", "--held", "alpha", "--signin", "delta="+oauth.URL("/mcp"), "--chromium", chromium)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_E2E_TOKEN="+d.client.Token, "TMPDIR="+t.TempDir())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -172,6 +182,18 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if !heldSeen || !approvedSeen {
 		t.Errorf("alpha's lifecycle lacks the held echo (%v) or its approval in the page (%v): %+v", heldSeen, approvedSeen, evs)
+	}
+	// The sign-ins the walk made in the page are the daemon's: signed in
+	// again at the end, after a sign-out the authorization server revoked.
+	delta, err := d.client.Server(t.Context(), "delta")
+	if err != nil || delta.Auth == nil || delta.Auth.State != wire.AuthSignedIn {
+		t.Errorf("delta after the walk: auth %+v, %v; want signed in", delta.Auth, err)
+	}
+	if n := oauth.Count("authorize"); n < 2 {
+		t.Errorf("the OAuth server saw %d sign-ins, want 2 (the page's and the list's)", n)
+	}
+	if len(oauth.Revoked()) == 0 {
+		t.Error("signing out in the page revoked nothing at the OAuth server")
 	}
 	shots, _ := filepath.Glob(filepath.Join(screenshotsDir, "*.png"))
 	if len(shots) < 20 {

@@ -40,6 +40,14 @@ function makeState(now) {
       config: { command: 'uvx', args: ['mcp-server-time'] },
       state: 'stopped', restarts: 1, tools: [{ name: 'get_current_time' }, { name: 'convert_time' }], processes: [],
     },
+    // A remote server behind OAuth that was never signed in: its calls
+    // fail until the user signs in (POST .../login, then the browser).
+    notion: {
+      config: { url: 'https://mcp.notion.example/mcp', transport: 'streamable-http' },
+      state: 'failing', restarts: 0, processes: [], tools: undefined,
+      lastError: 'remote server "notion" needs sign-in (first use): run `switchboard auth login notion`',
+      auth: { state: 'needs sign-in', reason: 'first use', since: iso(now - 600_000) },
+    },
   };
   // 5000 calls over the last 24 h, newest first.
   const tools = [['everything', 'echo'], ['everything', 'add'], ['everything', 'printEnv'], ['time', 'get_current_time'], ['filesystem', 'read_file']];
@@ -85,7 +93,9 @@ function makeState(now) {
       { name: 'io.github.brave/brave-search-mcp-server', title: 'Brave Search', description: 'Web and local search through the Brave Search API.', version: '2.0.58', shortName: 'brave-search', source: 'registry', status: 'active',
         packages: [{ registryType: 'npm', identifier: '@brave/brave-search-mcp-server', version: '2.0.58', transport: { type: 'stdio' },
           environmentVariables: [{ name: 'BRAVE_API_KEY', description: 'Your Brave Search API key', isRequired: true, isSecret: true }, { name: 'BRAVE_MAX_RESULTS', format: 'number', description: 'Results per query' }, { name: 'BRAVE_SAFE', format: 'boolean', description: 'Safe search' }] }] },
-      { name: 'io.github.example/remote-only', title: 'Remote only', description: 'A server that only runs remotely (streamable HTTP), so it cannot be installed locally.', version: '0.3.0', source: 'registry', status: 'deprecated', packages: [] },
+      { name: 'io.github.example/remote-only', title: 'Remote only', description: 'A hosted server (streamable HTTP): installing it connects Switchboard to it, with your API key and a sign-in.', version: '0.3.0', source: 'registry', status: 'active', kind: 'remote', shortName: 'remote-only', packages: [],
+        remotes: [{ type: 'streamable-http', url: 'https://{workspace}.remote.example/mcp', variables: { workspace: { isRequired: true, description: 'Your workspace' } },
+          headers: [{ name: 'X-Api-Key', isRequired: true, isSecret: true, description: 'Your API key' }] }] },
     ],
   };
 }
@@ -94,7 +104,7 @@ function view(name, s) {
   return {
     name, config: s.config, enabled: s.config.enabled !== false, state: s.config.enabled === false ? 'disabled' : s.state,
     mode: 'shared', processes: s.processes ?? [], restarts: s.restarts ?? 0, lastError: s.lastError, usage: s.state === 'running' ? s.usage : undefined,
-    recentLogs: [], tools: s.tools ?? [], listed: s.tools !== undefined,
+    recentLogs: [], tools: s.tools ?? [], listed: s.tools !== undefined, auth: s.auth,
     // As app/api/servers.go words it for a remote server and a hand-added one.
     sandbox: s.config.url
       ? { confined: false, network: false, enforced: false, reason: 'a remote server: it runs on its own host, nothing runs here to confine' }
@@ -247,6 +257,34 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
         return;
       }
       if (verb === 'logs') return json(res, 200, Array.from({ length: 30 }, (_, i) => ({ time: new Date(Date.now() - (30 - i) * 60_000).toISOString(), pid: 4242, stream: 'stderr', text: i === 3 ? 'Secure MCP server running on stdio' : `[info] handled request ${i}` })));
+      if (m === 'POST' && (verb === 'login' || verb === 'logout')) {
+        if (!s.config.url) return json(res, 400, { error: `server "${name}" is a local process, not a remote server: it has no sign-in` });
+        if (verb === 'logout') {
+          clearTimeout(s.signInTimer);
+          s.auth = { state: 'needs sign-in', reason: 'signed out', since: new Date().toISOString() };
+          s.state = 'failing';
+          s.processes = [];
+          s.lastError = `remote server "${name}" needs sign-in (signed out): run \`switchboard auth login ${name}\``;
+          emit('auth', { server: name, state: s.auth.state, reason: s.auth.reason });
+          return json(res, 200, { server: name, revoked: true, auth: s.auth });
+        }
+        // The fake "browser" does not open: the page shows the link; the
+        // user "comes back" from it 1.5 s later.
+        const link = `https://auth.notion.example/authorize?client_id=switchboard&state=${Date.now().toString(36)}`;
+        s.auth = { state: 'signing in', reason: s.auth?.reason, signInUrl: link, since: new Date().toISOString() };
+        emit('auth', { server: name, state: s.auth.state, reason: s.auth.reason });
+        clearTimeout(s.signInTimer);
+        s.signInTimer = setTimeout(() => {
+          s.auth = { state: 'signed in', since: new Date().toISOString() };
+          s.lastError = undefined;
+          s.tools = [{ name: 'search', description: 'Search the workspace' }, { name: 'fetch', description: 'Fetch a page' }];
+          emit('auth', { server: name, state: 'signed in' });
+          setState(name, 'running', 'ready');
+          s.processes = [{ pid: 0, state: 'ready', started: new Date().toISOString(), inFlight: 0, leased: false, transport: 'streamable-http', serverInfo: 'notion-mcp 1.0.0', protocol: '2025-11-25' }];
+          emit('tools', { server: name });
+        }, 1500);
+        return json(res, 200, { server: name, signInUrl: link, browserOpened: false, auth: s.auth });
+      }
       if (m === 'POST' && ['start', 'stop', 'restart', 'update'].includes(verb)) {
         if (s.config.enabled === false) return json(res, 409, { error: `server "${name}" is disabled in config.json; set "enabled": true to use it` });
         if (name === 'filesystem' && verb !== 'stop') {
@@ -363,6 +401,26 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       if (!e) return json(res, 404, { error: `no catalog entry "${b?.entry}"` });
       if (st.servers[b.server]) return json(res, 409, { error: `server "${b.server}" already exists` });
       const id = `inst-${Date.now().toString(36)}`;
+      if (b.remote || e.kind === 'remote') {
+        // As app/api/install_remote.go: resolve, configure (the secret
+        // headers to the store), verify (the first connect, which asks
+        // for a sign-in).
+        const r = e.remotes[0];
+        const missing = Object.entries(r.variables ?? {}).find(([k, v]) => v.isRequired && !b.values?.[k]) ?? (r.headers ?? []).map((h) => [h.name, h]).find(([k, h]) => h.isRequired && !b.values?.[k]);
+        if (missing) return json(res, 400, { error: `invalid inputs for ${e.name}: input ${missing[0]}: required, but no value was given` });
+        const url = r.url.replace(/\{(\w+)\}/g, (_, k) => b.values[k]);
+        const secrets = (r.headers ?? []).filter((h) => h.isSecret && b.values?.[h.name]).map((h) => h.name);
+        const notice = `it needs a sign-in (needs sign-in: first use): run \`switchboard auth login ${b.server}\``;
+        const steps = [['resolve', `remote streamable-http at ${url}; secret headers ${secrets.join(', ')}`], ['configure', `storing ${secrets.length} secret headers and adding ${b.server} to config.json`], ['verify', `connecting to ${url}`]];
+        steps.forEach(([phase, line], i) => setTimeout(() => emit('install', { id, server: b.server, phase, line }), 300 + i * 350));
+        setTimeout(() => {
+          st.servers[b.server] = { config: { url, transport: r.type, secretHeaders: Object.fromEntries(secrets.map((h) => [h, h])), install: { entry: e.name, version: e.version, type: 'remote' } },
+            state: 'failing', restarts: 0, processes: [], lastError: `remote server "${b.server}" needs sign-in (first use)`, auth: { state: 'needs sign-in', reason: 'first use', since: new Date().toISOString() } };
+          emit('config', {});
+          emit('install', { id, server: b.server, phase: 'verify', done: true, line: `installed ${b.server}, remote at ${url}: ${notice}`, notice });
+        }, 300 + steps.length * 350 + 200);
+        return json(res, 202, { id, server: b.server, entry: e.name, remote: true });
+      }
       const pkg = e.packages[0];
       const steps = [
         ['resolve', `resolving ${pkg.identifier}@${pkg.version}`],

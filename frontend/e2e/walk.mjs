@@ -24,6 +24,16 @@
 // mode, disabled, with a secret header, and checks that the list says it
 // is remote and its page shows the URL and the header's name, never the
 // secret's value.
+// --signin NAME[=URL] walks a remote server's sign-in (behind a loopback
+// OAuth server whose browser is an HTTP client, or the fake's): with URL
+// it is added through the API first and started, which asks for the
+// sign-in. The list and the server's page say it needs one and why; Sign
+// in on the page goes live to signed in (the link shown while under way);
+// Sign out asks first and then reads "signed out"; Sign in in the list
+// signs it in again.
+// --install-remote ENTRY installs a catalog entry that has only remotes:
+// its header inputs (the secret one a password field), the install's
+// phases, and the sign-in it asks for offered in the dialog and done there.
 // --held SERVER (a test MCP server) gives its echo tool another description
 // through the API (the daemon relaunches and relists it, as after an
 // update), sees the tool held with the diff on the server's page, approves
@@ -42,7 +52,7 @@ const BURST_RATE = 300;
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 function parseArgs(argv) {
-  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', burst: 0, broken: '', remote: '', firstRun: '', held: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
+  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', burst: 0, broken: '', remote: '', firstRun: '', held: '', signin: '', installRemote: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -61,6 +71,8 @@ function parseArgs(argv) {
     else if (a === '--remote') o.remote = val();
     else if (a === '--first-run') o.firstRun = val();
     else if (a === '--held') o.held = val();
+    else if (a === '--signin') o.signin = val();
+    else if (a === '--install-remote') o.installRemote = val();
     else if (a === '--chromium') o.chromium = val();
     else if (a === '--fake') o.fake = o.mutate = true;
     else if (a === '--mutate') o.mutate = true;
@@ -82,6 +94,9 @@ if (opts.fake) {
   const { startFakeApi } = await import('./fake-api.mjs');
   fake = await startFakeApi();
   opts.base = fake.url;
+  // The fake's remote server that needs a sign-in, and its remote-only entry.
+  opts.signin ||= 'notion';
+  opts.installRemote ||= 'io.github.example/remote-only';
   opts.login = fake.loginPath;
 }
 // The page reaches the daemon through a TCP relay the walk can cut, to see
@@ -345,6 +360,87 @@ async function walkPages(scheme, interact) {
     await go('servers');
     const summary = (await page.locator(`tr[data-server="${name}"] [data-remote]`).innerText()).trim();
     if (summary !== 'remote · auto') throw new Error(`the servers list shows the remote server as "${summary}"`);
+  }
+  if (interact && opts.signin) {
+    step = 'a remote server that needs a sign-in: the why, Sign in, signed in live, Sign out after a confirmation';
+    const eq = opts.signin.indexOf('=');
+    const [name, url] = eq > 0 ? [opts.signin.slice(0, eq), opts.signin.slice(eq + 1)] : [opts.signin, ''];
+    if (url) {
+      await daemonAPI('POST', '/api/v1/remotes', { name, url });
+      // The first connect gets the remote's 401, which asks for the sign-in.
+      await daemonAPI('POST', `/api/v1/servers/${encodeURIComponent(name)}/start`).catch((e) => console.log(`sign-in: starting ${name} before its sign-in: ${e.message}`));
+    }
+    await go('servers');
+    const row = page.locator(`tr[data-server="${name}"]`);
+    await row.locator('[data-auth-row="needs sign-in"]').waitFor({ timeout: 30000 });
+    const rowText = (await row.locator('[data-auth-row]').innerText()).trim();
+    if (rowText !== 'Needs sign-in · First use: Switchboard has not signed in to it yet.') throw new Error(`the servers list says of ${name}: "${rowText}"`);
+    await row.getByRole('button', { name: `Sign in to ${name}` }).waitFor();
+    await shot('servers-needs-signin');
+    await row.locator('td.name a').click();
+    const card = page.locator('[data-signin-card]');
+    await card.waitFor();
+    const why = (await card.locator('[data-auth-why]').innerText()).trim();
+    if (why !== 'First use: Switchboard has not signed in to it yet.') throw new Error(`the page says why ${name} needs a sign-in: "${why}"`);
+    await shot('server-signin-needed');
+    await card.getByRole('button', { name: `Sign in to ${name}` }).click();
+    // Under way: the link is the fallback (a browser that follows the
+    // redirects at once may be back before the page shows it).
+    await card.locator('[data-signin-link] a, [data-auth="signed in"]').first().waitFor();
+    let linkShown = '';
+    if (await card.locator('[data-signin-link] a').count()) {
+      linkShown = (await card.locator('[data-signin-link] a').getAttribute('href')) ?? '';
+      if (!/^https?:\/\//.test(linkShown)) throw new Error(`the sign-in link is "${linkShown}"`);
+      await shot('server-signing-in');
+    }
+    await card.locator('[data-auth="signed in"]').waitFor({ timeout: 30000 });
+    const note = (await card.locator('[data-auth-note]').innerText()).trim();
+    if (note !== `Connected: signed in to ${name}.`) throw new Error(`after the sign-in the page says "${note}"`);
+    await shot('server-signed-in');
+    step = 'sign out after a confirmation';
+    await card.getByRole('button', { name: 'Sign out…' }).click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await dlg.waitFor({ state: 'detached' });
+    await card.locator('[data-auth="needs sign-in"]').waitFor({ timeout: 15000 });
+    const after = (await card.locator('[data-auth-why]').innerText()).trim();
+    if (after !== 'You signed out.') throw new Error(`after signing out the page says "${after}"`);
+    step = 'sign in again from the servers list';
+    await go('servers');
+    await row.getByRole('button', { name: `Sign in to ${name}` }).click();
+    await row.locator('[data-auth-row]').waitFor({ state: 'detached', timeout: 30000 });
+    console.log(`sign-in: ${name} needed one (first use), signed in from its page${linkShown ? ` (link shown: ${new URL(linkShown).origin})` : ' (back before the link showed)'}, signed out after the confirmation, signed in again from the list`);
+  }
+  if (interact && opts.installRemote) {
+    step = 'install a remote-only catalog entry: its secret header, then the sign-in it asks for, in the dialog';
+    await go(`catalog/${encodeURIComponent(opts.installRemote)}`);
+    await page.locator('.detail [data-catalog-remote]').waitFor();
+    await page.getByRole('button', { name: 'Install…' }).click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.locator('[data-remote-url]').waitFor();
+    const secretInput = dlg.locator('.field input[type=password]');
+    if ((await secretInput.count()) !== 1) throw new Error(`the remote's secret header is ${await secretInput.count()} password fields`);
+    const secret = 'walk-remote-key-never-shown';
+    await secretInput.fill(secret);
+    for (const input of await dlg.locator('.field input[type=text][aria-required=true]').all()) await input.fill('acme');
+    const nameInput = dlg.locator('#inst-name');
+    const installedName = `${await nameInput.inputValue()}-e2e`;
+    await nameInput.fill(installedName);
+    await shot('install-remote');
+    await dlg.getByRole('button', { name: 'Install', exact: true }).click();
+    await dlg.locator('.ok-note, .error-note').first().waitFor({ timeout: 60000 });
+    if (await dlg.locator('.error-note').count()) throw new Error(`the remote install failed: ${await dlg.locator('.error-note').first().innerText()}`);
+    const phases = (await dlg.locator('ol.phases').innerText()).replace(/\s+/g, ' ');
+    if (!/Configure/.test(phases) || /Download/.test(phases)) throw new Error(`the remote install's phases: ${phases}`);
+    const here = dlg.locator('[data-install-signin]');
+    await here.waitFor({ timeout: 15000 });
+    await shot('install-remote-signin');
+    await here.getByRole('button', { name: `Sign in to ${installedName}` }).click();
+    await here.locator('[data-auth="signed in"]').waitFor({ timeout: 30000 });
+    if ((await page.content()).includes(secret)) throw new Error("the page holds the remote's secret header value");
+    await dlg.getByRole('button', { name: 'Close' }).last().click();
+    await dlg.waitFor({ state: 'detached' });
+    console.log(`install remote: ${opts.installRemote} installed as ${installedName}, signed in from the install dialog`);
   }
   const first = page.locator('table.servers tbody tr td.name a').first();
   if (interact && (await first.count())) {
