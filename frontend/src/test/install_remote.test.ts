@@ -92,7 +92,7 @@ describe('InstallDialog for a remote', () => {
     es.emit('install', { id: 'r1', server: 'notes', phase: 'verify', done: true, notice: 'it needs a sign-in (needs sign-in: first use): run `switchboard auth login notes`' }, 2);
     flushSync();
     expect(done).toBe('notes');
-    expect(document.querySelector('[data-install-notice]')!.textContent).toBe('It needs a sign-in (needs sign-in: first use).');
+    expect(document.querySelector('[data-install-notice]')!.textContent).toBe('It needs a sign-in (first use).');
     expect(document.querySelector('[data-install-signin]')).toBeNull(); // not until the view says so
 
     // The server's view (refetched after the install) asks for a sign-in.
@@ -102,7 +102,7 @@ describe('InstallDialog for a remote', () => {
     const here = document.querySelector('[data-install-signin]')!;
     expect(here.querySelector('[data-auth-why]')!.textContent).toBe('First use: Switchboard has not signed in to it yet.');
     expect([...here.querySelectorAll('button')].map((b) => b.textContent!.trim())).toContain('Sign in');
-    expect(document.querySelector('[data-install-notice]')!.textContent).toBe('It needs a sign-in (needs sign-in: first use): sign in below.');
+    expect(document.querySelector('[data-install-notice]')!.textContent).toBe('It needs a sign-in (first use): sign in below.');
     expect(document.body.innerHTML).not.toContain(secret);
 
     // Signed in (the auth event): the dialog says so where it offered it.
