@@ -24,6 +24,7 @@
 //	      "url": "https://mcp.linear.app/mcp",
 //	      "headers": {"X-Team": "a"},
 //	      "secretHeaders": {"Authorization": "linear-token"},
+//	      "oauth": {"clientId": "abc", "clientSecret": "linear-client-secret"},
 //	      "transport": "auto"
 //	    }
 //	  },
@@ -140,6 +141,11 @@ type Server struct {
 	// value (an "Authorization" header, say), so that it is not in this
 	// file.
 	SecretHeaders map[string]string `json:"secretHeaders,omitempty"`
+
+	// OAuth is how a remote server's sign-in identifies Switchboard (a
+	// pre-registered client, scopes, a client metadata document); nil:
+	// dynamic registration. See OAuth.
+	OAuth *OAuth `json:"oauth,omitempty"`
 
 	// Transport is how a remote server is reached: "" or TransportAuto
 	// (streamable HTTP, falling back to HTTP+SSE when the server refuses
@@ -337,6 +343,7 @@ func (s Server) clone() Server {
 	out.Env = maps.Clone(s.Env)
 	out.Headers = maps.Clone(s.Headers)
 	out.SecretHeaders = maps.Clone(s.SecretHeaders)
+	out.OAuth = s.OAuth.clone()
 	if s.Enabled != nil {
 		v := *s.Enabled
 		out.Enabled = &v

@@ -201,6 +201,10 @@ func (s Server) appendJSON(b []byte) []byte {
 		w.key("secretHeaders")
 		w.b = appendObject(w.b, s.SecretHeaders, appendString)
 	}
+	if s.OAuth != nil {
+		w.key("oauth")
+		w.b = s.OAuth.appendJSON(w.b)
+	}
 	if len(s.Args) > 0 {
 		w.key("args")
 		w.b = appendStrings(w.b, s.Args)

@@ -371,6 +371,8 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 			s.Headers, err = p.env(f, m.valOff, m.val)
 		case "secretHeaders":
 			s.SecretHeaders, err = p.env(f, m.valOff, m.val)
+		case "oauth":
+			s.OAuth, err = p.oauth(f, m.valOff, m.val)
 		case "transport":
 			err = p.scalar(f, m.valOff, m.val, &s.Transport, `"auto", "streamable-http" or "sse"`)
 		case "args":

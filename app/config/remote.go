@@ -26,7 +26,8 @@ var ownHeaders = []string{"Accept", "Content-Type", "Content-Length", "Host", "C
 //   - transport is "", "auto", "streamable-http" or "sse";
 //   - header names are HTTP field names, not ones the transport sets
 //     itself, and values have no line breaks; a header is not both plain
-//     and secret; a secret header names a secret (1 to 256 bytes, no '/').
+//     and secret; a secret header names a secret (1 to 256 bytes, no '/');
+//   - oauth, if set, is valid (see OAuth.validate).
 func (s Server) validateRemote(field string) *Error {
 	if e := validateURL(field+".url", s.URL); e != nil {
 		return e
@@ -69,7 +70,7 @@ func (s Server) validateRemote(field string) *Error {
 			return invalid(field+".secretHeaders."+name, "invalid secret name %q: use 1 to 256 bytes without '/' or NUL", key)
 		}
 	}
-	return nil
+	return s.OAuth.validate(field + ".oauth")
 }
 
 func validateHeaderName(field, name string) *Error {

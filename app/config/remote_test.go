@@ -182,3 +182,124 @@ func TestPointsAt(t *testing.T) {
 		t.Errorf("CheckNotSelf = %v, want one error for servers.self.url", errs)
 	}
 }
+
+func TestRemoteOAuthRoundTrip(t *testing.T) {
+	in := server(`{"url": "https://mcp.example.com/mcp", "oauth": {"clientMetadataUrl": "https://example.com/sb.json",
+	  "scopes": ["read", "write"], "clientSecret": "client-secret", "clientId": "abc"}}`)
+	cfg, err := Parse("config.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &OAuth{ClientID: "abc", ClientSecret: "client-secret", Scopes: []string{"read", "write"}, ClientMetadataURL: "https://example.com/sb.json"}
+	if diff := cmp.Diff(want, cfg.Servers["fs"].OAuth); diff != "" {
+		t.Fatalf("parsed oauth (-want +got):\n%s", diff)
+	}
+	_, data := saveAndRead(t, cfg)
+	const wantFile = `      "oauth": {
+        "clientId": "abc",
+        "clientSecret": "client-secret",
+        "scopes": [
+          "read",
+          "write"
+        ],
+        "clientMetadataUrl": "https://example.com/sb.json"
+      }`
+	if !strings.Contains(string(data), wantFile) {
+		t.Errorf("saved file has not the oauth keys in order; got:\n%s", data)
+	}
+	again, err := Parse("config.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cfg, again, cmpOpts); diff != "" {
+		t.Errorf("round trip (-first +second):\n%s", diff)
+	}
+	c := cfg.Clone()
+	c.Servers["fs"].OAuth.Scopes[0] = "admin"
+	c.Servers["fs"].OAuth.ClientID = "other"
+	if o := cfg.Servers["fs"].OAuth; o.Scopes[0] != "read" || o.ClientID != "abc" {
+		t.Error("Clone shares the oauth key")
+	}
+	// An empty object is no oauth at all, and is not written.
+	cfg, err = Parse("config.json", []byte(server(`{"url": "https://mcp.example.com/mcp", "oauth": {}}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cfg.Servers["fs"].OAuth; o != nil {
+		t.Errorf(`"oauth": {} parsed as %+v, want nil`, o)
+	}
+}
+
+func TestParseRemoteOAuthErrors(t *testing.T) {
+	for _, tt := range []struct {
+		entry, field, msg string
+	}{
+		{`{"url": "https://x.example/mcp", "oauth": "abc"}`, "servers.fs.oauth", "expected an object"},
+		{`{"url": "https://x.example/mcp", "oauth": {"clientID": "abc"}}`, "servers.fs.oauth.clientID", "one of clientId"},
+		{`{"url": "https://x.example/mcp", "oauth": {"clientId": 12}}`, "servers.fs.oauth.clientId", "a string"},
+		{`{"url": "https://x.example/mcp", "oauth": {"scopes": "read"}}`, "servers.fs.oauth.scopes", "an array of strings"},
+		// Whatever the value of clientSecret is, it is not quoted.
+		{`{"url": "https://x.example/mcp", "oauth": {"clientId": "a", "clientSecret": 987654321}}`, "servers.fs.oauth.clientSecret", "(a number)"},
+	} {
+		_, err := Parse("config.json", []byte(server(tt.entry)))
+		if err == nil {
+			t.Errorf("Parse(%s) = nil error, want one for %s", tt.entry, tt.field)
+			continue
+		}
+		if e := asError(t, err); e.Field != tt.field || e.Line == 0 || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("Parse(%s) = %v (field %q), want field %q with a position and %q", tt.entry, err, e.Field, tt.field, tt.msg)
+		}
+		if strings.Contains(err.Error(), "987654321") {
+			t.Errorf("the error quotes the client secret: %v", err)
+		}
+	}
+}
+
+func TestValidateRemoteOAuth(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		oauth OAuth
+		field string // "" means valid
+		msg   string
+	}{
+		{"client id", OAuth{ClientID: "abc"}, "", ""},
+		{"confidential client", OAuth{ClientID: "abc", ClientSecret: "r-secret"}, "", ""},
+		{"scopes only", OAuth{Scopes: []string{"read", "mcp:tools"}}, "", ""},
+		{"metadata document", OAuth{ClientMetadataURL: "https://example.com/c/sb.json"}, "", ""},
+		{"secret without id", OAuth{ClientSecret: "r-secret"}, "servers.r.oauth.clientSecret", "needs the clientId"},
+		{"secret name with slash", OAuth{ClientID: "a", ClientSecret: "x/y"}, "servers.r.oauth.clientSecret", "invalid secret name"},
+		{"client id with spaces", OAuth{ClientID: " abc"}, "servers.r.oauth.clientId", "surrounding spaces"},
+		{"client id with newline", OAuth{ClientID: "a\nb"}, "servers.r.oauth.clientId", "control characters"},
+		{"empty scope", OAuth{Scopes: []string{"read", ""}}, "servers.r.oauth.scopes[1]", "invalid scope"},
+		{"scope with space", OAuth{Scopes: []string{"read write"}}, "servers.r.oauth.scopes[0]", "without spaces"},
+		{"metadata over http", OAuth{ClientMetadataURL: "http://example.com/sb.json"}, "servers.r.oauth.clientMetadataUrl", "https://"},
+		{"metadata on loopback http", OAuth{ClientMetadataURL: "http://127.0.0.1/sb.json"}, "servers.r.oauth.clientMetadataUrl", "https://"},
+		{"metadata without path", OAuth{ClientMetadataURL: "https://example.com/"}, "servers.r.oauth.clientMetadataUrl", "needs a path"},
+		{"metadata with fragment", OAuth{ClientMetadataURL: "https://example.com/sb.json#x"}, "servers.r.oauth.clientMetadataUrl", "fragment"},
+		{"metadata without host", OAuth{ClientMetadataURL: "https:///sb.json"}, "servers.r.oauth.clientMetadataUrl", "https://"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			o := tt.oauth
+			c.Servers["r"] = Server{URL: "https://mcp.example.com/mcp", OAuth: &o}
+			err := c.Validate()
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want an error for %s", tt.field)
+			}
+			if e := asError(t, err); e.Field != tt.field || !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("Validate() = %v (field %q), want field %q and %q in the message", err, e.Field, tt.field, tt.msg)
+			}
+		})
+	}
+	c := validConfig()
+	c.Servers["l"] = Server{Command: "x", OAuth: &OAuth{ClientID: "a"}}
+	if err := c.Validate(); err == nil || asError(t, err).Field != "servers.l.oauth" {
+		t.Errorf("oauth on a local server: Validate() = %v, want an error for servers.l.oauth", err)
+	}
+}

@@ -160,7 +160,7 @@ func (s Server) validate(name string) *Error {
 		for _, remote := range []struct {
 			key string
 			set bool
-		}{{"headers", len(s.Headers) > 0}, {"secretHeaders", len(s.SecretHeaders) > 0}, {"transport", s.Transport != ""}} {
+		}{{"headers", len(s.Headers) > 0}, {"secretHeaders", len(s.SecretHeaders) > 0}, {"transport", s.Transport != ""}, {"oauth", s.OAuth != nil}} {
 			if remote.set {
 				return invalid(field+"."+remote.key, "only a remote server (one with a url) takes %s", remote.key)
 			}

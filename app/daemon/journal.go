@@ -34,7 +34,8 @@ func journal(hist *history.Store) func(api.JournalEntry) {
 
 // relaunchedServers names the servers of next, enabled in both, whose
 // program changed since prev: command, arguments, environment, working
-// directory, secrets or installed version.
+// directory, secrets or installed version; for a remote server, its URL,
+// transport, headers or OAuth client.
 func relaunchedServers(prev, next map[string]config.Server) []string {
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(next)) {
@@ -46,7 +47,7 @@ func relaunchedServers(prev, next map[string]config.Server) []string {
 		if before.Command != after.Command || !slices.Equal(before.Args, after.Args) || !maps.Equal(before.Env, after.Env) ||
 			before.Cwd != after.Cwd || !slices.Equal(before.SecretEnv, after.SecretEnv) || !reflect.DeepEqual(before.Install, after.Install) ||
 			before.URL != after.URL || before.Transport != after.Transport || !maps.Equal(before.Headers, after.Headers) ||
-			!maps.Equal(before.SecretHeaders, after.SecretHeaders) {
+			!maps.Equal(before.SecretHeaders, after.SecretHeaders) || !reflect.DeepEqual(before.OAuth, after.OAuth) {
 			out = append(out, name)
 		}
 	}
