@@ -118,10 +118,8 @@ func New(opts Options) (*Manager, error) {
 	if err != nil || u.Scheme != "http" || !config.IsLoopbackHost(u.Hostname()) || u.Port() == "" {
 		return nil, fmt.Errorf("remote sign-in: redirect URL %q must be http:// to a loopback address with a port", opts.RedirectURL)
 	}
-	if opts.ClientIDMetadataURL != "" {
-		if cu, err := url.Parse(opts.ClientIDMetadataURL); err != nil || cu.Scheme != "https" || cu.Path == "" || cu.Path == "/" {
-			return nil, fmt.Errorf("remote sign-in: client ID metadata URL %q must be an https URL with a path", opts.ClientIDMetadataURL)
-		}
+	if err := checkMetadataURL(opts.ClientIDMetadataURL); err != nil {
+		return nil, fmt.Errorf("remote sign-in: %w", err)
 	}
 	if opts.Browser == nil {
 		opts.Browser = SystemBrowser{}
@@ -154,8 +152,11 @@ func (m *Manager) Server(name, serverURL string, reg Registration) (*SignIn, err
 	if _, err := url.Parse(serverURL); err != nil || serverURL == "" {
 		return nil, fmt.Errorf("remote sign-in of %q: invalid server URL %q", name, serverURL)
 	}
+	if err := checkMetadataURL(reg.ClientIDMetadataURL); err != nil {
+		return nil, fmt.Errorf("remote sign-in of %q: %w", name, err)
+	}
 	m.mu.Lock()
-	if s := m.signIns[name]; s != nil && s.serverURL == serverURL && s.reg == reg {
+	if s := m.signIns[name]; s != nil && s.serverURL == serverURL && s.reg.equal(reg) {
 		m.mu.Unlock()
 		return s, nil
 	}
@@ -172,6 +173,17 @@ func (m *Manager) Server(name, serverURL string, reg Registration) (*SignIn, err
 		old.cancelLogin(errReplacedConfig)
 	}
 	return s, nil
+}
+
+// checkMetadataURL checks a Client ID Metadata Document's URL ("" is none).
+func checkMetadataURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	if u, err := url.Parse(raw); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
+		return fmt.Errorf("client ID metadata URL %q must be an https URL with a path", raw)
+	}
+	return nil
 }
 
 // pending is a sign-in waiting for the browser to come back.

@@ -58,6 +58,17 @@ type Status struct {
 type Registration struct {
 	ClientID     string
 	ClientSecret string // empty for a public client
+	// Scopes are asked for at every sign-in, with the ones the server
+	// advertises or asks for.
+	Scopes []string
+	// ClientIDMetadataURL, when set, replaces [Options.ClientIDMetadataURL]
+	// for this server.
+	ClientIDMetadataURL string
+}
+
+func (r Registration) equal(o Registration) bool {
+	return r.ClientID == o.ClientID && r.ClientSecret == o.ClientSecret &&
+		slices.Equal(r.Scopes, o.Scopes) && r.ClientIDMetadataURL == o.ClientIDMetadataURL
 }
 
 // ErrNeedsSignIn is matched (errors.Is) by every [NeedsSignInError].
@@ -140,6 +151,7 @@ type loginRun struct {
 }
 
 func newSignIn(m *Manager, name, serverURL string, reg Registration) (*SignIn, error) {
+	reg.Scopes = slices.Clone(reg.Scopes) // the caller's slice may change
 	s := &SignIn{m: m, name: name, serverURL: serverURL, reg: reg}
 	rec, err := loadRecord(m.opts.Secrets, name)
 	if err != nil {
@@ -151,14 +163,44 @@ func newSignIn(m *Manager, name, serverURL string, reg Registration) (*SignIn, e
 		m.logger.Info("the server's URL changed since its sign-in: it needs a new one", "server", name)
 		rec = nil
 	}
+	if rec != nil && !s.fits(rec) {
+		// Tokens of a client the configuration no longer names (its
+		// clientId or client metadata URL changed): a sign-in with the
+		// configured one replaces them.
+		m.logger.Info("the server's OAuth client changed since its sign-in: it needs a new one", "server", name)
+		rec = nil
+	}
 	s.rec = rec
 	s.status = Status{State: StateNeedsSignIn, Reason: ReasonFirstUse, Since: time.Now()}
-	if rec != nil && rec.Token != nil && (s.reg.ClientID == "" || s.reg.ClientID == rec.ClientID) {
+	if rec != nil && rec.Token != nil {
 		s.ts = s.newSource(rec)
 		s.protected = true
 		s.status = Status{State: StateSignedIn, Since: time.Now()}
 	}
 	return s, nil
+}
+
+// fits reports whether rec was got with the client a sign-in would use now:
+// the configured client id, the client metadata URL in force, or (with no
+// client id configured) the one Switchboard registered itself.
+func (s *SignIn) fits(rec *record) bool {
+	switch {
+	case s.reg.ClientID != "":
+		return rec.ClientID == s.reg.ClientID
+	case rec.Registered == registeredPre:
+		return false
+	case rec.Registered == registeredMetadataDocument:
+		return rec.ClientID == s.metadataURL()
+	}
+	return true
+}
+
+// metadataURL is the client metadata URL of this server's sign-ins; "" for none.
+func (s *SignIn) metadataURL() string {
+	if s.reg.ClientIDMetadataURL != "" {
+		return s.reg.ClientIDMetadataURL
+	}
+	return s.m.opts.ClientIDMetadataURL
 }
 
 // Name is the server's name.
@@ -527,7 +569,7 @@ func (s *SignIn) newHandler(fetch auth.AuthorizationCodeFetcher, meta *metadataR
 		// The handler unions the scopes it granted earlier only within its
 		// own lifetime; the stored ones make a step-up after a restart keep
 		// what was granted before.
-		ScopeFilter: func(discovered []string) []string { return unionScopes(granted, discovered) },
+		ScopeFilter: func(discovered []string) []string { return unionScopes(unionScopes(granted, s.reg.Scopes), discovered) },
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
 			got.cfg, got.src = c, c.TokenSource(ctx, t)
 			return got.src, nil
@@ -541,7 +583,7 @@ func (s *SignIn) newHandler(fetch auth.AuthorizationCodeFetcher, meta *metadataR
 			},
 		},
 	}
-	if u := s.m.opts.ClientIDMetadataURL; u != "" {
+	if u := s.metadataURL(); u != "" {
 		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: u}
 	}
 	reused := false
@@ -573,7 +615,7 @@ func (s *SignIn) signedIn(got captured, meta *metadataRecorder) error {
 	switch got.cfg.ClientID {
 	case s.reg.ClientID:
 		kind = registeredPre
-	case s.m.opts.ClientIDMetadataURL:
+	case s.metadataURL():
 		kind = registeredMetadataDocument
 	}
 	scopes := got.cfg.Scopes

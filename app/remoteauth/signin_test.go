@@ -603,3 +603,44 @@ func TestURLChangedNeedsNewSignIn(t *testing.T) {
 		t.Errorf("the first server's token endpoint got %d requests, want 1 (the sign-in; no refresh for the other URL)", n)
 	}
 }
+
+// TestRegistrationChangedNeedsNewSignIn: the configured scopes are asked
+// for, and tokens got with one pre-registered client are not used once the
+// entry names another client or none (after a restart, too).
+func TestRegistrationChangedNeedsNewSignIn(t *testing.T) {
+	ctx, f := newRemote(t)
+	d := startDaemon(t, t.TempDir(), remoteauth.FollowRedirects{}, 10*time.Second)
+	reg := remoteauth.Registration{ClientID: "client-1", Scopes: []string{"admin"}}
+	si, err := d.m.Server("linear", f.URL("/mcp"), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := si.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if asked := f.ScopeAsked(); len(asked) != 1 || !slices.Contains(strings.Fields(asked[0]), "admin") || !slices.Contains(strings.Fields(asked[0]), "tools") {
+		t.Errorf("authorize asked for scope %q, want the configured admin with the advertised tools", asked)
+	}
+	d = d.restart()
+	for _, tt := range []struct {
+		name string
+		reg  remoteauth.Registration
+		want remoteauth.State
+	}{
+		{"same client", reg, remoteauth.StateSignedIn},
+		{"same client, other scopes", remoteauth.Registration{ClientID: "client-1"}, remoteauth.StateSignedIn},
+		{"another client", remoteauth.Registration{ClientID: "client-2"}, remoteauth.StateNeedsSignIn},
+		{"no client configured", remoteauth.Registration{}, remoteauth.StateNeedsSignIn},
+	} {
+		si, err := d.m.Server("linear", f.URL("/mcp"), tt.reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := si.Status(); st.State != tt.want {
+			t.Errorf("%s: %+v, want %s", tt.name, st, tt.want)
+		}
+	}
+	if n := f.Count("token"); n != 1 {
+		t.Errorf("the token endpoint got %d requests, want 1 (the sign-in)", n)
+	}
+}
