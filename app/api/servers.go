@@ -198,6 +198,10 @@ func serverConfig(sc config.Server) wire.ServerConfig {
 	if sc.Sandbox != nil {
 		w.Sandbox, _ = sc.Sandbox.MarshalJSON() // cannot fail
 	}
+	if sc.OAuth != nil {
+		o := wire.OAuth(*sc.OAuth)
+		w.OAuth = &o
+	}
 	return w
 }
 

@@ -153,6 +153,18 @@ func TestServerConfigOnTheWire(t *testing.T) {
 		t.Errorf("sent back:\n got  %s\n want %s", again, want)
 	}
 
+	// A remote's oauth: the name of its client secret, never a value (the
+	// entry has none to give).
+	const remote = `{"url":"https://mcp.example.com/mcp","secretHeaders":{"X-Key":"key"},` +
+		`"oauth":{"clientId":"abc","clientSecret":"client-secret","scopes":["read"],"clientMetadataUrl":"https://example.com/sb.json"}}`
+	var rc config.Server
+	if err := json.Unmarshal([]byte(remote), &rc); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := json.Marshal(serverConfig(rc)); err != nil || string(got) != remote {
+		t.Errorf("remote served:\n got  %s (%v)\n want %s", got, err, remote)
+	}
+
 	// The zero entry, and null.
 	if got, _ := json.Marshal(serverConfig(config.Server{})); string(got) != `{"command":""}` {
 		t.Errorf("zero entry: %s", got)

@@ -36,6 +36,9 @@ type ServerConfig struct {
 	// SecretHeaders maps a header of a remote server to the name of the
 	// secret, in the secret store, that is its value.
 	SecretHeaders map[string]string `json:"secretHeaders,omitempty"`
+	// OAuth is how a remote server's sign-in identifies Switchboard; nil:
+	// dynamic registration.
+	OAuth *OAuth `json:"oauth,omitempty"`
 	// Args are the command-line arguments, not including the program name.
 	Args []string `json:"args,omitempty"`
 	// Env holds extra environment variables for the process.
@@ -75,6 +78,23 @@ type ServerConfig struct {
 
 	// Unknown holds the entry's other keys, with their JSON values.
 	Unknown map[string]json.RawMessage `json:"-"`
+}
+
+// OAuth is a remote server's OAuth client for its sign-in. It holds no
+// secret: ClientSecret is the name of the secret, in the secret store
+// under the server's name, that is the client's secret.
+type OAuth struct {
+	// ClientID is a client registered with the authorization server
+	// beforehand.
+	ClientID string `json:"clientId,omitempty"`
+	// ClientSecret names the secret holding that client's secret (never
+	// the secret); empty for a public client.
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes are asked for at every sign-in.
+	Scopes []string `json:"scopes,omitempty"`
+	// ClientMetadataURL is the https URL of a Client ID Metadata Document
+	// used as the client id where the authorization server supports them.
+	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
 }
 
 // IsEnabled reports whether the server should run: true unless Enabled is
