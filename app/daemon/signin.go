@@ -42,6 +42,7 @@ type signIns struct {
 	log     *slog.Logger
 	current func() *config.Config
 	manager atomic.Pointer[remoteauth.Manager]
+	secrets remoteauth.Secrets // the servers' OAuth client secrets; set by start before manager
 	browser *watchedBrowser
 	bus     *events.Bus     // sign-in changes go on the live feed
 	ctx     context.Context // sign-ins outlive the request that started them; close ends them
@@ -85,6 +86,7 @@ func (s *signIns) start(store remoteauth.Secrets, listen string, signedIn func(c
 	if err != nil {
 		return err
 	}
+	s.secrets = store
 	s.manager.Store(m)
 	return nil
 }
@@ -106,7 +108,30 @@ func (s *signIns) signIn(name string) (*remoteauth.SignIn, error) {
 	if !ok || !sc.IsRemote() {
 		return nil, fmt.Errorf("%q is not a remote server of the config", name)
 	}
-	return m.Server(name, sc.URL, remoteauth.Registration{})
+	reg, err := s.registration(name, sc.OAuth)
+	if err != nil {
+		return nil, err
+	}
+	return m.Server(name, sc.URL, reg)
+}
+
+// registration is the OAuth client of a server's config entry, its secret
+// read from the secret store (config.json only names it).
+func (s *signIns) registration(server string, o *config.OAuth) (remoteauth.Registration, error) {
+	if o == nil {
+		return remoteauth.Registration{}, nil
+	}
+	reg := remoteauth.Registration{ClientID: o.ClientID, Scopes: o.Scopes, ClientIDMetadataURL: o.ClientMetadataURL}
+	if o.ClientSecret != "" {
+		// s.secrets is set: the caller loaded the manager, stored after it.
+		v, err := s.secrets.Get(server, o.ClientSecret)
+		if err != nil {
+			return remoteauth.Registration{}, fmt.Errorf("the OAuth client secret of remote server %q (servers.%s.oauth.clientSecret names %q): %w",
+				server, server, o.ClientSecret, err)
+		}
+		reg.ClientSecret = v
+	}
+	return reg, nil
 }
 
 // roundTripper is the supervisor's RemoteRoundTripper: each connection to
