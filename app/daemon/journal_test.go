@@ -65,15 +65,19 @@ func TestRelaunchedServers(t *testing.T) {
 		"git":  {Command: "uvx", Args: []string{"mcp-server-git"}},
 		"time": {Command: "uvx", Args: []string{"mcp-server-time"}},
 		"off":  {Command: "x", Enabled: &off},
+		"r":    {URL: "https://r.example/mcp", OAuth: &config.OAuth{ClientID: "a"}},
+		"s":    {URL: "https://s.example/mcp", OAuth: &config.OAuth{ClientID: "a"}},
 	}
 	next := map[string]config.Server{
+		"r":    {URL: "https://r.example/mcp", OAuth: &config.OAuth{ClientID: "b"}},                                 // another OAuth client
+		"s":    {URL: "https://s.example/mcp", OAuth: &config.OAuth{ClientID: "a"}},                                 // the same
 		"fs":   {Command: "node", Args: []string{"fs.js"}, Install: &config.Install{Entry: "fs", Version: "1.1.0"}}, // updated
 		"git":  {Command: "uvx", Args: []string{"mcp-server-git"}, DisabledTools: []string{"git_push"}},             // same program
 		"time": {Command: "uvx", Args: []string{"mcp-server-time"}, Env: map[string]string{"TZ": "UTC"}},            // new environment
 		"off":  {Command: "y", Enabled: &off},                                                                       // not running
 		"new":  {Command: "z"},                                                                                      // listed as new anyway
 	}
-	if got, want := relaunchedServers(prev, next), []string{"fs", "time"}; !slices.Equal(got, want) {
+	if got, want := relaunchedServers(prev, next), []string{"fs", "r", "time"}; !slices.Equal(got, want) {
 		t.Errorf("relaunchedServers = %v, want %v", got, want)
 	}
 }
