@@ -127,7 +127,8 @@ func runConformanceClient(ctx context.Context, bin, serverURL string, logger *sl
 	}
 	defer os.RemoveAll(dir)
 	home, userHome := filepath.Join(dir, "home"), filepath.Join(dir, "user")
-	if err := writeConformanceConfig(ctx, home, serverURL); err != nil {
+	wroteSecret, err := writeConformanceConfig(ctx, home, serverURL)
+	if err != nil {
 		return err
 	}
 	env := append(testEnvWithHome(home, userHome), daemon.TestBrowserEnv+"=follow")
@@ -159,8 +160,10 @@ func runConformanceClient(ctx context.Context, bin, serverURL string, logger *sl
 	if err != nil {
 		return err
 	}
-	if strings.Contains(out.String(), "OS keychain") && !strings.Contains(out.String(), "keychain unavailable") {
-		logger.Warn("the daemon may use the OS keychain: a client secret written to its file is not seen")
+	// The client secret went to the store's file: a daemon that found an
+	// OS keychain would not see it (it logs its backend before it serves).
+	if wroteSecret && !strings.Contains(out.String(), `msg="secret store opened" backend=`+secrets.BackendFile) {
+		return errors.New("the daemon does not keep its secrets in the file the client secret was written to (an OS keychain?)")
 	}
 	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
 	if err != nil {
@@ -203,7 +206,8 @@ func runConformanceClient(ctx context.Context, bin, serverURL string, logger *sl
 // never fetch it), and the pre-registered client of the scenario's context
 // when it gives one, its secret in the secret store (the 0600 file: the
 // daemon of a machine without a keychain reads the same).
-func writeConformanceConfig(ctx context.Context, home, serverURL string) error {
+// It reports whether it wrote a secret.
+func writeConformanceConfig(ctx context.Context, home, serverURL string) (wroteSecret bool, err error) {
 	oauth := map[string]any{"clientMetadataUrl": "https://conformance-test.local/client-metadata.json"}
 	if v := os.Getenv("MCP_CONFORMANCE_CONTEXT"); v != "" {
 		var cc struct {
@@ -211,7 +215,7 @@ func writeConformanceConfig(ctx context.Context, home, serverURL string) error {
 			ClientSecret string `json:"client_secret"`
 		}
 		if err := json.Unmarshal([]byte(v), &cc); err != nil {
-			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+			return false, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 		if cc.ClientID != "" {
 			oauth["clientId"] = cc.ClientID
@@ -219,24 +223,25 @@ func writeConformanceConfig(ctx context.Context, home, serverURL string) error {
 		if cc.ClientSecret != "" {
 			store, err := secrets.Open(ctx, secrets.Options{Dir: home, NoKeychain: true})
 			if err != nil {
-				return err
+				return false, err
 			}
 			if err := store.Set(conformanceServer, conformanceClientSecret, cc.ClientSecret); err != nil {
-				return err
+				return false, err
 			}
 			oauth["clientSecret"] = conformanceClientSecret
+			wroteSecret = true
 		}
 	}
 	cfg, err := json.MarshalIndent(map[string]any{"version": 1, "listen": "127.0.0.1:0", "servers": map[string]any{
 		conformanceServer: map[string]any{"url": serverURL, "oauth": oauth},
 	}}, "", "  ")
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return err
+		return false, err
 	}
-	return os.WriteFile(filepath.Join(home, "config.json"), cfg, 0o600)
+	return wroteSecret, os.WriteFile(filepath.Join(home, "config.json"), cfg, 0o600)
 }
 
 // waitServing waits until the daemon of pid wrote home's daemon.json.
