@@ -180,19 +180,18 @@ func newSignIn(m *Manager, name, serverURL string, reg Registration) (*SignIn, e
 	return s, nil
 }
 
-// fits reports whether rec was got with the client a sign-in would use now:
-// the configured client id, the client metadata URL in force, or (with no
-// client id configured) the one Switchboard registered itself.
+// fits reports whether rec was got with a client a sign-in could use now:
+// the configured client id, the client metadata URL in force (which the
+// go-sdk's handler prefers to a client id where the server supports it),
+// or, with no client id configured, the one Switchboard registered itself.
 func (s *SignIn) fits(rec *record) bool {
-	switch {
-	case s.reg.ClientID != "":
-		return rec.ClientID == s.reg.ClientID
-	case rec.Registered == registeredPre:
-		return false
-	case rec.Registered == registeredMetadataDocument:
+	switch rec.Registered {
+	case registeredPre:
+		return s.reg.ClientID != "" && rec.ClientID == s.reg.ClientID
+	case registeredMetadataDocument:
 		return rec.ClientID == s.metadataURL()
 	}
-	return true
+	return s.reg.ClientID == ""
 }
 
 // metadataURL is the client metadata URL of this server's sign-ins; "" for none.

@@ -644,3 +644,44 @@ func TestRegistrationChangedNeedsNewSignIn(t *testing.T) {
 		t.Errorf("the token endpoint got %d requests, want 1 (the sign-in)", n)
 	}
 }
+
+// TestMetadataDocumentRegistration: where the server supports client ID
+// metadata documents, the configured document URL is the client id even
+// with a client id configured too (the go-sdk's handler prefers it), and
+// its tokens are kept across a restart while that URL stays configured.
+func TestMetadataDocumentRegistration(t *testing.T) {
+	ctx, f := newRemote(t)
+	f.Set(func(f *oauthfake.Remote) { f.MetadataDocs = true })
+	d := startDaemon(t, t.TempDir(), remoteauth.FollowRedirects{}, 10*time.Second)
+	const doc = "https://example.com/switchboard.json"
+	reg := remoteauth.Registration{ClientID: "client-1", ClientIDMetadataURL: doc}
+	si, err := d.m.Server("linear", f.URL("/mcp"), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := si.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Count("register"); n != 0 {
+		t.Errorf("registered %d times with a client metadata document", n)
+	}
+	d = d.restart()
+	for _, tt := range []struct {
+		name string
+		reg  remoteauth.Registration
+		want remoteauth.State
+	}{
+		{"same registration", reg, remoteauth.StateSignedIn},
+		{"the document alone", remoteauth.Registration{ClientIDMetadataURL: doc}, remoteauth.StateSignedIn},
+		{"another document", remoteauth.Registration{ClientIDMetadataURL: "https://example.com/other.json"}, remoteauth.StateNeedsSignIn},
+		{"the client id alone", remoteauth.Registration{ClientID: "client-1"}, remoteauth.StateNeedsSignIn},
+	} {
+		si, err := d.m.Server("linear", f.URL("/mcp"), tt.reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := si.Status(); st.State != tt.want {
+			t.Errorf("%s: %+v, want %s", tt.name, st, tt.want)
+		}
+	}
+}

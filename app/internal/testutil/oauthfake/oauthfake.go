@@ -38,6 +38,7 @@ type Remote struct {
 	Hold         bool             // /authorize shows a page instead of redirecting (a user who does nothing)
 	Revocation   bool             // the metadata lists a revocation endpoint
 	Refuse       bool             // the token endpoint refuses refresh tokens
+	MetadataDocs bool             // the metadata says client ID metadata documents are supported (any client id is taken)
 	access       map[string]grant // access token → what it allows
 	refresh      map[string]grant
 	codes        map[string]grant
@@ -191,6 +192,9 @@ func (f *Remote) metadata(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.Revocation {
 		meta["revocation_endpoint"] = f.srv.URL + "/revoke"
+	}
+	if f.MetadataDocs {
+		meta["client_id_metadata_document_supported"] = true
 	}
 	f.mu.Unlock()
 	writeJSON(w, http.StatusOK, meta)
