@@ -56,12 +56,20 @@ func TestConformanceAuthThroughTheDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	results := testutil.RunConformanceAuth(t,
-		filepath.Join("..", "gateway", "testdata", "node", "node_modules", "@modelcontextprotocol", "conformance"),
-		filepath.Join("..", "remoteauth", "testdata", "conformance-baseline.yml"),
-		self, []string{conformanceClientEnv + "=1", conformanceBinaryEnv + "=" + binary}, 6*time.Minute)
-	t.Logf("%d scenarios through the daemon in %s", len(results), time.Since(start).Round(time.Millisecond))
+	for _, suite := range testutil.ConformanceSuites(t, filepath.Join("..", "gateway", "testdata", "node"), filepath.Join("..", "remoteauth", "testdata")) {
+		t.Run(suite.Version, func(t *testing.T) {
+			start := time.Now()
+			results := testutil.RunConformanceAuth(t, suite, self,
+				[]string{conformanceClientEnv + "=1", conformanceBinaryEnv + "=" + binary}, 6*time.Minute)
+			t.Logf("%d scenarios through the daemon in %s", len(results), time.Since(start).Round(time.Millisecond))
+			logSignInCost(t, results)
+		})
+	}
+}
+
+// logSignInCost logs what each scenario's sign-in cost in requests, and
+// checks the one whose cost is known exactly.
+func logSignInCost(t *testing.T, results []testutil.ConformanceResult) {
 
 	// What a sign-in costs against a fresh server: the requests the
 	// scenario's servers saw other than the MCP requests themselves

