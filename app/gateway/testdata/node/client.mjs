@@ -28,7 +28,9 @@
 // Ops (each may carry "id" to name it in the report, and "timeoutMs"):
 //   listTools, listPrompts, listResources, listResourceTemplates
 //                                   {"cursor"?, "all"?: follow every page and merge them into one result}
-//   callTool {name, args, meta?, progress?: true (asks for progress; notifications/progress are reported)}
+//   callTool {name, args, meta?, progress?: true (asks for progress; notifications/progress are reported),
+//             cancelAfterMs?: N (aborts the call after N ms: the SDK sends notifications/cancelled with the
+//             reason "cancelled by the harness", and the step fails with an error carrying it)}
 //   getPrompt {name, args}          readResource {uri}
 //   complete {ref, argument, context?}    setLoggingLevel {level}    ping
 //   subscribe {uri}    unsubscribe {uri}    sendRootsListChanged
@@ -70,6 +72,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 
 class HarnessError extends Error {}
+
+// The reason a callTool with "cancelAfterMs" gives: the call's error
+// message, and the notifications/cancelled's reason.
+const CANCEL_REASON = "cancelled by the harness";
 
 const OPS = new Set([
   "listTools", "listPrompts", "listResources", "listResourceTemplates", "callTool", "getPrompt",
@@ -339,6 +345,18 @@ async function runStep(client, step, opts, report, waiters) {
         // notifications are reported raw, by tap.
         callOpts.onprogress = () => {};
         callOpts.resetTimeoutOnProgress = true;
+      }
+      if (step.cancelAfterMs !== undefined) {
+        // The SDK sends notifications/cancelled for the request when its
+        // signal aborts, and fails the call with the abort's reason.
+        const abort = new AbortController();
+        const timer = setTimeout(() => abort.abort(CANCEL_REASON), step.cancelAfterMs);
+        callOpts.signal = abort.signal;
+        try {
+          return await client.callTool(params, undefined, callOpts);
+        } finally {
+          clearTimeout(timer);
+        }
       }
       return client.callTool(params, undefined, callOpts);
     }
