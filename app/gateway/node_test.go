@@ -755,8 +755,10 @@ func TestTSClientStreamable(t *testing.T) {
 	})
 
 	t.Run("per-server", func(t *testing.T) {
-		r := runTS(t, ctx, env, tsScenario{Transport: "streamable", URL: f.url + "/mcp/everything", Elicitation: everythingElicitation, Steps: everythingSteps("")})
+		r := runTS(t, ctx, env, tsScenario{Transport: "streamable", URL: f.url + "/mcp/everything", Elicitation: everythingElicitation,
+			Steps: slices.Concat(everythingSteps(""), cancelSteps("", 30))})
 		checkEverything(t, r, "", env)
+		checkCancel(t, f, r, "everything", "")
 		for _, name := range r.names(t, "tools", "tools") {
 			if strings.Contains(name, "__") {
 				t.Errorf("TS client, %s: tool %q is prefixed on the per-server endpoint", r.label, name)
