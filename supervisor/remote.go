@@ -286,7 +286,9 @@ func (pr *proc) connectOver(ctx context.Context, kind RemoteTransport, shown str
 	// Not given to the WrapTransport hook, which is for a process's pipes:
 	// the go-sdk's HTTP connections learn the session's protocol version
 	// through a method of theirs that a wrapper would hide (every request
-	// would then carry the version of whichever client's call it is).
+	// would then carry the version of whichever client's call it is, and
+	// the standalone GET stream would never open). The WrapRemoteHTTP
+	// hook sees the messages below, in the HTTP client (remoteClient).
 	cs, err := p.connect(ctx, transport)
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
@@ -309,6 +311,9 @@ func (pr *proc) remoteClient(initStatus *atomic.Int32) (*http.Client, error) {
 	}
 	if base == nil {
 		base = http.DefaultTransport
+	}
+	if wrap := p.sup.hooks.WrapRemoteHTTP; wrap != nil {
+		base = wrap(p.name, base)
 	}
 	rt := &remoteRoundTripper{base: base, scheme: origin.Scheme, host: origin.Host, headers: r.Headers,
 		proc: pr, initStatus: initStatus}

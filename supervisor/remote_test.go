@@ -137,7 +137,20 @@ func TestRemoteTransports(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			remote := newTestRemote(t, tt.serves, "")
-			s := newSupervisor(t, remoteOptions(t))
+			o := remoteOptions(t)
+			// The hook sees every request of the connection, with the
+			// server's headers on.
+			var wrapped, withHeaders atomic.Int32
+			o.WrapRemoteHTTP = func(server string, rt http.RoundTripper) http.RoundTripper {
+				return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					wrapped.Add(1)
+					if server == "r" && req.Header.Get("X-Team") == "a" {
+						withHeaders.Add(1)
+					}
+					return rt.RoundTrip(req)
+				})
+			}
+			s := newSupervisor(t, o)
 			apply(t, s, remoteSpec("r", remote.url(), tt.asked, map[string]string{"X-Team": "a", "Authorization": "Bearer s3cret"}))
 			res, pid, err := call(t.Context(), s, "r", "echo", map[string]any{"text": "hi"})
 			if err != nil {
@@ -148,6 +161,9 @@ func TestRemoteTransports(t *testing.T) {
 			}
 			if !remote.sawHeader("X-Team", "a") || !remote.sawHeader("Authorization", "Bearer s3cret") {
 				t.Error("not every request carried the configured headers")
+			}
+			if n := wrapped.Load(); n == 0 || withHeaders.Load() != n {
+				t.Errorf("WrapRemoteHTTP's transport saw %d requests, %d of them for r with its headers; want all", n, withHeaders.Load())
 			}
 			st := status(t, s, "r")
 			if st.State != supervisor.StateRunning || len(st.Processes) != 1 || st.Processes[0].Transport != string(tt.want) ||
@@ -344,3 +360,7 @@ func freedAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -48,9 +48,14 @@ type Options struct {
 	ProtocolVersion string
 	// WrapTransport, when set, wraps the transport over each process's
 	// pipes before the handshake (the gateway watches the order of a
-	// server's messages this way). A remote server's HTTP transport is not
-	// wrapped (see connectOver).
+	// server's messages this way). A remote server's MCP transport is not
+	// wrapped (see connectOver): WrapRemoteHTTP is its counterpart.
 	WrapTransport func(server string, t mcp.Transport) mcp.Transport
+	// WrapRemoteHTTP, when set, wraps the HTTP transport under each
+	// connection to a remote server (RemoteRoundTripper's, below the
+	// server's headers): the gateway reads the responses' event streams
+	// this way, in the order the MCP client reads them.
+	WrapRemoteHTTP func(server string, rt http.RoundTripper) http.RoundTripper
 	// Prepare, when set, runs on each new process's session after the
 	// handshake and before the process is handed out (the gateway asks for
 	// every log message here). An error counts as a failed start.
@@ -146,9 +151,10 @@ type Supervisor struct {
 // between those and the MCP clients (the gateway): see Options.NewClient,
 // WrapTransport and Prepare.
 type Hooks struct {
-	NewClient     func(server string) *mcp.Client
-	WrapTransport func(server string, t mcp.Transport) mcp.Transport
-	Prepare       func(ctx context.Context, server string, cs *mcp.ClientSession) error
+	NewClient      func(server string) *mcp.Client
+	WrapTransport  func(server string, t mcp.Transport) mcp.Transport
+	WrapRemoteHTTP func(server string, rt http.RoundTripper) http.RoundTripper
+	Prepare        func(ctx context.Context, server string, cs *mcp.ClientSession) error
 }
 
 // ErrHooksLate is SetHooks's refusal once Apply ran or hooks are set.
@@ -163,7 +169,7 @@ var ErrHooksLate = errors.New("supervisor: hooks are set once, before the first 
 func (s *Supervisor) SetHooks(h Hooks) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.applied || s.hooks.NewClient != nil || s.hooks.WrapTransport != nil || s.hooks.Prepare != nil {
+	if s.applied || s.hooks.NewClient != nil || s.hooks.WrapTransport != nil || s.hooks.WrapRemoteHTTP != nil || s.hooks.Prepare != nil {
 		return ErrHooksLate
 	}
 	s.hooks = h
@@ -181,7 +187,8 @@ func New(ctx context.Context, opts Options) (*Supervisor, error) {
 		events:  newBroker(),
 		sampler: newSampler(),
 		pools:   make(map[string]*Pool),
-		hooks:   Hooks{NewClient: opts.NewClient, WrapTransport: opts.WrapTransport, Prepare: opts.Prepare},
+		hooks: Hooks{NewClient: opts.NewClient, WrapTransport: opts.WrapTransport, WrapRemoteHTTP: opts.WrapRemoteHTTP,
+			Prepare: opts.Prepare},
 	}
 	if s.env == nil {
 		s.env = WithoutSwitchboardEnv(os.Environ())

@@ -281,7 +281,8 @@ func Run(ctx context.Context, opts Options) error {
 		stopEvents()
 		recording.Wait()
 	}()
-	if err := sup.SetHooks(supervisor.Hooks{NewClient: gw.NewClient, WrapTransport: gw.WrapTransport, Prepare: gw.Prepare}); err != nil {
+	if err := sup.SetHooks(supervisor.Hooks{NewClient: gw.NewClient, WrapTransport: gw.WrapTransport,
+		WrapRemoteHTTP: gw.WrapRemoteHTTP, Prepare: gw.Prepare}); err != nil {
 		return err
 	}
 	for _, p := range sup.Swept() {
