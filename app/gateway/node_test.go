@@ -186,7 +186,8 @@ func newTunedFixture(t *testing.T, token string, tune func(*supervisor.Options, 
 		Prepare: func(ctx context.Context, s string, cs *mcp.ClientSession) error {
 			return f.gw.Prepare(ctx, s, cs)
 		},
-		WrapTransport: func(s string, t mcp.Transport) mcp.Transport { return f.gw.WrapTransport(s, t) },
+		WrapTransport:  func(s string, t mcp.Transport) mcp.Transport { return f.gw.WrapTransport(s, t) },
+		WrapRemoteHTTP: func(s string, rt http.RoundTripper) http.RoundTripper { return f.gw.WrapRemoteHTTP(s, rt) },
 	}
 	gwOpts := gateway.Options{Logger: logger, Recorder: f.rec, Version: "test",
 		ClientLabel: func(context.Context) string { return "test-client" }}

@@ -37,8 +37,10 @@ type progressRoute struct {
 // result arrives; passing the result on at once would drop it. On the
 // supervisor's stdio transports the gateway counts each progress
 // notification as it is read (WrapTransport), in order with the response,
-// so a call waits until every one read before its result has been passed
-// on. Elsewhere (the bridge's HTTP upstream) it waits briefly for more.
+// and on a remote server's connection as its event stream is read
+// (WrapRemoteHTTP), so a call waits until every one read before its
+// result has been passed on. Elsewhere (the bridge's HTTP upstream) it
+// waits briefly for more.
 const (
 	progressDrainMax = time.Second          // bound on waiting for counted notifications
 	progressDrain    = 2 * time.Millisecond // the brief wait where nothing was counted

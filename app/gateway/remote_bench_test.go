@@ -83,6 +83,7 @@ func newBenchRemoteFixture(b *testing.B, url string) string {
 		NewClient:          func(s string) *mcp.Client { return gw.NewClient(s) },
 		Prepare:            func(ctx context.Context, s string, cs *mcp.ClientSession) error { return gw.Prepare(ctx, s, cs) },
 		WrapTransport:      func(s string, t mcp.Transport) mcp.Transport { return gw.WrapTransport(s, t) },
+		WrapRemoteHTTP:     func(s string, rt http.RoundTripper) http.RoundTripper { return gw.WrapRemoteHTTP(s, rt) },
 		RemoteRoundTripper: func(string) http.RoundTripper { return tr }})
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -86,6 +87,40 @@ func checkSubscribe(t *testing.T, r *tsReport) {
 			t.Errorf("TS client, %s: an update of %v, which it did not subscribe to", r.label, n.Params["uri"])
 		}
 	}
+}
+
+// slowWatcher is the test's recorder, slow to take a call's last progress
+// notification, as a loaded machine may be to run the goroutine that
+// passes it on: the result, which the remote sends right after it, must
+// still wait for it (the gateway counted it as it read the remote's
+// stream: WrapRemoteHTTP), where waiting briefly for more would not do.
+type slowWatcher struct{ *recorder }
+
+func (w slowWatcher) CallProgress(c record.Call, p gateway.CallProgress) {
+	if p.Total > 0 && p.Progress >= p.Total {
+		time.Sleep(50 * time.Millisecond) // slowness, not waiting for anything
+	}
+	w.recorder.CallProgress(c, p)
+}
+
+// progressPerCall returns the progress values the client got for each
+// progress token, in the order the tokens first came.
+func progressPerCall(r *tsReport) [][]float64 {
+	var order []string
+	per := map[string][]float64{}
+	for _, n := range r.notifications("notifications/progress") {
+		token := fmt.Sprint(n.Params["progressToken"])
+		if _, ok := per[token]; !ok {
+			order = append(order, token)
+		}
+		progress, _ := n.Params["progress"].(float64)
+		per[token] = append(per[token], progress)
+	}
+	var out [][]float64
+	for _, token := range order {
+		out = append(out, per[token])
+	}
+	return out
 }
 
 // A sentMessages is the JSON-RPC messages the gateway sent a remote server
@@ -179,6 +214,30 @@ func TestTSClientRemoteEverything(t *testing.T) {
 			f.waitTools(t, connectTo(t, f, "/mcp", nil), "r__echo", "r__trigger-sampling-request", "r__get-roots-list",
 				"r__toggle-subscriber-updates")
 
+			// As TestTSClientProgressBeforeResult for the stdio server: every
+			// progress notification the remote sends before its result
+			// reaches the client, on each of ten calls, also where passing
+			// the last one on is slow (see slowWatcher).
+			t.Run("progress-before-result", func(t *testing.T) {
+				f := newTunedRemoteFixture(t, "http://127.0.0.1:"+strconv.Itoa(port)+mode.path, mode.transport, gateway.ServerConfig{},
+					func(_ *supervisor.Options, g *gateway.Options) { g.Recorder = slowWatcher{g.Recorder.(*recorder)} })
+				f.waitTools(t, connectTo(t, f, "/mcp", nil), "r__trigger-long-running-operation")
+				var steps []tsStep
+				for i := range 10 {
+					steps = append(steps, tsStep{"id": strconv.Itoa(i), "op": "callTool", "name": "r__trigger-long-running-operation",
+						"args": map[string]any{"duration": 0.2, "steps": 3}, "progress": true})
+				}
+				r := runTS(t, ctx, env, tsScenario{Transport: "streamable", URL: f.url + "/mcp", Steps: steps})
+				for _, s := range r.Steps {
+					if !s.OK {
+						t.Errorf("TS client, %s: call %s failed: %s", r.label, s.ID, s.Error)
+					}
+				}
+				if got := progressPerCall(r); len(got) != len(steps) || slices.ContainsFunc(got, func(p []float64) bool { return !slices.Equal(p, []float64{1, 2, 3}) }) {
+					t.Errorf("TS client, %s: the progress of each of %d calls = %v, want 1, 2, 3 for each", r.label, len(steps), got)
+				}
+			})
+
 			for i, endpoint := range []struct{ path, prefix, recorded string }{{"/mcp", "r__", ""}, {"/mcp/r", "", "r"}} {
 				t.Run(strings.TrimPrefix(endpoint.path, "/"), func(t *testing.T) {
 					duration := 30 + i // names this endpoint's cancelled call
@@ -187,6 +246,11 @@ func TestTSClientRemoteEverything(t *testing.T) {
 					r := runTS(t, ctx, env, tsScenario{Transport: "streamable", URL: f.url + endpoint.path,
 						Elicitation: everythingElicitation, Steps: steps})
 					checkEverything(t, r, endpoint.prefix, env)
+					// checkEverything takes 2 of 3; a remote's are all relayed
+					// (as progress-before-result checks over more calls).
+					if got := progressPerCall(r); len(got) == 0 || !slices.Equal(got[0], []float64{1, 2, 3}) {
+						t.Errorf("TS client, %s: progress of the 3-step operation, then of the cancelled one: %v, want 1, 2, 3 first", r.label, got)
+					}
 					checkCancel(t, f, r, "r", endpoint.prefix)
 					testutil.Eventually(t, 10*time.Second, "notifications/cancelled sent to the remote", func() bool {
 						return sent.cancelled("trigger-long-running-operation", duration)

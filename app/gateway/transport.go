@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
+	"net/http"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -159,15 +162,144 @@ func (c *backendConn) forget(id jsonrpc.ID, rc *rawCapture) {
 	}
 }
 
-func (c *backendConn) countProgress(params json.RawMessage) {
+func (c *backendConn) countProgress(params json.RawMessage) { c.g.countProgress(params) }
+
+// countProgress counts a progress notification (its params) read off a
+// server's connection for the call it is about, if the gateway routes it.
+func (g *Gateway) countProgress(params json.RawMessage) {
 	var p struct {
 		Token any `json:"progressToken"`
 	}
 	if json.Unmarshal(params, &p) == nil {
 		if token, ok := p.Token.(string); ok {
-			if v, ok := c.g.progress.Load(token); ok {
+			if v, ok := g.progress.Load(token); ok {
 				v.(*progressRoute).seen.Add(1)
 			}
 		}
+	}
+}
+
+// WrapRemoteHTTP wraps the HTTP transport under a remote server's
+// connection (supervisor.Options.WrapRemoteHTTP) to count its progress
+// notifications as WrapTransport does over a process's pipes: the go-sdk
+// client reads a response's event stream (streamable HTTP's POST and GET
+// streams, the SSE transport's one stream) in order, so each progress
+// notification before a call's result is counted as its bytes are read,
+// before the result's bytes reach the client, and drain waits for it. The
+// go-sdk's own connection cannot be wrapped (see supervisor's connectOver).
+func (g *Gateway) WrapRemoteHTTP(_ string, rt http.RoundTripper) http.RoundTripper {
+	return progressCountingTransport{next: rt, g: g}
+}
+
+type progressCountingTransport struct {
+	next http.RoundTripper
+	g    *Gateway
+}
+
+func (t progressCountingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		resp.Body = &eventStreamBody{ReadCloser: resp.Body, scan: eventScanner{onData: func(data []byte) {
+			// Only a notification can be one: a cheap test first.
+			if bytes.Contains(data, []byte(`"notifications/progress"`)) {
+				var m struct {
+					Method string          `json:"method"`
+					Params json.RawMessage `json:"params"`
+				}
+				if json.Unmarshal(data, &m) == nil && m.Method == "notifications/progress" {
+					t.g.countProgress(m.Params)
+				}
+			}
+		}}}
+	}
+	return resp, nil
+}
+
+// An eventStreamBody passes a response's event stream through its scanner
+// as the stream is read, before the reader sees the bytes.
+type eventStreamBody struct {
+	io.ReadCloser
+	scan eventScanner
+}
+
+func (b *eventStreamBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.scan.write(p[:n])
+	return n, err
+}
+
+// maxScannedLine bounds a line the eventScanner keeps: a longer one (a big
+// result) is no progress notification it needs to count, and is skipped
+// with its event rather than held.
+const maxScannedLine = 64 << 10
+
+// An eventScanner splits a text/event-stream into events and hands each
+// event's data (its data lines joined by newlines) to onData, as the
+// HTML standard's event stream parsing does; it keeps no other field.
+type eventScanner struct {
+	onData  func(data []byte)
+	line    []byte // the line read so far
+	long    bool   // the line passed maxScannedLine: its event is skipped
+	data    []byte // the event's data so far
+	hasData bool   // the event had a data line
+	skip    bool   // the event had a line too long: not handed on
+	lastCR  bool   // the last byte written was a CR (its CRLF may be split)
+}
+
+func (s *eventScanner) write(p []byte) {
+	for len(p) > 0 {
+		if s.lastCR {
+			s.lastCR = false
+			if p[0] == '\n' {
+				p = p[1:]
+				continue
+			}
+		}
+		i := bytes.IndexAny(p, "\r\n")
+		if i < 0 {
+			s.add(p)
+			return
+		}
+		s.add(p[:i])
+		s.lastCR = p[i] == '\r'
+		s.endLine()
+		p = p[i+1:]
+	}
+}
+
+func (s *eventScanner) add(p []byte) {
+	if s.long || len(s.line)+len(p) > maxScannedLine {
+		s.long, s.line = true, s.line[:0]
+		return
+	}
+	s.line = append(s.line, p...)
+}
+
+func (s *eventScanner) endLine() {
+	line, long := s.line, s.long
+	s.line, s.long = s.line[:0], false
+	switch {
+	case long:
+		s.skip = true
+	case len(line) == 0: // the end of an event
+		if s.hasData && !s.skip {
+			s.onData(s.data)
+		}
+		s.data, s.hasData, s.skip = s.data[:0], false, false
+	case bytes.HasPrefix(line, []byte("data")) && (len(line) == 4 || line[4] == ':'):
+		value := bytes.TrimPrefix(line[4:], []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		if s.hasData {
+			s.data = append(s.data, '\n')
+		}
+		if len(s.data)+len(value) > maxScannedLine {
+			s.skip = true
+		} else {
+			s.data = append(s.data, value...)
+		}
+		s.hasData = true
 	}
 }
