@@ -34,6 +34,16 @@ func fold(s string) folded {
 	var dec [4 * utf8.UTFMax * 4]byte
 	for i := 0; i < len(s); {
 		c := s[i]
+		if c == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			// A terminal escape ("\x1b[8m" hides text in a terminal) is
+			// dropped whole, so that it does not glue to the next word.
+			j := i + 2
+			for j < len(s) && !(0x40 <= s[j] && s[j] <= 0x7e) {
+				j++
+			}
+			i = min(j+1, len(s))
+			continue
+		}
 		if c < utf8.RuneSelf {
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'

@@ -219,14 +219,15 @@ func checkBidiOverride(c *context) {
 			_, n := utf8.DecodeRuneInString(c.text[end:])
 			end += n
 		}
-		inner := []rune(strings.Trim(c.text[i+3:end], "\u202C\u2069\n"))
-		shown := string(inner)
+		raw := strings.TrimRight(c.text[i+3:end], "\u202C\u2069\n")
+		inner := []rune(raw)
+		shown := raw
 		if r == 0x202E {
 			slices.Reverse(inner)
 			shown = string(inner)
 		}
 		name := map[rune]string{0x202D: "left-to-right override", 0x202E: "right-to-left override"}[r]
-		c.report(High, i, end, fmt.Sprintf("a %s makes %q show as %q", name, c.text[i+3:end], shown))
+		c.report(High, i, end, fmt.Sprintf("a %s makes %q show as %q", name, raw, shown))
 	}
 }
 
@@ -431,6 +432,7 @@ var (
 		`|\b(?:hide|conceal|keep)\b[^.!?\n]{0,40}?\bfrom\s+(?:the\s+)?(?:user|human)\b` +
 		`|\b(?:silently|quietly|secretly|covertly|discreetly|invisibly|behind the (?:user's )?back)\s+(?:\w+\s+)?(?:read|send|add|include|forward|copy|upload|call|run|execute|pass|append|attach|exfiltrate|collect|change|modify|redirect|replace|bcc|cc|save|store|log)\b` +
 		`|\b(?:mention|reveal|disclose|explain|show)\s+(?:this|these|that)\s+(?:instruction|instructions|step|steps|note|requirement|part)\b` +
+		`|\b(?:do not|don't|dont|never)\s+(?:mention|reveal|disclose|say)\s+(?:that|it)\b` +
 		`|\b(?:not|never)\s+(?:to\s+)?(?:be\s+)?(?:shown|visible|displayed|reported|mentioned)\s+to\s+the\s+user\b`)
 
 	sensitivePathRe = regexp.MustCompile(`(?:^|[^\w.])((?:~|\$home|%userprofile%|/home/[\w.-]+|/users/[\w.-]+|/root)?/?\.(?:ssh|aws|gnupg|kube|docker|azure|netrc|npmrc|pypirc|git-credentials|password-store|bash_history|zsh_history|pgpass|cursor/mcp\.json|claude\.json|config/gcloud)\b[\w./-]*` +
@@ -439,7 +441,7 @@ var (
 		`|\b(?:login\.)?keychains?\b|\bwallet\.dat\b)`)
 
 	secretWords  = `(?:api[ _-]?keys?|access[ _-]?keys?|authentication[ _-]?tokens?|(?:access|auth|api|bearer|session|oauth|refresh|github|gitlab|slack|personal access)[ _-]?tokens?|passwords?|passphrases?|credentials|private[ _-]?keys?|ssh[ _-]?keys?|secret[ _-]?keys?|secrets|session[ _-]?cookies|cookies|environment variables|env vars|seed phrases?)`
-	secretReadRe = regexp.MustCompile(`(?:^|[.!?:;\n]\s*|\b(?:first|then|also|and|please|must|should|always|you|to)\s+)((?:read|open|cat|load|access|get|fetch|retrieve|extract|collect|dump|print|grab|copy|look up|obtain|list)\s+(?:[\w'/~.-]+\s+){0,4}?` + secretWords + `)\b`)
+	secretReadRe = regexp.MustCompile(`(?:^|[.!?:;\n]\s*|\b(?:first|then|also|and|please|must|should|always|you|to),?\s+)((?:read|open|cat|load|access|get|fetch|retrieve|extract|collect|dump|print|grab|copy|look up|obtain|list)\s+(?:[\w'/~.-]+\s+){0,4}?` + secretWords + `)\b`)
 	secretWordRe = regexp.MustCompile(`\b` + secretWords + `\b`)
 
 	transferRe     = regexp.MustCompile(`\b(?:pass|send|include|forward|upload|post|transmit|attach|append|embed|insert|supply|put|add|exfiltrate|leak|share|copy|paste|encode|bcc|cc|email|mail)\b`)
@@ -497,7 +499,7 @@ func checkSensitivePath(c *context) {
 		return
 	}
 	for _, m := range sensitivePathRe.FindAllStringSubmatchIndex(c.folded.text, -1) {
-		i, j := m[2], m[3]
+		i, j := m[2], trimDots(c.folded.text, m[2], m[3])
 		p := c.folded.text[i:j]
 		core := strings.Trim(strings.TrimLeft(p, "~/$%."), ".")
 		if k := strings.IndexAny(core, "/."); k > 0 {
@@ -758,12 +760,22 @@ func checkPath(c *context) {
 	}
 	t := c.folded.text
 	for _, m := range pathRe.FindAllStringSubmatchIndex(t, -1) {
-		p := t[m[2]:m[3]]
+		j := trimDots(t, m[2], m[3])
+		p := t[m[2]:j]
 		if sensitivePathRe.MatchString(p) {
 			continue // the sensitive-path rule reports it
 		}
-		c.reportFolded(Low, m[2], m[3], fmt.Sprintf("the path %q in an item not about files", p))
+		c.reportFolded(Low, m[2], j, fmt.Sprintf("the path %q in an item not about files", p))
 	}
+}
+
+// trimDots returns the end of t[i:j] without the full stops that end the
+// sentence a path ends ("… from ~/.aws/credentials.").
+func trimDots(t string, i, j int) int {
+	for j > i+1 && t[j-1] == '.' {
+		j--
+	}
+	return j
 }
 
 func checkLength(c *context) {

@@ -18,57 +18,59 @@ import (
 	"unicode/utf8"
 )
 
-// A Listing is what one server lists.
+// A Listing is what one server lists. The JSON names are the MCP wire
+// names, so a tools/list (prompts/list, resources/templates/list) result
+// decodes into it.
 type Listing struct {
-	Server    string
-	Tools     []Tool
-	Prompts   []Prompt
-	Templates []Template
+	Server    string     `json:"server"`
+	Tools     []Tool     `json:"tools,omitempty"`
+	Prompts   []Prompt   `json:"prompts,omitempty"`
+	Templates []Template `json:"resourceTemplates,omitempty"`
 }
 
 // A Tool is one listed tool. The schemas are JSON as listed (any
 // encoding; a schema that is not JSON is scanned as no schema).
 type Tool struct {
-	Name         string
-	Title        string
-	Description  string
-	InputSchema  json.RawMessage
-	OutputSchema json.RawMessage
-	Annotations  *Annotations
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  *Annotations    `json:"annotations,omitempty"`
 }
 
 // Annotations are a tool's hints; only the title is text, the hints are
 // kept so that callers can pass what they have.
 type Annotations struct {
-	Title           string
-	ReadOnlyHint    *bool
-	DestructiveHint *bool
-	IdempotentHint  *bool
-	OpenWorldHint   *bool
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
 // A Prompt is one listed prompt.
 type Prompt struct {
-	Name        string
-	Title       string
-	Description string
-	Arguments   []PromptArgument
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
 }
 
 // A PromptArgument is one argument of a prompt.
 type PromptArgument struct {
-	Name        string
-	Title       string
-	Description string
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // A Template is one listed resource template.
 type Template struct {
-	Name        string
-	Title       string
-	Description string
-	URITemplate string
-	MIMEType    string
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	URITemplate string `json:"uriTemplate"`
+	MIMEType    string `json:"mimeType,omitempty"`
 }
 
 // Severity orders findings: a high one holds a tool even on first install.
@@ -273,11 +275,53 @@ func newScanner(l Listing, others []string) *scanner {
 }
 
 // check runs every rule on f and keeps the findings, one per rule and
-// span.
+// span. Text with a right-to-left override is checked a second time as
+// it shows (the overridden runs reversed), so that an instruction written
+// backwards to show forwards is read too; those findings name the field
+// with " (as shown)" and their offsets are in the shown text.
 func (s *scanner) check(f field) {
 	if f.text == "" {
 		return
 	}
+	if shown, ok := displayed(f.text); ok {
+		g := f
+		g.path, g.text = f.path+" (as shown)", shown
+		s.checkOne(g)
+	}
+	s.checkOne(f)
+}
+
+// displayed returns s with every right-to-left override run (U+202E up
+// to its PDF, a paragraph end or the end) reversed and the controls
+// removed, and whether s had any.
+func displayed(s string) (string, bool) {
+	if !strings.ContainsRune(s, 0x202E) {
+		return "", false
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexRune(s, 0x202E)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), true
+		}
+		b.WriteString(s[:i])
+		s = s[i+len("\u202e"):]
+		end, next := len(s), len(s)
+		if k := strings.IndexAny(s, "\u202c\n"); k >= 0 {
+			end, next = k, k
+			if s[k] != '\n' {
+				next = k + len("\u202c")
+			}
+		}
+		r := []rune(s[:end])
+		slices.Reverse(r)
+		b.WriteString(string(r))
+		s = s[next:]
+	}
+}
+
+func (s *scanner) checkOne(f field) {
 	c := &context{field: f, scanner: s, folded: fold(f.text)}
 	first := len(s.findings)
 	for i := range rules {
