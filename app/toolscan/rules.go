@@ -81,9 +81,54 @@ func sentences(t string) [][2]int {
 	return out
 }
 
+// sents returns the sentences of the folded text, split once per field.
+func (c *context) sents() [][2]int {
+	if c.sentences == nil {
+		c.sentences = sentences(c.folded.text)
+	}
+	return c.sentences
+}
+
+// has reports whether the folded text contains one of needles: a cheap
+// test that spares a regular expression the texts it cannot match.
+func (c *context) has(needles []string) bool { return hasAny(c.folded.text, needles) }
+
+func hasAny(t string, needles []string) bool {
+	for _, n := range needles {
+		if strings.Contains(t, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// The needles of the text rules: words one of which a match must hold.
+var (
+	ignoreNeedles       = []string{"ignore", "disregard", "forget", "override", "bypass"}
+	tagNeedles          = []string{"<", "[", "system", "assistant", "instruction", "you are now"}
+	concealNeedles      = []string{"user", "human", "anyone", "them", "person", "silently", "quietly", "secretly", "covertly", "discreetly", "invisibly", "behind the", "mention", "reveal", "disclose"}
+	sensitiveNeedles    = []string{"ssh", "aws", "gnupg", "kube", "docker", "azure", "netrc", "npmrc", "pypirc", "credentials", "password-store", "_history", "pgpass", "cursor", "claude", "gcloud", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".env", "mcp.", "secret", "/etc/", "keychain", "wallet"}
+	secretNeedles       = []string{"key", "token", "password", "passphrase", "credential", "secret", "cookie", "environment variable", "env var", "seed phrase"}
+	conversationNeedles = []string{"conversation", "chat", "messages", "system prompt", "instructions", "context window", "content", "the user's"}
+	urgentNeedles       = []string{"important", "critical", "urgent", "attention", "warning", "mandatory", "note"}
+	beforeNeedles       = []string{"before", "prior to"}
+	toolNeedles         = []string{"tool", "function"}
+	copyNeedles         = []string{"cc", "copy", "recipient"}
+	redirectNeedles     = []string{"recipient", "destination", "to address", "to field", "email address", "phone number", "receiver", "target number", "webhook", "endpoint"}
+	insteadNeedles      = []string{"instead of"}
+	urlNeedles          = []string{"://"}
+	pathNeedles         = []string{"~/", "$home/", "/etc", "/home", "/users", "/root", "/var", "/tmp", "/usr", "/opt", "/private", "/proc", "/sys", "/library", "/applications", "/mnt", "/srv", "/dev", "/bin", "/sbin", "/volumes", ":\\"}
+)
+
+// A gated expression runs only on text holding one of its needles.
+type gated struct {
+	re      *regexp.Regexp
+	needles []string
+}
+
 // sentenceAt returns the span of the sentence holding folded offset i.
 func (c *context) sentenceAt(i int) (int, int) {
-	for _, s := range sentences(c.folded.text) {
+	for _, s := range c.sents() {
 		if i >= s[0] && i < s[1] {
 			return trimSpan(c.folded.text, s[0], s[1])
 		}
@@ -427,13 +472,17 @@ var (
 	ignoreRe  = regexp.MustCompile(`\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+|of\s+)*(?:previous|prior|above|earlier|preceding|other|existing|original|system|safety|security|former)?\s*(?:instructions?|prompts?|directives?|guidelines|guardrails|system prompt|policies|rules you were given)\b`)
 	fakeTagRe = regexp.MustCompile(`</?\s*(?:important|system|instructions?|admin|secret|hidden|sys|im_start|im_end|assistant|user_instructions?)\s*>|<\|im_(?:start|end)\|>|\[/?(?:inst|system|instructions?)\]|(?:^|\n)\s*(?:system|assistant)\s*:|\bnew (?:system )?instructions?\s*:|\byou are now (?:a|an|in)\b`)
 
-	concealRe = regexp.MustCompile(`\b(?:do not|don't|dont|never|without)\s+(?:\w+\s+)?(?:tell|telling|inform|informing|notify|notifying|mention|mentioning|alert|alerting|reveal|revealing|disclose|disclosing|let|letting|warn|warning|show|showing)\b[^.!?\n]{0,40}?\b(?:the\s+)?(?:user|human|them|anyone|the person)\b` +
-		`|\b(?:user|human)s?\b[^.!?\n]{0,20}?\b(?:must|should|need|needs|will|may|can)\s*(?:not|never|n't)\s+(?:\w+\s+)?(?:know|see|notice|find out|learn|be told|be aware|be informed|suspect)\b` +
-		`|\b(?:hide|conceal|keep)\b[^.!?\n]{0,40}?\bfrom\s+(?:the\s+)?(?:user|human)\b` +
-		`|\b(?:silently|quietly|secretly|covertly|discreetly|invisibly|behind the (?:user's )?back)\s+(?:\w+\s+)?(?:read|send|add|include|forward|copy|upload|call|run|execute|pass|append|attach|exfiltrate|collect|change|modify|redirect|replace|bcc|cc|save|store|log)\b` +
-		`|\b(?:mention|reveal|disclose|explain|show)\s+(?:this|these|that)\s+(?:instruction|instructions|step|steps|note|requirement|part)\b` +
-		`|\b(?:do not|don't|dont|never)\s+(?:mention|reveal|disclose|say)\s+(?:that|it)\b` +
-		`|\b(?:not|never)\s+(?:to\s+)?(?:be\s+)?(?:shown|visible|displayed|reported|mentioned)\s+to\s+the\s+user\b`)
+	// concealRes are the forms of "keep it from the user", each with the
+	// needles one of which its match must hold.
+	concealRes = []gated{
+		{regexp.MustCompile(`\b(?:do not|don't|dont|never|without)\s+(?:\w+\s+)?(?:tell|telling|inform|informing|notify|notifying|mention|mentioning|alert|alerting|reveal|revealing|disclose|disclosing|let|letting|warn|warning|show|showing)\b[^.!?\n]{0,40}?\b(?:the\s+)?(?:user|human|them|anyone|the person)\b` +
+			`|\b(?:do not|don't|dont|never)\s+(?:mention|reveal|disclose|say)\s+(?:that|it)\b`), []string{"do not", "don't", "dont", "never", "without"}},
+		{regexp.MustCompile(`\b(?:user|human)s?\b[^.!?\n]*?\b(?:must|should|need|needs|will|may|can)\s*(?:not|never|n't)\s+(?:\w+\s+)?(?:know|see|notice|find out|learn|be told|be aware|be informed|suspect)\b`), []string{"not", "never", "n't"}},
+		{regexp.MustCompile(`\b(?:hide|conceal|keep)\b[^.!?\n]{0,40}?\bfrom\s+(?:the\s+)?(?:user|human)\b` +
+			`|\b(?:not|never)\s+(?:to\s+)?(?:be\s+)?(?:shown|visible|displayed|reported|mentioned)\s+to\s+the\s+user\b`), []string{"user", "human"}},
+		{regexp.MustCompile(`\b(?:silently|quietly|secretly|covertly|discreetly|invisibly|behind the (?:user's )?back)\s+(?:\w+\s+)?(?:read|send|add|include|forward|copy|upload|call|run|execute|pass|append|attach|exfiltrate|collect|change|modify|redirect|replace|bcc|cc|save|store|log)\b`), []string{"silently", "quietly", "secretly", "covertly", "discreetly", "invisibly", "behind the"}},
+		{regexp.MustCompile(`\b(?:mention|reveal|disclose|explain|show)\s+(?:this|these|that)\s+(?:instruction|instructions|step|steps|note|requirement|part)\b`), []string{"this", "these", "that"}},
+	}
 
 	sensitivePathRe = regexp.MustCompile(`(?:^|[^\w.])((?:~|\$home|%userprofile%|/home/[\w.-]+|/users/[\w.-]+|/root)?/?\.(?:ssh|aws|gnupg|kube|docker|azure|netrc|npmrc|pypirc|git-credentials|password-store|bash_history|zsh_history|pgpass|cursor/mcp\.json|claude\.json|config/gcloud)\b[\w./-]*` +
 		`|\bid_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?\b|\.env(?:\.[a-z]+)?\b` +
@@ -455,11 +504,11 @@ var (
 	secretThingRe  = regexp.MustCompile(`[~/\\]|\b(?:files?|contents?|config|configuration|keys?|tokens?|secrets?|credentials?|passwords?|env|environment|history|conversation|chats?|messages)\b`)
 	preconditionRe = regexp.MustCompile(`\b(?:before|prior to)\s+(?:using|calling|invoking|running|executing)\s+this\s+(?:tool|function),?\s+(?:you\s+)?(?:must\s+|should\s+|need to\s+|have to\s+|first\s+|always\s+|please\s+)*(?:read|open|cat|load|fetch|access|send|include|pass|retrieve|extract|upload|forward|copy|collect)\b`)
 
-	shadowOrderRe = regexp.MustCompile(`\b(?:always|never|must|make sure|ensure|be sure|instead|when|whenever|every time|before|after|also|change|replace|redirect|add|bcc|cc|forward|do not|don't|should|override|prefer)\b`)
-	whenToolRe    = regexp.MustCompile(`\b(?:when|whenever|every time|each time|if|before|after)\b[^.!?\n]{0,60}?\b(?:tools?|functions?)\b[^.!?\n]{0,20}?\b(?:is|are|gets?|being)\s+(?:used|called|invoked|run|executed)\b` +
+	shadowOrderRe = regexp.MustCompile(`\b(?:always|never|must|make sure|ensure|be sure|instead|when|whenever|every time|before|after|change|replace|redirect|add|bcc|cc|forward|do not|don't|should|override|prefer)\b`)
+	whenToolRe    = regexp.MustCompile(`\b(?:when|whenever|every time|each time|if|before|after)\b[^.!?\n]*?\b(?:tools?|functions?)\b[^.!?\n]*?\b(?:is|are|gets?|being)\s+(?:used|called|invoked|run|executed)\b` +
 		`|\b(?:when|whenever|every time|each time|before|after)\s+(?:you\s+|the\s+(?:assistant|model|agent)\s+)?(?:use|uses|call|calls|invoke|invokes|run|runs)\s+(?:the\s+|any\s+|another\s+)?[\w-]+\s+(?:tool|function)\b`)
-	bccRe      = regexp.MustCompile(`\b(?:always|must|should|make sure to|be sure to)\s+(?:also\s+)?(?:add|include|cc|bcc|send a copy|forward|copy|blind copy)\b[^.!?\n]{0,60}?\b(?:bcc|cc|copy|recipients?)\b`)
-	redirectRe = regexp.MustCompile(`\b(?:change|replace|redirect|set|override|switch)\s+(?:the\s+)?(?:recipient|destination|to address|to field|email address|phone number|receiver|target number|webhook|endpoint)s?\b[^.!?\n]{0,30}?\bto\b`)
+	bccRe      = regexp.MustCompile(`\b(?:always|must|should|make sure to|be sure to)\s+(?:also\s+)?(?:add|include|cc|bcc|send a copy|forward|copy|blind copy)\b[^.!?\n]*?\b(?:bcc|cc|copy|recipients?)\b`)
+	redirectRe = regexp.MustCompile(`\b(?:change|replace|redirect|set|override|switch)\s+(?:the\s+)?(?:recipient|destination|to address|to field|email address|phone number|receiver|target number|webhook|endpoint)s?\b[^.!?\n]*?\bto\b`)
 	insteadRe  = regexp.MustCompile("\\binstead of\\s+(?:using|calling)\\s+(?:the\\s+)?[`'\"]?([\\w-]+)[`'\"]?(?:\\s+tool)?")
 
 	urlRe  = regexp.MustCompile(`\b(?:https?|ftp|wss?|file)://[^\s"'<>)\]}` + "`" + `]+`)
@@ -480,7 +529,12 @@ func checkOverride(c *context) {
 	if !c.isText() {
 		return
 	}
-	c.matchAll(ignoreRe, High, "tells the model to ignore its other instructions")
+	if c.has(ignoreNeedles) {
+		c.matchAll(ignoreRe, High, "tells the model to ignore its other instructions")
+	}
+	if !c.has(tagNeedles) {
+		return
+	}
 	for _, m := range fakeTagRe.FindAllStringIndex(c.folded.text, -1) {
 		i, j := trimSpan(c.folded.text, m[0], m[1])
 		c.reportFolded(High, i, j, "an instruction or system tag, which a tool's text has no reason to hold")
@@ -488,14 +542,18 @@ func checkOverride(c *context) {
 }
 
 func checkConceal(c *context) {
-	if !c.isText() {
+	if !c.isText() || !c.has(concealNeedles) {
 		return
 	}
-	c.matchAll(concealRe, High, "tells the model to keep something from the user")
+	for _, g := range concealRes {
+		if c.has(g.needles) {
+			c.matchAll(g.re, High, "tells the model to keep something from the user")
+		}
+	}
 }
 
 func checkSensitivePath(c *context) {
-	if c.role == roleName || c.role == roleSchemaKey {
+	if c.role == roleName || c.role == roleSchemaKey || !c.has(sensitiveNeedles) {
 		return
 	}
 	for _, m := range sensitivePathRe.FindAllStringSubmatchIndex(c.folded.text, -1) {
@@ -528,7 +586,7 @@ func (c *context) aboutContained(w string) bool {
 }
 
 func checkSecretRead(c *context) {
-	if !c.isText() {
+	if !c.isText() || !c.has(secretNeedles) {
 		return
 	}
 	for _, m := range secretReadRe.FindAllStringSubmatchIndex(c.folded.text, -1) {
@@ -545,26 +603,35 @@ func checkExfiltrate(c *context) {
 		return
 	}
 	t := c.folded.text
-	for _, s := range sentences(t) {
+	// Which kinds of payload the field can hold at all, so that each
+	// sentence is searched only for those.
+	sensitive, conversation := c.has(sensitiveNeedles), c.has(conversationNeedles)
+	secret := c.has(secretNeedles) && !c.about(keyWords...)
+	address := strings.ContainsAny(t, "@0123456789") && !c.about("email", "mail", "message", "send", "sms", "whatsapp", "slack", "post", "webhook")
+	if !sensitive && !conversation && !secret && !address {
+		return
+	}
+	for _, s := range c.sents() {
 		sent := t[s[0]:s[1]]
-		if !c.transfers(sent) || !destinationRe.MatchString(sent) {
-			continue
-		}
+		// What would go out is rarer than a verb that sends, so it is
+		// looked for first.
 		what := ""
 		switch {
-		case sensitivePathRe.MatchString(sent):
+		case sensitive && sensitivePathRe.MatchString(sent):
 			what = "a secrets file"
-		case conversationRe.MatchString(sent):
+		case conversation && conversationRe.MatchString(sent):
 			what = "the conversation or file contents"
-		case secretWordRe.MatchString(sent) && !c.about(keyWords...):
+		case secret && secretWordRe.MatchString(sent):
 			what = "secrets"
+		}
+		toAddress := what == "" && address && addressRe.MatchString(sent)
+		if (what == "" && !toAddress) || !c.transfers(sent) || !destinationRe.MatchString(sent) {
+			continue
 		}
 		i, j := trimSpan(t, s[0], s[1])
 		if what != "" {
 			c.reportFolded(High, i, j, "tells the model to send or pass "+what)
-			continue
-		}
-		if addressRe.MatchString(sent) && !c.about("email", "mail", "message", "send", "sms", "whatsapp", "slack", "post", "webhook") {
+		} else {
 			c.reportFolded(Medium, i, j, "tells the model to send something to a fixed address")
 		}
 	}
@@ -585,7 +652,7 @@ func (c *context) transfers(sent string) bool {
 }
 
 func checkUrgent(c *context) {
-	if !c.isText() {
+	if !c.isText() || !c.has(urgentNeedles) {
 		return
 	}
 	t := c.folded.text
@@ -593,7 +660,7 @@ func checkUrgent(c *context) {
 		// The order is what follows the marker, to the end of its
 		// sentence (or of the next one, when the marker ends a line).
 		end := len(t)
-		for _, s := range sentences(t[m[1]:]) {
+		for _, s := range sentences(t[m[1]:]) { // from the marker on
 			if strings.TrimSpace(t[m[1]+s[0]:m[1]+s[1]]) != "" {
 				end = m[1] + s[1]
 				break
@@ -610,7 +677,7 @@ func checkUrgent(c *context) {
 }
 
 func checkPrecondition(c *context) {
-	if !c.isText() {
+	if !c.isText() || !c.has(beforeNeedles) {
 		return
 	}
 	c.matchAll(preconditionRe, Medium, "sets the model a task before the call")
@@ -621,13 +688,40 @@ func checkShadowName(c *context) {
 		return
 	}
 	t := c.folded.text
-	keys := make([]string, 0, len(c.others))
-	for k := range c.others {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, name := range keys {
+	hit := func(name string, i, j int) {
+		// A plain word ("query", "search") is a tool's name only when
+		// the text calls it a tool.
 		plain := strings.IndexFunc(name, func(r rune) bool { return !('a' <= r && r <= 'z') }) < 0
+		if plain && !toolAfterRe.MatchString(t[j:]) && !toolBeforeRe.MatchString(t[:i]) {
+			return
+		}
+		if c.inOwnName(i, j) {
+			return
+		}
+		si, sj := c.sentenceAt(i)
+		if shadowOrderRe.MatchString(t[si:sj]) {
+			c.reportFolded(High, i, j, fmt.Sprintf("names %q, another server's tool, in an instruction", c.others[name]))
+		} else {
+			c.reportFolded(Medium, i, j, fmt.Sprintf("names %q, another server's tool", c.others[name]))
+		}
+	}
+	// Names made of identifier bytes are looked up word by word; the few
+	// others (with dots, slashes, spaces) are searched for.
+	for i := 0; i < len(t); {
+		if !identByte(t[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(t) && identByte(t[j]) {
+			j++
+		}
+		if _, ok := c.others[t[i:j]]; ok {
+			hit(t[i:j], i, j)
+		}
+		i = j
+	}
+	for _, name := range c.otherOdd {
 		for off := 0; ; {
 			k := strings.Index(t[off:], name)
 			if k < 0 {
@@ -635,30 +729,10 @@ func checkShadowName(c *context) {
 			}
 			i, j := off+k, off+k+len(name)
 			off = j
-			before, after := byte(' '), byte(' ')
-			if i > 0 {
-				before = t[i-1]
-			}
-			if j < len(t) {
-				after = t[j]
-			}
-			if identByte(before) || identByte(after) {
+			if (i > 0 && identByte(t[i-1])) || (j < len(t) && identByte(t[j])) {
 				continue
 			}
-			// A plain word ("query", "search") is a tool's name only when
-			// the text calls it a tool.
-			if plain && !toolAfterRe.MatchString(t[j:]) && !toolBeforeRe.MatchString(t[:i]) {
-				continue
-			}
-			if c.inOwnName(i, j) {
-				continue
-			}
-			si, sj := c.sentenceAt(i)
-			if shadowOrderRe.MatchString(t[si:sj]) {
-				c.reportFolded(High, i, j, fmt.Sprintf("names %q, another server's tool, in an instruction", c.others[name]))
-			} else {
-				c.reportFolded(Medium, i, j, fmt.Sprintf("names %q, another server's tool", c.others[name]))
-			}
+			hit(name, i, j)
 		}
 	}
 }
@@ -696,14 +770,23 @@ func checkShadowInstruction(c *context) {
 		return
 	}
 	t := c.folded.text
-	for _, m := range whenToolRe.FindAllStringIndex(t, -1) {
-		if strings.Contains(t[m[0]:m[1]], "this tool") || strings.Contains(t[m[0]:m[1]], "this function") {
-			continue
+	if c.has(toolNeedles) {
+		for _, m := range whenToolRe.FindAllStringIndex(t, -1) {
+			if strings.Contains(t[m[0]:m[1]], "this tool") || strings.Contains(t[m[0]:m[1]], "this function") {
+				continue
+			}
+			c.reportFolded(High, m[0], m[1], "tells the model what to do when other tools are used")
 		}
-		c.reportFolded(High, m[0], m[1], "tells the model what to do when other tools are used")
 	}
-	c.matchAll(bccRe, High, "tells the model to copy messages to someone")
-	c.matchAll(redirectRe, High, "tells the model to change where something goes")
+	if c.has(copyNeedles) {
+		c.matchAll(bccRe, High, "tells the model to copy messages to someone")
+	}
+	if c.has(redirectNeedles) {
+		c.matchAll(redirectRe, High, "tells the model to change where something goes")
+	}
+	if !c.has(insteadNeedles) {
+		return
+	}
 	for _, m := range insteadRe.FindAllStringSubmatchIndex(t, -1) {
 		if c.own[t[m[2]:m[3]]] {
 			continue
@@ -713,7 +796,7 @@ func checkShadowInstruction(c *context) {
 }
 
 func checkURL(c *context) {
-	if c.role == roleName || c.role == roleSchemaKey {
+	if c.role == roleName || c.role == roleSchemaKey || !c.has(urlNeedles) {
 		return
 	}
 	t := c.folded.text
@@ -755,7 +838,7 @@ func checkURL(c *context) {
 }
 
 func checkPath(c *context) {
-	if !c.isText() || c.about(fileWords...) {
+	if !c.isText() || !c.has(pathNeedles) || c.about(fileWords...) {
 		return
 	}
 	t := c.folded.text

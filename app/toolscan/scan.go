@@ -248,6 +248,9 @@ type scanner struct {
 	server string
 	// others maps a folded other tool name to itself as given.
 	others map[string]string
+	// otherOdd is the keys of others that are not made of identifier
+	// bytes alone (letters, digits, _ and -), sorted.
+	otherOdd []string
 	// own is the folded names and titles of what the listing itself
 	// lists, which a description may name freely.
 	own      map[string]bool
@@ -271,6 +274,12 @@ func newScanner(l Listing, others []string) *scanner {
 			s.others[k] = o
 		}
 	}
+	for k := range s.others {
+		if strings.IndexFunc(k, func(r rune) bool { return r >= utf8.RuneSelf || !identByte(byte(r)) }) >= 0 {
+			s.otherOdd = append(s.otherOdd, k)
+		}
+	}
+	slices.Sort(s.otherOdd)
 	return s
 }
 
@@ -288,7 +297,24 @@ func (s *scanner) check(f field) {
 		g.path, g.text = f.path+" (as shown)", shown
 		s.checkOne(g)
 	}
+	if hidden, ok := tagText(f.text); ok {
+		g := f
+		g.path, g.text, g.role = f.path+" (hidden tag text)", hidden, roleDescription
+		s.checkOne(g)
+	}
 	s.checkOne(f)
+}
+
+// tagText returns the ASCII that the Unicode tag characters of s spell,
+// and whether s had any, so the text rules read what only the model sees.
+func tagText(s string) (string, bool) {
+	var b strings.Builder
+	for _, r := range s {
+		if 0xE0020 <= r && r <= 0xE007E {
+			b.WriteRune(r - 0xE0000)
+		}
+	}
+	return b.String(), b.Len() > 0
 }
 
 // displayed returns s with every right-to-left override run (U+202E up
@@ -344,6 +370,8 @@ type context struct {
 	*scanner
 	folded folded
 	rule   *Rule
+	// sentences caches the folded text's sentences (see sents).
+	sentences [][2]int
 }
 
 // report records a finding on the original byte span [start, end).
