@@ -42,6 +42,7 @@ var rules = []Rule{
 	{"control-char", Medium, "control and format characters other than tab and newline have no place in listed text (private-use characters: low).", checkControl},
 	{"name-confusable", High, "a name with non-ASCII letters that look like ASCII ones (Cyrillic 'а' in \"reаd_file\") impersonates another tool (a property or argument name: medium).", checkConfusableName},
 	{"name-non-ascii", Medium, "tool, prompt and template names should be plain identifiers (letters, digits, _ - . /) so that people can tell them apart.", checkNonASCIIName},
+	{"hidden-comment", Medium, "an HTML comment (<!-- … -->) shows as nothing where the description is rendered as Markdown, yet the model reads it.", checkComment},
 	{"mixed-script", Medium, "a word mixing Latin with Cyrillic, Greek or Armenian letters is a homoglyph disguise; whole words of any script are fine.", checkMixedScript},
 
 	// Text addressed to the model.
@@ -437,6 +438,15 @@ func checkNonASCIIName(c *context) {
 	}
 }
 
+var commentRe = regexp.MustCompile(`(?s)<!--.*?(?:-->|$)`)
+
+func checkComment(c *context) {
+	if !c.isText() || !strings.Contains(c.folded.text, "<!--") {
+		return
+	}
+	c.matchAll(commentRe, Medium, "an HTML comment, invisible where the text is rendered")
+}
+
 func checkMixedScript(c *context) {
 	if c.role == roleName || c.role == roleSchemaKey || isASCII(c.text) {
 		return
@@ -469,7 +479,9 @@ func (c *context) matchAll(re *regexp.Regexp, sev Severity, msg string) {
 }
 
 var (
-	ignoreRe  = regexp.MustCompile(`\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+|of\s+)*(?:previous|prior|above|earlier|preceding|other|existing|original|system|safety|security|former)?\s*(?:instructions?|prompts?|directives?|guidelines|guardrails|system prompt|policies|rules you were given)\b`)
+	ignoreRe = regexp.MustCompile(`\b(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s+|of\s+)*(?:previous|prior|above|earlier|preceding|other|existing|original|system|safety|security|former)?\s*(?:instructions?|prompts?|directives?|guidelines|guardrails|system prompt|policies|rules you were given)\b` +
+		`|\b(?:ignore|disregard|forget)\s+(?:everything|all|anything)\s+(?:above|before|prior|previous|else|you were told)\b` +
+		`|\b(?:ignore|disregard)\s+(?:the\s+)?(?:user|user's|human's|human)\s+(?:request|requests|instructions?|question|wishes|choice)\b`)
 	fakeTagRe = regexp.MustCompile(`</?\s*(?:important|system|instructions?|admin|secret|hidden|sys|im_start|im_end|assistant|user_instructions?)\s*>|<\|im_(?:start|end)\|>|\[/?(?:inst|system|instructions?)\]|(?:^|\n)\s*(?:system|assistant)\s*:|\bnew (?:system )?instructions?\s*:|\byou are now (?:a|an|in)\b`)
 
 	// concealRes are the forms of "keep it from the user", each with the
@@ -495,7 +507,7 @@ var (
 
 	transferRe     = regexp.MustCompile(`\b(?:pass|send|include|forward|upload|post|transmit|attach|append|embed|insert|supply|put|add|exfiltrate|leak|share|copy|paste|encode|bcc|cc|email|mail)\b`)
 	destinationRe  = regexp.MustCompile(`\b(?:as|in|into|to|inside|within|via|through)\b|\b(?:parameter|argument|field|sidenote|header)\b`)
-	conversationRe = regexp.MustCompile(`\b(?:conversation(?: history)?|chat history|previous messages|prior messages|all messages|message history|system prompt|your instructions|context window|(?:list of|all) (?:the user's |the |their )?(?:chats|contacts|emails|messages)|the user's (?:messages|files|data|emails|contacts|chats|documents)|contents? of (?:the |this |that |any |every |all )?(?:files?|it|them|the above))\b|\bits contents?\b|\btheir contents?\b`)
+	conversationRe = regexp.MustCompile(`\b(?:conversation(?: history)?|chat history|previous messages|prior messages|all messages|message history|system prompt|your instructions|context window|(?:list of|all) (?:the user's |the |their )?(?:chats|contacts|emails|messages)|the user's (?:messages|files|data|emails|contacts|chats|documents)|contents? of (?:the |this |that |any |every |all )?(?:files?|it|them|the above))\b|\bits contents?\b|\btheir contents?\b|\bcontents? of [^.!?\n]*?(?:~/|\$home)`)
 	addressRe      = regexp.MustCompile(`\bto\s+(?:https?://\S+|[\w.+-]+@[\w-]+\.[\w.]+|\+?\d[\d ()-]{7,}\d)`)
 
 	urgentRe       = regexp.MustCompile(`(?:^|[^\w<])(?:important|critical|urgent|attention|warning|mandatory|note to (?:the )?(?:ai|assistant|model|agent|llm)|(?:ai|assistant|model|agent|llm) note)\s*[:!-]|<important>`)
