@@ -56,7 +56,7 @@ var rules = []Rule{
 
 	// Shadowing.
 	{"shadow-name", High, "names a tool of another server; high with an instruction around it (always, instead, when, make sure), medium bare.", checkShadowName},
-	{"shadow-instruction", High, "tells the model how to use other tools (\"when the send_email tool is used, always add bcc …\", \"change the recipient to …\").", checkShadowInstruction},
+	{"shadow-instruction", High, "tells the model how to use other tools (\"when the send_email tool is used, always add bcc …\", \"change the recipient to …\"); steering the model away from a tool not of this server (\"instead of calling x\") is medium.", checkShadowInstruction},
 
 	// URLs, paths, length.
 	{"url", High, "a URL in an item not about the web is unexplained (low; plain http or a raw IP medium); one to a request-catcher or tunnel host, or carrying data placeholders, is high.", checkURL},

@@ -188,8 +188,9 @@ const (
 
 // Scan checks everything l lists and returns the findings ordered by item,
 // field and offset. others are the tool names of the user's other
-// servers, for the shadowing rules; names that l itself lists are not
-// counted as others.
+// servers as those servers list them (not prefixed by the gateway), for
+// the shadowing rules; names that l itself lists are not counted as
+// others. A tool with a High finding is one to hold for the user.
 func Scan(l Listing, others []string) []Finding {
 	s := newScanner(l, others)
 	for _, t := range l.Tools {
