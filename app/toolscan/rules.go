@@ -94,6 +94,17 @@ func (c *context) sents() [][2]int {
 // test that spares a regular expression the texts it cannot match.
 func (c *context) has(needles []string) bool { return hasAny(c.folded.text, needles) }
 
+// hasSensitive is has(sensitiveNeedles), asked by two rules, once.
+func (c *context) hasSensitive() bool {
+	if c.sensitive == 0 {
+		c.sensitive = -1
+		if c.has(sensitiveNeedles) {
+			c.sensitive = 1
+		}
+	}
+	return c.sensitive > 0
+}
+
 func hasAny(t string, needles []string) bool {
 	for _, n := range needles {
 		if strings.Contains(t, n) {
@@ -110,6 +121,7 @@ var (
 	concealNeedles      = []string{"user", "human", "anyone", "them", "person", "silently", "quietly", "secretly", "covertly", "discreetly", "invisibly", "behind the", "mention", "reveal", "disclose"}
 	sensitiveNeedles    = []string{"ssh", "aws", "gnupg", "kube", "docker", "azure", "netrc", "npmrc", "pypirc", "credentials", "password-store", "_history", "pgpass", "cursor", "claude", "gcloud", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".env", "mcp.", "secret", "/etc/", "keychain", "wallet"}
 	secretNeedles       = []string{"key", "token", "password", "passphrase", "credential", "secret", "cookie", "environment variable", "env var", "seed phrase"}
+	transferNeedles     = []string{"pass", "send", "includ", "forward", "upload", "post", "transmit", "attach", "append", "embed", "insert", "supply", "put", "add", "exfiltrat", "leak", "share", "copy", "paste", "encode", "cc", "mail"}
 	conversationNeedles = []string{"conversation", "chat", "messages", "system prompt", "instructions", "context window", "content", "the user's"}
 	urgentNeedles       = []string{"important", "critical", "urgent", "attention", "warning", "mandatory", "note"}
 	beforeNeedles       = []string{"before", "prior to"}
@@ -565,7 +577,7 @@ func checkConceal(c *context) {
 }
 
 func checkSensitivePath(c *context) {
-	if c.role == roleName || c.role == roleSchemaKey || !c.has(sensitiveNeedles) {
+	if c.role == roleName || c.role == roleSchemaKey || !c.hasSensitive() {
 		return
 	}
 	for _, m := range sensitivePathRe.FindAllStringSubmatchIndex(c.folded.text, -1) {
@@ -615,9 +627,12 @@ func checkExfiltrate(c *context) {
 		return
 	}
 	t := c.folded.text
+	if !c.has(transferNeedles) {
+		return
+	}
 	// Which kinds of payload the field can hold at all, so that each
 	// sentence is searched only for those.
-	sensitive, conversation := c.has(sensitiveNeedles), c.has(conversationNeedles)
+	sensitive, conversation := c.hasSensitive(), c.has(conversationNeedles)
 	secret := c.has(secretNeedles) && !c.about(keyWords...)
 	address := strings.ContainsAny(t, "@0123456789") && !c.about("email", "mail", "message", "send", "sms", "whatsapp", "slack", "post", "webhook")
 	if !sensitive && !conversation && !secret && !address {

@@ -373,6 +373,8 @@ type context struct {
 	rule   *Rule
 	// sentences caches the folded text's sentences (see sents).
 	sentences [][2]int
+	// sensitive caches hasSensitive: 0 not asked yet, 1 yes, -1 no.
+	sensitive int8
 }
 
 // report records a finding on the original byte span [start, end).
