@@ -24,6 +24,13 @@ import (
 // authorization servers approve without a user; nothing else reads it.
 const TestBrowserEnv = "SWITCHBOARD_TEST_BROWSER"
 
+// TestSignInTimeoutEnv, set to a duration ("5s"), bounds the daemon's
+// sign-ins instead of remoteauth.DefaultTimeout (5 minutes), so that a
+// test of a sign-in nobody finishes sees its timeout in seconds. It is for
+// tests; nothing else reads it, and a value that is not a positive
+// duration is ignored.
+const TestSignInTimeoutEnv = "SWITCHBOARD_TEST_SIGNIN_TIMEOUT"
+
 // loginLinkWait bounds how long POST .../login waits for the sign-in link
 // (discovery and registration come first).
 const loginLinkWait = 30 * time.Second
@@ -45,6 +52,7 @@ type signIns struct {
 	secrets remoteauth.Secrets // the servers' OAuth client secrets; set by start before manager
 	browser *watchedBrowser
 	bus     *events.Bus     // sign-in changes go on the live feed
+	timeout time.Duration   // of a sign-in; 0: remoteauth.DefaultTimeout
 	ctx     context.Context // sign-ins outlive the request that started them; close ends them
 	cancel  context.CancelFunc
 	running sync.WaitGroup // the sign-ins and the starts after them
@@ -60,7 +68,15 @@ func newSignIns(ctx context.Context, log *slog.Logger, current func() *config.Co
 	if os.Getenv(TestBrowserEnv) == "follow" {
 		b = remoteauth.FollowRedirects{}
 	}
-	return &signIns{log: log, current: current, bus: bus, ctx: ctx, cancel: cancel, browser: &watchedBrowser{Browser: b, opened: map[string]chan error{}}, asked: map[string]bool{}, links: map[string]string{}}
+	var timeout time.Duration
+	if v := os.Getenv(TestSignInTimeoutEnv); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			timeout = d
+		} else {
+			log.Warn("ignoring "+TestSignInTimeoutEnv+": not a positive duration", "value", v)
+		}
+	}
+	return &signIns{log: log, current: current, bus: bus, ctx: ctx, cancel: cancel, timeout: timeout, browser: &watchedBrowser{Browser: b, opened: map[string]chan error{}}, asked: map[string]bool{}, links: map[string]string{}}
 }
 
 // start makes the Manager, with listen (host:port) as the redirect's
@@ -70,7 +86,7 @@ func newSignIns(ctx context.Context, log *slog.Logger, current func() *config.Co
 // make it failing, and should be tried again now.
 func (s *signIns) start(store remoteauth.Secrets, listen string, signedIn func(ctx context.Context, server string)) error {
 	m, err := remoteauth.New(remoteauth.Options{Secrets: store, RedirectURL: "http://" + listen + remoteauth.CallbackPath,
-		Browser: s.browser, Logger: s.log.With("part", "remote sign-in"),
+		Browser: s.browser, Timeout: s.timeout, Logger: s.log.With("part", "remote sign-in"),
 		OnChange: func(server string, st remoteauth.Status) {
 			s.markAsked(server)
 			publish(s.log, s.bus, events.TypeAuth, events.Auth{Server: server, State: string(st.State), Reason: string(st.Reason), Scope: st.Scope, Error: st.Error})
