@@ -45,6 +45,10 @@ type backend struct {
 	installMu sync.Mutex
 
 	listed atomic.Bool // features are known: listed, or kept from an earlier run
+	// served is set once the features are on the fronts (its endpoint's
+	// and the aggregates'), after listed: until then a call of one of its
+	// tools goes to the server as unlisted (unlistedTool), not "unknown".
+	served atomic.Bool
 	// fresh is set once a process of this daemon run listed the server,
 	// and cleared again when a list fails; while it is unset a ready
 	// process is asked for its lists (see run).
@@ -81,6 +85,7 @@ func (g *Gateway) newBackend(c ServerConfig) *backend {
 		// listed again when a process next starts.
 		b.features, b.kept = f, data
 		b.listed.Store(true)
+		b.served.Store(true)
 		b.triedOnce.Do(func() { close(b.tried) })
 	}
 	return b
@@ -228,6 +233,7 @@ func (b *backend) relist(ctx context.Context) error {
 	b.mu.Unlock()
 	b.install()
 	b.g.rebuildAggregates()
+	b.served.Store(true)
 	b.g.log.Info("server listed", "server", name, "tools", len(f.tools), "prompts", len(f.prompts),
 		"resources", len(f.resources), "templates", len(f.templates))
 	return nil

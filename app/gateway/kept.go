@@ -128,12 +128,14 @@ func (g *Gateway) unlistedTools(endpoint string, budget int) mcp.Middleware {
 }
 
 // unlistedTool finds the server behind name, a tool that endpoint (its
-// view of budget) does not list, when that server has never been listed.
+// view of budget) does not list, when that server's lists are not on the
+// fronts yet: never listed, or listed and not yet installed (a call then
+// would otherwise be answered "unknown tool").
 func (g *Gateway) unlistedTool(endpoint string, budget int, name string) (server, original string, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	owner := func(b *backend, tool string) bool {
-		return b != nil && !b.listed.Load() && tool != "" && !slices.Contains(b.cfg.DisabledTools, tool)
+		return b != nil && !b.served.Load() && tool != "" && !slices.Contains(b.cfg.DisabledTools, tool)
 	}
 	a := g.aggregateFor(endpoint)
 	if a == nil {
