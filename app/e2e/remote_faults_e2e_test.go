@@ -336,7 +336,35 @@ func TestRemoteFaults(t *testing.T) {
 				t.Errorf("switchboard %s = %d\n%s%s", strings.Join(args, " "), code, out, errOut)
 			}
 		}
+		// Cursor connected to Switchboard (a backup of its file, a file
+		// written with its entries), and the preview of restoring it.
+		cursorFile := filepath.Join(d.userHome, ".cursor", "mcp.json")
+		if err := os.MkdirAll(filepath.Dir(cursorFile), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cursorFile, []byte(`{"mcpServers": {"mine": {"url": "http://127.0.0.1:1/mcp"}}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		change := wire.ClientChange{Action: "connect", Servers: []string{"refresh", "down"}}
+		plan, err := d.client.PlanClient(t.Context(), "cursor", change)
+		if err != nil {
+			t.Fatal(err)
+		}
+		change.Hash = plan.Hash
+		if _, err := d.client.ApplyClient(t.Context(), "cursor", change); err != nil {
+			t.Fatal(err)
+		}
+		backups, err := d.client.Backups(t.Context(), "cursor", "")
+		if err != nil || len(backups) == 0 {
+			t.Fatalf("cursor's backups = %v, %v; want the one connect made", backups, err)
+		}
+		restore, err := d.client.PlanRestore(t.Context(), "cursor", "", wire.RestoreRequest{Backup: backups[0].Name})
+		if err != nil || restore.Diff == "" {
+			t.Fatalf("restore plan = %+v, %v", restore, err)
+		}
 		answers := everyGet(t, d)
+		restoreText, _ := json.Marshal(restore)
+		answers["POST /api/v1/clients/cursor/restore/plan"] = string(restoreText)
 		// `auth login` prints the sign-in link, whose state the fake counts
 		// among its secrets; it is for the user to open and is worthless
 		// once that sign-in ended (the callback forgets it). The rest of
@@ -446,6 +474,7 @@ func everyGet(t *testing.T, d *daemonProc) map[string]string {
 		t.Fatal(err)
 	}
 	get("/api/v1/clients")
+	get("/api/v1/clients/cursor/backups")
 	planned := 0
 	for _, c := range clients {
 		plan, err := d.client.PlanClient(t.Context(), c.ID, wire.ClientChange{Action: "connect", Servers: []string{"refresh", "down"}})
