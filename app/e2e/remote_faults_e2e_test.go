@@ -53,8 +53,10 @@ func TestRemoteFaults(t *testing.T) {
 	t.Setenv(daemon.TestSignInTimeoutEnv, signInTimeout.String())
 	d := startDaemon(t, home)
 	cs := mcpSession(t, d, "/mcp")
-	// cliOut is everything the CLI printed, for the last subtest.
+	// cliOut is everything the CLI printed, and ran the number of subtests
+	// that ran to their end, for the last subtest.
 	var cliOut strings.Builder
+	ran := 0
 	run := func(args ...string) (int, string, string) {
 		t.Helper()
 		code, out, errOut := cli(t, home, args...)
@@ -159,6 +161,7 @@ func TestRemoteFaults(t *testing.T) {
 		if v, err := d.client.Server(t.Context(), "refresh"); err != nil || v.Auth == nil || v.Auth.State != wire.AuthSignedIn {
 			t.Errorf("view after the refresh = %+v, %v; want signed in", v.Auth, err)
 		}
+		ran++
 	})
 
 	t.Run("refresh refused", func(t *testing.T) {
@@ -197,6 +200,7 @@ func TestRemoteFaults(t *testing.T) {
 		}
 		f.Set(func(f *oauthfake.Remote) { f.Refuse = false })
 		signIn(t, "refused")
+		ran++
 	})
 
 	t.Run("sign-in abandoned, then replaced", func(t *testing.T) {
@@ -255,6 +259,7 @@ func TestRemoteFaults(t *testing.T) {
 		}
 		works(t, "held__echo", "the call after the second sign-in")
 		f.Set(func(f *oauthfake.Remote) { f.Hold = false })
+		ran++
 	})
 
 	// The secret header of the server of the next subtest, for the last.
@@ -289,6 +294,7 @@ func TestRemoteFaults(t *testing.T) {
 				t.Errorf("the remote got X-Api-Key %q; want the secret header on every request", k)
 			}
 		}
+		ran++
 	})
 
 	t.Run("remote down long enough to be failing, then up", func(t *testing.T) {
@@ -326,9 +332,13 @@ func TestRemoteFaults(t *testing.T) {
 		}
 		works(t, "late__echo", "the call once the failing remote is up and started")
 		t.Logf("figure: calls worked %s after `switchboard start` of the failing remote", time.Since(up).Round(time.Millisecond))
+		ran++
 	})
 
 	t.Run("no secret anywhere", func(t *testing.T) {
+		if ran != 5 {
+			t.Skipf("%d of the 5 subtests before this one ran to their end (-run picked some?): it looks for what they handed out", ran)
+		}
 		// The views, and what the CLI shows of them.
 		for _, args := range [][]string{{"auth", "status"}, {"auth", "status", "--json"}, {"servers"}, {"servers", "--json"},
 			{"status"}, {"history"}, {"logs", "refresh"}, {"logs", "down"}} {
