@@ -26,6 +26,36 @@ var (
 	ErrStillStopping = errors.New("the change is in force, but a removed server is still stopping")
 )
 
+// userAction returns the error in err's chain that wraps ErrNeedsUser
+// itself: the one that says what the user must do ("remote server x needs
+// sign-in: run ..."), without the transports' wrapping around it. Nil when
+// err does not wrap ErrNeedsUser.
+func userAction(err error) error {
+	for err != nil {
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			var next error
+			for _, e := range u.Unwrap() {
+				if e == ErrNeedsUser {
+					return err
+				}
+				if next == nil && errors.Is(e, ErrNeedsUser) {
+					next = e
+				}
+			}
+			err = next
+		case interface{ Unwrap() error }:
+			if u.Unwrap() == ErrNeedsUser {
+				return err
+			}
+			err = u.Unwrap()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
 // An ExitError reports a server process that ended without being asked to:
 // every call in flight on it fails with this error at once.
 type ExitError struct {

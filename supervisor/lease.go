@@ -126,6 +126,12 @@ func (l *Lease) remoteFailure(ctx context.Context, err error) error {
 		return err
 	}
 	l.pool.checkSoon(l.proc)
+	if ue := userAction(err); ue != nil {
+		// The server answered (401) and the sign-in could not be renewed:
+		// what the user must do names the server and how, and the server
+		// did answer.
+		return ue
+	}
 	raw := l.proc.spec.Remote.URL
 	return &RemoteError{Server: l.pool.name, URL: shownURL(raw), Reason: "did not answer", Err: scrub(err, raw)}
 }

@@ -177,6 +177,9 @@ func TestRemoteFaults(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `"refused" needs sign-in`) || !strings.Contains(err.Error(), "switchboard auth login refused") {
 			t.Fatalf("the call after a refused refresh = %v; want the needs sign-in error naming the server and the command", err)
 		}
+		if strings.Contains(err.Error(), "did not answer") {
+			t.Errorf("the call after a refused refresh = %v; the server did answer (401): say only that it needs a sign-in", err)
+		}
 		if took > 5*time.Second {
 			t.Errorf("the call after a refused refresh took %s; want it to fail at once", took)
 		}
