@@ -44,14 +44,29 @@ func (s *Server) addRemote(r *http.Request) (wire.ServerView, error) {
 		}
 		sc.SecretHeaders[h] = h
 	}
+	secrets := maps.Clone(req.SecretHeaders)
+	if o := req.OAuth; o != nil {
+		sc.OAuth = &config.OAuth{ClientID: o.ClientID, Scopes: o.Scopes, ClientMetadataURL: o.ClientMetadataURL}
+		if o.ClientSecret != "" {
+			if _, clash := secrets[wire.OAuthClientSecretName]; clash {
+				return wire.ServerView{}, errorf(http.StatusBadRequest, "invalid request body: secretHeaders.%s clashes with the OAuth client secret's name", wire.OAuthClientSecretName)
+			}
+			if secrets == nil {
+				secrets = map[string]string{}
+			}
+			sc.OAuth.ClientSecret = wire.OAuthClientSecretName
+			secrets[wire.OAuthClientSecretName] = o.ClientSecret
+		}
+	}
 	if err := s.checkNewRemote(r, req.Name, sc); err != nil {
 		return wire.ServerView{}, err
 	}
-	v, err := s.configureRemote(r.Context(), req.Name, sc, req.SecretHeaders)
+	v, err := s.configureRemote(r.Context(), req.Name, sc, secrets)
 	if err != nil {
 		return wire.ServerView{}, err
 	}
-	s.log.Info("added a remote server", "server", req.Name, "headers", len(req.Headers), "secretHeaders", len(req.SecretHeaders))
+	s.log.Info("added a remote server", "server", req.Name, "headers", len(req.Headers), "secretHeaders", len(req.SecretHeaders),
+		"oauthClient", req.OAuth != nil && (req.OAuth.ClientID != "" || req.OAuth.ClientMetadataURL != ""))
 	return v, nil
 }
 

@@ -49,6 +49,42 @@ func TestAddRemote(t *testing.T) {
 	}
 }
 
+// A remote with a pre-registered OAuth client: the client's secret goes
+// to the secret store and config.json names it; no answer shows it.
+func TestAddRemoteWithOAuthClient(t *testing.T) {
+	e := newClientsEnv(t)
+	const secret = "cs_0authCl13ntS3cr3t"
+	v, err := e.client.AddRemote(t.Context(), wire.AddRemoteRequest{Name: "linear", URL: "https://mcp.linear.app/mcp",
+		OAuth: &wire.AddRemoteOAuth{ClientID: "switchboard-desktop", ClientSecret: secret, Scopes: []string{"read", "write"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(v.Config.OAuth)
+	if want := `{"clientId":"switchboard-desktop","clientSecret":"oauth.clientSecret","scopes":["read","write"]}`; string(got) != want {
+		t.Errorf("oauth in the answer:\n got  %s\n want %s", got, want)
+	}
+	if s, err := e.secrets.Get("linear", wire.OAuthClientSecretName); err != nil || s != secret {
+		t.Errorf("secret store: %q, %v", s, err)
+	}
+	cfg, _ := json.Marshal(e.cfg.Current())
+	list, _ := e.client.Servers(t.Context())
+	answers, _ := json.Marshal(list)
+	for what, data := range map[string][]byte{"config": cfg, "GET /servers": answers} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("the client secret is in %s:\n%s", what, data)
+		}
+	}
+	// A public client (no secret) and a metadata document store nothing.
+	v, err = e.client.AddRemote(t.Context(), wire.AddRemoteRequest{Name: "pub", URL: "https://a.example/mcp",
+		OAuth: &wire.AddRemoteOAuth{ClientMetadataURL: "https://switchboard.example/client.json"}})
+	if err != nil || v.Config.OAuth == nil || v.Config.OAuth.ClientMetadataURL != "https://switchboard.example/client.json" || v.Config.OAuth.ClientSecret != "" {
+		t.Errorf("a public client: %+v, %v", v.Config.OAuth, err)
+	}
+	if keys, _ := e.secrets.Keys("pub"); len(keys) != 0 {
+		t.Errorf("secrets of a public client: %v", keys)
+	}
+}
+
 // Bad requests name what is wrong and change nothing: no config entry,
 // no secret stored.
 func TestAddRemoteBadRequests(t *testing.T) {
@@ -80,6 +116,9 @@ func TestAddRemoteBadRequests(t *testing.T) {
 		{"a name taken", `{"name": "fs", "url": "https://a.example/mcp", "secretHeaders": {"Authorization": "Bearer x"}}`,
 			http.StatusConflict, `server "fs" already exists`},
 		{"unknown key", `{"name": "r", "url": "https://a.example/mcp", "header": {"A": "b"}}`, http.StatusBadRequest, `unknown field "header"`},
+		{"an http metadata URL", `{"name": "r", "url": "https://a.example/mcp", "oauth": {"clientId": "c", "clientSecret": "s", "clientMetadataUrl": "http://a.example/c.json"}}`,
+			http.StatusBadRequest, "servers.r.oauth.clientMetadataUrl"},
+		{"a misspelt oauth key", `{"name": "r", "url": "https://a.example/mcp", "oauth": {"client_id": "c"}}`, http.StatusBadRequest, `unknown field "client_id"`},
 	}
 	before, _ := json.Marshal(e.cfg.Current())
 	for _, tt := range tests {

@@ -250,7 +250,8 @@ func (fe fromEnv) Set(name string) error {
 }
 
 func installVerb() verb {
-	var name, remoteURL, transport *string
+	var name, remoteURL, transport, clientID, clientSecretEnv, clientMetadataURL *string
+	scopes := &stringList{}
 	var verbose, remote *bool
 	values, secretsFromEnv := keyValues{}, fromEnv{}
 	headers, secretHeaders, secretHeadersFromEnv := keyValues{}, keyValues{}, headersFromEnv{}
@@ -270,6 +271,10 @@ func installVerb() verb {
 			fs.Var(secretHeadersFromEnv, "secret-header-from-env",
 				"with --url: a secret header whose value is an environment variable's, NAME=VARIABLE (repeatable; keeps it out of the shell's history)")
 			transport = fs.String("transport", "", "with --url: auto (the default: streamable HTTP, falling back to SSE), streamable-http or sse")
+			clientID = fs.String("client-id", "", "with --url: an OAuth client registered with the server's authorization server beforehand (default: dynamic registration)")
+			clientSecretEnv = fs.String("client-secret-from-env", "", "with --client-id: the environment variable holding that client's secret, which goes to the secret store")
+			fs.Var(scopes, "scope", "with --url: an OAuth scope to ask for at sign-in (repeatable)")
+			clientMetadataURL = fs.String("client-metadata-url", "", "with --url: the https URL of a Client ID Metadata Document to sign in as, where the server supports them")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			if *remoteURL != "" {
@@ -283,11 +288,26 @@ func installVerb() verb {
 				all := keyValues{}
 				maps.Copy(all, secretHeaders)
 				maps.Copy(all, secretHeadersFromEnv)
-				return addRemote(ctx, e, wire.AddRemoteRequest{Name: *name, URL: *remoteURL, Headers: headers,
-					SecretHeaders: all, Transport: *transport})
+				req := wire.AddRemoteRequest{Name: *name, URL: *remoteURL, Headers: headers, SecretHeaders: all, Transport: *transport}
+				if *clientID != "" || *clientSecretEnv != "" || len(*scopes) > 0 || *clientMetadataURL != "" {
+					o := &wire.AddRemoteOAuth{ClientID: *clientID, Scopes: *scopes, ClientMetadataURL: *clientMetadataURL}
+					if *clientSecretEnv != "" {
+						if *clientID == "" {
+							return usageError{"--client-secret-from-env is the secret of a --client-id"}
+						}
+						v, ok := os.LookupEnv(*clientSecretEnv)
+						if !ok || v == "" {
+							return fmt.Errorf("environment variable %s (the OAuth client's secret) is not set", *clientSecretEnv)
+						}
+						o.ClientSecret = v
+					}
+					req.OAuth = o
+				}
+				return addRemote(ctx, e, req)
 			}
-			if len(headers) > 0 || len(secretHeaders) > 0 || len(secretHeadersFromEnv) > 0 || *transport != "" {
-				return usageError{"--header, --secret-header, --secret-header-from-env and --transport go with --url"}
+			if len(headers) > 0 || len(secretHeaders) > 0 || len(secretHeadersFromEnv) > 0 || *transport != "" ||
+				*clientID != "" || *clientSecretEnv != "" || len(*scopes) > 0 || *clientMetadataURL != "" {
+				return usageError{"--header, --secret-header, --secret-header-from-env, --transport, --client-id, --client-secret-from-env, --scope and --client-metadata-url go with --url"}
 			}
 			entry, err := oneServer(e.args)
 			if err != nil {
@@ -345,6 +365,9 @@ func addRemote(ctx context.Context, e *env, req wire.AddRemoteRequest) error {
 	line := fmt.Sprintf("%s: added remote server %s (%s)", v.Name, v.Config.URL, cmp.Or(v.Config.Transport, "auto"))
 	if len(req.SecretHeaders) > 0 {
 		line += "; secret headers in the secret store: " + strings.Join(slices.Sorted(maps.Keys(req.SecretHeaders)), ", ")
+	}
+	if req.OAuth != nil && req.OAuth.ClientSecret != "" {
+		line += "; the OAuth client's secret in the secret store"
 	}
 	fmt.Fprintln(e.stdout, line)
 	return nil

@@ -259,7 +259,25 @@ type AddRemoteRequest struct {
 	// Enabled false adds the server without connecting to it (the entry's
 	// "enabled": false); nil means enabled.
 	Enabled *bool `json:"enabled,omitempty"`
+	// OAuth is the OAuth client its sign-in uses instead of dynamic
+	// registration (config.json's "oauth").
+	OAuth *AddRemoteOAuth `json:"oauth,omitempty"`
 }
+
+// AddRemoteOAuth is config.json's "oauth" of a remote added through POST
+// /api/v1/remotes, except that ClientSecret is the secret itself: it goes
+// to the secret store (as OAuthClientSecretName), and config.json names it.
+type AddRemoteOAuth struct {
+	ClientID          string   `json:"clientId,omitempty"`
+	ClientSecret      string   `json:"clientSecret,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
+	ClientMetadataURL string   `json:"clientMetadataUrl,omitempty"`
+}
+
+// OAuthClientSecretName is the name, in the secret store under the
+// server's name, of a remote's OAuth client secret given through POST
+// /api/v1/remotes.
+const OAuthClientSecretName = "oauth.clientSecret"
 
 // ErrorResponse is the body of every error answer (status 400 and up).
 type ErrorResponse struct {
