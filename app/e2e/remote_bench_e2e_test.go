@@ -47,33 +47,38 @@ func BenchmarkServeRemoteEcho(b *testing.B) {
 		{"switchboard", d.info.Address + "/mcp/r", d.client.Token},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			c := &rawMCP{http: &http.Client{Transport: &http.Transport{}}, url: tt.url, token: tt.token}
-			defer c.http.CloseIdleConnections()
-			if err := c.initialize(b.Context()); err != nil {
-				b.Fatal(err)
-			}
-			call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchText + `"}}}`)
-			// The daemon lists the remote in the background: wait for its echo.
-			testutil.Eventually(b, 30*time.Second, "echo through "+tt.name, func() bool { return c.echo(b.Context(), call) == nil })
-			took := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				start := time.Now()
-				if err := c.echo(b.Context(), call); err != nil {
-					b.Fatal(err)
-				}
-				took = append(took, time.Since(start))
-			}
-			b.StopTimer()
-			slices.Sort(took)
-			p50[tt.name] = took[len(took)/2]
-			b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(took[len(took)*9/10].Microseconds()), "p90-µs")
+			p50[tt.name] = benchEcho(b, &rawMCP{http: &http.Client{Transport: &http.Transport{}}, url: tt.url, token: tt.token})
 		})
 	}
 	if direct, via := p50["direct"], p50["switchboard"]; direct > 0 && via > 0 {
 		b.Logf("p50 direct %s, through switchboard serve %s: +%s (%.2fx)", direct, via, via-direct, float64(via)/float64(direct))
 	}
+}
+
+// benchEcho calls echo with the raw client c b.N times, one after the
+// other, once it answers (a server is listed in the background), and
+// reports the median and 90th percentile call; it returns the median.
+func benchEcho(b *testing.B, c *rawMCP) time.Duration {
+	defer c.http.CloseIdleConnections()
+	if err := c.initialize(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	call := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchText + `"}}}`)
+	testutil.Eventually(b, 30*time.Second, "echo on "+c.url, func() bool { return c.echo(b.Context(), call) == nil })
+	took := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if err := c.echo(b.Context(), call); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(took[len(took)*9/10].Microseconds()), "p90-µs")
+	return took[len(took)/2]
 }
 
 // benchText is the echo's argument: a short text, as most tool calls are.
