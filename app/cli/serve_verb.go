@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/daemon"
@@ -42,6 +43,13 @@ func serveVerb() verb {
 			if err != nil {
 				return err
 			}
+			if path := os.Getenv(CPUProfileEnv); path != "" {
+				stop, err := startCPUProfile(path)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			return daemon.Run(ctx, daemon.Options{
 				Home: e.home, Listen: *listen, RegistryURL: *registry, Version: e.version, Logger: logger, Reaper: []string{exe}, Binary: exe,
 				Dashboard: builtDashboard(), AutostartCommand: loginCommand(exe),
@@ -57,6 +65,27 @@ func serveVerb() verb {
 			})
 		},
 	}
+}
+
+// CPUProfileEnv, set to a file name, makes `serve` write a CPU profile of
+// the daemon there until it stops (Ctrl-C, SIGTERM or `switchboard quit`;
+// not when killed): for finding where a benchmark's time goes, with
+// `go tool pprof -top FILE`.
+const CPUProfileEnv = "SWITCHBOARD_CPUPROFILE"
+
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", CPUProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", CPUProfileEnv, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // loginCommand is what starts Switchboard at login, for the daemon run by

@@ -59,6 +59,7 @@ func BenchmarkServeConfinedEcho(b *testing.B) {
 			p50[name] = benchEcho(b, &rawMCP{http: &http.Client{Transport: &http.Transport{}}, url: d.info.Address + "/mcp/" + name, token: d.client.Token})
 		})
 	}
+	quitIfProfiling(b, d)
 	if open, confined := p50["open"], p50["confined"]; open > 0 && confined > 0 {
 		b.Logf("p50 unconfined %s, confined %s: %+.1f%%", open, confined, 100*(float64(confined)/float64(open)-1))
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	switchboard "github.com/switchboardhq/switchboard/app/cli"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
@@ -50,6 +51,7 @@ func BenchmarkServeRemoteEcho(b *testing.B) {
 			p50[tt.name] = benchEcho(b, &rawMCP{http: &http.Client{Transport: &http.Transport{}}, url: tt.url, token: tt.token})
 		})
 	}
+	quitIfProfiling(b, d)
 	if direct, via := p50["direct"], p50["switchboard"]; direct > 0 && via > 0 {
 		b.Logf("p50 direct %s, through switchboard serve %s: +%s (%.2fx)", direct, via, via-direct, float64(via)/float64(direct))
 	}
@@ -79,6 +81,20 @@ func benchEcho(b *testing.B, c *rawMCP) time.Duration {
 	b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(took[len(took)*9/10].Microseconds()), "p90-µs")
 	return took[len(took)/2]
+}
+
+// quitIfProfiling stops the daemon gracefully when the benchmark runs with
+// SWITCHBOARD_CPUPROFILE set (passed on to the daemon), so that its profile
+// is written (a killed daemon writes none).
+func quitIfProfiling(b *testing.B, d *daemonProc) {
+	if os.Getenv(switchboard.CPUProfileEnv) == "" {
+		return
+	}
+	if _, err := d.client.Quit(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	<-d.done
+	b.Logf("the daemon's CPU profile is in %s", os.Getenv(switchboard.CPUProfileEnv))
 }
 
 // benchText is the echo's argument: a short text, as most tool calls are.
