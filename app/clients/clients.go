@@ -77,6 +77,12 @@ const (
 	// ContinueHTTP: a list item {name, type: streamable-http, url,
 	// requestOptions: {headers: {…}}}.
 	ContinueHTTP
+	// OpenCodeRemote: {"type": "remote", "url": U, "headers": {…},
+	// "enabled": true} (OpenCode).
+	OpenCodeRemote
+	// TypeStreamableHTTP: {"type": "streamable-http", "url": U,
+	// "headers": {…}} (Roo Code).
+	TypeStreamableHTTP
 )
 
 // Env is what a client's path depends on. Tests build one around a
@@ -329,6 +335,18 @@ var Table = []Client{
 		},
 	},
 	{
+		// The same file as VS Code's, in the Insiders build's own folder
+		// (VS Code docs, "MCP servers": the user mcp.json is in the
+		// profile's User folder; ToolHive writes "Code - Insiders" too).
+		ID: "vscode-insiders", Name: "VS Code Insiders", Format: JSONC,
+		ServersKey: []string{"servers"}, Remote: TypeHTTP, StdioType: "stdio",
+		ToolLimit:       128,
+		ToolLimitSource: `GitHub Copilot Chat in VS Code: "Cannot have more than 128 tools per request" (microsoft/vscode-copilot-release#11653)`,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.appSupport(), "Code - Insiders", "User", "mcp.json"), nil
+		},
+	},
+	{
 		ID: "windsurf", Name: "Windsurf", Format: JSON,
 		ServersKey: []string{"mcpServers"}, Remote: ServerURL,
 		ToolLimit:       100,
@@ -384,6 +402,19 @@ var Table = []Client{
 		},
 	},
 	{
+		// Roo Code (docs.roocode.com, features/mcp/using-mcp-in-roo):
+		// the global mcp_settings.json in the extension's globalStorage,
+		// like Cline's; remote servers are {"type": "streamable-http" |
+		// "sse", "url", "headers"}. ToolHive's pkg/client/config.go
+		// writes the same path and type.
+		ID: "roo-code", Name: "Roo Code", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: TypeStreamableHTTP,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.appSupport(), "Code", "User", "globalStorage",
+				"rooveterinaryinc.roo-cline", "settings", "mcp_settings.json"), nil
+		},
+	},
+	{
 		ID: "lm-studio", Name: "LM Studio", Format: JSON,
 		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
 		path: func(e Env) (string, error) {
@@ -395,6 +426,45 @@ var Table = []Client{
 		ServersKey: []string{"mcpServers"}, Remote: ContinueHTTP,
 		path: func(e Env) (string, error) {
 			return filepath.Join(e.Home, ".continue", "config.yaml"), nil
+		},
+	},
+	{
+		// OpenCode (opencode.ai/docs/config, /docs/mcp-servers): the
+		// global config is ~/.config/opencode/opencode.json or .jsonc on
+		// every OS (it follows $XDG_CONFIG_HOME, also on macOS and
+		// Windows), read as JSONC whatever its extension. Servers are
+		// under "mcp": {"type": "remote", "url", "headers", "enabled"} or
+		// {"type": "local", "command": [cmd, args…], "environment"}.
+		ID: "opencode", Name: "OpenCode", Format: JSONC,
+		ServersKey: []string{"mcp"}, Remote: OpenCodeRemote,
+		path: func(e Env) (string, error) {
+			dir := filepath.Join(e.xdgConfig(), "opencode")
+			// OpenCode merges both files; edit the one the user keeps.
+			plain, jsonc := filepath.Join(dir, "opencode.json"), filepath.Join(dir, "opencode.jsonc")
+			if !fileExists(plain) && fileExists(jsonc) {
+				return jsonc, nil
+			}
+			return plain, nil
+		},
+	},
+	{
+		// Kiro (kiro.dev/docs/mcp/configuration): the user-level
+		// ~/.kiro/settings/mcp.json, "mcpServers", remote servers as
+		// {"url", "headers"}.
+		ID: "kiro", Name: "Kiro", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".kiro", "settings", "mcp.json"), nil
+		},
+	},
+	{
+		// Qwen Code, a fork of Gemini CLI (QwenLM/qwen-code
+		// docs/tools/mcp-server.md): ~/.qwen/settings.json, "mcpServers",
+		// "httpUrl" for streamable HTTP and "url" for SSE, as Gemini CLI.
+		ID: "qwen-code", Name: "Qwen Code", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: HTTPURL,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".qwen", "settings.json"), nil
 		},
 	},
 }

@@ -40,6 +40,15 @@ func TestPaths(t *testing.T) {
 			filepath.Join(roaming, "Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")},
 		{"lm-studio", j(".lmstudio", "mcp.json"), j(".lmstudio", "mcp.json"), j(".lmstudio", "mcp.json")},
 		{"continue", j(".continue", "config.yaml"), j(".continue", "config.yaml"), j(".continue", "config.yaml")},
+		{"vscode-insiders", j("Library", "Application Support", "Code - Insiders", "User", "mcp.json"),
+			j(".config", "Code - Insiders", "User", "mcp.json"), filepath.Join(roaming, "Code - Insiders", "User", "mcp.json")},
+		{"roo-code", j("Library", "Application Support", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "settings", "mcp_settings.json"),
+			j(".config", "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "settings", "mcp_settings.json"),
+			filepath.Join(roaming, "Code", "User", "globalStorage", "rooveterinaryinc.roo-cline", "settings", "mcp_settings.json")},
+		// OpenCode follows XDG on every OS (xdg-basedir), Windows too.
+		{"opencode", j(".config", "opencode", "opencode.json"), j(".config", "opencode", "opencode.json"), j(".config", "opencode", "opencode.json")},
+		{"kiro", j(".kiro", "settings", "mcp.json"), j(".kiro", "settings", "mcp.json"), j(".kiro", "settings", "mcp.json")},
+		{"qwen-code", j(".qwen", "settings.json"), j(".qwen", "settings.json"), j(".qwen", "settings.json")},
 	}
 	for _, tt := range tests {
 		for goos, want := range map[string]string{"darwin": tt.darwin, "linux": tt.linux, "windows": tt.windows} {
@@ -57,6 +66,28 @@ func TestPaths(t *testing.T) {
 	}
 	if got, _ := mustClient(t, "zed").Path(Env{GOOS: "linux", Home: h, XDGConfigHome: "/xdg"}); got != filepath.Join("/xdg", "zed", "settings.json") {
 		t.Errorf("zed with XDG_CONFIG_HOME: %q", got)
+	}
+	if got, _ := mustClient(t, "opencode").Path(Env{GOOS: "darwin", Home: h, XDGConfigHome: "/xdg"}); got != filepath.Join("/xdg", "opencode", "opencode.json") {
+		t.Errorf("opencode with XDG_CONFIG_HOME: %q", got)
+	}
+	// OpenCode reads opencode.jsonc too: a user who keeps only that one
+	// gets it edited, not a second file beside it.
+	ocHome := t.TempDir()
+	ocDir := filepath.Join(ocHome, ".config", "opencode")
+	if err := os.MkdirAll(ocDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ocDir, "opencode.jsonc"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := mustClient(t, "opencode").Path(Env{GOOS: "linux", Home: ocHome}); got != filepath.Join(ocDir, "opencode.jsonc") {
+		t.Errorf("opencode with only opencode.jsonc: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(ocDir, "opencode.json"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := mustClient(t, "opencode").Path(Env{GOOS: "linux", Home: ocHome}); got != filepath.Join(ocDir, "opencode.json") {
+		t.Errorf("opencode with both files: %q", got)
 	}
 	if got, _ := mustClient(t, "claude-code").Path(Env{Home: h, ClaudeConfig: "/cc"}); got != filepath.Join("/cc", ".claude.json") {
 		t.Errorf("claude-code with CLAUDE_CONFIG_DIR: %q", got)

@@ -7,7 +7,7 @@ import (
 )
 
 // obj is an ordered object: what Switchboard writes, in the order it is
-// written. Values are string, []string or obj.
+// written. Values are string, bool, []string or obj.
 type obj []member
 
 type member struct {
@@ -126,6 +126,14 @@ func entryValue(c Client, cn Connect, server string) obj {
 		return withHeaders(obj{{"type", "streamableHttp"}, {"url", url}}, "headers")
 	case CodexHTTP:
 		return withHeaders(obj{{"url", url}}, "http_headers")
+	case OpenCodeRemote:
+		// "enabled" is written although true is OpenCode's default: an
+		// organization's remote config (.well-known/opencode) may turn a
+		// same-named server off, and the user's file wins over it.
+		o := withHeaders(obj{{"type", "remote"}, {"url", url}}, "headers")
+		return append(o, member{"enabled", true})
+	case TypeStreamableHTTP:
+		return withHeaders(obj{{"type", "streamable-http"}, {"url", url}}, "headers")
 	case ContinueHTTP:
 		o := obj{{"type", "streamable-http"}, {"url", url}}
 		if len(headers) > 0 {
@@ -186,6 +194,9 @@ func entryFromMap(name string, m map[string]any) Entry {
 		e.Args = a
 	}
 	if env := stringMap(m["env"]); env != nil {
+		e.Env = env
+	}
+	if env := stringMap(m["environment"]); env != nil { // OpenCode's local servers
 		e.Env = env
 	}
 	e.Cwd, _ = m["cwd"].(string)

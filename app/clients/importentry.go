@@ -113,6 +113,11 @@ func importEntry(c Client, e Entry, lookupEnv LookupEnv) (ImportEntry, error) {
 	if r.headers == nil {
 		r.headers = map[string]string{}
 	}
+	if c.ID == "opencode" {
+		if err := openCodeRefs(&r); err != nil {
+			return ImportEntry{}, err
+		}
+	}
 	// Codex reads these from its own environment when it starts.
 	for _, h := range slices.Sorted(maps.Keys(e.EnvHeaders)) {
 		v, ok := lookupEnv(e.EnvHeaders[h])
@@ -215,6 +220,35 @@ func expandRefs(s string, lookupEnv LookupEnv) (string, []string, error) {
 	return out, refs, problem
 }
 
+// openCodeRef matches OpenCode's substitutions (opencode.ai/docs/config,
+// "Variables"): {env:VAR} and {file:path}, written without a $.
+var openCodeRef = regexp.MustCompile(`\$?\{(env|file):([^}]*)\}`)
+
+// openCodeRefs rewrites r's {env:VAR} references as ${VAR}, which
+// remoteEntry resolves, and refuses {file:path}: Switchboard does not read
+// files a client's entry names.
+func openCodeRefs(r *remote) error {
+	var problem error
+	rewrite := func(s string) string {
+		return openCodeRef.ReplaceAllStringFunc(s, func(m string) string {
+			sub := openCodeRef.FindStringSubmatch(m)
+			if sub[1] == "file" {
+				if problem == nil {
+					problem = fmt.Errorf("it takes a value from a file ({file:%s}), which Switchboard does not read: "+
+						"add the server with `switchboard install --url` and give the value there", sub[2])
+				}
+				return m
+			}
+			return "${" + sub[2] + "}"
+		})
+	}
+	r.url = rewrite(r.url)
+	for k, v := range r.headers {
+		r.headers[k] = rewrite(v)
+	}
+	return problem
+}
+
 // envThenProcess looks a variable up in an entry's env first, then in the
 // process's: what mcp-remote sees when the client starts it.
 func envThenProcess(env map[string]string, lookupEnv LookupEnv) LookupEnv {
@@ -235,7 +269,7 @@ func remoteTransport(c Client, e Entry) (string, error) {
 	case "streamablehttp":
 		return TransportStreamableHTTP, nil
 	case "http":
-		if c.ID == "vscode" || c.ID == "vscode-workspace" {
+		if c.ID == "vscode" || c.ID == "vscode-workspace" || c.ID == "vscode-insiders" {
 			// VS Code's "http" tries streamable HTTP, then falls back
 			// to SSE: what auto does.
 			return TransportAuto, nil
@@ -249,15 +283,16 @@ func remoteTransport(c Client, e Entry) (string, error) {
 	switch {
 	case e.URLKey == "httpUrl":
 		return TransportStreamableHTTP, nil // Gemini CLI
-	case c.ID == "gemini-cli" && e.URLKey == "url":
-		return TransportSSE, nil // Gemini CLI: "url" is the SSE endpoint
+	case (c.ID == "gemini-cli" || c.ID == "qwen-code") && e.URLKey == "url":
+		return TransportSSE, nil // Gemini CLI (and Qwen Code): "url" is the SSE endpoint
 	case c.ID == "codex":
 		// Codex speaks streamable HTTP only (codex-rs's mcp client).
 		return TransportStreamableHTTP, nil
-	case c.ID == "cline":
+	case c.ID == "cline" || c.ID == "roo-code":
 		// Cline's schema reads a url entry without a type as SSE, the
 		// only remote transport of its first releases (from Cline's
-		// settings schema; the reference does not cover it).
+		// settings schema; the reference does not cover it). Roo Code,
+		// a fork of Cline, kept that reading.
 		return TransportSSE, nil
 	}
 	// Cursor, Windsurf, Zed, LM Studio: the client tries streamable HTTP

@@ -276,3 +276,27 @@ func rawHeader(entries []Entry, name, header string) string {
 	}
 	return all.String()
 }
+
+// OpenCode's {env:VAR} is resolved as the other clients' ${VAR} are, and
+// {file:path} is refused with why.
+func TestOpenCodeRefs(t *testing.T) {
+	c := mustClient(t, "opencode")
+	entries := []Entry{
+		{Name: "a", Type: "remote", URL: "https://a.example.com/{env:TEAM_NAME}/mcp", Headers: map[string]string{"X-Key": "{env:TEAM_MCP_KEY}"}},
+		{Name: "b", Type: "remote", URL: "https://b.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer {file:~/.secrets/b}"}},
+	}
+	lookup := func(name string) (string, bool) {
+		if name == "TEAM_NAME" {
+			return "platform", true
+		}
+		return importEnv(name)
+	}
+	imports, skipped := EntriesToImport(c, entries, testURL, lookup)
+	if len(imports) != 1 || imports[0].URL != "https://a.example.com/platform/mcp" ||
+		len(imports[0].Headers) != 1 || imports[0].Headers[0].Value != "team-key-42" {
+		t.Errorf("imports %+v", imports)
+	}
+	if len(skipped) != 1 || skipped[0].Name != "b" || !strings.Contains(skipped[0].Reason, "{file:~/.secrets/b}") {
+		t.Errorf("skipped %+v", skipped)
+	}
+}

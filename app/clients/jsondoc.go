@@ -349,6 +349,11 @@ func (d *jsonDoc) render(v any, indent string, compact bool) string {
 	switch v := v.(type) {
 	case string:
 		return jsonString(v)
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
 	case []string:
 		parts := make([]string, len(v))
 		for i, s := range v {
