@@ -1,0 +1,162 @@
+package clients
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// openCodeVersion is the opencode-ai release TestRealOpenCode installs.
+const openCodeVersion = "1.18.33"
+
+// npmInstall installs pkg@version into a fresh folder with npm and returns
+// the path of its bin command. Without npm the test is skipped, unless
+// SWITCHBOARD_REQUIRE_ALL=1 asks for every test to run.
+func npmInstall(t *testing.T, pkg, version, bin string) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		if os.Getenv("SWITCHBOARD_REQUIRE_ALL") == "1" {
+			t.Fatalf("npm is needed to install %s: %v", pkg, err)
+		}
+		t.Skipf("npm is not installed: %v", err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--no-save", pkg+"@"+version)
+	// npm's cache stays inside the test's folder: a shared cache is no
+	// part of what the test shows.
+	cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(dir, ".npm"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm install %s@%s: %v\n%s", pkg, version, err, out)
+	}
+	t.Logf("npm install %s@%s took %s", pkg, version, time.Since(start).Round(time.Second))
+	path := filepath.Join(dir, "node_modules", ".bin", bin)
+	if runtime.GOOS == "windows" {
+		path += ".cmd"
+	}
+	return path
+}
+
+// loopbackMCP serves one MCP server with an echo tool on 127.0.0.1 and
+// counts the requests that carried the bearer token.
+func loopbackMCP(t *testing.T, token string) (url string, authorized *atomic.Int64) {
+	t.Helper()
+	server := mcp.NewServer(&mcp.Implementation{Name: "loopback", Version: "1"}, nil)
+	type echoArgs struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "echo", Description: "echoes its text"},
+		func(ctx context.Context, req *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	authorized = &atomic.Int64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "no or wrong token", http.StatusUnauthorized)
+			return
+		}
+		authorized.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv.URL + "/mcp", authorized
+}
+
+// TestRealOpenCode installs the real opencode (opencode-ai on npm, a
+// prebuilt binary of about 180 MB), connects it with Switchboard on a
+// temporary home, and has `opencode mcp list` report the switchboard entry
+// as connected to a loopback MCP server that takes only the entry's token;
+// after disconnect, opencode lists no switchboard entry. opencode needs no
+// account for `mcp list`.
+func TestRealOpenCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs opencode-ai from npm (about 180 MB)")
+	}
+	bin := npmInstall(t, "opencode-ai", openCodeVersion, "opencode")
+	url, authorized := loopbackMCP(t, testToken)
+
+	home := t.TempDir()
+	env := Env{GOOS: runtime.GOOS, Home: home}
+	c := mustClient(t, "opencode")
+	if err := os.MkdirAll(filepath.Join(home, ".config", "opencode"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ed := testEditor(t)
+	p := apply(t, ed, c, env, Connect{URL: url, Token: testToken})
+	t.Logf("connect plan:\n%s", p.Diff)
+
+	list := func() string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "mcp", "list")
+		cmd.Dir = t.TempDir()
+		cmd.Env = append(os.Environ(), "HOME="+home, "USERPROFILE="+home,
+			"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+			"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+			"OPENCODE_CONFIG=", "OPENCODE_CONFIG_DIR=", "OPENCODE_CONFIG_CONTENT=",
+			"NO_COLOR=1", "OPENCODE_DISABLE_AUTOUPDATE=1")
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("opencode mcp list: %v\n%s", err, out)
+		}
+		t.Logf("opencode mcp list (%s):\n%s", time.Since(start).Round(100*time.Millisecond), out)
+		return stripANSI(string(out))
+	}
+
+	out := list()
+	line := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, EntryName) {
+			line = l
+			break
+		}
+	}
+	if !strings.Contains(line, "connected") || strings.Contains(line, "failed") {
+		t.Errorf("opencode does not list %q as connected:\n%s", EntryName, out)
+	}
+	if authorized.Load() == 0 {
+		t.Error("the loopback server saw no request with the entry's token")
+	}
+
+	apply(t, ed, c, env, Disconnect{})
+	if out := list(); strings.Contains(out, EntryName) {
+		t.Errorf("after disconnect opencode still lists %q:\n%s", EntryName, out)
+	}
+}
+
+// stripANSI removes terminal color sequences (ESC [ … letter).
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && !(s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'a' && s[j] <= 'z') {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
