@@ -83,6 +83,10 @@ const (
 	// TypeStreamableHTTP: {"type": "streamable-http", "url": U,
 	// "headers": {…}} (Roo Code).
 	TypeStreamableHTTP
+	// CopilotHTTP: {"type": "http", "url": U, "headers": {…}, "tools":
+	// ["*"]} (GitHub Copilot CLI, which loads no tool of an entry without
+	// "tools").
+	CopilotHTTP
 )
 
 // Env is what a client's path depends on. Tests build one around a
@@ -95,6 +99,7 @@ type Env struct {
 	XDGConfigHome string // $XDG_CONFIG_HOME; empty means Home/.config
 	CodexHome     string // $CODEX_HOME; empty means Home/.codex
 	ClaudeConfig  string // $CLAUDE_CONFIG_DIR; empty means Home
+	CopilotHome   string // $COPILOT_HOME; empty means Home/.copilot
 	Workspace     string // the folder of a workspace, for "vscode-workspace"
 	// PathList is $PATH, where Detect looks for clients' commands (claude).
 	PathList string
@@ -115,6 +120,7 @@ func EnvFromOS(workspace string) (Env, error) {
 		XDGConfigHome: os.Getenv("XDG_CONFIG_HOME"),
 		CodexHome:     os.Getenv("CODEX_HOME"),
 		ClaudeConfig:  os.Getenv("CLAUDE_CONFIG_DIR"),
+		CopilotHome:   os.Getenv("COPILOT_HOME"),
 		Workspace:     workspace,
 		PathList:      os.Getenv("PATH"),
 	}, nil
@@ -455,6 +461,23 @@ var Table = []Client{
 		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
 		path: func(e Env) (string, error) {
 			return filepath.Join(e.Home, ".kiro", "settings", "mcp.json"), nil
+		},
+	},
+	{
+		// GitHub Copilot CLI (docs.github.com, copilot-cli "Adding MCP
+		// servers"; `copilot mcp --help`): ~/.copilot/mcp-config.json, or
+		// $COPILOT_HOME/mcp-config.json ($XDG_CONFIG_HOME is not read:
+		// seen with 1.0.102). `copilot mcp add` itself writes remote
+		// servers as {"tools": ["*"], "type": "http" | "sse", "url",
+		// "headers"} and local ones as {"tools", "type": "local",
+		// "command", "args", "env"}.
+		ID: "copilot-cli", Name: "GitHub Copilot CLI", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: CopilotHTTP,
+		path: func(e Env) (string, error) {
+			if e.CopilotHome != "" {
+				return filepath.Join(e.CopilotHome, "mcp-config.json"), nil
+			}
+			return filepath.Join(e.Home, ".copilot", "mcp-config.json"), nil
 		},
 	},
 	{

@@ -49,6 +49,7 @@ func TestPaths(t *testing.T) {
 		{"opencode", j(".config", "opencode", "opencode.json"), j(".config", "opencode", "opencode.json"), j(".config", "opencode", "opencode.json")},
 		{"kiro", j(".kiro", "settings", "mcp.json"), j(".kiro", "settings", "mcp.json"), j(".kiro", "settings", "mcp.json")},
 		{"qwen-code", j(".qwen", "settings.json"), j(".qwen", "settings.json"), j(".qwen", "settings.json")},
+		{"copilot-cli", j(".copilot", "mcp-config.json"), j(".copilot", "mcp-config.json"), j(".copilot", "mcp-config.json")},
 	}
 	for _, tt := range tests {
 		for goos, want := range map[string]string{"darwin": tt.darwin, "linux": tt.linux, "windows": tt.windows} {
@@ -88,6 +89,9 @@ func TestPaths(t *testing.T) {
 	}
 	if got, _ := mustClient(t, "opencode").Path(Env{GOOS: "linux", Home: ocHome}); got != filepath.Join(ocDir, "opencode.json") {
 		t.Errorf("opencode with both files: %q", got)
+	}
+	if got, _ := mustClient(t, "copilot-cli").Path(Env{Home: h, CopilotHome: "/ch"}); got != filepath.Join("/ch", "mcp-config.json") {
+		t.Errorf("copilot-cli with COPILOT_HOME: %q", got)
 	}
 	if got, _ := mustClient(t, "claude-code").Path(Env{Home: h, ClaudeConfig: "/cc"}); got != filepath.Join("/cc", ".claude.json") {
 		t.Errorf("claude-code with CLAUDE_CONFIG_DIR: %q", got)

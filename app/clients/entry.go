@@ -132,6 +132,9 @@ func entryValue(c Client, cn Connect, server string) obj {
 		// same-named server off, and the user's file wins over it.
 		o := withHeaders(obj{{"type", "remote"}, {"url", url}}, "headers")
 		return append(o, member{"enabled", true})
+	case CopilotHTTP:
+		o := withHeaders(obj{{"type", "http"}, {"url", url}}, "headers")
+		return append(o, member{"tools", []string{"*"}})
 	case TypeStreamableHTTP:
 		return withHeaders(obj{{"type", "streamable-http"}, {"url", url}}, "headers")
 	case ContinueHTTP:
