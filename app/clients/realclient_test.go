@@ -16,8 +16,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// openCodeVersion is the opencode-ai release TestRealOpenCode installs.
-const openCodeVersion = "1.18.33"
+// The releases the real-program tests install (exact versions: a new
+// release is checked by changing one of these).
+const (
+	openCodeVersion = "1.18.33" // opencode-ai
+	qwenCodeVersion = "0.24.4"  // @qwen-code/qwen-code
+	copilotVersion  = "1.0.102" // @github/copilot
+)
 
 // npmInstall installs pkg@version into a fresh folder with npm and returns
 // the path of its bin command. Without npm the test is skipped, unless
@@ -103,35 +108,10 @@ func TestRealOpenCode(t *testing.T) {
 	p := apply(t, ed, c, env, Connect{URL: url, Token: testToken})
 	t.Logf("connect plan:\n%s", p.Diff)
 
-	list := func() string {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "mcp", "list")
-		cmd.Dir = t.TempDir()
-		cmd.Env = append(os.Environ(), "HOME="+home, "USERPROFILE="+home,
-			"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
-			"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-			"OPENCODE_CONFIG=", "OPENCODE_CONFIG_DIR=", "OPENCODE_CONFIG_CONTENT=",
-			"NO_COLOR=1", "OPENCODE_DISABLE_AUTOUPDATE=1")
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("opencode mcp list: %v\n%s", err, out)
-		}
-		t.Logf("opencode mcp list (%s):\n%s", time.Since(start).Round(100*time.Millisecond), out)
-		return stripANSI(string(out))
-	}
+	list := func() string { return runIn(t, home, bin, "mcp", "list") }
 
 	out := list()
-	line := ""
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, EntryName) {
-			line = l
-			break
-		}
-	}
-	if !strings.Contains(line, "connected") || strings.Contains(line, "failed") {
+	if line := lineOf(out, EntryName); !strings.Contains(line, "connected") || strings.Contains(line, "failed") {
 		t.Errorf("opencode does not list %q as connected:\n%s", EntryName, out)
 	}
 	if authorized.Load() == 0 {
@@ -141,6 +121,99 @@ func TestRealOpenCode(t *testing.T) {
 	apply(t, ed, c, env, Disconnect{})
 	if out := list(); strings.Contains(out, EntryName) {
 		t.Errorf("after disconnect opencode still lists %q:\n%s", EntryName, out)
+	}
+}
+
+// runIn runs bin with args on the temporary home, with every variable that
+// could point a client at the real user's files pointed into it, and
+// returns its output without colors.
+func runIn(t *testing.T, home, bin string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "HOME="+home, "USERPROFILE="+home,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"OPENCODE_CONFIG=", "OPENCODE_CONFIG_DIR=", "OPENCODE_CONFIG_CONTENT=", "COPILOT_HOME=",
+		"NO_COLOR=1", "OPENCODE_DISABLE_AUTOUPDATE=1")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
+	}
+	t.Logf("%s %s (%s):\n%s", filepath.Base(bin), strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond), out)
+	return stripANSI(string(out))
+}
+
+// lineOf is the first line of out that names the entry.
+func lineOf(out, name string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, name) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestRealQwenCode installs the real Qwen Code, connects it on a temporary
+// home, and has `qwen mcp list` (which connects to each server, without an
+// account) report the switchboard entry as connected to a loopback MCP
+// server that takes only the entry's token; after disconnect, qwen lists
+// no switchboard entry.
+func TestRealQwenCode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs @qwen-code/qwen-code from npm (about 140 MB)")
+	}
+	bin := npmInstall(t, "@qwen-code/qwen-code", qwenCodeVersion, "qwen")
+	url, authorized := loopbackMCP(t, testToken)
+	home := t.TempDir()
+	env := Env{GOOS: runtime.GOOS, Home: home}
+	c := mustClient(t, "qwen-code")
+	ed := testEditor(t)
+	apply(t, ed, c, env, Connect{URL: url, Token: testToken})
+
+	out := runIn(t, home, bin, "mcp", "list")
+	if l := lineOf(out, EntryName); !strings.Contains(l, "Connected") || strings.Contains(l, "Disconnected") {
+		t.Errorf("qwen does not list %q as connected:\n%s", EntryName, out)
+	}
+	if authorized.Load() == 0 {
+		t.Error("the loopback server saw no request with the entry's token")
+	}
+	apply(t, ed, c, env, Disconnect{})
+	if out := runIn(t, home, bin, "mcp", "list"); strings.Contains(out, EntryName) {
+		t.Errorf("after disconnect qwen still lists %q:\n%s", EntryName, out)
+	}
+}
+
+// TestRealCopilotCLI installs the real GitHub Copilot CLI, connects it on
+// a temporary home, and has `copilot mcp get switchboard` read the entry
+// back as an enabled http server at the gateway's URL with its
+// Authorization header and all its tools. Copilot CLI connects to MCP
+// servers only in a signed-in session, so the test checks what it reads,
+// not a connection; after disconnect, `copilot mcp list` has no
+// switchboard entry.
+func TestRealCopilotCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs @github/copilot from npm (about 190 MB)")
+	}
+	bin := npmInstall(t, "@github/copilot", copilotVersion, "copilot")
+	home := t.TempDir()
+	env := Env{GOOS: runtime.GOOS, Home: home}
+	c := mustClient(t, "copilot-cli")
+	ed := testEditor(t)
+	apply(t, ed, c, env, Connect{URL: testURL, Token: testToken})
+
+	out := runIn(t, home, bin, "mcp", "get", EntryName)
+	for _, want := range []string{"Status: Enabled", "Type: http", "URL: " + testURL, "Authorization: ***", "Tools: * (all)", "Source: User"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("copilot mcp get %s: no %q in\n%s", EntryName, want, out)
+		}
+	}
+	apply(t, ed, c, env, Disconnect{})
+	if out := runIn(t, home, bin, "mcp", "list"); strings.Contains(out, EntryName) {
+		t.Errorf("after disconnect copilot still lists %q:\n%s", EntryName, out)
 	}
 }
 
