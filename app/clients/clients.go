@@ -481,6 +481,19 @@ var Table = []Client{
 		},
 	},
 	{
+		// Amp's CLI (ampcode.com/manual, "MCP"): the flat key
+		// "amp.mcpServers" of ~/.config/amp/settings.json, the same
+		// key as in VS Code's settings for Amp's extension; remote
+		// servers as {"url", "headers"}, local as {"command", "args",
+		// "env"}. Read as JSONC, as VS Code-style settings are; Switchboard
+		// itself writes neither comments nor trailing commas.
+		ID: "amp", Name: "Amp", Format: JSONC,
+		ServersKey: []string{"amp.mcpServers"}, Remote: URLHeaders,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.xdgConfig(), "amp", "settings.json"), nil
+		},
+	},
+	{
 		// Qwen Code, a fork of Gemini CLI (QwenLM/qwen-code
 		// docs/tools/mcp-server.md): ~/.qwen/settings.json, "mcpServers",
 		// "httpUrl" for streamable HTTP and "url" for SSE, as Gemini CLI.

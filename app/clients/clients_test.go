@@ -49,6 +49,7 @@ func TestPaths(t *testing.T) {
 		{"opencode", j(".config", "opencode", "opencode.json"), j(".config", "opencode", "opencode.json"), j(".config", "opencode", "opencode.json")},
 		{"kiro", j(".kiro", "settings", "mcp.json"), j(".kiro", "settings", "mcp.json"), j(".kiro", "settings", "mcp.json")},
 		{"qwen-code", j(".qwen", "settings.json"), j(".qwen", "settings.json"), j(".qwen", "settings.json")},
+		{"amp", j(".config", "amp", "settings.json"), j(".config", "amp", "settings.json"), j(".config", "amp", "settings.json")},
 		{"copilot-cli", j(".copilot", "mcp-config.json"), j(".copilot", "mcp-config.json"), j(".copilot", "mcp-config.json")},
 	}
 	for _, tt := range tests {

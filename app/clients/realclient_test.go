@@ -19,9 +19,10 @@ import (
 // The releases the real-program tests install (exact versions: a new
 // release is checked by changing one of these).
 const (
-	openCodeVersion = "1.18.33" // opencode-ai
-	qwenCodeVersion = "0.24.4"  // @qwen-code/qwen-code
-	copilotVersion  = "1.0.102" // @github/copilot
+	openCodeVersion = "1.18.33"                // opencode-ai
+	qwenCodeVersion = "0.24.4"                 // @qwen-code/qwen-code
+	copilotVersion  = "1.0.102"                // @github/copilot
+	ampVersion      = "0.0.1790142911-g7618fb" // @sourcegraph/amp
 )
 
 // npmInstall installs pkg@version into a fresh folder with npm and returns
@@ -214,6 +215,34 @@ func TestRealCopilotCLI(t *testing.T) {
 	apply(t, ed, c, env, Disconnect{})
 	if out := runIn(t, home, bin, "mcp", "list"); strings.Contains(out, EntryName) {
 		t.Errorf("after disconnect copilot still lists %q:\n%s", EntryName, out)
+	}
+}
+
+// TestRealAmp installs the real Amp CLI, connects it on a temporary home,
+// and has `amp mcp list` read the switchboard entry back from its global
+// settings as a url server at the gateway. Amp connects to MCP servers
+// only in a signed-in thread, so the test checks what it reads, not a
+// connection (without network, amp also says it could not load the
+// servers of an Amp account, and goes on); after disconnect, amp lists no
+// switchboard entry.
+func TestRealAmp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs @sourcegraph/amp from npm (about 100 MB)")
+	}
+	bin := npmInstall(t, "@sourcegraph/amp", ampVersion, "amp")
+	home := t.TempDir()
+	env := Env{GOOS: runtime.GOOS, Home: home}
+	c := mustClient(t, "amp")
+	ed := testEditor(t)
+	apply(t, ed, c, env, Connect{URL: testURL, Token: testToken})
+
+	out := runIn(t, home, bin, "mcp", "list")
+	if l := lineOf(out, EntryName); !strings.Contains(l, "url") || !strings.Contains(l, testURL) {
+		t.Errorf("amp mcp list does not read %q as a url server at %s:\n%s", EntryName, testURL, out)
+	}
+	apply(t, ed, c, env, Disconnect{})
+	if out := runIn(t, home, bin, "mcp", "list"); strings.Contains(out, EntryName) {
+		t.Errorf("after disconnect amp still lists %q:\n%s", EntryName, out)
 	}
 }
 
