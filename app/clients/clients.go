@@ -263,8 +263,9 @@ const MSIXPackage = "Claude_pzs8sxrjxfjjc"
 // Table is every client Switchboard knows, in the order they are shown.
 // Tool limits are given only where the client's documentation or its own
 // error message states one; the others are 0 (not known). So is the tool
-// naming: Claude Desktop, Cursor, VS Code, Windsurf, Zed, Cline, LM
-// Studio and Continue document none that we know of, and have none here.
+// naming: Claude Desktop, Cursor, VS Code (and Insiders), Windsurf, Zed,
+// Cline, Roo Code, LM Studio, Continue, Kiro, Amp, Copilot CLI and Qwen
+// Code document none that we know of, and have none here.
 var Table = []Client{
 	{
 		ID: "claude-desktop", Name: "Claude Desktop", Format: JSON,
@@ -443,6 +444,9 @@ var Table = []Client{
 		// {"type": "local", "command": [cmd, args…], "environment"}.
 		ID: "opencode", Name: "OpenCode", Format: JSONC,
 		ServersKey: []string{"mcp"}, Remote: OpenCodeRemote,
+		ToolNames: ToolNaming{Prefix: "{entry}_", Limit: MaxToolName,
+			Source: "anomalyco/opencode packages/opencode/src/mcp/catalog.ts (1.18): toolName = sanitize(clientName) + \"_\" + sanitize(name); " +
+				"the Anthropic and OpenAI APIs take names of at most 64 characters"},
 		path: func(e Env) (string, error) {
 			dir := filepath.Join(e.xdgConfig(), "opencode")
 			// OpenCode merges both files; edit the one the user keeps.

@@ -584,6 +584,8 @@ func TestToolNameBudget(t *testing.T) {
 		{"claude-code", server, 64 - len("mcp__switchboard-"+server+"__")},
 		{"codex", "", 64 - len("switchboard__")},
 		{"codex", server, 64 - len("switchboard-"+server+"__")},
+		{"opencode", "", 64 - len("switchboard_")},
+		{"opencode", server, 64 - len("switchboard-"+server+"_")},
 		{"gemini-cli", "", 63},
 		{"gemini-cli", server, 63},
 		{"cursor", "", 64},
