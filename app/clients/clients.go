@@ -466,6 +466,9 @@ var Table = []Client{
 		path: func(e Env) (string, error) {
 			return filepath.Join(e.Home, ".kiro", "settings", "mcp.json"), nil
 		},
+		// Kiro keeps ~/.kiro (steering, extensions) from its first run;
+		// settings/ comes only with a first setting.
+		installed: func(e Env) bool { return isDir(filepath.Join(e.Home, ".kiro")) },
 	},
 	{
 		// GitHub Copilot CLI (docs.github.com, copilot-cli "Adding MCP

@@ -448,6 +448,10 @@ func TestDetect(t *testing.T) {
 	cont := mustClient(t, "continue")
 	writeConfig(t, cont, env, []byte("mcpServers: [\n"))
 
+	if err := os.MkdirAll(filepath.Join(env.Home, ".kiro"), 0o700); err != nil { // Kiro ran, no settings/ yet
+		t.Fatal(err)
+	}
+
 	got := map[string]Status{}
 	for _, st := range ed.Detect(env) {
 		got[st.Client.ID] = st
@@ -466,6 +470,9 @@ func TestDetect(t *testing.T) {
 	}
 	if st := got["continue"]; st.Err == nil {
 		t.Errorf("continue: broken file, no error: %+v", st)
+	}
+	if st := got["kiro"]; !st.Installed || st.Exists || st.Err != nil {
+		t.Errorf("kiro: %+v", st)
 	}
 	if st := got["windsurf"]; st.Installed || st.Exists {
 		t.Errorf("windsurf: %+v", st)
