@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/daemon"
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // quitWait bounds how long quit waits for the daemon to exit: stopping
@@ -37,25 +36,11 @@ func quitVerb() verb {
 			fmt.Fprintf(e.stdout, "Stopping every server and Switchboard (pid %d)...\n", q.PID)
 			wait, cancel := context.WithTimeout(ctx, quitWait)
 			defer cancel()
-			if err := waitExited(wait, q.PID); err != nil {
+			if err := daemon.WaitExited(wait, q.PID); err != nil {
 				return fmt.Errorf("switchboard (pid %d) has not exited after %s: %w", q.PID, quitWait, err)
 			}
 			fmt.Fprintln(e.stdout, "Switchboard stopped.")
 			return nil
 		},
 	}
-}
-
-// waitExited polls until the process pid has exited or ctx ends.
-func waitExited(ctx context.Context, pid int) error {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for supervisor.ProcessAlive(pid) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-	return nil
 }

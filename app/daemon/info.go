@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +54,21 @@ func ReadInfo(home string) (Info, error) {
 			ErrNotRunning, home, info.PID)
 	}
 	return info, nil
+}
+
+// WaitExited polls until the daemon process pid has exited (after a quit)
+// or ctx ends.
+func WaitExited(ctx context.Context, pid int) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for supervisor.ProcessAlive(pid) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
 }
 
 func writeInfo(home string, info Info) error {

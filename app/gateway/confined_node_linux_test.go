@@ -23,15 +23,20 @@ func TestTSClientConfinedEverything(t *testing.T) {
 	env := nodeHarness(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	// Landlock grants what a path names: the harness resolved.
-	modules, err := filepath.EvalSymlinks(env.dir)
+	// Landlock grants what a path names: the harness and its modules
+	// resolved (node_modules may be a link to an install elsewhere).
+	harness, err := filepath.EvalSymlinks(env.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modules, err := filepath.EvalSymlinks(filepath.Join(env.dir, "node_modules"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
 	spec := everythingSpec(env)
 	spec.Env = map[string]string{"TMPDIR": tmp}
-	spec.Confine = &confine.Policy{Read: append(confine.SystemRead(), modules, env.dir), Write: []string{tmp}}
+	spec.Confine = &confine.Policy{Read: append(confine.SystemRead(), env.dir, harness, modules), Write: []string{tmp}}
 	f := newTunedFixture(t, "", func(o *supervisor.Options, _ *gateway.Options) { o.Launcher = []string{os.Args[0]} },
 		[]supervisor.Spec{spec}, gateway.ServerConfig{Name: "everything", Roots: []string{everythingRoot}})
 	f.waitTools(t, connectTo(t, f, "/mcp/everything", nil), "echo", "trigger-sampling-request")
