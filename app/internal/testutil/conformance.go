@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,9 @@ type ConformanceCheck struct {
 	ID, Status, Description, ErrorMessage string
 	Details                               json.RawMessage
 }
+
+// scenarioTimeout bounds one scenario's client run.
+const scenarioTimeout = 2 * time.Minute
 
 // A ConformanceSuite is one pinned release of the official MCP conformance
 // suite, the Node.js that runs it, and what it is expected to find.
@@ -114,8 +118,11 @@ func RunConformanceAuth(t *testing.T, s ConformanceSuite, command string, env []
 	run := func(args ...string) {
 		ctx, cancel := context.WithTimeout(t.Context(), timeout)
 		defer cancel()
+		// The suite runs its scenarios at once, each client a process (a
+		// daemon, for app/e2e's): on a loaded machine one can take longer
+		// than the suite's default 30 s, which it then counts as failed.
 		cmd := exec.CommandContext(ctx, s.Node, append([]string{entry, "client", "--command", command, "-o", out,
-			"--expected-failures", baseline}, args...)...)
+			"--expected-failures", baseline, "--timeout", strconv.Itoa(int(scenarioTimeout.Milliseconds()))}, args...)...)
 		cmd.Env = append(append(os.Environ(), env...), "NO_COLOR=1")
 		cmd.WaitDelay = 10 * time.Second
 		b, err := cmd.CombinedOutput()
