@@ -51,6 +51,8 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+
+	"github.com/switchboardhq/switchboard/app/tiers"
 )
 
 const (
@@ -178,6 +180,12 @@ type Server struct {
 	// DisabledTools names tools of this server that are hidden from
 	// clients.
 	DisabledTools []string `json:"disabledTools,omitempty"`
+
+	// Tiers override the tiers of this server's tools, by the server's
+	// own tool names: a tool whose annotations are wrong or missing (the
+	// spec's defaults make an unannotated tool destructive) is given the
+	// tier the user knows it has. See app/tiers.
+	Tiers map[string]tiers.Tier `json:"tiers,omitempty"`
 
 	// HoldChangedTools says whether a tool this server lists that is new,
 	// or whose description or input schema changed since the user
@@ -354,6 +362,7 @@ func (s Server) clone() Server {
 	}
 	out.Pool.extra = cloneExtra(s.Pool.extra)
 	out.DisabledTools = slices.Clone(s.DisabledTools)
+	out.Tiers = maps.Clone(s.Tiers)
 	out.SecretEnv = slices.Clone(s.SecretEnv)
 	out.Sandbox = s.Sandbox.clone()
 	out.Roots = slices.Clone(s.Roots)

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -256,6 +258,8 @@ func TestTypeErrors(t *testing.T) {
 		{"idleTimeout", server(`{"command": "x", "pool": {"idleTimeout": true}}`), "servers.fs.pool.idleTimeout", `true`, "duration"},
 		{"pool not object", server(`{"command": "x", "pool": 2}`), "servers.fs.pool", `2}`, "expected a pool object"},
 		{"disabledTools element", server(`{"command": "x", "disabledTools": [{}]}`), "servers.fs.disabledTools[0]", `{}`, "expected a string"},
+		{"tiers not object", server(`{"command": "x", "tiers": ["read"]}`), "servers.fs.tiers", `["read"]`, "expected an object mapping tool names to tiers"},
+		{"tier not string", server(`{"command": "x", "tiers": {"rm": true}}`), "servers.fs.tiers.rm", `true}`, "expected a tier"},
 		{"server not object", server(`"npx"`), "servers.fs", `"npx"`, "expected a server object"},
 		{"server null", server(`null`), "servers.fs", `null`, "expected a server object"},
 		{"servers array", "{\"version\": 1, \"servers\": []}", "servers", `[]`, "expected an object"},
@@ -357,6 +361,11 @@ func TestValidate(t *testing.T) {
 			c.Servers["b"] = Server{Command: "x", Pool: Pool{IdleTimeout: Duration{-time.Second}}}
 		}, "servers.b.pool.idleTimeout"},
 		{"timeout negative", func(c *Config) { c.Servers["b"] = Server{Command: "x", Timeout: Duration{-time.Second}} }, "servers.b.timeout"},
+		{"tier override", func(c *Config) {
+			c.Servers["b"] = Server{Command: "x", Tiers: map[string]tiers.Tier{"ls": tiers.Read, "rm": tiers.Destructive, "put": tiers.Write}}
+		}, ""},
+		{"tier override unknown", func(c *Config) { c.Servers["b"] = Server{Command: "x", Tiers: map[string]tiers.Tier{"ls": "safe"}} }, "servers.b.tiers.ls"},
+		{"tier override empty tool", func(c *Config) { c.Servers["b"] = Server{Command: "x", Tiers: map[string]tiers.Tier{"": tiers.Read}} }, "servers.b.tiers."},
 		{"disabled tool empty", func(c *Config) { c.Servers["b"] = Server{Command: "x", DisabledTools: []string{"a", ""}} }, "servers.b.disabledTools[1]"},
 		{"secret env", func(c *Config) { c.Servers["b"] = Server{Command: "x", SecretEnv: []string{"API_KEY"}} }, ""},
 		{"secret env also in env", func(c *Config) {
@@ -420,6 +429,7 @@ func TestValidationErrorPositionInFile(t *testing.T) {
 		{"bad name", "{\"version\": 1, \"servers\": {\n  \"a b\": {\"command\": \"x\"}}}", "servers.a b", `"a b"`},
 		{"listen", "{\"version\": 1,\n \"listen\": \"0.0.0.0:1\"}", "listen", `"listen"`},
 		{"disabled tool", server(`{"command": "x", "disabledTools": ["a", ""]}`), "servers.fs.disabledTools[1]", `""]`},
+		{"tier override", server(`{"command": "x", "tiers": {"rm": "gone"}}`), "servers.fs.tiers.rm", `"rm"`},
 		{"env key", server(`{"command": "x", "env": {"A=B": ""}}`), "servers.fs.env", `"env"`},
 		{"migrated v0", "{\"mcpServers\": {\n  \"fs\": {\"command\": \"\"}}}", "servers.fs.command", `"command"`},
 	} {
@@ -550,6 +560,7 @@ func TestClone(t *testing.T) {
 	s.Enabled = ptr(true)
 	s.Env = map[string]string{"A": "1"}
 	s.DisabledTools = []string{"t"}
+	s.Tiers = map[string]tiers.Tier{"t": tiers.Read}
 	orig.Servers["fs"] = s
 	snapshot, _ := orig.encode()
 
@@ -562,6 +573,7 @@ func TestClone(t *testing.T) {
 	cs.Env["A"] = "changed"
 	*cs.Enabled = false
 	cs.DisabledTools[0] = "changed"
+	cs.Tiers["t"] = tiers.Destructive
 	cs.extra["x-note"][1] = 'X'
 	cs.Pool.extra["x-future"][1] = 'X'
 	c.extra["alpha"][1] = 'X'
@@ -712,5 +724,32 @@ func TestToolSearchSetting(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); strings.Contains(string(data), "toolSearch") {
 		t.Errorf("off is written (it is the default):\n%s", data)
+	}
+}
+
+func TestTierOverridesRoundTrip(t *testing.T) {
+	in := server(`{"command": "x", "tiers": {"write_file": "write", "list": "read", "drop": "destructive"}}`)
+	cfg, err := Parse("config.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]tiers.Tier{"write_file": tiers.Write, "list": tiers.Read, "drop": tiers.Destructive}
+	if diff := cmp.Diff(want, cfg.Servers["fs"].Tiers); diff != "" {
+		t.Fatalf("parsed tiers (-want +got):\n%s", diff)
+	}
+	path, got := saveAndRead(t, cfg)
+	if !strings.Contains(string(got), `"tiers": {
+        "drop": "destructive",
+        "list": "read",
+        "write_file": "write"
+      }`) {
+		t.Errorf("saved file has no sorted tiers object:\n%s", got)
+	}
+	again, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cfg, again, cmpOpts); diff != "" {
+		t.Errorf("reloaded (-want +got):\n%s", diff)
 	}
 }

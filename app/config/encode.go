@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/switchboardhq/switchboard/app/tiers"
 )
 
 // encode returns the file content for c: indented JSON (two spaces) with a
@@ -232,6 +234,10 @@ func (s Server) appendJSON(b []byte) []byte {
 	if len(s.DisabledTools) > 0 {
 		w.key("disabledTools")
 		w.b = appendStrings(w.b, s.DisabledTools)
+	}
+	if len(s.Tiers) > 0 {
+		w.key("tiers")
+		w.b = appendObject(w.b, s.Tiers, func(b []byte, t tiers.Tier) []byte { return appendString(b, string(t)) })
 	}
 	if s.HoldChangedTools != nil {
 		w.key("holdChangedTools")

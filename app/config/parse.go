@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/app/tiers"
 )
 
 // Parse decodes a config file's content, migrates it in memory to
@@ -276,6 +278,28 @@ func (p *parser) strings(field string, off int, raw []byte) ([]string, error) {
 	return out, nil
 }
 
+// tiers decodes an object mapping tool names to tier names. Null and {}
+// give nil; whether each is a tier is validate's to say.
+func (p *parser) tiers(field string, off int, raw []byte) (map[string]tiers.Tier, error) {
+	ms, err := p.object(field, off, raw, `an object mapping tool names to tiers, like {"delete_file": "destructive"}`)
+	if err != nil || len(ms) == 0 {
+		return nil, err
+	}
+	out := make(map[string]tiers.Tier, len(ms))
+	for _, m := range ms {
+		var s string
+		f := join(field, m.key)
+		if isNull(m.val) || m.val[0] != '"' {
+			return nil, p.typeError(f, m.valOff, m.val, `a tier: "read", "write" or "destructive"`)
+		}
+		if err := p.scalar(f, m.valOff, m.val, &s, "a string"); err != nil {
+			return nil, err
+		}
+		out[m.key] = tiers.Tier(s)
+	}
+	return out, nil
+}
+
 // env decodes an object of strings. Null and {} give nil. Error messages
 // do not quote values, which are often tokens.
 func (p *parser) env(field string, off int, raw []byte) (map[string]string, error) {
@@ -389,6 +413,8 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 			err = p.scalar(f, m.valOff, m.val, &s.Timeout, durationWant)
 		case "disabledTools":
 			s.DisabledTools, err = p.strings(f, m.valOff, m.val)
+		case "tiers":
+			s.Tiers, err = p.tiers(f, m.valOff, m.val)
 		case "holdChangedTools":
 			s.HoldChangedTools, err = p.optionalBool(f, m.valOff, m.val)
 		case "alias":

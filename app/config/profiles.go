@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/switchboardhq/switchboard/app/tiers"
 )
 
 // A Profile is a named set of servers, and optionally of tools within
@@ -39,6 +41,12 @@ type Profile struct {
 	// only search_tools and call_tool, which find and call the profile's
 	// tools.
 	ToolSearch bool `json:"toolSearch,omitempty"`
+
+	// MaxTier caps the tiers of the tools the profile offers (see
+	// app/tiers): "read" offers only read-only tools, "write" leaves out
+	// the destructive ones. A tool above it is not listed, and a call of
+	// it is refused. "" caps nothing.
+	MaxTier tiers.Tier `json:"maxTier,omitempty"`
 
 	// extra holds keys this package does not know, verbatim (compacted).
 	extra map[string]json.RawMessage
@@ -93,6 +101,11 @@ func (p Profile) validate(name string) *Error {
 			return invalid(f, "server %q is listed twice", s)
 		}
 		seen[s] = true
+	}
+	if p.MaxTier != "" {
+		if _, err := tiers.Parse(string(p.MaxTier)); err != nil {
+			return &Error{Field: field + ".maxTier", Err: err}
+		}
 	}
 	for _, server := range slices.Sorted(maps.Keys(p.Tools)) {
 		f := field + ".tools." + server
@@ -154,6 +167,14 @@ func (p *parser) profile(field string, off int, raw []byte) (Profile, error) {
 			pr.Tools, err = p.profileTools(f, m.valOff, m.val)
 		case "toolSearch":
 			err = p.scalar(f, m.valOff, m.val, &pr.ToolSearch, "true or false")
+		case "maxTier":
+			if !isNull(m.val) && m.val[0] != '"' {
+				err = p.typeError(f, m.valOff, m.val, `a tier: "read", "write" or "destructive"`)
+				break
+			}
+			var s string
+			err = p.scalar(f, m.valOff, m.val, &s, "a string")
+			pr.MaxTier = tiers.Tier(s)
 		default:
 			pr.extra, err = addExtra(pr.extra, m)
 		}
@@ -209,6 +230,10 @@ func (p Profile) appendJSON(b []byte) []byte {
 	if p.ToolSearch {
 		w.key("toolSearch")
 		w.b = append(w.b, "true"...)
+	}
+	if p.MaxTier != "" {
+		w.key("maxTier")
+		w.b = appendString(w.b, string(p.MaxTier))
 	}
 	w.extra(p.extra)
 	return append(w.b, '}')

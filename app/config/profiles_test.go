@@ -75,6 +75,8 @@ func TestParseProfilesBad(t *testing.T) {
 		{"empty tool name", `{"coding": {"servers": ["fs"], "tools": {"fs": ["read_file", ""]}}}`, "profiles.coding.tools.fs[1]", "a tool name cannot be empty", 4},
 		{"tool twice", `{"coding": {"servers": ["fs"], "tools": {"fs": ["a", "a"]}}}`, "profiles.coding.tools.fs[1]", `tool "a" is listed twice`, 4},
 		{"toolSearch not a boolean", `{"coding": {"servers": ["fs"], "toolSearch": "yes"}}`, "profiles.coding.toolSearch", "expected true or false", 4},
+		{"maxTier not a string", `{"coding": {"servers": ["fs"], "maxTier": 1}}`, "profiles.coding.maxTier", "expected a tier", 4},
+		{"maxTier unknown", `{"coding": {"servers": ["fs"], "maxTier": "admin"}}`, "profiles.coding.maxTier", `unknown tier "admin"`, 4},
 		{"duplicate profile", `{"coding": {"servers": ["fs"]}, "coding": {"servers": ["git"]}}`, "profiles.coding", `duplicate key "coding"`, 4},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,7 +95,7 @@ func TestParseProfilesBad(t *testing.T) {
 func TestProfilesRoundTrip(t *testing.T) {
 	in := profileFile(`{
     "coding": {"note": {"by": "me"}, "tools": {"git": ["log"], "fs": ["read_file"]}, "servers": ["git", "fs"], "toolSearch": false},
-    "all": {"servers": ["fs"], "toolSearch": true}
+    "all": {"servers": ["fs"], "maxTier": "read", "toolSearch": true}
   }`)
 	cfg, err := Parse("config.json", []byte(in))
 	if err != nil {
@@ -107,7 +109,8 @@ func TestProfilesRoundTrip(t *testing.T) {
       "servers": [
         "fs"
       ],
-      "toolSearch": true
+      "toolSearch": true,
+      "maxTier": "read"
     },
     "coding": {
       "servers": [

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/tiers"
 )
 
 // Limits enforced by Validate.
@@ -183,6 +185,15 @@ func (s Server) validate(name string) *Error {
 	for i, t := range s.DisabledTools {
 		if t == "" {
 			return &Error{Field: fmt.Sprintf("%s.disabledTools[%d]", field, i), Err: errors.New("invalid value \"\": a tool name cannot be empty")}
+		}
+	}
+	for _, tool := range slices.Sorted(maps.Keys(s.Tiers)) {
+		f := field + ".tiers." + tool
+		if tool == "" {
+			return invalid(f, `invalid key "": a tool name cannot be empty`)
+		}
+		if _, err := tiers.Parse(string(s.Tiers[tool])); err != nil {
+			return &Error{Field: f, Err: err}
 		}
 	}
 	if s.Alias != "" && !ValidServerName(s.Alias) {
