@@ -274,6 +274,11 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	if !ok {
 		return false // an unknown tool: the go-sdk's error
 	}
+	if max, _ := g.capFor(r.Context(), endpoint); max != "" {
+		if tier, ok := g.tierOf(server, original); ok && tier.Above(max) {
+			return false // tierCaps refuses it (tiers.go)
+		}
+	}
 	var meta mcp.Meta
 	if p.meta != nil && string(p.meta) != "null" {
 		if json.Unmarshal(p.meta, &meta) != nil {
@@ -521,6 +526,7 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 			ClientLabel: g.opts.ClientLabel(ctx)}}
 		describeRequest(&rec.call, req)
 		rec.call.Name = canonical
+		g.noteTier(rec, server, original)
 		ctx = context.WithValue(ctx, recordKey{}, rec)
 	}
 

@@ -75,6 +75,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -82,6 +83,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/tiers"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -130,6 +133,9 @@ type ServerConfig struct {
 	// Every progress notification from the server starts it again.
 	Timeout       time.Duration
 	DisabledTools []string
+	// Tiers override the tiers of the server's tools (by their own
+	// names) that their annotations give (see tierOf).
+	Tiers map[string]tiers.Tier
 	// IdleTimeout is the pool's: in session mode, a process leased to a
 	// client session that made no call for this long is given back (the
 	// session's next call leases one again); 0 means DefaultLeaseIdle.
@@ -185,6 +191,10 @@ type Options struct {
 	// request (see api.TokenID); nil gives "". A session is bound to the
 	// token that opened it (see sessionguard.go).
 	ClientToken func(context.Context) string
+	// ClientMaxTier returns the tier cap of the token that authenticated
+	// a request ("" for none): tools above it are not listed to it and
+	// its calls of them are refused (see tiers.go). nil caps nothing.
+	ClientMaxTier func(context.Context) tiers.Tier
 	// MaxSessionsPerToken bounds the open sessions of one token; 0 means
 	// DefaultMaxSessionsPerToken.
 	MaxSessionsPerToken int
@@ -475,7 +485,7 @@ func (g *Gateway) Sync(servers []ServerConfig) {
 		}
 		// b.mu guards cfg: calls read it (config) while Sync runs.
 		b.mu.Lock()
-		changed := !slices.Equal(b.cfg.DisabledTools, c.DisabledTools) || b.cfg.Alias != c.Alias
+		changed := !slices.Equal(b.cfg.DisabledTools, c.DisabledTools) || b.cfg.Alias != c.Alias || !maps.Equal(b.cfg.Tiers, c.Tiers)
 		trust := b.cfg.TrustTools != c.TrustTools
 		b.cfg = c
 		b.mu.Unlock()

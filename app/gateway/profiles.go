@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,6 +25,9 @@ type ProfileConfig struct {
 	// ToolSearch serves the profile in search mode: its endpoint lists
 	// search_tools and call_tool only (see search.go).
 	ToolSearch bool
+	// MaxTier caps the tiers of the tools the profile offers ("" caps
+	// nothing); see tiers.go.
+	MaxTier tiers.Tier
 }
 
 // An aggregate is one aggregated endpoint: /mcp, over every server, or a
@@ -90,6 +95,8 @@ type serverSet struct {
 	servers map[string]bool
 	// tools limits some servers' tools, by their own names.
 	tools map[string][]string
+	// maxTier caps the tiers of the tools offered; "" caps nothing.
+	maxTier tiers.Tier
 }
 
 func (s serverSet) shows(server string) bool { return s.servers == nil || s.servers[server] }
@@ -103,7 +110,7 @@ func (s serverSet) showsTool(server, tool string) bool {
 }
 
 func setOf(p ProfileConfig) serverSet {
-	s := serverSet{servers: make(map[string]bool, len(p.Servers)), tools: map[string][]string{}}
+	s := serverSet{servers: make(map[string]bool, len(p.Servers)), tools: map[string][]string{}, maxTier: p.MaxTier}
 	for _, name := range p.Servers {
 		s.servers[name] = true
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -118,7 +120,7 @@ func (g *Gateway) newView(endpoint string, budget int) *view {
 		},
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)},
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return g.searchTools(ctx, req, v)
+		return g.searchTools(ctx, req, endpoint, v)
 	})
 	s.AddTool(&mcp.Tool{
 		Name:  CallToolName,
@@ -244,12 +246,15 @@ type searchedTool struct {
 	Description string               `json:"description,omitempty"`
 	InputSchema any                  `json:"inputSchema"`
 	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	// Tier is what the tool may do: read, write or destructive (tiers.go).
+	Tier tiers.Tier `json:"tier"`
 }
 
-// searchTools is the search_tools handler of v's search front: it finds
-// what v offers, under v's names. The recorder records it as a call of
+// searchTools is the search_tools handler of v's search front (one of
+// endpoint's): it finds what v offers, under v's names, and within the
+// request's tier cap (tiers.go). The recorder records it as a call of
 // search_tools (no server) with the query as its arguments.
-func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, v *view) (*mcp.CallToolResult, error) {
+func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, endpoint string, v *view) (*mcp.CallToolResult, error) {
 	var in struct {
 		Query *string `json:"query"`
 		Limit *int    `json:"limit"`
@@ -285,9 +290,17 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, v *
 		own, ok := v.state.names[key]
 		return own, ok
 	}
+	max, _ := g.capFor(ctx, endpoint)
+	tierOf := func(name string) tiers.Tier {
+		g.search.mu.Lock()
+		key := g.search.keys[name]
+		g.search.mu.Unlock()
+		tier, _ := g.tierOf(key.server, key.original)
+		return tier
+	}
 	offered := func(name string) bool {
 		_, ok := nameIn(name)
-		return ok
+		return ok && (max == "" || !tierOf(name).Above(max))
 	}
 	names, err := ix.Search(ctx, *in.Query, limit, offered)
 	if err != nil {
@@ -300,10 +313,10 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, v *
 		g.search.mu.Lock()
 		t, ok := g.search.tools[name]
 		g.search.mu.Unlock()
-		own, offered := nameIn(name)
-		if ok && offered {
+		own, found := nameIn(name)
+		if ok && found && offered(name) {
 			out.Tools = append(out.Tools, searchedTool{Name: own, Title: toolTitle(t), Description: t.Description,
-				InputSchema: t.InputSchema, Annotations: t.Annotations})
+				InputSchema: t.InputSchema, Annotations: t.Annotations, Tier: tierOf(name)})
 		}
 	}
 	data, err := json.Marshal(out)

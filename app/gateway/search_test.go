@@ -75,6 +75,7 @@ type searched struct {
 		Name        string         `json:"name"`
 		Description string         `json:"description"`
 		InputSchema map[string]any `json:"inputSchema"`
+		Tier        string         `json:"tier"`
 	} `json:"tools"`
 }
 

@@ -3,6 +3,8 @@ package gateway
 import (
 	"slices"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,6 +19,9 @@ type ToolInfo struct {
 	// Held is true for a tool held from clients until the user approves
 	// it: new, or changed since approved (see holds.go).
 	Held bool `json:"held,omitempty"`
+	// Tier is what the tool may do (read, write or destructive): the
+	// config's override, else what its annotations say (tiers.go).
+	Tier tiers.Tier `json:"tier"`
 }
 
 // Tools returns the tools server listed last, disabled ones included and
@@ -34,7 +39,7 @@ func (g *Gateway) Tools(server string) []ToolInfo {
 	out := make([]ToolInfo, 0, len(b.features.tools))
 	for _, t := range b.features.tools {
 		out = append(out, ToolInfo{Name: t.Name, Title: toolTitle(t), Description: t.Description,
-			Disabled: slices.Contains(b.cfg.DisabledTools, t.Name), Held: b.held[t.Name] != ""})
+			Disabled: slices.Contains(b.cfg.DisabledTools, t.Name), Held: b.held[t.Name] != "", Tier: toolTier(b.cfg, t)})
 	}
 	return out
 }

@@ -21,22 +21,25 @@ const (
 
 // Call is one request a client made through the gateway.
 type Call struct {
-	Start         time.Time       `json:"start"`
-	Duration      time.Duration   `json:"duration"`
-	ClientLabel   string          `json:"clientLabel"` // the token's label
-	ClientName    string          `json:"clientName"`  // from initialize or _meta clientInfo
-	ClientVersion string          `json:"clientVersion"`
-	Session       string          `json:"session"`
-	Endpoint      string          `json:"endpoint"` // "" for /mcp, else the server of /mcp/<server>
-	Server        string          `json:"server"`
-	Method        string          `json:"method"`
-	Name          string          `json:"name"` // tool or prompt as the client named it, or the resource URI
-	Arguments     json.RawMessage `json:"arguments,omitempty"`
-	Outcome       string          `json:"outcome"`
-	Error         string          `json:"error,omitempty"`
-	ResponseSize  int             `json:"responseSize"`
-	Response      json.RawMessage `json:"-"` // the result, for the recorder to preview and cap
-	PID           int             `json:"pid,omitempty"`
+	Start         time.Time     `json:"start"`
+	Duration      time.Duration `json:"duration"`
+	ClientLabel   string        `json:"clientLabel"` // the token's label
+	ClientName    string        `json:"clientName"`  // from initialize or _meta clientInfo
+	ClientVersion string        `json:"clientVersion"`
+	Session       string        `json:"session"`
+	Endpoint      string        `json:"endpoint"` // "" for /mcp, else the server of /mcp/<server>
+	Server        string        `json:"server"`
+	Method        string        `json:"method"`
+	Name          string        `json:"name"` // tool or prompt as the client named it, or the resource URI
+	// Tier is a tool call's tool's tier (see app/tiers): "read", "write"
+	// or "destructive"; "" for other methods and unknown tools.
+	Tier         string          `json:"tier,omitempty"`
+	Arguments    json.RawMessage `json:"arguments,omitempty"`
+	Outcome      string          `json:"outcome"`
+	Error        string          `json:"error,omitempty"`
+	ResponseSize int             `json:"responseSize"`
+	Response     json.RawMessage `json:"-"` // the result, for the recorder to preview and cap
+	PID          int             `json:"pid,omitempty"`
 	// Journal is the call's id in the call journal, noted when it started
 	// (0: not noted); the history ends it there once the call is stored.
 	Journal uint64 `json:"-"`
