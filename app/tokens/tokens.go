@@ -71,6 +71,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/gofrs/flock"
 	"github.com/switchboardhq/switchboard/app/atomicfile"
 )
@@ -146,6 +148,10 @@ type Token struct {
 	// config: it reaches /mcp/p/<Profile> and no other MCP endpoint. Only
 	// client tokens have one (see Bind).
 	Profile string `json:"profile,omitempty"`
+	// MaxTier, when set, caps the tiers of the tools a client token sees
+	// (see app/tiers): tools above it are not listed to it and its calls
+	// of them are refused. Only client tokens have one (see SetMaxTier).
+	MaxTier tiers.Tier `json:"maxTier,omitempty"`
 	// Created is when the token was issued (UTC, whole seconds).
 	Created time.Time `json:"created"`
 	// LastUsed is when Verify last accepted the token in this process (the
@@ -157,15 +163,19 @@ type Token struct {
 
 // String describes t without its secret.
 func (t Token) String() string {
+	s := fmt.Sprintf("%s (%s, %s", t.ID, t.Label, t.Scope)
 	if t.Profile != "" {
-		return fmt.Sprintf("%s (%s, %s, profile %s)", t.ID, t.Label, t.Scope, t.Profile)
+		s += ", profile " + t.Profile
 	}
-	return fmt.Sprintf("%s (%s, %s)", t.ID, t.Label, t.Scope)
+	if t.MaxTier != "" {
+		s += ", max tier " + string(t.MaxTier)
+	}
+	return s + ")"
 }
 
 // GoString describes t without its secret, for %#v.
 func (t Token) GoString() string {
-	return fmt.Sprintf("tokens.Token{ID:%q, Label:%q, Scope:%q, Profile:%q, Created:%s}", t.ID, t.Label, t.Scope, t.Profile, t.Created.Format(time.RFC3339))
+	return fmt.Sprintf("tokens.Token{ID:%q, Label:%q, Scope:%q, Profile:%q, MaxTier:%q, Created:%s}", t.ID, t.Label, t.Scope, t.Profile, t.MaxTier, t.Created.Format(time.RFC3339))
 }
 
 // Format makes every fmt verb use String or GoString, so that %+v and %v of
@@ -183,6 +193,9 @@ func (t Token) LogValue() slog.Value {
 	attrs := []slog.Attr{slog.String("id", t.ID), slog.String("label", t.Label), slog.String("scope", string(t.Scope))}
 	if t.Profile != "" {
 		attrs = append(attrs, slog.String("profile", t.Profile))
+	}
+	if t.MaxTier != "" {
+		attrs = append(attrs, slog.String("maxTier", string(t.MaxTier)))
 	}
 	return slog.GroupValue(attrs...)
 }
@@ -481,6 +494,50 @@ func (s *Store) Bind(label, profile string) ([]Token, error) {
 	return bound, nil
 }
 
+// SetMaxTier caps the tiers of the tools every token with the given label
+// sees at max, or lifts the cap when max is "", and returns them (without
+// secrets). The daemon reads the cap on each request, so the change
+// applies from the next one. The label must be a client's (an admin label
+// is an error wrapping ErrNotClient); a label no token has is an error
+// wrapping ErrNotFound.
+func (s *Store) SetMaxTier(label string, max tiers.Tier) ([]Token, error) {
+	if ScopeOf(label) != ScopeClient {
+		return nil, fmt.Errorf("token %q: %w", label, ErrNotClient)
+	}
+	if max != "" {
+		if _, err := tiers.Parse(string(max)); err != nil {
+			return nil, fmt.Errorf("token %q: %w", label, err)
+		}
+	}
+	var capped []Token
+	err := s.change(func(toks []Token) ([]Token, error) {
+		n, changed := 0, false
+		for i := range toks {
+			if toks[i].Label != label {
+				continue
+			}
+			n++
+			changed = changed || toks[i].MaxTier != max
+			toks[i].MaxTier = max
+			t := toks[i]
+			t.Secret = ""
+			capped = append(capped, t)
+		}
+		switch {
+		case n == 0:
+			return nil, fmt.Errorf("no token labelled %q: %w", label, ErrNotFound)
+		case !changed:
+			return nil, nil // nothing to write
+		}
+		return toks, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortTokens(capped)
+	return capped, nil
+}
+
 // checkProfile accepts "" and the profile names of the config: 1 to
 // MaxProfileLen letters, digits, '_', '.' or '-', starting with a letter or
 // digit (a path segment of /mcp/p/<profile>).
@@ -742,6 +799,16 @@ func decode(data []byte) (toks []Token, unscoped bool, err error) {
 			if err := checkProfile(t.Profile); err != nil {
 				return nil, false, fmt.Errorf("entry %d (id %q): %w", i+1, t.ID, err)
 			}
+		}
+		switch {
+		case t.MaxTier == "":
+		case t.Scope != ScopeClient:
+			// Switchboard's own programs are not MCP clients: a cap on
+			// one was edited in, and would be misread as a restriction.
+			return nil, false, fmt.Errorf("entry %d (id %q): label %q has scope %q and cannot have a maxTier", i+1, t.ID, t.Label, t.Scope)
+		case !t.MaxTier.Valid():
+			_, err := tiers.Parse(string(t.MaxTier))
+			return nil, false, fmt.Errorf("entry %d (id %q): maxTier: %w", i+1, t.ID, err)
 		}
 		seen[t.ID] = true
 	}
