@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -14,6 +16,8 @@ type principal struct {
 	id    string // the token's id
 	label string
 	scope tokens.Scope
+	// maxTier is the token's tier cap ("" for none).
+	maxTier tiers.Tier
 }
 
 type principalKey struct{}
@@ -31,6 +35,14 @@ func TokenLabel(ctx context.Context) string {
 func TokenID(ctx context.Context) string {
 	p, _ := ctx.Value(principalKey{}).(principal)
 	return p.id
+}
+
+// TokenMaxTier returns the tier cap of the client token that
+// authenticated the request whose context ctx is ("" for none): the
+// gateway lists and serves it only the tools within it.
+func TokenMaxTier(ctx context.Context) tiers.Tier {
+	p, _ := ctx.Value(principalKey{}).(principal)
+	return p.maxTier
 }
 
 // revokeCheckInterval is how often the tokens of open requests are looked

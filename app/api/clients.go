@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/clients"
 	"github.com/switchboardhq/switchboard/app/config"
@@ -229,6 +231,13 @@ func (s *Server) clientRequest(r *http.Request) (ClientsOptions, clients.Env, cl
 		return co, env, c, change, errorf(http.StatusBadRequest, "revoke goes with disconnect, not %q", change.Action)
 	case change.Profile != "" && change.Action != "connect":
 		return co, env, c, change, errorf(http.StatusBadRequest, "profile goes with connect, not %q", change.Action)
+	case change.MaxTier != "" && change.Action != "connect":
+		return co, env, c, change, errorf(http.StatusBadRequest, "maxTier goes with connect, not %q", change.Action)
+	}
+	if change.MaxTier != "" {
+		if _, err := tiers.Parse(change.MaxTier); err != nil {
+			return co, env, c, change, errorf(http.StatusUnprocessableEntity, "maxTier: %v", err)
+		}
 	}
 	if err := s.checkProfileChange(change); err != nil {
 		return co, env, c, change, err
@@ -337,6 +346,9 @@ func (s *Server) applyClient(r *http.Request) (wire.ClientApplied, error) {
 		// After the file is written: a token bound before would be
 		// refused on the endpoint the file still names.
 		if err := s.bindClient(c, change.Profile); err != nil {
+			return wire.ClientApplied{}, err
+		}
+		if err := s.capClient(c, tiers.Tier(change.MaxTier)); err != nil {
 			return wire.ClientApplied{}, err
 		}
 	}

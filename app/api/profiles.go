@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/clients"
 	"github.com/switchboardhq/switchboard/app/tokens"
@@ -98,7 +100,7 @@ func (s *Server) listProfiles(*http.Request) ([]wire.ProfileView, error) {
 		p := cfg.Profiles[name]
 		servers, missing, _ := cfg.ProfileServers(name)
 		v := wire.ProfileView{Name: name, Endpoint: ProfilePath(name), Servers: servers, Missing: missing,
-			Tools: p.Tools, ToolSearch: p.ToolSearch, Clients: bound[name]}
+			Tools: p.Tools, ToolSearch: p.ToolSearch, MaxTier: string(p.MaxTier), Clients: bound[name]}
 		if v.Servers == nil {
 			v.Servers = []string{}
 		}
@@ -192,12 +194,41 @@ func (s *Server) bindClient(c clients.Client, profile string) error {
 	return nil
 }
 
+// clientMaxTier returns the tier cap of the tokens of client id ("" for
+// none, or when it has no token).
+func (s *Server) clientMaxTier(id string) tiers.Tier {
+	for _, t := range s.tokens.List() {
+		if t.Label == id && t.MaxTier != "" {
+			return t.MaxTier
+		}
+	}
+	return ""
+}
+
+// capClient caps the tiers client c's tokens see at max ("" lifts the
+// cap), logging a change.
+func (s *Server) capClient(c clients.Client, max tiers.Tier) error {
+	if s.clientMaxTier(c.ID) == max {
+		return nil
+	}
+	toks, err := s.tokens.SetMaxTier(c.ID, max)
+	if errors.Is(err, tokens.ErrNotFound) && max == "" {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s's config file was written, but its token's tier cap was not set to %s: %w", c.Name, quote(string(max)), err)
+	}
+	s.log.Info("set a client's token tier cap", "client", c.ID, "maxTier", string(max), "tokens", len(toks))
+	return nil
+}
+
 // withToolCount adds to v the client's profile, how many tools its endpoint
 // lists, its known limit, and a warning when it sees more than that.
 func (s *Server) withToolCount(v wire.ClientView, c clients.Client) wire.ClientView {
 	if p := s.clientProfile(c.ID); p != "" {
 		v.Profile = p // else the one its entry names, if its token was revoked (withTokenState)
 	}
+	v.MaxTier = string(s.clientMaxTier(c.ID))
 	v.ToolLimit, v.ToolLimitSource = c.ToolLimit, c.ToolLimitSource
 	if !v.Connected {
 		return v

@@ -215,7 +215,7 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 		}
 		ctx, done := s.open.add(r.Context(), tok.ID)
 		defer done()
-		ctx = context.WithValue(ctx, principalKey{}, principal{id: tok.ID, label: tok.Label, scope: tok.Scope})
+		ctx = context.WithValue(ctx, principalKey{}, principal{id: tok.ID, label: tok.Label, scope: tok.Scope, maxTier: tok.MaxTier})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -83,7 +83,8 @@ func (s *Server) withTools(v wire.ServerView) wire.ServerView {
 	if s.tools != nil {
 		tools := s.tools.Tools(v.Name)
 		for _, t := range tools {
-			v.Tools = append(v.Tools, wire.ToolInfo(t))
+			v.Tools = append(v.Tools, wire.ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description,
+				Disabled: t.Disabled, Held: t.Held, Tier: string(t.Tier)})
 		}
 		v.Listed = tools != nil // nil before the first listing
 	}
@@ -191,6 +192,12 @@ func serverConfig(sc config.Server) wire.ServerConfig {
 		Timeout:       wire.Duration{Duration: sc.Timeout.Duration},
 		DisabledTools: sc.DisabledTools, HoldChangedTools: sc.HoldChangedTools, Alias: sc.Alias, SecretEnv: sc.SecretEnv, Roots: sc.Roots,
 		Unknown: sc.UnknownKeys()}
+	for tool, tier := range sc.Tiers {
+		if w.Tiers == nil {
+			w.Tiers = make(map[string]string, len(sc.Tiers))
+		}
+		w.Tiers[tool] = string(tier)
+	}
 	if sc.Install != nil {
 		in := wire.Install(*sc.Install)
 		w.Install = &in

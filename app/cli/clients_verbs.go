@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/api/wire"
 )
@@ -25,7 +27,7 @@ const clientsUsage = "expected: clients, or clients connect|disconnect CLIENT, "
 func clientsVerb() verb {
 	var servers stringList
 	var dryRun, replace, force, revoke *bool
-	var workspace, profile *string
+	var workspace, profile, maxTier *string
 	return verb{
 		name: "clients",
 		args: " [connect|disconnect|import|backups CLIENT | restore CLIENT BACKUP]",
@@ -42,6 +44,8 @@ func clientsVerb() verb {
 			workspace = fs.String("workspace", "", "the folder whose .vscode/mcp.json is the client vscode-workspace")
 			profile = fs.String("profile", "", "with connect: point the client at this profile of config.json (/mcp/p/PROFILE) "+
 				"and bind its token to it, so that it reaches no other endpoint; without it, connect points the client at /mcp")
+			maxTier = fs.String("max-tier", "", "with connect: cap the tools the client's token sees at this tier, read or write "+
+				"(tools above it are not listed to it, and its calls of them are refused); without it, connect lifts its cap")
 		},
 		run: func(ctx context.Context, e *env, fs *flag.FlagSet) error {
 			want := map[string]int{"connect": 2, "disconnect": 2, "import": 2, "backups": 2, "restore": 3}
@@ -63,6 +67,14 @@ func clientsVerb() verb {
 			}
 			if *profile != "" && action != "connect" {
 				return usageError{"--profile goes with connect"}
+			}
+			if *maxTier != "" && action != "connect" {
+				return usageError{"--max-tier goes with connect"}
+			}
+			if *maxTier != "" {
+				if _, err := tiers.Parse(*maxTier); err != nil {
+					return usageError{"--max-tier: " + err.Error()}
+				}
 			}
 			ws := *workspace
 			if ws != "" {
@@ -88,7 +100,7 @@ func clientsVerb() verb {
 			case "restore":
 				return restoreClient(ctx, e.stdout, c, id, ws, e.args[2], *dryRun)
 			}
-			change := wire.ClientChange{Action: action, Servers: servers, Replace: *replace, Force: *force, Revoke: *revoke, Profile: *profile}
+			change := wire.ClientChange{Action: action, Servers: servers, Replace: *replace, Force: *force, Revoke: *revoke, Profile: *profile, MaxTier: *maxTier}
 			return changeClient(ctx, e.stdout, c, id, ws, change, *dryRun)
 		},
 	}
@@ -156,6 +168,9 @@ func changeClient(ctx context.Context, w io.Writer, c *client.Client, id, ws str
 		fmt.Fprintf(w, "%s: its token is bound to profile %s: it reaches /mcp/p/%s only\n", id, v.Profile, v.Profile)
 	} else if plan.Rebind {
 		fmt.Fprintf(w, "%s: its token is no longer bound to a profile: it reaches /mcp\n", id)
+	}
+	if v.MaxTier != "" {
+		fmt.Fprintf(w, "%s: its token sees %s tools only\n", id, v.MaxTier)
 	}
 	if v.Warning != "" {
 		fmt.Fprintf(w, "%s: warning: %s\n", id, v.Warning)

@@ -250,7 +250,7 @@ func Run(ctx context.Context, opts Options) error {
 	// in d.apply).
 	profiled := &profileWarnings{log: log}
 	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
-		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID,
+		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID, ClientMaxTier: api.TokenMaxTier,
 		SessionTimeout: store.Current().SessionTimeout.Duration, KeepAlive: opts.KeepAlive, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
 		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index},
 		// A client token's label is its client's ID (api's EnsureClient):
@@ -506,7 +506,7 @@ func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
 	for name, s := range cfg.Servers {
 		if s.IsEnabled() {
 			out = append(out, gateway.ServerConfig{Name: name, Alias: s.Alias, Mode: supervisor.Mode(s.Pool.Mode),
-				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools,
+				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools, Tiers: s.Tiers,
 				IdleTimeout: s.Pool.IdleTimeout.Duration, Roots: s.Roots, TrustTools: !s.IsHoldingChangedTools()})
 		}
 	}
@@ -518,7 +518,7 @@ func ProfileConfigs(cfg *config.Config) []gateway.ProfileConfig {
 	var out []gateway.ProfileConfig
 	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
 		p := cfg.Profiles[name]
-		out = append(out, gateway.ProfileConfig{Name: name, Servers: p.Servers, Tools: p.Tools, ToolSearch: p.ToolSearch})
+		out = append(out, gateway.ProfileConfig{Name: name, Servers: p.Servers, Tools: p.Tools, ToolSearch: p.ToolSearch, MaxTier: p.MaxTier})
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/tiers"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -22,7 +24,8 @@ func TestSpecsAndGatewayConfigs(t *testing.T) {
 	cfg.Servers = map[string]config.Server{
 		"fs": {Command: "npx", Args: []string{"-y", "fs"}, Env: map[string]string{"A": "1"}, Cwd: "/tmp",
 			Pool:    config.Pool{Mode: "session", Min: 1, Max: 3, IdleTimeout: config.Duration{Duration: time.Minute}},
-			Timeout: config.Duration{Duration: 30 * time.Second}, DisabledTools: []string{"rm"}, Alias: "f", Roots: []string{"/srv"}},
+			Timeout: config.Duration{Duration: 30 * time.Second}, DisabledTools: []string{"rm"}, Alias: "f", Roots: []string{"/srv"},
+			Tiers: map[string]tiers.Tier{"ls": tiers.Read}},
 		"off":  {Command: "x", Enabled: &off},
 		"lazy": {Command: "y"},
 	}
@@ -34,13 +37,13 @@ func TestSpecsAndGatewayConfigs(t *testing.T) {
 		t.Errorf("Specs (-want +got):\n%s", diff)
 	}
 	wantGW := []gateway.ServerConfig{{Name: "fs", Alias: "f", Mode: supervisor.ModeSession, Timeout: 30 * time.Second, DisabledTools: []string{"rm"},
-		IdleTimeout: time.Minute, Roots: []string{"/srv"}}, {Name: "lazy"}}
+		IdleTimeout: time.Minute, Roots: []string{"/srv"}, Tiers: map[string]tiers.Tier{"ls": tiers.Read}}, {Name: "lazy"}}
 	if diff := cmp.Diff(wantGW, GatewayConfigs(cfg), cmpopts.EquateEmpty(),
 		cmpopts.SortSlices(func(a, b gateway.ServerConfig) bool { return a.Name < b.Name })); diff != "" {
 		t.Errorf("GatewayConfigs (-want +got):\n%s", diff)
 	}
-	cfg.Profiles = map[string]config.Profile{"small": {Servers: []string{"fs"}, Tools: map[string][]string{"fs": {"read"}}, ToolSearch: true}}
-	wantProfiles := []gateway.ProfileConfig{{Name: "small", Servers: []string{"fs"}, Tools: map[string][]string{"fs": {"read"}}, ToolSearch: true}}
+	cfg.Profiles = map[string]config.Profile{"small": {Servers: []string{"fs"}, Tools: map[string][]string{"fs": {"read"}}, ToolSearch: true, MaxTier: tiers.Write}}
+	wantProfiles := []gateway.ProfileConfig{{Name: "small", Servers: []string{"fs"}, Tools: map[string][]string{"fs": {"read"}}, ToolSearch: true, MaxTier: tiers.Write}}
 	if diff := cmp.Diff(wantProfiles, ProfileConfigs(cfg)); diff != "" {
 		t.Errorf("ProfileConfigs (-want +got):\n%s", diff)
 	}

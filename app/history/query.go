@@ -41,6 +41,9 @@ type Call struct {
 	// Export fill it in.
 	ResponsePreview string `json:"responsePreview,omitempty"`
 	PID             int    `json:"pid,omitempty"`
+	// Tier is a tool call's tool's tier when it was made (see
+	// record.Call.Tier); "" for other methods and older calls.
+	Tier string `json:"tier,omitempty"`
 }
 
 // OutcomeError, as CallQuery.Outcome, matches every outcome but "ok".
@@ -174,7 +177,7 @@ func (q CallQuery) whereAbove(minID int64) (string, []any) {
 }
 
 const listColumns = `id, start, duration_us, client_label, client_name, client_version, session, endpoint,
-	server, method, name, outcome, error, response_size, pid`
+	server, method, name, outcome, error, response_size, pid, tier`
 
 const fullColumns = listColumns + `, arguments, response_preview`
 
@@ -184,7 +187,7 @@ func scanCall(sc scanner, full bool) (Call, error) {
 	var c Call
 	var start, dur int64
 	dest := []any{&c.ID, &start, &dur, &c.ClientLabel, &c.ClientName, &c.ClientVersion, &c.Session,
-		&c.Endpoint, &c.Server, &c.Method, &c.Name, &c.Outcome, &c.Error, &c.ResponseSize, &c.PID}
+		&c.Endpoint, &c.Server, &c.Method, &c.Name, &c.Outcome, &c.Error, &c.ResponseSize, &c.PID, &c.Tier}
 	var args sql.NullString
 	if full {
 		dest = append(dest, &args, &c.ResponsePreview)

@@ -71,8 +71,23 @@ func TestMigrationsFromEveryVersion(t *testing.T) {
 				t.Errorf("Recovered = %v", s.Recovered())
 			}
 			checkSchemaV3(t, s)
-			s.RecordCall(call(5, "new", "fresh", `{"q":"aardvark"}`))
+			fresh := call(5, "new", "fresh", `{"q":"aardvark"}`)
+			fresh.Tier = "destructive"
+			s.RecordCall(fresh)
 			flush(t, s)
+			// Version 4's tier: the new call's is kept, an older call has none.
+			all, err := s.Calls(ctx, CallQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range all.Calls {
+				if want := map[string]string{"fresh": "destructive"}[c.Name]; c.Tier != want {
+					t.Errorf("call %s has tier %q after upgrade, want %q", c.Name, c.Tier, want)
+				}
+			}
+			if got, err := s.Call(ctx, all.Calls[0].ID); err != nil || got.Tier != "destructive" {
+				t.Errorf("Call(%d) tier = %q (%v), want destructive", all.Calls[0].ID, got.Tier, err)
+			}
 			p, err := s.Calls(ctx, CallQuery{Text: "aardvark"})
 			if err != nil {
 				t.Fatal(err)

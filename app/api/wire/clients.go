@@ -24,6 +24,10 @@ type ClientView struct {
 	// Profile is the profile the client's token is bound to: it reaches
 	// /mcp/p/<profile> only. Empty: the client reaches /mcp.
 	Profile string `json:"profile,omitempty"`
+	// MaxTier is the tier cap of the client's token ("read" or "write"):
+	// the tools above it are neither listed to it nor callable. Empty:
+	// no cap.
+	MaxTier string `json:"maxTier,omitempty"`
 	// Tools is how many tools the client's endpoint (/mcp, or its
 	// profile's) lists now; absent when the client is not connected.
 	Tools *int `json:"tools,omitempty"`
@@ -81,6 +85,10 @@ type ClientChange struct {
 	// (/mcp/p/<profile>) and, on apply, binds its token to the profile;
 	// empty points it at /mcp and unbinds its token.
 	Profile string `json:"profile,omitempty"`
+	// MaxTier, on connect, caps (on apply) the tiers of the tools the
+	// client's token sees: "read" or "write" ("destructive" caps
+	// nothing); empty lifts its cap.
+	MaxTier string `json:"maxTier,omitempty"`
 }
 
 // ClientPlan is a change to a client's file, shown before it is made.

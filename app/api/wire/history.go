@@ -32,6 +32,9 @@ type Call struct {
 	// necessarily valid JSON. A page of calls leaves it out.
 	ResponsePreview string `json:"responsePreview,omitempty"`
 	PID             int    `json:"pid,omitempty"`
+	// Tier is a tool call's tool's tier when it was made: "read",
+	// "write" or "destructive"; absent for other methods and older calls.
+	Tier string `json:"tier,omitempty"`
 }
 
 // A CallPage is one page of calls, newest first (GET /api/v1/history).

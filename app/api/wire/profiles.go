@@ -14,6 +14,9 @@ type ProfileView struct {
 	// Tools limits servers' tools, as in config.json.
 	Tools      map[string][]string `json:"tools,omitempty"`
 	ToolSearch bool                `json:"toolSearch,omitempty"`
+	// MaxTier caps the tiers of the tools its endpoint offers ("read" or
+	// "write"; absent: no cap).
+	MaxTier string `json:"maxTier,omitempty"`
 	// MissingTools are, by server, the tools Tools names that the server
 	// does not offer (a typo, a tool it dropped): its endpoint leaves them
 	// out. Only servers whose tools are known (listed) are judged.

@@ -56,6 +56,9 @@ type ServerConfig struct {
 	Timeout Duration `json:"timeout,omitzero"`
 	// DisabledTools names tools of this server hidden from clients.
 	DisabledTools []string `json:"disabledTools,omitempty"`
+	// Tiers override the tiers of tools ("read", "write" or
+	// "destructive"), by the server's own tool names.
+	Tiers map[string]string `json:"tiers,omitempty"`
 	// HoldChangedTools false approves the server's new and changed tools
 	// instead of holding them until the user does; nil (absent) means true.
 	HoldChangedTools *bool `json:"holdChangedTools,omitempty"`

@@ -232,6 +232,11 @@ type ToolInfo struct {
 	// Held is true for a tool held from clients until the user approves
 	// it: new, or changed since approved (see HeldTool).
 	Held bool `json:"held,omitempty"`
+	// Tier is what the tool may do: "read", "write" or "destructive";
+	// the config's override (ServerConfig.Tiers), else what its
+	// annotations say, with the MCP spec's defaults (an unannotated tool
+	// is destructive).
+	Tier string `json:"tier"`
 }
 
 // AddServerRequest is the body of POST /api/v1/servers.
