@@ -180,23 +180,39 @@ func (g *Gateway) SetProfiles(profiles []ProfileConfig) {
 }
 
 // ToolCount returns how many tools an aggregated endpoint lists now: /mcp
-// for profile "", else /mcp/p/<profile> (in search mode, its two); ok is
-// false for a profile the gateway does not serve.
+// for profile "", else /mcp/p/<profile> (in search mode, its two), within
+// the profile's maxTier (a token's cap is not counted); ok is false for a
+// profile the gateway does not serve.
 func (g *Gateway) ToolCount(profile string) (n int, ok bool) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	endpoint := ""
 	if profile != "" {
 		endpoint = profilePrefix + profile
 	}
 	a := g.aggregateFor(endpoint)
 	if a == nil {
+		g.mu.Unlock()
 		return 0, false
 	}
 	if a.searching {
+		g.mu.Unlock()
 		return 2, true // search_tools and call_tool
 	}
-	return len(a.full().state.tools), true
+	max := a.set.maxTier
+	if max == "" {
+		n = len(a.full().state.tools)
+		g.mu.Unlock()
+		return n, true
+	}
+	tools := slices.Collect(maps.Values(a.full().state.tools))
+	g.mu.Unlock()
+	// tierOf takes g.mu: counted once it is released.
+	for _, e := range tools {
+		if tier, ok := g.tierOf(e.Server, e.Original); ok && !tier.Above(max) {
+			n++
+		}
+	}
+	return n, true
 }
 
 // profileFronts returns the fronts of the profiles (both of each), in

@@ -187,6 +187,13 @@ func TestTierCaps(t *testing.T) {
 			waitNames(t, looser, "a destructive token on a read profile: read tools", "alpha__echo")
 			refused(t, looser, "alpha__env", tiers.Write, "profile safe")
 
+			if n, ok := f.gw.ToolCount("safe"); !ok || n != 1 {
+				t.Errorf("ToolCount(safe) = %d, %v; want the 1 read tool", n, ok)
+			}
+			if n, ok := f.gw.ToolCount("edit"); !ok || n != 2 {
+				t.Errorf("ToolCount(edit) = %d, %v; want the 2 read and write tools", n, ok)
+			}
+
 			// No cap: every tool.
 			open := f.connectCapped(t, "/mcp/p/open", era, "")
 			waitNames(t, open, "every tool on an uncapped profile", everything...)
