@@ -83,6 +83,8 @@ export interface ServerConfig {
   pool?: { mode?: string; min?: number; max?: number; idleTimeout?: string; [k: string]: unknown };
   timeout?: string;
   disabledTools?: string[];
+  /** Overrides of tools' tiers, by the server's own tool names. */
+  tiers?: Record<string, Tier>;
   alias?: string;
   [k: string]: unknown;
 }
@@ -124,7 +126,12 @@ export interface ToolInfo {
   description?: string;
   /** Held from clients until approved: new, or changed since approved. */
   held?: boolean;
+  /** What the tool may do: the config's override (ServerConfig.tiers), else its annotations (none: destructive, as the MCP spec's defaults say). */
+  tier?: Tier;
 }
+
+/** A tool's tier, from the least to the most it may do. */
+export type Tier = 'read' | 'write' | 'destructive';
 
 export interface ServerView {
   name: string;

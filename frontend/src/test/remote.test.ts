@@ -311,3 +311,19 @@ describe('Add server: Remote (URL)', () => {
     expect(document.querySelector('.error-note, [role=alert]')?.textContent ?? '').not.toContain('cannot be its own remote');
   });
 });
+
+describe('tool tiers on the server page', () => {
+  it('the Tools tab shows each tool tier, destructive ones marked', async () => {
+    serveViews([view({ name: 'fs', state: 'running', listed: true,
+      tools: [{ name: 'read_file', tier: 'read' }, { name: 'write_file', tier: 'write' }, { name: 'delete_file', tier: 'destructive' }] })]);
+    const el = await renderWith(ServerDetail, { name: 'fs' });
+    el.querySelector<HTMLButtonElement>('#tab-tools')!.click();
+    await settle();
+    const tier = (tool: string) => el.querySelector(`[data-tool="${tool}"] [data-tier]`)!;
+    expect(tier('read_file').textContent).toBe('read');
+    expect(tier('write_file').textContent).toBe('write');
+    expect(tier('delete_file').textContent).toBe('destructive');
+    expect(tier('delete_file').classList.contains('warn')).toBe(true);
+    expect(tier('read_file').classList.contains('warn')).toBe(false);
+  });
+});
