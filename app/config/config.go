@@ -17,6 +17,7 @@
 //	      "pool": {"mode": "shared", "min": 0, "max": 2, "idleTimeout": "10m"},
 //	      "timeout": "2m",
 //	      "disabledTools": ["write_file"],
+//	      "tiers": {"move_file": "write"},
 //	      "holdChangedTools": true,
 //	      "roots": ["/home/me/projects"]
 //	    },
@@ -31,7 +32,7 @@
 //	  "sessionTimeout": "30m",
 //	  "toolSearch": true,
 //	  "profiles": {
-//	    "coding": {"servers": ["fs"], "tools": {"fs": ["read_file"]}}
+//	    "coding": {"servers": ["fs"], "tools": {"fs": ["read_file"]}, "maxTier": "read"}
 //	  }
 //	}
 //
