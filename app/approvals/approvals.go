@@ -5,22 +5,31 @@
 // model) or takes after the user chose to trust it.
 //
 // A tool's version is its fingerprint (see [Fingerprint]: SHA-256 over the
-// canonical JSON of its name, description and input schema), kept with
-// the description and schema themselves so that a change can be shown as
-// a diff. The first list of a server the store has never seen is approved
-// as a whole: that is the install (or, for a server configured before
-// approvals existed, the migration). After that a tool that is new or whose
-// fingerprint changed is held until [Store.Approve].
+// canonical JSON of its name, title, description, input and output schemas
+// and annotations), kept with those fields themselves so that a change can
+// be shown as a diff. The first list of a server the store has never seen
+// is approved as a whole: that is the install (or, for a server configured
+// before approvals existed, the migration). After that a tool that is new
+// or whose fingerprint changed is held until [Store.Approve]. Whatever the
+// list, a tool with a high-severity finding of app/toolscan (the caller
+// scans; Tool.Findings) is held until approved, even in a first list or on
+// a trusted server: Review is the one place that decides what holds.
+//
+// Version 1 of the file fingerprinted the name, description and input
+// schema only. Its approvals are migrated as their tools are listed: one
+// whose old fingerprint still matches what is listed is approved again
+// under the new one, silently, so that adding fields to the fingerprint
+// holds nothing by itself.
 //
 // Everything lives in one JSON file in the data directory, approvals.json,
 // mode 0600, written atomically; only the daemon writes it.
 //
 //	{
-//	  "version": 1,
+//	  "version": 2,
 //	  "servers": {
 //	    "demo": {
-//	      "approved": {"echo": {"fingerprint": "sha256:…", "description": "…", "inputSchema": {…}, "time": "…", "how": "install"}},
-//	      "held":     {"echo": {"fingerprint": "sha256:…", "description": "…", "inputSchema": {…}, "time": "…"}}
+//	      "approved": {"echo": {"fingerprint": "sha256:…", "scheme": 2, "description": "…", "inputSchema": {…}, "time": "…", "how": "install"}},
+//	      "held":     {"echo": {"fingerprint": "sha256:…", "scheme": 2, "description": "…", "inputSchema": {…}, "time": "…", "findings": […]}}
 //	    }
 //	  }
 //	}
@@ -40,13 +49,15 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/atomicfile"
+	"github.com/switchboardhq/switchboard/app/toolscan"
 )
 
 // FileName is the name of the approvals file inside the data directory.
 const FileName = "approvals.json"
 
-// fileVersion is the format this build reads and writes.
-const fileVersion = 1
+// fileVersion is the format this build writes; it reads 1 too (whose
+// versions are all of fingerprint scheme 0).
+const fileVersion = 2
 
 // How a version of a tool came to be approved.
 const (
@@ -57,9 +68,18 @@ const (
 
 // A Version is one version of a tool: approved, or listed and held.
 type Version struct {
-	Fingerprint string          `json:"fingerprint"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"` // canonical JSON
+	Fingerprint string `json:"fingerprint"`
+	// Scheme is the fingerprint's scheme (fingerprintScheme); 0 is the
+	// first one, of version 1 files, over name, description and input
+	// schema only (the other fields are then not known).
+	Scheme       int             `json:"scheme,omitempty"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"` // canonical JSON, as the two below
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Findings are the scanner's on this version, when it was listed.
+	Findings []toolscan.Finding `json:"findings,omitempty"`
 	// Time is when it was approved, or first listed and held.
 	Time time.Time `json:"time"`
 	// How says how an approved version was approved (How* constants);
@@ -67,12 +87,17 @@ type Version struct {
 	How string `json:"how,omitempty"`
 }
 
-// Kinds of change of a held tool.
+// Kinds of change of a held tool. A change of several fields is their
+// names joined as in a sentence: "description and schema", "title,
+// annotations and output schema".
 const (
-	ChangeNew         = "new"         // the server did not list it when it was approved
-	ChangeDescription = "description" // its description changed
-	ChangeSchema      = "schema"      // its input schema changed
-	ChangeBoth        = "description and schema"
+	ChangeNew          = "new"         // the server did not list it when it was approved
+	ChangeTitle        = "title"       // its title changed
+	ChangeDescription  = "description" // its description changed
+	ChangeSchema       = "schema"      // its input schema changed
+	ChangeOutputSchema = "output schema"
+	ChangeAnnotations  = "annotations" // readOnlyHint, destructiveHint, … or the annotations' title
+	ChangeBoth         = "description and schema"
 )
 
 // Held is one held tool: the version the server lists now, and the one
@@ -88,16 +113,45 @@ type Held struct {
 
 // Reason says in words why the tool is held.
 func (h Held) Reason() string {
-	switch h.Change {
-	case ChangeNew:
+	if h.Change == ChangeNew {
+		if n := h.highFindings(); n > 0 {
+			return fmt.Sprintf("it is new and the scan of what it says found %s", plural(n, "high-severity finding"))
+		}
 		return "it is new since you approved the server's tools"
-	case ChangeDescription:
-		return "its description changed since you approved it"
-	case ChangeSchema:
-		return "its input schema changed since you approved it"
-	default:
-		return "its description and input schema changed since you approved it"
 	}
+	parts := strings.Split(strings.ReplaceAll(h.Change, " and ", ", "), ", ")
+	for i, p := range parts {
+		if p == ChangeSchema {
+			parts[i] = "input schema"
+		}
+	}
+	return "its " + joinWords(parts) + " changed since you approved it"
+}
+
+// highFindings counts the listed version's high-severity findings.
+func (h Held) highFindings() int {
+	n := 0
+	for _, f := range h.Listed.Findings {
+		if f.Severity >= toolscan.High {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// joinWords joins words as a sentence does: "a", "a and b", "a, b and c".
+func joinWords(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // Message is the error a client gets for a call of the tool, and what a
@@ -111,6 +165,9 @@ func (h Held) Message() string {
 type Review struct {
 	// Held are the tools clients must not see, by name.
 	Held map[string]Held
+	// Migrated names the tools whose approval of an older fingerprint
+	// scheme was carried over to the new one (they still match it).
+	Migrated []string
 	// NewlyHeld are the held tools whose listed version was not held
 	// before this review (each deserves a notice, once).
 	NewlyHeld []Held
@@ -192,8 +249,13 @@ func Open(path string) (*Store, error) {
 		// that they compare byte for byte with listed ones.
 		for _, m := range []map[string]Version{st.Approved, st.Held} {
 			for tool, v := range m {
-				if v.InputSchema, err = Canonical(v.InputSchema); err != nil {
-					return nil, fmt.Errorf("reading the tool approvals %s: tool %q of server %q: %w", path, tool, name, err)
+				for _, raw := range []*json.RawMessage{&v.InputSchema, &v.OutputSchema, &v.Annotations} {
+					if *raw, err = Canonical(*raw); err != nil {
+						return nil, fmt.Errorf("reading the tool approvals %s: tool %q of server %q: %w", path, tool, name, err)
+					}
+				}
+				if f.Version == 1 {
+					v.Scheme = 0 // whatever it says: version 1 had one scheme
 				}
 				m[tool] = v
 			}
@@ -213,16 +275,38 @@ func (s *Store) version(t Tool) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
-	schema, _ := Canonical(t.InputSchema) // valid: Fingerprint parsed it
-	return Version{Fingerprint: fp, Description: t.Description, InputSchema: schema, Time: s.now().UTC()}, nil
+	// Valid: Fingerprint parsed them.
+	schema, _ := Canonical(t.InputSchema)
+	out, _ := Canonical(t.OutputSchema)
+	ann, _ := Canonical(t.Annotations)
+	return Version{Fingerprint: fp, Scheme: fingerprintScheme, Title: t.Title, Description: t.Description, InputSchema: schema,
+		OutputSchema: out, Annotations: ann, Findings: t.Findings, Time: s.now().UTC()}, nil
 }
+
+// legacyMatch reports whether old, a version of an older fingerprint
+// scheme, is the listed tool t under that scheme.
+func legacyMatch(old Version, t Tool) bool {
+	if old.Scheme >= fingerprintScheme {
+		return false
+	}
+	fp, err := legacyFingerprint(t)
+	return err == nil && fp == old.Fingerprint
+}
+
+// flagged reports whether the scanner's findings on t hold it whatever
+// else holds or approves it.
+func flagged(t Tool) bool { return toolscan.Max(t.Findings) >= toolscan.High }
 
 // Review compares the tools server lists now with its approvals. A server
 // never seen has its list approved as a whole (HowFirstList). When hold
 // is false (the user trusts the server) every change is approved
-// (HowTrusted) instead of held. A tool whose schema is not JSON is held
-// as changed. Held versions of tools no longer listed are forgotten. The
-// result is valid even when the error, from saving the file, is not nil.
+// (HowTrusted) instead of held. Either way a tool with a High finding
+// (Tool.Findings) that is not approved as it is listed is held: the
+// scanner judges what the user has not seen. A tool whose schema is not
+// JSON is held as changed. An approval of an older fingerprint scheme
+// that the listed tool still matches is carried over (Review.Migrated).
+// Held versions of tools no longer listed are forgotten. The result is
+// valid even when the error, from saving the file, is not nil.
 func (s *Store) Review(server string, tools []Tool, hold bool) (Review, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -244,11 +328,20 @@ func (s *Store) Review(server string, tools []Tool, hold bool) (Review, error) {
 			v = Version{Fingerprint: "invalid: " + err.Error(), Description: t.Description, Time: s.now().UTC()}
 		}
 		old, approved := st.Approved[t.Name]
-		if approved && old.Fingerprint == v.Fingerprint {
+		if approved && err == nil && old.Scheme == v.Scheme && old.Fingerprint == v.Fingerprint {
 			delete(st.Held, t.Name)
 			continue
 		}
-		if r.How != "" && err == nil {
+		if approved && legacyMatch(old, t) {
+			// Approved under the old scheme as it is listed now: the
+			// same approval, of the new fingerprint.
+			v.Time, v.How = old.Time, old.How
+			st.Approved[t.Name] = v
+			delete(st.Held, t.Name)
+			r.Migrated = append(r.Migrated, t.Name)
+			continue
+		}
+		if r.How != "" && err == nil && !flagged(t) {
 			v.How = r.How
 			st.Approved[t.Name] = v
 			delete(st.Held, t.Name)
@@ -256,8 +349,11 @@ func (s *Store) Review(server string, tools []Tool, hold bool) (Review, error) {
 			continue
 		}
 		h := held(server, t.Name, st, v)
-		if prev, ok := st.Held[t.Name]; ok && prev.Fingerprint == v.Fingerprint {
-			h.Listed = prev // held since then
+		if prev, ok := st.Held[t.Name]; ok && (prev.Fingerprint == v.Fingerprint || legacyMatch(prev, t)) {
+			// Held since then; the findings and scheme are this review's.
+			v.Time = prev.Time
+			st.Held[t.Name] = v
+			h.Listed = v
 		} else {
 			st.Held[t.Name] = v
 			r.NewlyHeld = append(r.NewlyHeld, h)
@@ -277,15 +373,29 @@ func held(server, tool string, st *serverState, v Version) Held {
 	h := Held{Server: server, Tool: tool, Change: ChangeNew, Listed: v}
 	if old, ok := st.Approved[tool]; ok {
 		h.Approved = &old
-		desc := old.Description != v.Description
-		schema := !bytes.Equal(old.InputSchema, v.InputSchema)
-		switch {
-		case desc && schema, !desc && !schema: // !desc && !schema: the schema was not JSON
+		var parts []string
+		// A version of the first scheme knows no title, output schema or
+		// annotations: that it has none is not a change.
+		full := old.Scheme >= fingerprintScheme
+		if full && old.Title != v.Title {
+			parts = append(parts, ChangeTitle)
+		}
+		if old.Description != v.Description {
+			parts = append(parts, ChangeDescription)
+		}
+		if !bytes.Equal(old.InputSchema, v.InputSchema) {
+			parts = append(parts, ChangeSchema)
+		}
+		if full && !bytes.Equal(old.OutputSchema, v.OutputSchema) {
+			parts = append(parts, ChangeOutputSchema)
+		}
+		if full && !bytes.Equal(old.Annotations, v.Annotations) {
+			parts = append(parts, ChangeAnnotations)
+		}
+		h.Change = joinWords(parts)
+		if len(parts) == 0 {
+			// Nothing shown differs: a schema was not JSON.
 			h.Change = ChangeBoth
-		case desc:
-			h.Change = ChangeDescription
-		default:
-			h.Change = ChangeSchema
 		}
 	}
 	return h
@@ -379,6 +489,26 @@ func (s *Store) Servers() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Sorted(maps.Keys(s.servers))
+}
+
+// ToolNames lists the names of the tools of every server but except,
+// approved or held, sorted and each once: the other servers' tools a
+// scan of except's list looks for (toolscan.Scan's others).
+func (s *Store) ToolNames(except string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for server, st := range s.servers {
+		if server == except {
+			continue
+		}
+		for _, m := range []map[string]Version{st.Approved, st.Held} {
+			for name := range m {
+				seen[name] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Known reports whether the store has approvals for server.

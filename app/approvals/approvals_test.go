@@ -249,7 +249,7 @@ func TestOpenErrors(t *testing.T) {
 		name, content, want string
 	}{
 		{"not JSON", `{"version": 1, "servers": `, "unexpected EOF"},
-		{"newer", `{"version": 2, "servers": {}}`, "version 2 is newer"},
+		{"newer", `{"version": 3, "servers": {}}`, "version 3 is newer"},
 		{"no version", `{"servers": {}}`, `missing or invalid "version"`},
 		{"unknown key", `{"version": 1, "servers": {}, "extra": true}`, `unknown field "extra"`},
 		{"null server", `{"version": 1, "servers": {"demo": null}}`, `server "demo" has no entry`},

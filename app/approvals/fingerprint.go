@@ -8,50 +8,100 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/switchboardhq/switchboard/app/toolscan"
 )
 
 // A Tool is what a server lists for one tool, as far as approval goes: its
-// name, description and input schema. (Titles and annotations are hints
-// for people and clients, not instructions to the model, and are not
-// fingerprinted.)
+// name, title, description, input and output schemas and annotations. The
+// annotations are fingerprinted with the rest: a tool that flips
+// readOnlyHint or destructiveHint claims to do something else, and clients
+// (and Switchboard's tiers) act on that claim.
 type Tool struct {
 	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	// InputSchema is the tool's JSON Schema as listed; any JSON encoding
-	// of it is accepted (Canonical makes the encoding irrelevant).
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// of it is accepted (Canonical makes the encoding irrelevant), as of
+	// OutputSchema and Annotations (the annotations object as listed).
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Findings are what app/toolscan found in the listed tool; they are
+	// not fingerprinted (a new scanner must not unapprove anything), but
+	// a High one holds the tool even where a change would not be held
+	// (see Store.Review).
+	Findings []toolscan.Finding `json:"-"`
 }
 
+// fingerprintScheme is the fingerprint Fingerprint computes; a Version of
+// an older one (0: name, description and input schema only) is migrated
+// by Store.Review when the tool still matches it under its own scheme.
+const fingerprintScheme = 2
+
 // Fingerprint returns "sha256:" and the hex SHA-256 of the canonical JSON
-// of {"description", "inputSchema", "name"}: two listings of a tool that
-// differ only in key order, whitespace or the spelling of a number have
-// the same fingerprint. A schema that is not JSON is an error.
+// of {"annotations", "description", "inputSchema", "name", "outputSchema",
+// "title"}, the empty ones left out: two listings of a tool that differ
+// only in key order, whitespace or the spelling of a number have the same
+// fingerprint, and a tool with no title, annotations or output schema has
+// the one the first scheme gave it. A schema that is not JSON is an error.
 func Fingerprint(t Tool) (string, error) {
 	schema, err := Canonical(t.InputSchema)
 	if err != nil {
 		return "", fmt.Errorf("input schema of tool %q: %w", t.Name, err)
 	}
-	data, err := canonicalTool(t.Name, t.Description, schema)
+	out, err := Canonical(t.OutputSchema)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("output schema of tool %q: %w", t.Name, err)
 	}
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
-}
-
-// canonicalTool encodes the fingerprinted fields of a tool with its schema
-// already canonical.
-func canonicalTool(name, description string, schema json.RawMessage) ([]byte, error) {
+	ann, err := Canonical(t.Annotations)
+	if err != nil {
+		return "", fmt.Errorf("annotations of tool %q: %w", t.Name, err)
+	}
 	if len(schema) == 0 {
 		schema = json.RawMessage("null")
 	}
 	// encoding/json writes struct fields in declaration order (here
 	// sorted), escapes strings one way only, and copies a RawMessage.
-	return marshal(struct {
+	data, err := marshal(struct {
+		Annotations  json.RawMessage `json:"annotations,omitempty"`
+		Description  string          `json:"description"`
+		InputSchema  json.RawMessage `json:"inputSchema"`
+		Name         string          `json:"name"`
+		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+		Title        string          `json:"title,omitempty"`
+	}{ann, t.Description, schema, t.Name, out, t.Title})
+	if err != nil {
+		return "", err
+	}
+	return sum(data), nil
+}
+
+// legacyFingerprint is the fingerprint of the first scheme, over the name,
+// description and input schema only: what approvals files of version 1
+// hold.
+func legacyFingerprint(t Tool) (string, error) {
+	schema, err := Canonical(t.InputSchema)
+	if err != nil {
+		return "", fmt.Errorf("input schema of tool %q: %w", t.Name, err)
+	}
+	if len(schema) == 0 {
+		schema = json.RawMessage("null")
+	}
+	data, err := marshal(struct {
 		Description string          `json:"description"`
 		InputSchema json.RawMessage `json:"inputSchema"`
 		Name        string          `json:"name"`
-	}{description, schema, name})
+	}{t.Description, schema, t.Name})
+	if err != nil {
+		return "", err
+	}
+	return sum(data), nil
+}
+
+func sum(data []byte) string {
+	h := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(h[:])
 }
 
 // Canonical returns data re-encoded in one canonical form: object keys
