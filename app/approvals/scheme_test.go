@@ -31,11 +31,13 @@ func TestFingerprintCoversTitleAnnotationsOutputSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, mutate := range map[string]func(*approvals.Tool){
-		"title":           func(tl *approvals.Tool) { tl.Title = "Search everything" },
-		"readOnlyHint":    func(tl *approvals.Tool) { *tl = annotated(false) },
-		"destructiveHint": func(tl *approvals.Tool) { tl.Annotations = json.RawMessage(`{"readOnlyHint":true,"destructiveHint":true,"title":"Search"}`) },
-		"outputSchema":    func(tl *approvals.Tool) { tl.OutputSchema = json.RawMessage(`{"type":"object"}`) },
-		"no annotations":  func(tl *approvals.Tool) { tl.Annotations = nil },
+		"title":        func(tl *approvals.Tool) { tl.Title = "Search everything" },
+		"readOnlyHint": func(tl *approvals.Tool) { *tl = annotated(false) },
+		"destructiveHint": func(tl *approvals.Tool) {
+			tl.Annotations = json.RawMessage(`{"readOnlyHint":true,"destructiveHint":true,"title":"Search"}`)
+		},
+		"outputSchema":   func(tl *approvals.Tool) { tl.OutputSchema = json.RawMessage(`{"type":"object"}`) },
+		"no annotations": func(tl *approvals.Tool) { tl.Annotations = nil },
 	} {
 		tl := annotated(true)
 		mutate(&tl)
