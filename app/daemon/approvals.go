@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/toolscan"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -80,21 +82,15 @@ func (a *toolApprovals) Review(server string, tools []*mcp.Tool, hold bool) map[
 		}
 		return out
 	}
-	list := make([]approvals.Tool, 0, len(tools))
-	for _, t := range tools {
-		at := approvals.Tool{Name: t.Name, Description: t.Description}
-		if t.InputSchema != nil {
-			schema, err := json.Marshal(t.InputSchema)
-			if err != nil {
-				schema = json.RawMessage(fmt.Sprintf("%q", "unencodable schema: "+err.Error()))
-			}
-			at.InputSchema = schema
-		}
-		list = append(list, at)
-	}
-	r, err := a.store.Review(server, list, hold)
+	list := approvalTools(tools)
+	scanned := scanTools(server, list, a.store.ToolNames(server))
+	r, err := a.store.Review(server, scanned, hold)
 	if err != nil {
 		a.log.Error("cannot save the tool approvals; holding what is held in memory", "server", server, "err", err)
+	}
+	if len(r.Migrated) > 0 {
+		a.log.Info("tool approvals carried over to the new fingerprint (title, annotations and output schema included)",
+			"server", server, "tools", len(r.Migrated))
 	}
 	if len(r.Approved) > 0 {
 		var msg string
@@ -111,10 +107,12 @@ func (a *toolApprovals) Review(server string, tools []*mcp.Tool, hold bool) map[
 		publish(a.log, a.bus, events.TypeApproval, events.Approval{Server: server, State: events.ApprovalApproved, Message: msg})
 	}
 	for _, h := range r.NewlyHeld {
-		a.log.Warn("a tool is held until you approve it", "server", server, "tool", h.Tool, "change", h.Change)
-		a.record(server, EventToolHeld, h.Message())
+		notice := heldNotice(h)
+		a.log.Warn("a tool is held until you approve it", "server", server, "tool", h.Tool, "change", h.Change,
+			"findings", len(h.Listed.Findings), "severity", toolscan.Max(h.Listed.Findings).String())
+		a.record(server, EventToolHeld, notice)
 		publish(a.log, a.bus, events.TypeApproval, events.Approval{Server: server, Tool: h.Tool, State: events.ApprovalHeld,
-			Change: h.Change, Message: h.Message()})
+			Change: h.Change, Message: notice})
 	}
 	if len(r.Held) == 0 {
 		return nil
@@ -122,6 +120,83 @@ func (a *toolApprovals) Review(server string, tools []*mcp.Tool, hold bool) map[
 	out := make(map[string]string, len(r.Held))
 	for name, h := range r.Held {
 		out[name] = h.Message()
+	}
+	return out
+}
+
+// heldNotice is what the history and the live feed (the tray's
+// notification) say of a newly held tool: its message, and the scanner's
+// worst finding when there is one, so that the user sees why before
+// opening the diff.
+func heldNotice(h approvals.Held) string {
+	msg := h.Message()
+	var worst *toolscan.Finding
+	for i, f := range h.Listed.Findings {
+		if worst == nil || f.Severity > worst.Severity {
+			worst = &h.Listed.Findings[i]
+		}
+	}
+	if worst != nil {
+		msg += fmt.Sprintf("; the scan found (%s, %s in %s): %s", worst.Severity, worst.Rule, worst.Field, worst.Message)
+		if n := len(h.Listed.Findings); n > 1 {
+			msg += fmt.Sprintf(" and %d more", n-1)
+		}
+	}
+	return msg
+}
+
+// approvalTools is what the approvals fingerprint of each listed tool.
+// A field that cannot be encoded is a JSON string saying so: it is
+// fingerprinted (and so held when it appears) rather than dropped.
+func approvalTools(tools []*mcp.Tool) []approvals.Tool {
+	encode := func(v any) json.RawMessage {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return json.RawMessage(fmt.Sprintf("%q", "unencodable: "+err.Error()))
+		}
+		return data
+	}
+	list := make([]approvals.Tool, 0, len(tools))
+	for _, t := range tools {
+		at := approvals.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
+		if t.InputSchema != nil {
+			at.InputSchema = encode(t.InputSchema)
+		}
+		if t.OutputSchema != nil {
+			at.OutputSchema = encode(t.OutputSchema)
+		}
+		if t.Annotations != nil {
+			at.Annotations = encode(t.Annotations)
+		}
+		list = append(list, at)
+	}
+	return list
+}
+
+// scanTools runs the scanner over server's tools, with others the tool
+// names of the other servers, and gives each tool its findings. The
+// approvals decide what the findings hold (approvals.Store.Review).
+func scanTools(server string, tools []approvals.Tool, others []string) []approvals.Tool {
+	l := toolscan.Listing{Server: server, Tools: make([]toolscan.Tool, 0, len(tools))}
+	for _, t := range tools {
+		st := toolscan.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
+		if len(t.Annotations) > 0 {
+			var ann toolscan.Annotations
+			if json.Unmarshal(t.Annotations, &ann) == nil {
+				st.Annotations = &ann
+			}
+		}
+		l.Tools = append(l.Tools, st)
+	}
+	byTool := map[string][]toolscan.Finding{}
+	for _, f := range toolscan.Scan(l, others) {
+		if f.Kind == "tool" {
+			byTool[f.Item] = append(byTool[f.Item], f)
+		}
+	}
+	out := slices.Clone(tools)
+	for i := range out {
+		out[i].Findings = byTool[out[i].Name]
 	}
 	return out
 }
