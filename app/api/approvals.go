@@ -101,25 +101,44 @@ func heldTool(h approvals.Held) wire.HeldTool {
 		old = diffText(v)
 	}
 	out.Diff = clients.Diff(h.Server+"/"+h.Tool, old, diffText(out.Listed))
+	out.Findings = []wire.Finding{}
+	for _, f := range h.Listed.Findings {
+		out.Findings = append(out.Findings, wire.Finding{Severity: f.Severity.String(), Rule: f.Rule, Field: f.Field,
+			Start: f.Start, End: f.End, Quote: f.Quote, Message: f.Message, Line: f.String()})
+	}
 	return out
 }
 
-// diffText is a version as the diff shows it: the description, then the
-// input schema as indented JSON.
+// diffText is a version as the diff shows it: the title when there is
+// one, the description, the input schema as indented JSON, then the
+// output schema and annotations when there are some (a tool without them
+// diffs as it did before they were fingerprinted).
 func diffText(v wire.ToolVersion) []byte {
 	var b bytes.Buffer
+	if v.Title != "" {
+		b.WriteString("title: " + v.Title + "\n\n")
+	}
 	b.WriteString("description:\n")
 	if v.Description != "" {
 		b.WriteString(strings.TrimSuffix(v.Description, "\n") + "\n")
 	}
-	b.WriteString("\ninputSchema:\n")
-	if err := json.Indent(&b, v.InputSchema, "", "  "); err != nil || len(v.InputSchema) == 0 {
-		b.WriteString("(none)")
+	writeJSON := func(name string, data json.RawMessage, always bool) {
+		if len(data) == 0 && !always {
+			return
+		}
+		b.WriteString("\n" + name + ":\n")
+		if err := json.Indent(&b, data, "", "  "); err != nil || len(data) == 0 {
+			b.WriteString("(none)")
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
+	writeJSON("inputSchema", v.InputSchema, true)
+	writeJSON("outputSchema", v.OutputSchema, false)
+	writeJSON("annotations", v.Annotations, false)
 	return b.Bytes()
 }
 
 func toolVersion(v approvals.Version) wire.ToolVersion {
-	return wire.ToolVersion{Fingerprint: v.Fingerprint, Description: v.Description, InputSchema: v.InputSchema, Time: v.Time, How: v.How}
+	return wire.ToolVersion{Fingerprint: v.Fingerprint, Title: v.Title, Description: v.Description, InputSchema: v.InputSchema,
+		OutputSchema: v.OutputSchema, Annotations: v.Annotations, Time: v.Time, How: v.How}
 }

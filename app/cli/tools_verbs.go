@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -92,21 +93,48 @@ func changeWords(change string) string {
 	return change + " changed"
 }
 
+// scanWords counts findings by severity, worst first: "2 high, 1 low",
+// or "-" for none.
+func scanWords(findings []wire.Finding) string {
+	n := map[string]int{}
+	for _, f := range findings {
+		n[f.Severity]++
+	}
+	var parts []string
+	for _, sev := range []string{"high", "medium", "low"} {
+		if n[sev] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[sev], sev))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
 func printHeld(w io.Writer, held []wire.HeldTool, diff bool) {
 	if len(held) == 0 {
 		fmt.Fprintln(w, "No tools are held: every tool servers list is one you approved.")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tTOOL\tCHANGE\tHELD SINCE")
+	fmt.Fprintln(tw, "SERVER\tTOOL\tCHANGE\tSCAN\tHELD SINCE")
 	for _, h := range held {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", h.Server, h.Tool, changeWords(h.Change), h.Listed.Time.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Server, h.Tool, changeWords(h.Change), scanWords(h.Findings),
+			h.Listed.Time.Local().Format(time.DateTime))
 	}
 	tw.Flush()
 	if diff {
 		for _, h := range held {
-			fmt.Fprintf(w, "\n%s\nfingerprint: %s (approve this version only: switchboard tools approve %s %s --fingerprint %s)\n%s",
-				h.Message, h.Listed.Fingerprint, h.Server, h.Tool, h.Listed.Fingerprint, h.Diff)
+			fmt.Fprintf(w, "\n%s\nfingerprint: %s (approve this version only: switchboard tools approve %s %s --fingerprint %s)\n",
+				h.Message, h.Listed.Fingerprint, h.Server, h.Tool, h.Listed.Fingerprint)
+			if len(h.Findings) > 0 {
+				fmt.Fprintf(w, "the scan found (%s):\n", scanWords(h.Findings))
+				for _, f := range h.Findings {
+					fmt.Fprintf(w, "  %s\n", f.Line)
+				}
+			}
+			fmt.Fprint(w, h.Diff)
 		}
 	}
 	fmt.Fprintln(w, "\nClients do not see these tools until you approve them: switchboard tools approve SERVER [TOOL]"+
