@@ -280,12 +280,14 @@ func TestHeldToolsAcrossRestartAndUninstall(t *testing.T) {
 	}
 
 	// Installed again (here by editing config.json, the daemon running):
-	// its first list, rug pull and all, is approved as an install; nothing
-	// is held.
-	writeEchoConfig(t, home, rugPull)
+	// its first list, a changed echo and all, is approved as an install;
+	// nothing is held. (The rug pull itself would be: the scan finds it;
+	// see TestPoisonedToolHeldAtInstall.)
+	const reinstalled = "Echo text back, as the reinstalled server says."
+	writeEchoConfig(t, home, reinstalled)
 	d.waitRunning(t, "demo")
 	testutil.Eventually(t, 20*time.Second, "demo__echo on /mcp again", func() bool {
-		return toolDescriptions(t, agg)["demo__echo"] == rugPull
+		return toolDescriptions(t, agg)["demo__echo"] == reinstalled
 	})
 	if held := waitHeld(t, d, 0); len(held) != 0 {
 		t.Errorf("held after installing again: %+v", held)
