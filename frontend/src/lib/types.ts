@@ -89,26 +89,46 @@ export interface ServerConfig {
   [k: string]: unknown;
 }
 
-/** One version of a held tool's description and input schema. */
+/** One version of a held tool: its title, description, schemas and annotations. */
 export interface ToolVersion {
   fingerprint: string;
+  title?: string;
   description: string;
   inputSchema?: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
   time: string;
   how?: string;
+}
+
+/** One hit of the scan of what a server lists, on one field of a held tool. */
+export interface Finding {
+  severity: 'low' | 'medium' | 'high';
+  rule: string;
+  field: string;
+  /** Byte offsets of the span in the field's text; quote is that span. */
+  start: number;
+  end: number;
+  quote: string;
+  message: string;
+  /** The finding as the command line prints it. */
+  line: string;
 }
 
 /** A tool held from clients until the user approves it (GET /api/v1/held-tools). */
 export interface HeldTool {
   server: string;
   tool: string;
-  change: 'new' | 'description' | 'schema' | 'description and schema';
+  /** 'new', or the names of the fields that changed joined ("description and schema", "title, schema and annotations"). */
+  change: string;
   reason: string;
   message: string;
   approved?: ToolVersion;
   listed: ToolVersion;
-  /** A unified diff from the approved description and schema to the listed ones. */
+  /** A unified diff from the approved title, description, schemas and annotations to the listed ones. */
   diff: string;
+  /** What the scan found in the listed version, every severity (only a high one holds a tool by itself). */
+  findings?: Finding[];
 }
 
 /** The data of an "approval" event. */

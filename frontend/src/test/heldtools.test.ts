@@ -44,6 +44,28 @@ describe('HeldTools', () => {
     expect(target.querySelector('section.held')).toBeNull();
   });
 
+  it("shows the scan's findings, invisible characters spelt out", async () => {
+    const poisoned: HeldTool = {
+      ...held,
+      change: 'new',
+      approved: undefined,
+      reason: 'it is new and the scan of what it says found 1 high-severity finding',
+      findings: [
+        { severity: 'high', rule: 'conceal', field: 'description', start: 10, end: 30, quote: 'do not tell the user', message: 'tells the model to keep something from the user', line: 'high conceal' },
+        { severity: 'medium', rule: 'zero-width', field: 'description', start: 40, end: 43, quote: '\u200b', message: 'a zero-width character', line: 'medium zero-width' },
+      ],
+    };
+    vi.stubGlobal('fetch', async () => new Response(JSON.stringify([poisoned]), { status: 200 }));
+    const target = await render(HeldTools, { props: { server: 'demo', stream: fakeStream() } });
+    const items = target.querySelectorAll('ul.findings li');
+    expect(items).toHaveLength(2);
+    expect(items[0].getAttribute('data-severity')).toBe('high');
+    expect(items[0].querySelector('.pill.bad')!.textContent).toBe('high');
+    expect(items[0].textContent).toContain('do not tell the user');
+    expect(items[1].querySelector('code')!.textContent).toBe('<U+200B>');
+    expect(target.querySelector('[data-tool="echo"]')!.textContent).toContain('new tool');
+  });
+
   it('shows nothing for a daemon without approvals', async () => {
     vi.stubGlobal('fetch', async () => new Response(JSON.stringify({ error: 'tool approvals are not available in this daemon' }), { status: 503 }));
     const target = await render(HeldTools, { props: { server: 'demo', stream: fakeStream() } });
