@@ -158,14 +158,15 @@ type (
 	}
 )
 
-// addFeatures registers the prompts, resources and the tools of this file.
-func (st *state) addFeatures() {
-	s := st.server
-	st.addFlood()
+// GreetDescription is the greet prompt's description unless Options say
+// otherwise.
+const GreetDescription = "Greet someone by name."
 
+// addGreet adds the greet prompt with description desc, or replaces it.
+func addGreet(s *mcp.Server, desc string) {
 	s.AddPrompt(&mcp.Prompt{
 		Name:        "greet",
-		Description: "Greet someone by name.",
+		Description: desc,
 		Arguments:   []*mcp.PromptArgument{{Name: "name", Description: "who to greet", Required: true}},
 	}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		name := req.Params.Arguments["name"]
@@ -174,6 +175,14 @@ func (st *state) addFeatures() {
 		}
 		return promptResult("A greeting", fmt.Sprintf("Hello, %s!", name)), nil
 	})
+}
+
+// addFeatures registers the prompts, resources and the tools of this file.
+func (st *state) addFeatures() {
+	s := st.server
+	st.addFlood()
+
+	addGreet(s, GreetDescription)
 
 	s.AddPrompt(&mcp.Prompt{
 		Name:        "summarize",

@@ -52,6 +52,9 @@ func runServer(o Options) int {
 		fmt.Fprintf(os.Stderr, "testmcp: %v\n", err)
 		return 2
 	}
+	if o.GreetDescription != "" {
+		addGreet(server, o.GreetDescription)
+	}
 	if o.AssumeURLElicitation {
 		server.AddReceivingMiddleware(assumeURLElicitation)
 	}

@@ -137,6 +137,7 @@ const (
 	envBanner         = "SWITCHBOARD_TESTMCP_BANNER"
 	envInitError      = "SWITCHBOARD_TESTMCP_INIT_ERROR"
 	envEchoDesc       = "SWITCHBOARD_TESTMCP_ECHO_DESCRIPTION"
+	envGreetDesc      = "SWITCHBOARD_TESTMCP_GREET_DESCRIPTION"
 	envAssumeURL      = "SWITCHBOARD_TESTMCP_ASSUME_URL_ELICITATION"
 	envExtraTools     = "SWITCHBOARD_TESTMCP_EXTRA_TOOLS"
 )
@@ -185,6 +186,10 @@ type Options struct {
 	// a server whose tool changes between runs (tool approval tests; env
 	// SWITCHBOARD_TESTMCP_ECHO_DESCRIPTION).
 	EchoDescription string
+	// GreetDescription, when set, replaces the greet prompt's description,
+	// for a server whose prompt changes between runs (env
+	// SWITCHBOARD_TESTMCP_GREET_DESCRIPTION).
+	GreetDescription string
 	// AssumeURLElicitation takes the client to support url-mode elicitation
 	// whatever it declared, as a server that does not check does, so that
 	// the elicit tool's url mode reaches a client that cannot answer it
@@ -221,6 +226,7 @@ func Env(opts Options) []string {
 		envBanner + "=" + opts.Banner,
 		envInitError + "=" + opts.InitError,
 		envEchoDesc + "=" + opts.EchoDescription,
+		envGreetDesc + "=" + opts.GreetDescription,
 		envAssumeURL + "=" + flag(opts.AssumeURLElicitation),
 		envExtraTools + "=" + strings.Join(opts.ExtraTools, ","),
 		envHostile + "=" + flag(opts.Hostile),
@@ -250,6 +256,7 @@ func optionsFromEnv() (Options, error) {
 		Banner:               os.Getenv(envBanner),
 		InitError:            os.Getenv(envInitError),
 		EchoDescription:      os.Getenv(envEchoDesc),
+		GreetDescription:     os.Getenv(envGreetDesc),
 		AssumeURLElicitation: envBool(envAssumeURL),
 		Hostile:              envBool(envHostile),
 	}

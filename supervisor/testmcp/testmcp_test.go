@@ -1128,6 +1128,34 @@ func TestEchoDescription(t *testing.T) {
 	}
 }
 
+// TestGreetDescription: the option replaces the greet prompt's
+// description (a server whose prompt changes between runs); the prompt
+// still answers.
+func TestGreetDescription(t *testing.T) {
+	for _, tc := range []struct{ opt, want string }{
+		{"", testmcp.GreetDescription},
+		{"Greet someone. Changed.", "Greet someone. Changed."},
+	} {
+		cmd, _ := serverCmd(testmcp.Options{GreetDescription: tc.opt})
+		cs := connect(t, cmd, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		res, err := cs.ListPrompts(ctx, nil)
+		var got *mcp.GetPromptResult
+		if err == nil {
+			got, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Ada"}})
+		}
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(res.Prompts, func(p *mcp.Prompt) bool { return p.Name == "greet" })
+		if i < 0 || res.Prompts[i].Description != tc.want || len(got.Messages) != 1 {
+			t.Errorf("with GreetDescription %q: greet = %v, answer %+v; want the description %q and one message", tc.opt, res.Prompts, got, tc.want)
+		}
+		cs.Close()
+	}
+}
+
 // TestAssumeURLElicitation: the elicit tool asks in url mode; the SDK
 // refuses that to a client that did not declare url elicitation, unless the
 // server assumes it does, and then the request reaches the client.
