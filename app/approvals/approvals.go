@@ -100,32 +100,68 @@ const (
 	ChangeBoth         = "description and schema"
 )
 
-// Held is one held tool: the version the server lists now, and the one
-// approved before (nil for a new tool).
+// Kinds of what a server lists that is held until approved.
+const (
+	KindTool     = "tool"
+	KindPrompt   = "prompt"
+	KindTemplate = "template" // a resource template, by its URI template
+)
+
+// kinds are the kinds in the order Held lists them.
+var kinds = []string{KindTool, KindPrompt, KindTemplate}
+
+// Held is one held tool, prompt or resource template: the version the
+// server lists now, and the one approved before (nil for a new one).
 type Held struct {
 	Server string `json:"server"`
-	Tool   string `json:"tool"`
+	// Kind is KindTool, KindPrompt or KindTemplate; Tool is the item's
+	// name (a template's URI template).
+	Kind string `json:"kind"`
+	Tool string `json:"tool"`
 	// Change is one of the Change* constants.
 	Change   string   `json:"change"`
 	Approved *Version `json:"approved,omitempty"`
 	Listed   Version  `json:"listed"`
 }
 
-// Reason says in words why the tool is held.
+// Reason says in words why the item is held.
 func (h Held) Reason() string {
 	if h.Change == ChangeNew {
 		if n := h.highFindings(); n > 0 {
 			return fmt.Sprintf("it is new and the scan of what it says found %s", plural(n, "high-severity finding"))
 		}
-		return "it is new since you approved the server's tools"
+		return fmt.Sprintf("it is new since you approved the server's %ss", kindWord(h.Kind))
 	}
 	parts := strings.Split(strings.ReplaceAll(h.Change, " and ", ", "), ", ")
 	for i, p := range parts {
 		if p == ChangeSchema {
-			parts[i] = "input schema"
+			parts[i] = schemaWords(h.Kind)
 		}
 	}
 	return "its " + joinWords(parts) + " changed since you approved it"
+}
+
+// kindWord names a kind in a sentence.
+func kindWord(kind string) string {
+	switch kind {
+	case KindPrompt:
+		return "prompt"
+	case KindTemplate:
+		return "resource template"
+	}
+	return "tool"
+}
+
+// schemaWords names what a Version's InputSchema holds for kind: a
+// prompt's arguments, a template's name and MIME type.
+func schemaWords(kind string) string {
+	switch kind {
+	case KindPrompt:
+		return "arguments"
+	case KindTemplate:
+		return "name or MIME type"
+	}
+	return "input schema"
 }
 
 // highFindings counts the listed version's high-severity findings.
@@ -157,8 +193,8 @@ func joinWords(words []string) string {
 // Message is the error a client gets for a call of the tool, and what a
 // log line or a notification says.
 func (h Held) Message() string {
-	return fmt.Sprintf("tool %q of server %q is held: %s; run: switchboard tools approve %s %s",
-		h.Tool, h.Server, h.Reason(), h.Server, h.Tool)
+	return fmt.Sprintf("%s %q of server %q is held: %s; run: switchboard tools approve %s %s",
+		kindWord(h.Kind), h.Tool, h.Server, h.Reason(), h.Server, h.Tool)
 }
 
 // A Review is what Store.Review found in one list of a server.
@@ -191,9 +227,44 @@ func (e notHeld) Unwrap() error { return ErrNotHeld }
 // from the fingerprint the caller saw.
 var ErrStale = errors.New("the tool changed again")
 
-type serverState struct {
+// items are the approved and held versions of one kind of a server's
+// items, by name.
+type items struct {
 	Approved map[string]Version `json:"approved"`
 	Held     map[string]Version `json:"held,omitempty"`
+}
+
+func newItems() *items { return &items{Approved: map[string]Version{}, Held: map[string]Version{}} }
+
+// serverState is one server's: its tools (inline, as the first files
+// had them), prompts and resource templates. Prompts and Templates are nil
+// until the server's first review of them: their first list is approved
+// as it is, as a server's first list of tools is, so that a server
+// approved before prompts were held does not have them all held.
+type serverState struct {
+	items
+	Prompts   *items `json:"prompts,omitempty"`
+	Templates *items `json:"templates,omitempty"`
+}
+
+// of is the server's items of kind, nil when it has none yet.
+func (st *serverState) of(kind string) *items {
+	switch kind {
+	case KindPrompt:
+		return st.Prompts
+	case KindTemplate:
+		return st.Templates
+	}
+	return &st.items
+}
+
+func (st *serverState) set(kind string, it *items) {
+	switch kind {
+	case KindPrompt:
+		st.Prompts = it
+	case KindTemplate:
+		st.Templates = it
+	}
 }
 
 type fileData struct {
@@ -239,15 +310,23 @@ func Open(path string) (*Store, error) {
 		if st == nil {
 			return nil, fmt.Errorf("reading the tool approvals %s: server %q has no entry", path, name)
 		}
-		if st.Approved == nil {
-			st.Approved = map[string]Version{}
-		}
-		if st.Held == nil {
-			st.Held = map[string]Version{}
+		var all []map[string]Version
+		for _, kind := range kinds {
+			it := st.of(kind)
+			if it == nil {
+				continue
+			}
+			if it.Approved == nil {
+				it.Approved = map[string]Version{}
+			}
+			if it.Held == nil {
+				it.Held = map[string]Version{}
+			}
+			all = append(all, it.Approved, it.Held)
 		}
 		// The file is indented, schemas with it: back to canonical, so
 		// that they compare byte for byte with listed ones.
-		for _, m := range []map[string]Version{st.Approved, st.Held} {
+		for _, m := range all {
 			for tool, v := range m {
 				for _, raw := range []*json.RawMessage{&v.InputSchema, &v.OutputSchema, &v.Annotations} {
 					if *raw, err = Canonical(*raw); err != nil {
@@ -308,15 +387,34 @@ func flagged(t Tool) bool { return toolscan.Max(t.Findings) >= toolscan.High }
 // Held versions of tools no longer listed are forgotten. The result is
 // valid even when the error, from saving the file, is not nil.
 func (s *Store) Review(server string, tools []Tool, hold bool) (Review, error) {
+	return s.ReviewItems(server, KindTool, tools, hold)
+}
+
+// ReviewItems is Review of the server's items of kind: its prompts (a
+// Tool's InputSchema then holds the prompt's arguments) or resource
+// templates (Name is the URI template; InputSchema holds its name and
+// MIME type). The first list of a kind is approved as a server's first
+// list is. A server's tools are reviewed before its other kinds (a
+// server unknown to the store is a first list of tools).
+func (s *Store) ReviewItems(server, kind string, tools []Tool, hold bool) (Review, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := Review{Held: map[string]Held{}}
 	st, known := s.servers[server]
 	if !known {
-		st = &serverState{Approved: map[string]Version{}, Held: map[string]Version{}}
+		st = &serverState{items: *newItems()}
 		s.servers[server] = st
+	}
+	it := st.of(kind)
+	if it == nil {
+		it = newItems()
+		st.set(kind, it)
+		known = false
+	}
+	switch {
+	case !known:
 		r.How = HowFirstList
-	} else if !hold {
+	case !hold:
 		r.How = HowTrusted
 	}
 	listed := map[string]bool{}
@@ -327,50 +425,50 @@ func (s *Store) Review(server string, tools []Tool, hold bool) (Review, error) {
 			// Not fingerprintable: never approvable silently.
 			v = Version{Fingerprint: "invalid: " + err.Error(), Description: t.Description, Time: s.now().UTC()}
 		}
-		old, approved := st.Approved[t.Name]
+		old, approved := it.Approved[t.Name]
 		if approved && err == nil && old.Scheme == v.Scheme && old.Fingerprint == v.Fingerprint {
-			delete(st.Held, t.Name)
+			delete(it.Held, t.Name)
 			continue
 		}
 		if approved && legacyMatch(old, t) {
 			// Approved under the old scheme as it is listed now: the
 			// same approval, of the new fingerprint.
 			v.Time, v.How = old.Time, old.How
-			st.Approved[t.Name] = v
-			delete(st.Held, t.Name)
+			it.Approved[t.Name] = v
+			delete(it.Held, t.Name)
 			r.Migrated = append(r.Migrated, t.Name)
 			continue
 		}
 		if r.How != "" && err == nil && !flagged(t) {
 			v.How = r.How
-			st.Approved[t.Name] = v
-			delete(st.Held, t.Name)
+			it.Approved[t.Name] = v
+			delete(it.Held, t.Name)
 			r.Approved = append(r.Approved, t.Name)
 			continue
 		}
-		h := held(server, t.Name, st, v)
-		if prev, ok := st.Held[t.Name]; ok && (prev.Fingerprint == v.Fingerprint || legacyMatch(prev, t)) {
+		h := held(server, kind, t.Name, it, v)
+		if prev, ok := it.Held[t.Name]; ok && (prev.Fingerprint == v.Fingerprint || legacyMatch(prev, t)) {
 			// Held since then; the findings and scheme are this review's.
 			v.Time = prev.Time
-			st.Held[t.Name] = v
+			it.Held[t.Name] = v
 			h.Listed = v
 		} else {
-			st.Held[t.Name] = v
+			it.Held[t.Name] = v
 			r.NewlyHeld = append(r.NewlyHeld, h)
 		}
 		r.Held[t.Name] = h
 	}
-	for name := range st.Held {
+	for name := range it.Held {
 		if !listed[name] {
-			delete(st.Held, name)
+			delete(it.Held, name)
 		}
 	}
 	return r, s.saveLocked()
 }
 
 // held describes v, the listed version of tool, against its approval.
-func held(server, tool string, st *serverState, v Version) Held {
-	h := Held{Server: server, Tool: tool, Change: ChangeNew, Listed: v}
+func held(server, kind, tool string, st *items, v Version) Held {
+	h := Held{Server: server, Kind: kind, Tool: tool, Change: ChangeNew, Listed: v}
 	if old, ok := st.Approved[tool]; ok {
 		h.Approved = &old
 		var parts []string
@@ -407,9 +505,14 @@ func (s *Store) Held() []Held {
 	defer s.mu.Unlock()
 	var out []Held
 	for _, server := range slices.Sorted(maps.Keys(s.servers)) {
-		st := s.servers[server]
-		for _, tool := range slices.Sorted(maps.Keys(st.Held)) {
-			out = append(out, held(server, tool, st, st.Held[tool]))
+		for _, kind := range kinds {
+			it := s.servers[server].of(kind)
+			if it == nil {
+				continue
+			}
+			for _, tool := range slices.Sorted(maps.Keys(it.Held)) {
+				out = append(out, held(server, kind, tool, it, it.Held[tool]))
+			}
 		}
 	}
 	return out
@@ -430,34 +533,67 @@ func (s *Store) Approve(server, tool, fingerprint string) ([]Held, error) {
 	if !ok {
 		st = &serverState{}
 	}
-	names := slices.Sorted(maps.Keys(st.Held))
-	switch _, held := st.Held[tool]; {
-	case tool != "" && !held && len(names) > 0:
+	// Every held item of the server, tools first; a prompt shares the
+	// name of a tool now and then, and both are approved by that name.
+	type ref struct {
+		kind, name string
+		it         *items
+	}
+	var all, named []ref
+	var names []string
+	for _, kind := range kinds {
+		it := st.of(kind)
+		if it == nil {
+			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(it.Held)) {
+			r := ref{kind, name, it}
+			all = append(all, r)
+			if kind == KindTool {
+				names = append(names, name)
+			} else {
+				names = append(names, name+" ("+kindWord(kind)+")")
+			}
+			if name == tool {
+				named = append(named, r)
+			}
+		}
+	}
+	switch {
+	case tool != "" && len(named) == 0 && len(all) > 0:
 		return nil, notHeld(fmt.Sprintf("tool %q of server %q is not held (held: %s)", tool, server, strings.Join(names, ", ")))
-	case tool != "" && !held:
+	case tool != "" && len(named) == 0:
 		return nil, notHeld(fmt.Sprintf("tool %q of server %q is not held: the server has no held tools", tool, server))
-	case len(names) == 0:
+	case len(all) == 0:
 		return nil, notHeld(fmt.Sprintf("server %q has no held tools", server))
 	case tool != "":
-		names = []string{tool}
+		all = named
+	}
+	if fingerprint != "" && len(all) > 1 {
+		// The one the user was shown, when a name is two kinds.
+		all = slices.DeleteFunc(all, func(r ref) bool { return r.it.Held[r.name].Fingerprint != fingerprint })
+		if len(all) == 0 {
+			all = named[:1]
+		}
 	}
 	var out []Held
-	for _, name := range names {
-		v := st.Held[name]
+	for _, r := range all {
+		v := r.it.Held[r.name]
 		if strings.HasPrefix(v.Fingerprint, "invalid: ") {
-			return nil, fmt.Errorf("tool %q of server %q cannot be approved: %s", name, server, strings.TrimPrefix(v.Fingerprint, "invalid: "))
+			return nil, fmt.Errorf("%s %q of server %q cannot be approved: %s", kindWord(r.kind), r.name, server, strings.TrimPrefix(v.Fingerprint, "invalid: "))
 		}
 		if fingerprint != "" && v.Fingerprint != fingerprint {
-			return nil, fmt.Errorf("tool %q of server %q: %w since it was shown (listed now: %s); review it again", name, server, ErrStale, v.Fingerprint)
+			return nil, fmt.Errorf("%s %q of server %q: %w since it was shown (listed now: %s); review it again", kindWord(r.kind), r.name, server, ErrStale, v.Fingerprint)
 		}
-		out = append(out, held(server, name, st, v))
+		out = append(out, held(server, r.kind, r.name, r.it, v))
 	}
 	prev := cloneState(st)
 	for _, h := range out {
 		v := h.Listed
 		v.Time, v.How = s.now().UTC(), HowUser
-		st.Approved[h.Tool] = v
-		delete(st.Held, h.Tool)
+		it := st.of(h.Kind)
+		it.Approved[h.Tool] = v
+		delete(it.Held, h.Tool)
 	}
 	if err := s.saveLocked(); err != nil {
 		s.servers[server] = prev
@@ -502,10 +638,11 @@ func (s *Store) ToolNames(except string) []string {
 		if server == except {
 			continue
 		}
-		for _, m := range []map[string]Version{st.Approved, st.Held} {
-			for name := range m {
-				seen[name] = true
-			}
+		for name := range st.Approved {
+			seen[name] = true
+		}
+		for name := range st.Held {
+			seen[name] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(seen))
@@ -520,7 +657,13 @@ func (s *Store) Known(server string) bool {
 }
 
 func cloneState(st *serverState) *serverState {
-	return &serverState{Approved: maps.Clone(st.Approved), Held: maps.Clone(st.Held)}
+	c := func(it *items) *items {
+		if it == nil {
+			return nil
+		}
+		return &items{Approved: maps.Clone(it.Approved), Held: maps.Clone(it.Held)}
+	}
+	return &serverState{items: *c(&st.items), Prompts: c(st.Prompts), Templates: c(st.Templates)}
 }
 
 // saveLocked writes the file when its content changed.
