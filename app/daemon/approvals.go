@@ -64,6 +64,7 @@ type toolApprovals struct {
 // The gateway asks the approvals which tools to hold.
 var (
 	_ gateway.ToolReviewer = (*toolApprovals)(nil)
+	_ gateway.ItemReviewer = (*toolApprovals)(nil)
 	_ api.Approvals        = (*toolApprovals)(nil)
 )
 
@@ -73,18 +74,45 @@ var (
 func (a *toolApprovals) Review(server string, tools []*mcp.Tool, hold bool) map[string]string {
 	a.forgetMu.Lock()
 	defer a.forgetMu.Unlock()
-	if a.configured != nil && !a.configured(server) {
-		// Removed: its process is on its way out. Nothing of it is
-		// recorded, and nothing of it is offered.
-		out := make(map[string]string, len(tools))
-		for _, t := range tools {
-			out[t.Name] = fmt.Sprintf("server %q is no longer configured (removed or uninstalled)", server)
-		}
-		return out
-	}
 	list := approvalTools(tools)
-	scanned := scanTools(server, list, a.store.ToolNames(server))
-	r, err := a.store.Review(server, scanned, hold)
+	if a.removed(server) {
+		return removedHolds(server, list)
+	}
+	return a.review(server, approvals.KindTool, scanTools(server, list, a.store.ToolNames(server)), hold)
+}
+
+// ReviewItems tells the gateway which of server's prompts and resource
+// templates to hold, as Review does of its tools.
+func (a *toolApprovals) ReviewItems(server string, prompts []*mcp.Prompt, templates []*mcp.ResourceTemplate, hold bool) (heldPrompts, heldTemplates map[string]string) {
+	a.forgetMu.Lock()
+	defer a.forgetMu.Unlock()
+	ps, ts := approvalPrompts(prompts), approvalTemplates(templates)
+	if a.removed(server) {
+		return removedHolds(server, ps), removedHolds(server, ts)
+	}
+	ps, ts = scanItems(server, prompts, templates, ps, ts, a.store.ToolNames(server))
+	return a.review(server, approvals.KindPrompt, ps, hold), a.review(server, approvals.KindTemplate, ts, hold)
+}
+
+// removed reports whether server left the config: its process is on its
+// way out. Nothing of it is recorded, and nothing of it is offered.
+func (a *toolApprovals) removed(server string) bool {
+	return a.configured != nil && !a.configured(server)
+}
+
+func removedHolds(server string, list []approvals.Tool) map[string]string {
+	out := make(map[string]string, len(list))
+	for _, t := range list {
+		out[t.Name] = fmt.Sprintf("server %q is no longer configured (removed or uninstalled)", server)
+	}
+	return out
+}
+
+// review has the approvals judge list, server's items of kind, records and
+// publishes what was approved and held, and returns what to hold with the
+// error each gets (under forgetMu).
+func (a *toolApprovals) review(server, kind string, list []approvals.Tool, hold bool) map[string]string {
+	r, err := a.store.ReviewItems(server, kind, list, hold)
 	if err != nil {
 		a.log.Error("cannot save the tool approvals; holding what is held in memory", "server", server, "err", err)
 	}
@@ -94,21 +122,23 @@ func (a *toolApprovals) Review(server string, tools []*mcp.Tool, hold bool) map[
 	}
 	if len(r.Approved) > 0 {
 		var msg string
-		switch r.How {
-		case approvals.HowFirstList:
+		switch {
+		case r.How == approvals.HowFirstList && kind == approvals.KindTool:
 			msg = a.firstListMessage(server, r.Approved)
+		case r.How == approvals.HowFirstList:
+			msg = fmt.Sprintf("approved the %d %ss of the server's first list of them: %s", len(r.Approved), kindName(kind), strings.Join(r.Approved, ", "))
 		default:
-			msg = fmt.Sprintf("approved new or changed tools without holding them (holdChangedTools is false): %s",
-				strings.Join(r.Approved, ", "))
+			msg = fmt.Sprintf("approved new or changed %ss without holding them (holdChangedTools is false): %s",
+				kindName(kind), strings.Join(r.Approved, ", "))
 		}
-		a.log.Info("tools approved", "server", server, "how", r.How, "tools", len(r.Approved))
+		a.log.Info("tools approved", "server", server, "kind", kind, "how", r.How, "items", len(r.Approved))
 		a.record(server, EventToolApproved, msg)
 		// One event for the lot (Tool ""): a first list may have dozens.
 		publish(a.log, a.bus, events.TypeApproval, events.Approval{Server: server, State: events.ApprovalApproved, Message: msg})
 	}
 	for _, h := range r.NewlyHeld {
 		notice := heldNotice(h)
-		a.log.Warn("a tool is held until you approve it", "server", server, "tool", h.Tool, "change", h.Change,
+		a.log.Warn("a tool is held until you approve it", "server", server, "kind", kind, "tool", h.Tool, "change", h.Change,
 			"findings", len(h.Listed.Findings), "severity", toolscan.Max(h.Listed.Findings).String())
 		a.record(server, EventToolHeld, notice)
 		publish(a.log, a.bus, events.TypeApproval, events.Approval{Server: server, Tool: h.Tool, State: events.ApprovalHeld,
@@ -122,6 +152,87 @@ func (a *toolApprovals) Review(server string, tools []*mcp.Tool, hold bool) map[
 		out[name] = h.Message()
 	}
 	return out
+}
+
+// kindName names a kind of item in a message.
+func kindName(kind string) string {
+	if kind == approvals.KindTemplate {
+		return "resource template"
+	}
+	return kind
+}
+
+// approvalPrompts is what the approvals fingerprint of each listed prompt:
+// its arguments stand in the input schema's place.
+func approvalPrompts(prompts []*mcp.Prompt) []approvals.Tool {
+	list := make([]approvals.Tool, 0, len(prompts))
+	for _, p := range prompts {
+		at := approvals.Tool{Name: p.Name, Title: p.Title, Description: p.Description}
+		if len(p.Arguments) > 0 {
+			at.InputSchema = encodeField(p.Arguments)
+		}
+		list = append(list, at)
+	}
+	return list
+}
+
+// approvalTemplates is what the approvals fingerprint of each listed
+// resource template, by its URI template; its name and MIME type stand
+// in the input schema's place.
+func approvalTemplates(templates []*mcp.ResourceTemplate) []approvals.Tool {
+	list := make([]approvals.Tool, 0, len(templates))
+	for _, t := range templates {
+		at := approvals.Tool{Name: t.URITemplate, Title: t.Title, Description: t.Description,
+			InputSchema: encodeField(map[string]string{"name": t.Name, "mimeType": t.MIMEType})}
+		if t.Annotations != nil {
+			at.Annotations = encodeField(t.Annotations)
+		}
+		list = append(list, at)
+	}
+	return list
+}
+
+// encodeField is v as JSON; a field that cannot be encoded is a JSON
+// string saying so: it is fingerprinted (and so held when it appears)
+// rather than dropped.
+func encodeField(v any) json.RawMessage {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(fmt.Sprintf("%q", "unencodable: "+err.Error()))
+	}
+	return data
+}
+
+// scanItems runs the scanner over server's prompts and templates and
+// gives each of ps and ts (their approvals.Tool forms, in the same order)
+// its findings.
+func scanItems(server string, prompts []*mcp.Prompt, templates []*mcp.ResourceTemplate, ps, ts []approvals.Tool, others []string) ([]approvals.Tool, []approvals.Tool) {
+	l := toolscan.Listing{Server: server}
+	for _, p := range prompts {
+		sp := toolscan.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+		for _, a := range p.Arguments {
+			sp.Arguments = append(sp.Arguments, toolscan.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description})
+		}
+		l.Prompts = append(l.Prompts, sp)
+	}
+	for _, t := range templates {
+		l.Templates = append(l.Templates, toolscan.Template{Name: t.Name, Title: t.Title, Description: t.Description,
+			URITemplate: t.URITemplate, MIMEType: t.MIMEType})
+	}
+	byItem := map[string][]toolscan.Finding{}
+	for _, f := range toolscan.Scan(l, others) {
+		byItem[f.Kind+"\x00"+f.Item] = append(byItem[f.Kind+"\x00"+f.Item], f)
+	}
+	ps, ts = slices.Clone(ps), slices.Clone(ts)
+	for i := range ps {
+		ps[i].Findings = byItem["prompt\x00"+prompts[i].Name]
+	}
+	for i := range ts {
+		// The scanner names a template by its name, the approvals by
+		// its URI template.
+		ts[i].Findings = byItem["template\x00"+templates[i].Name]
+	}
+	return ps, ts
 }
 
 // heldNotice is what the history and the live feed (the tray's
@@ -149,13 +260,7 @@ func heldNotice(h approvals.Held) string {
 // A field that cannot be encoded is a JSON string saying so: it is
 // fingerprinted (and so held when it appears) rather than dropped.
 func approvalTools(tools []*mcp.Tool) []approvals.Tool {
-	encode := func(v any) json.RawMessage {
-		data, err := json.Marshal(v)
-		if err != nil {
-			return json.RawMessage(fmt.Sprintf("%q", "unencodable: "+err.Error()))
-		}
-		return data
-	}
+	encode := encodeField
 	list := make([]approvals.Tool, 0, len(tools))
 	for _, t := range tools {
 		at := approvals.Tool{Name: t.Name, Title: t.Title, Description: t.Description}
@@ -211,7 +316,7 @@ func (a *toolApprovals) Approve(server, tool, fingerprint string) ([]approvals.H
 		return nil, err
 	}
 	for _, h := range done {
-		msg := fmt.Sprintf("approved tool %q (%s): clients see it again", h.Tool, h.Reason())
+		msg := fmt.Sprintf("approved %s %q (%s): clients see it again", kindName(h.Kind), h.Tool, h.Reason())
 		a.log.Info("tool approved", "server", server, "tool", h.Tool, "change", h.Change)
 		a.record(server, EventToolApproved, msg)
 		publish(a.log, a.bus, events.TypeApproval, events.Approval{Server: server, Tool: h.Tool, State: events.ApprovalApproved,

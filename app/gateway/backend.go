@@ -73,6 +73,10 @@ type backend struct {
 	held     map[string]string
 	reviewed bool
 	reviewMu sync.Mutex
+	// heldPrompts and heldTemplates are the prompts (by name) and
+	// resource templates (by URI template) held likewise, when the
+	// reviewer is an ItemReviewer (under mu).
+	heldPrompts, heldTemplates map[string]string
 }
 
 func (g *Gateway) newBackend(c ServerConfig) *backend {
@@ -259,6 +263,12 @@ func (b *backend) visible() (ServerConfig, features) {
 	if len(b.cfg.DisabledTools) > 0 || b.g.opts.Reviewer != nil {
 		f.tools = slices.DeleteFunc(slices.Clone(f.tools), func(t *mcp.Tool) bool {
 			return slices.Contains(b.cfg.DisabledTools, t.Name) || !b.shown(t.Name)
+		})
+	}
+	if b.g.opts.Reviewer != nil {
+		f.prompts = slices.DeleteFunc(slices.Clone(f.prompts), func(p *mcp.Prompt) bool { return !b.shownItem(b.heldPrompts, p.Name) })
+		f.templates = slices.DeleteFunc(slices.Clone(f.templates), func(t *mcp.ResourceTemplate) bool {
+			return !b.shownItem(b.heldTemplates, t.URITemplate)
 		})
 	}
 	return b.cfg, f

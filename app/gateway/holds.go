@@ -6,7 +6,10 @@
 // become known: listed, or read back from the kept lists. A held tool is
 // registered on no front (not /mcp/<server>, not /mcp, not a profile's
 // /mcp/p/<profile>), and a call naming it is refused with the reviewer's
-// message, which names the change.
+// message, which names the change. A reviewer that is an ItemReviewer
+// holds prompts and resource templates the same way (not registered;
+// a prompts/get or resources/read of one is answered as for one the
+// server does not offer).
 
 package gateway
 
@@ -28,6 +31,26 @@ type ToolReviewer interface {
 	Review(server string, tools []*mcp.Tool, hold bool) map[string]string
 }
 
+// An ItemReviewer is a ToolReviewer that holds a server's prompts and
+// resource templates as well: new or changed ones are registered on no
+// front until approved.
+type ItemReviewer interface {
+	// ReviewItems is Review of server's prompts and resource templates,
+	// after Review of its tools; it returns the prompts (by name) and
+	// templates (by URI template) to hold.
+	ReviewItems(server string, prompts []*mcp.Prompt, templates []*mcp.ResourceTemplate, hold bool) (heldPrompts, heldTemplates map[string]string)
+}
+
+// reviewAll asks the reviewer about every kind of f (under reviewMu).
+func (g *Gateway) reviewAll(cfg ServerConfig, f features) (tools, prompts, templates map[string]string) {
+	r := g.opts.Reviewer
+	tools = r.Review(cfg.Name, f.tools, !cfg.TrustTools)
+	if ir, ok := r.(ItemReviewer); ok {
+		prompts, templates = ir.ReviewItems(cfg.Name, f.prompts, f.templates, !cfg.TrustTools)
+	}
+	return tools, prompts, templates
+}
+
 // review asks the reviewer which of the server's known tools to hold and
 // keeps the answer; the caller registers the tools again (install,
 // rebuildAggregate). Reviews of one server run one at a time (with
@@ -39,11 +62,11 @@ func (b *backend) review() {
 	b.reviewMu.Lock()
 	defer b.reviewMu.Unlock()
 	b.mu.Lock()
-	cfg, tools := b.cfg, b.features.tools
+	cfg, f := b.cfg, b.features
 	b.mu.Unlock()
-	held := b.g.opts.Reviewer.Review(cfg.Name, tools, !cfg.TrustTools)
+	held, prompts, templates := b.g.reviewAll(cfg, f)
 	b.mu.Lock()
-	b.held, b.reviewed = held, true
+	b.held, b.heldPrompts, b.heldTemplates, b.reviewed = held, prompts, templates, true
 	b.mu.Unlock()
 }
 
@@ -53,15 +76,14 @@ func (b *backend) review() {
 func (b *backend) publish(f features) (kept []byte) {
 	b.reviewMu.Lock()
 	defer b.reviewMu.Unlock()
-	var held map[string]string
-	if r := b.g.opts.Reviewer; r != nil {
-		cfg := b.config()
-		held = r.Review(cfg.Name, f.tools, !cfg.TrustTools)
+	var held, prompts, templates map[string]string
+	if b.g.opts.Reviewer != nil {
+		held, prompts, templates = b.g.reviewAll(b.config(), f)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.features = f
-	b.held, b.reviewed = held, true
+	b.held, b.heldPrompts, b.heldTemplates, b.reviewed = held, prompts, templates, true
 	return b.kept
 }
 
@@ -73,6 +95,13 @@ func (b *backend) shown(tool string) bool {
 	}
 	_, held := b.held[tool]
 	return b.reviewed && !held
+}
+
+// shownItem reports whether a prompt or template (key in held) may be
+// shown, as shown does for a tool (under b.mu).
+func (b *backend) shownItem(held map[string]string, key string) bool {
+	_, h := held[key]
+	return b.reviewed && !h
 }
 
 // heldMessage is the error of a call of tool, or "" when it is not held.
