@@ -92,15 +92,19 @@ func (s *Server) approveTools(r *http.Request) (wire.ApproveResult, error) {
 }
 
 func heldTool(h approvals.Held) wire.HeldTool {
-	out := wire.HeldTool{Server: h.Server, Tool: h.Tool, Change: h.Change, Reason: h.Reason(), Message: h.Message(),
+	out := wire.HeldTool{Server: h.Server, Kind: h.Kind, Tool: h.Tool, Change: h.Change, Reason: h.Reason(), Message: h.Message(),
 		Listed: toolVersion(h.Listed)}
 	var old []byte
 	if h.Approved != nil {
 		v := toolVersion(*h.Approved)
 		out.Approved = &v
-		old = diffText(v)
+		old = diffText(h.Kind, v)
 	}
-	out.Diff = clients.Diff(h.Server+"/"+h.Tool, old, diffText(out.Listed))
+	label := h.Server + "/" + h.Tool
+	if h.Kind != approvals.KindTool {
+		label = h.Server + "/" + h.Kind + "s/" + h.Tool
+	}
+	out.Diff = clients.Diff(label, old, diffText(h.Kind, out.Listed))
 	out.Findings = []wire.Finding{}
 	for _, f := range h.Listed.Findings {
 		out.Findings = append(out.Findings, wire.Finding{Severity: f.Severity.String(), Rule: f.Rule, Field: f.Field,
@@ -113,7 +117,7 @@ func heldTool(h approvals.Held) wire.HeldTool {
 // one, the description, the input schema as indented JSON, then the
 // output schema and annotations when there are some (a tool without them
 // diffs as it did before they were fingerprinted).
-func diffText(v wire.ToolVersion) []byte {
+func diffText(kind string, v wire.ToolVersion) []byte {
 	var b bytes.Buffer
 	if v.Title != "" {
 		b.WriteString("title: " + v.Title + "\n\n")
@@ -132,7 +136,15 @@ func diffText(v wire.ToolVersion) []byte {
 		}
 		b.WriteString("\n")
 	}
-	writeJSON("inputSchema", v.InputSchema, true)
+	// What stands in a prompt's or template's input schema's place.
+	switch kind {
+	case approvals.KindPrompt:
+		writeJSON("arguments", v.InputSchema, true)
+	case approvals.KindTemplate:
+		writeJSON("name and mimeType", v.InputSchema, true)
+	default:
+		writeJSON("inputSchema", v.InputSchema, true)
+	}
 	writeJSON("outputSchema", v.OutputSchema, false)
 	writeJSON("annotations", v.Annotations, false)
 	return b.Bytes()

@@ -64,7 +64,14 @@ func toolsVerb() verb {
 					return err
 				}
 				for _, h := range res.Approved {
-					fmt.Fprintf(e.stdout, "%s: approved tool %s (%s); clients see it again\n", h.Server, h.Tool, changeWords(h.Change))
+					kind := "tool"
+					switch h.Kind {
+					case wire.KindPrompt:
+						kind = "prompt"
+					case wire.KindTemplate:
+						kind = "resource template"
+					}
+					fmt.Fprintf(e.stdout, "%s: approved %s %s (%s); clients see it again\n", h.Server, kind, h.Tool, changeWords(h.Change))
 				}
 				return nil
 			}
@@ -120,7 +127,11 @@ func printHeld(w io.Writer, held []wire.HeldTool, diff bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tTOOL\tCHANGE\tSCAN\tHELD SINCE")
 	for _, h := range held {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Server, h.Tool, changeWords(h.Change), scanWords(h.Findings),
+		name := h.Tool
+		if h.Kind != "" && h.Kind != wire.KindTool {
+			name += " (" + h.Kind + ")" // a prompt or resource template, approved by the same verb
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Server, name, changeWords(h.Change), scanWords(h.Findings),
 			h.Listed.Time.Local().Format(time.DateTime))
 	}
 	tw.Flush()

@@ -27,10 +27,21 @@ const (
 	ChangeBoth         = "description and schema"
 )
 
-// A HeldTool is a tool held from clients until the user approves it.
+// Kinds of held item (HeldTool.Kind).
+const (
+	KindTool     = "tool"
+	KindPrompt   = "prompt"
+	KindTemplate = "template"
+)
+
+// A HeldTool is a tool, prompt or resource template held from clients
+// until the user approves it.
 type HeldTool struct {
 	Server string `json:"server"`
-	Tool   string `json:"tool"`
+	// Kind is KindTool, KindPrompt or KindTemplate; Tool is its name (a
+	// template's URI template), which approves it.
+	Kind string `json:"kind"`
+	Tool string `json:"tool"`
 	// Change is ChangeNew, or the Change* names of the fields that
 	// changed, joined.
 	Change string `json:"change"`
