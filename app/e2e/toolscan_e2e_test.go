@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboardhq/switchboard/app/approvals"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
 // poisoned is a tool poisoning description: an order to the model to
@@ -87,4 +90,74 @@ func TestPoisonedToolHeldAtInstall(t *testing.T) {
 	if held, err := d.client.HeldTools(t.Context(), ""); err != nil || len(held) != 0 {
 		t.Errorf("held after approval = %+v, %v", held, err)
 	}
+}
+
+// TestChangedPromptIsHeldUntilApproved: a prompt is held as a tool is. A
+// server whose greet prompt says something else after a daemon restart
+// has it listed on no endpoint (its other prompt stays) until `switchboard
+// tools approve`; `tools held` shows it as a prompt, with the diff.
+func TestChangedPromptIsHeldUntilApproved(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeDemoConfig(t, home, testmcp.Options{})
+	d := startDaemon(t, home)
+	d.waitRunning(t, "demo")
+	testutil.Eventually(t, 20*time.Second, "demo's prompts approved at their first list", func() bool {
+		return strings.Contains(readFile(t, filepath.Join(home, approvals.FileName)), `"prompts": {`)
+	})
+	if got := promptDescriptions(t, mcpSession(t, d, "/mcp"))["demo__greet"]; got != testmcp.GreetDescription {
+		t.Fatalf("demo__greet before the change = %q, want %q (prompts: %v)", got, testmcp.GreetDescription, promptDescriptions(t, mcpSession(t, d, "/mcp")))
+	}
+
+	stopDaemon(t, d)
+	const changed = "Greet someone by name, in the words the server chose today."
+	writeDemoConfig(t, home, testmcp.Options{GreetDescription: changed})
+	d = startDaemon(t, home)
+	d.waitRunning(t, "demo")
+	h := waitHeld(t, d, 1)[0]
+	if h.Kind != "prompt" || h.Tool != "greet" || h.Change != "description" || h.Approved == nil || h.Approved.Description != testmcp.GreetDescription ||
+		!strings.Contains(h.Diff, "+"+changed) || !strings.Contains(h.Diff, "-"+testmcp.GreetDescription) || !strings.Contains(h.Diff, "arguments:") {
+		t.Fatalf("held = %+v", h)
+	}
+
+	agg, own := mcpSession(t, d, "/mcp"), mcpSession(t, d, "/mcp/demo")
+	testutil.Eventually(t, 10*time.Second, "greet on no endpoint, summarize on both", func() bool {
+		a, o := promptDescriptions(t, agg), promptDescriptions(t, own)
+		_, ga := a["demo__greet"]
+		_, gown := o["greet"]
+		return !ga && !gown && a["demo__summarize"] != "" && o["summarize"] != ""
+	})
+	// The tools are untouched by the prompt's hold.
+	if got := toolDescriptions(t, agg)["demo__echo"]; got != testmcp.EchoDescription {
+		t.Errorf("demo__echo while greet is held = %q", got)
+	}
+
+	code, out, errOut := cli(t, home, "tools", "held", "--diff")
+	if code != exitOK || !strings.Contains(out, "greet (prompt)") || !strings.Contains(out, `prompt "greet" of server "demo" is held: its description changed`) {
+		t.Fatalf("tools held --diff: %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, home, "tools", "approve", "demo", "greet")
+	if code != exitOK || out != "demo: approved prompt greet (description changed); clients see it again\n" {
+		t.Fatalf("tools approve demo greet: %d %q %q", code, out, errOut)
+	}
+	testutil.Eventually(t, 10*time.Second, "greet listed again, as changed", func() bool {
+		return promptDescriptions(t, agg)["demo__greet"] == changed && promptDescriptions(t, own)["greet"] == changed
+	})
+	res, err := own.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Ada"}})
+	if err != nil || len(res.Messages) != 1 {
+		t.Errorf("greet after approval: %+v, %v", res, err)
+	}
+}
+
+// promptDescriptions lists the prompts cs sees, by name.
+func promptDescriptions(t *testing.T, cs *mcp.ClientSession) map[string]string {
+	t.Helper()
+	res, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, p := range res.Prompts {
+		out[p.Name] = p.Description
+	}
+	return out
 }
