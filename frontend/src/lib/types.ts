@@ -118,6 +118,8 @@ export interface Finding {
 /** A tool held from clients until the user approves it (GET /api/v1/held-tools). */
 export interface HeldTool {
   server: string;
+  /** What is held: a tool, a prompt, or a resource template (tool is then its URI template). */
+  kind?: 'tool' | 'prompt' | 'template';
   tool: string;
   /** 'new', or the names of the fields that changed joined ("description and schema", "title, schema and annotations"). */
   change: string;

@@ -66,6 +66,17 @@ describe('HeldTools', () => {
     expect(target.querySelector('[data-tool="echo"]')!.textContent).toContain('new tool');
   });
 
+  it('names the kind of a held prompt', async () => {
+    const prompt: HeldTool = { ...held, kind: 'prompt', tool: 'greet', change: 'new', approved: undefined, reason: "it is new since you approved the server's prompts" };
+    vi.stubGlobal('fetch', async () => new Response(JSON.stringify([prompt, held]), { status: 200 }));
+    const target = await render(HeldTools, { props: { server: 'demo', stream: fakeStream() } });
+    const article = target.querySelector('[data-kind="prompt"]')!;
+    expect(article.getAttribute('data-tool')).toBe('greet');
+    expect(article.querySelector('.pill.info')!.textContent).toBe('prompt');
+    expect(article.textContent).toContain('new prompt');
+    expect(target.querySelectorAll('article.tool')).toHaveLength(2);
+  });
+
   it('shows nothing for a daemon without approvals', async () => {
     vi.stubGlobal('fetch', async () => new Response(JSON.stringify({ error: 'tool approvals are not available in this daemon' }), { status: 503 }));
     const target = await render(HeldTools, { props: { server: 'demo', stream: fakeStream() } });
