@@ -21,6 +21,10 @@
 // under the new one, silently, so that adding fields to the fingerprint
 // holds nothing by itself.
 //
+// A server's prompts and resource templates are held the same way
+// ([Store.ReviewItems]); the first list of each is approved as it is,
+// so that a server approved before they were held keeps them.
+//
 // Everything lives in one JSON file in the data directory, approvals.json,
 // mode 0600, written atomically; only the daemon writes it.
 //
@@ -29,7 +33,9 @@
 //	  "servers": {
 //	    "demo": {
 //	      "approved": {"echo": {"fingerprint": "sha256:…", "scheme": 2, "description": "…", "inputSchema": {…}, "time": "…", "how": "install"}},
-//	      "held":     {"echo": {"fingerprint": "sha256:…", "scheme": 2, "description": "…", "inputSchema": {…}, "time": "…", "findings": […]}}
+//	      "held":     {"echo": {"fingerprint": "sha256:…", "scheme": 2, "description": "…", "inputSchema": {…}, "time": "…", "findings": […]}},
+//	      "prompts":   {"approved": {"greet": {…}}, "held": {…}},
+//	      "templates": {"approved": {"file:///{path}": {…}}}
 //	    }
 //	  }
 //	}
