@@ -126,6 +126,17 @@ func TestChangedPromptIsHeldUntilApproved(t *testing.T) {
 		_, gown := o["greet"]
 		return !ga && !gown && a["demo__summarize"] != "" && o["summarize"] != ""
 	})
+	// A prompts/get of it is refused, naming the change and the way out.
+	const refusal = `prompt "greet" of server "demo" is held: its description changed since you approved it; run: switchboard tools approve demo greet`
+	for _, c := range []struct {
+		cs   *mcp.ClientSession
+		name string
+	}{{agg, "demo__greet"}, {own, "greet"}} {
+		res, err := c.cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: c.name, Arguments: map[string]string{"name": "Ada"}})
+		if err == nil || !strings.Contains(err.Error(), refusal) {
+			t.Errorf("prompts/get of held %s: %+v, %v; want an error saying %q", c.name, res, err, refusal)
+		}
+	}
 	// The tools are untouched by the prompt's hold.
 	if got := toolDescriptions(t, agg)["demo__echo"]; got != testmcp.EchoDescription {
 		t.Errorf("demo__echo while greet is held = %q", got)

@@ -124,14 +124,25 @@ func (g *Gateway) Recheck(server string) {
 	g.rebuildAggregates()
 }
 
-// heldTools refuses a tools/call of a held tool with the reviewer's
-// message, as an invalid-params error (what the spec answers for a tool
+// heldTools refuses a tools/call of a held tool (and a prompts/get of a
+// held prompt) with the reviewer's message, as an invalid-params error (what the spec answers for a tool
 // the server does not offer). The go-sdk would otherwise answer a bare
 // "unknown tool".
 func (g *Gateway) heldTools(endpoint string, budget int) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "tools/call" || g.opts.Reviewer == nil {
+			if g.opts.Reviewer == nil {
+				return next(ctx, method, req)
+			}
+			if pr, ok := req.(*mcp.GetPromptRequest); ok && method == "prompts/get" && pr.Params != nil {
+				if server, msg := g.heldPrompt(endpoint, pr.Params.Name); msg != "" {
+					if rec := recordFrom(ctx); rec != nil {
+						rec.call.Server = server
+					}
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+				}
+			}
+			if method != "tools/call" {
 				return next(ctx, method, req)
 			}
 			cr, ok := req.(*mcp.CallToolRequest)
@@ -172,6 +183,36 @@ func (g *Gateway) heldTool(endpoint string, budget int, name string) (server, ms
 	g.mu.Unlock()
 	for i, b := range candidates {
 		if msg := b.heldMessage(tools[i]); msg != "" {
+			return b.config().Name, msg
+		}
+	}
+	return "", ""
+}
+
+// heldPrompt is the server and message of name, a prompt endpoint does not
+// list because it is held; msg is "" when it is not. On an aggregated
+// endpoint name is prefixed as the aggregate names prompts.
+func (g *Gateway) heldPrompt(endpoint, name string) (server, msg string) {
+	g.mu.Lock()
+	var candidates []*backend
+	var prompts []string
+	if a := g.aggregateFor(endpoint); a == nil {
+		if b := g.backends[endpoint]; b != nil {
+			candidates, prompts = append(candidates, b), append(prompts, name)
+		}
+	} else if _, shown := a.full().state.prompts[name]; !shown {
+		for n, b := range g.backends {
+			if p, found := strings.CutPrefix(name, b.config().prefix()+separator); found && a.set.shows(n) {
+				candidates, prompts = append(candidates, b), append(prompts, p)
+			}
+		}
+	}
+	g.mu.Unlock()
+	for i, b := range candidates {
+		b.mu.Lock()
+		msg := b.heldPrompts[prompts[i]]
+		b.mu.Unlock()
+		if msg != "" {
 			return b.config().Name, msg
 		}
 	}
