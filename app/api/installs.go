@@ -87,6 +87,7 @@ func (s *Server) installRoutes() {
 	s.mux.Handle("POST /api/v1/installs", handle(s.startInstall, http.StatusAccepted))
 	s.mux.Handle("GET /api/v1/installs/{id}", handle(s.getInstall, http.StatusOK))
 	s.mux.Handle("POST /api/v1/installs/{id}/cancel", handle(s.cancelInstall, http.StatusOK))
+	s.mux.Handle("POST /api/v1/paths/check", handle(s.checkPath, http.StatusOK))
 	s.mux.Handle("POST /api/v1/servers/{name}/update", handle(s.updateInstalled, http.StatusAccepted))
 	s.mux.Handle("GET /api/v1/servers/{name}/update", handle(s.checkUpdate, http.StatusOK))
 	s.mux.Handle("POST /api/v1/servers/{name}/uninstall", handle(s.uninstall, http.StatusOK))
@@ -376,7 +377,15 @@ func (in *installs) forgetOld() {
 // config.json (and starts); an update replaces the old config and removes
 // the old version's files.
 func (s *Server) install(ctx context.Context, j *installJob, req install.Request, installed *config.Server) {
-	report := func(p install.Progress, tools []install.Tool) { s.report(j, p, tools, "") }
+	// The last phase reported: a failure is marked on the phase it
+	// happened in (the error's own, when the installer names it).
+	last := install.PhaseResolve
+	report := func(p install.Progress, tools []install.Tool) {
+		if p.Phase != "" {
+			last = p.Phase
+		}
+		s.report(j, p, tools, "")
+	}
 	// The installer's own last report (Done) comes before the config is
 	// written; the job is done when the server is in config.json.
 	res, err := s.installer.Install(ctx, req, func(p install.Progress) {
@@ -398,6 +407,10 @@ func (s *Server) install(ctx context.Context, j *installJob, req install.Request
 	}
 	final := install.Progress{Phase: install.PhaseVerify, Percent: 100, Done: true}
 	if err != nil {
+		final.Phase = last
+		if ie, ok := errors.AsType[*install.Error](err); ok && ie.Phase != "" {
+			final.Phase = ie.Phase
+		}
 		final.Err = err.Error()
 		final.Line = what + " failed: " + err.Error()
 		s.log.Warn(what+" failed", "server", req.Server, "entry", req.Entry.Name, "err", err)

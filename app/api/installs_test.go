@@ -205,7 +205,12 @@ func TestInstallUpdateUninstall(t *testing.T) {
 // installer's last output; a cancelled one too.
 func TestInstallFailureAndCancel(t *testing.T) {
 	ie := newInstallEnv(t)
-	final, _ := ie.run(t, wire.InstallRequest{Entry: "memory", Server: "mem", Values: map[string]string{"mode": "fail"}})
+	final, evs := ie.run(t, wire.InstallRequest{Entry: "memory", Server: "mem", Values: map[string]string{"mode": "fail"}})
+	// The failure is marked on the phase it happened in, not on verify
+	// (the dashboard's chips follow the last event's phase).
+	if final.Phase != "download" || len(evs) == 0 || !evs[len(evs)-1].Done || evs[len(evs)-1].Phase != "download" {
+		t.Errorf("failed install's phase: view %q, last event %+v; want download", final.Phase, evs[len(evs)-1])
+	}
 	if !final.Done || !strings.Contains(final.Error, "npm install failed") || !strings.Contains(final.Error, "404") ||
 		!slices.Contains(final.Output, "npm error 404 Not Found") {
 		t.Errorf("failed install: %+v", final)

@@ -225,3 +225,20 @@ type UpdateCheck struct {
 	Available bool   `json:"available"`
 	Warning   string `json:"warning,omitempty"`
 }
+
+// PathCheckRequest is the body of POST /api/v1/paths/check: a path an
+// install input of format Kind ("filepath", "file" or "directory"; empty
+// is "filepath") is to be given.
+type PathCheckRequest struct {
+	Path string `json:"path"`
+	Kind string `json:"kind,omitempty"`
+}
+
+// PathCheck is the answer of POST /api/v1/paths/check. Error is what the
+// installer would refuse about the path for that kind ("" when it would
+// take it), in words for the user.
+type PathCheck struct {
+	Exists bool   `json:"exists"`
+	IsDir  bool   `json:"isDir"`
+	Error  string `json:"error,omitempty"`
+}

@@ -60,6 +60,25 @@ func resolveValue(name string, in catalog.Input, given string, hasGiven bool, da
 	return v, true, nil
 }
 
+// CheckPath checks path v as the installer checks an input of format
+// ("filepath", "file" or "directory") before an install: absolute, and
+// existing (a directory for "directory"; for a file the server may create,
+// its folder). It only stats: no file is opened or read. The dashboard
+// asks it before Install is pressed, so a wrong folder is told at the form.
+func CheckPath(format, v string) error {
+	switch format {
+	case "filepath", "file", "directory":
+	default:
+		return fmt.Errorf("unknown path kind %q: use filepath, file or directory", format)
+	}
+	_, err := checkFormat("", catalog.Input{Format: format}, v)
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return ie.Err
+	}
+	return err
+}
+
 func checkFormat(name string, in catalog.Input, v string) (string, error) {
 	if strings.ContainsRune(v, 0) {
 		return "", inputErr(name, "contains a NUL byte")
