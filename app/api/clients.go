@@ -292,6 +292,25 @@ func planView(p *clients.Plan) wire.ClientPlan {
 		Remove: p.Remove && p.Changed(), Conflicts: conflicts(p.Conflicts), Kept: p.Kept, Notes: p.Notes}
 }
 
+// planToolCount tells, in a connect's plan, how many tools the endpoint it
+// points the client at lists and the client's limit: the user sees that
+// the client would get too many before the file is written, not after.
+func (s *Server) planToolCount(v *wire.ClientPlan, c clients.Client, profile string) {
+	v.ToolLimit, v.ToolLimitSource = c.ToolLimit, c.ToolLimitSource
+	n, ok := s.toolCount(profile)
+	if !ok {
+		return
+	}
+	v.Tools = &n
+	if c.ToolLimit > 0 && n > c.ToolLimit {
+		where := "/mcp"
+		if profile != "" {
+			where = "profile " + quote(profile)
+		}
+		v.ToolWarning = fmt.Sprintf("%s would see %d tools on %s, more than the %d it takes", c.Name, n, where, c.ToolLimit)
+	}
+}
+
 func (s *Server) planClient(r *http.Request) (wire.ClientPlan, error) {
 	co, env, c, change, err := s.clientRequest(r)
 	if err != nil {
@@ -308,6 +327,7 @@ func (s *Server) planClient(r *http.Request) (wire.ClientPlan, error) {
 	v := planView(p)
 	if change.Action == "connect" {
 		v.Rebind = s.clientProfile(c.ID) != change.Profile
+		s.planToolCount(&v, c, change.Profile)
 	}
 	return v, nil
 }

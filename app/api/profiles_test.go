@@ -150,6 +150,15 @@ func TestConnectClientToProfile(t *testing.T) {
 	if !plan.Changed || !plan.Rebind || !strings.Contains(plan.Diff, testGateway+"/p/coding") {
 		t.Fatalf("plan: %+v", plan)
 	}
+	// The plan says what the client would see, before the write: 12 on
+	// the profile is under Cursor's 40; 48 on /mcp is over it.
+	if plan.Tools == nil || *plan.Tools != 12 || plan.ToolLimit != 40 || plan.ToolWarning != "" {
+		t.Errorf("plan's tools for the profile: %v, limit %d, warning %q", plan.Tools, plan.ToolLimit, plan.ToolWarning)
+	}
+	if all, err := ce.client.PlanClient(ctx, "cursor", wire.ClientChange{Action: "connect"}); err != nil || all.Tools == nil || *all.Tools != 48 ||
+		all.ToolWarning != "Cursor would see 48 tools on /mcp, more than the 40 it takes" {
+		t.Errorf("plan for /mcp: %+v %v", all, err)
+	}
 	change.Hash = plan.Hash
 	applied, err := ce.client.ApplyClient(ctx, "cursor", change)
 	if err != nil {

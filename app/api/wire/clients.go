@@ -111,6 +111,14 @@ type ClientPlan struct {
 	// Rebind: applying binds the client's token to another profile (or
 	// unbinds it), even when the file does not change.
 	Rebind bool `json:"rebind,omitempty"`
+	// Tools, on connect, is how many tools the endpoint the plan points
+	// the client at (/mcp, or the profile's) lists now; absent when not
+	// known. ToolLimit is how many the client takes (0: not known), and
+	// ToolWarning says, before anything is written, that it is over.
+	Tools           *int   `json:"tools,omitempty"`
+	ToolLimit       int    `json:"toolLimit,omitempty"`
+	ToolLimitSource string `json:"toolLimitSource,omitempty"`
+	ToolWarning     string `json:"toolWarning,omitempty"`
 }
 
 // A Conflict is an entry of one of Switchboard's names that Switchboard did
