@@ -100,6 +100,10 @@ function makeState(now) {
   };
 }
 
+// The fake daemon's disk, for POST /paths/check: only these exist.
+const FAKE_DIRS = ['/', '/tmp', '/home', '/home/me', '/home/me/code'];
+const FAKE_FILES = ['/home/me/notes.txt'];
+
 function view(name, s) {
   return {
     name, config: s.config, enabled: s.config.enabled !== false, state: s.config.enabled === false ? 'disabled' : s.state,
@@ -422,6 +426,17 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
         return json(res, 202, { id, server: b.server, entry: e.name, remote: true });
       }
       const pkg = e.packages[0];
+      if (b.server.startsWith('offline-')) {
+        // A download failure on demand (the walk's failed install): npm
+        // cannot reach its registry. As the daemon: the output lines, then
+        // the error naming its phase, on the phase it failed in.
+        const out = ['npm error code ENOTFOUND', 'npm error network request to https://registry.npmjs.org/ failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org'];
+        const error = `installing ${b.server} failed during download: npm install ${pkg.identifier}@${pkg.version}: exit status 1\nlast output:\n  ${out.join('\n  ')}`;
+        const lines = [['resolve', `resolving ${pkg.identifier}@${pkg.version}`], ['download', `npm install ${pkg.identifier}@${pkg.version}`], ...out.map((l) => ['download', l])];
+        lines.forEach(([phase, line], i) => setTimeout(() => emit('install', { id, server: b.server, phase, line }), 300 + i * 200));
+        setTimeout(() => emit('install', { id, server: b.server, phase: 'download', done: true, error, line: `install failed: ${error}` }), 300 + lines.length * 200 + 100);
+        return json(res, 202, { id });
+      }
       const steps = [
         ['resolve', `resolving ${pkg.identifier}@${pkg.version}`],
         ['download', `npm install ${pkg.identifier}@${pkg.version}`],
@@ -438,6 +453,21 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       return json(res, 202, { id });
     }
     if ((r = /^\/installs\/([^/]+)\/cancel$/.exec(p))) return json(res, 200, {});
+    if (m === 'POST' && p === '/paths/check') {
+      // As app/api/paths.go (install.CheckPath) over the fake's own disk.
+      const b = await body(req);
+      if (!b?.path) return json(res, 400, { error: 'path is required' });
+      const kind = b.kind || 'filepath';
+      const isDir = FAKE_DIRS.includes(b.path);
+      const exists = isDir || FAKE_FILES.includes(b.path);
+      const parent = b.path.replace(/\/[^/]*$/, '') || '/';
+      let error;
+      if (!b.path.startsWith('/')) error = `"${b.path}" is not an absolute path`;
+      else if (kind === 'directory' && !exists) error = `path "${b.path}" does not exist: no such file or directory`;
+      else if (kind === 'directory' && !isDir) error = `"${b.path}" is not a directory`;
+      else if (!exists && !FAKE_DIRS.includes(parent)) error = `path "${b.path}" does not exist, and neither does its folder ${parent}`;
+      return json(res, 200, { exists, isDir, ...(error ? { error } : {}) });
+    }
     if (m === 'GET' && p === '/tokens') return json(res, 200, st.tokens);
     if (m === 'GET' && p === '/held-tools') return json(res, 200, []);
     if ((r = /^\/tokens\/([^/]+)$/.exec(p)) && m === 'DELETE') {

@@ -411,6 +411,43 @@ async function walkPages(scheme, interact) {
     await row.locator('[data-auth-row]').waitFor({ state: 'detached', timeout: 30000 });
     console.log(`sign-in: ${name} needed one (first use), signed in from its page${linkShown ? ` (link shown: ${new URL(linkShown).origin})` : ' (back before the link showed)'}, signed out after the confirmation, signed in again from the list`);
   }
+  if (interact && opts.fake) {
+    step = 'install with a folder that does not exist: told at the field before Install';
+    await go(`catalog/${encodeURIComponent('io.github.modelcontextprotocol/server-filesystem')}`);
+    await page.getByRole('button', { name: 'Install…' }).click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.locator('#inst-name').waitFor();
+    const dir = dlg.locator('#inst-allowed_directory');
+    await dir.fill('/home/me/nope');
+    await dir.blur();
+    const help = dlg.locator('#inst-allowed_directory-help');
+    await help.filter({ hasText: 'does not exist' }).waitFor();
+    await dlg.getByRole('button', { name: 'Install', exact: true }).click();
+    if (await dlg.locator('ol.phases').count()) throw new Error('Install went ahead with a folder that does not exist');
+    await shotBoth('install-path-missing', scheme);
+    step = 'a failed install: the phase it failed in marked, the error once, Back with the inputs kept';
+    await dir.fill('/home/me/code');
+    await dlg.locator('#inst-LOG_LEVEL').selectOption('debug');
+    await dlg.locator('#inst-name').fill('offline-files');
+    await dlg.getByRole('button', { name: 'Install', exact: true }).click();
+    await dlg.locator('[data-install-failure]').waitFor();
+    const chips = (await dlg.locator('ol.phases li').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+    if (!/^✓ Resolve/.test(chips[0]) || !/^✕ Download/.test(chips[1]) || !/^3 Install/.test(chips[2]) || !/^4 Verify/.test(chips[3])) throw new Error(`the failed install's chips: ${chips.join(' | ')}`);
+    const alert = await dlg.locator('[data-install-failure]').innerText();
+    const text = await dlg.innerText();
+    const times = text.split('exit status 1').length - 1;
+    if (times !== 1) throw new Error(`the install's error is shown ${times} times: ${text}`);
+    await shotBoth('install-failed', scheme);
+    await dlg.getByRole('button', { name: 'Back' }).click();
+    await dir.waitFor();
+    const kept = [await dir.inputValue(), await dlg.locator('#inst-LOG_LEVEL').inputValue(), await dlg.locator('#inst-name').inputValue()];
+    if (kept.join(',') !== '/home/me/code,debug,offline-files') throw new Error(`Back kept ${kept.join(', ')}`);
+    await shotBoth('install-back', scheme);
+    console.log(`failed install: chips ${chips.join(' ')}; "${alert}"; Back kept ${kept.join(', ')}`);
+    await page.keyboard.press('Escape');
+    await dlg.waitFor({ state: 'detached' });
+  }
+
   if (interact && opts.installRemote) {
     step = 'install a remote-only catalog entry: its secret header, then the sign-in it asks for, in the dialog';
     await go(`catalog/${encodeURIComponent(opts.installRemote)}`);

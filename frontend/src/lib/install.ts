@@ -2,6 +2,7 @@
 // by the server.json format, and their client-side validation (the daemon
 // validates again).
 
+import { request } from './api';
 import type { Argument, CatalogEntry, Input, KeyValue, Package, Remote } from './types';
 
 export type Format = 'string' | 'number' | 'boolean' | 'filepath' | 'directory';
@@ -151,4 +152,35 @@ export function payload(fields: Field[], values: Values): Record<string, string>
     else if (typeof v === 'string' && v.trim() !== '') out[f.key] = v.trim();
   }
   return out;
+}
+
+/** isPath says whether a field takes a path the daemon can check before the install. */
+export function isPath(f: Field): boolean {
+  return f.format === 'filepath' || f.format === 'directory';
+}
+
+/**
+ * checkPath asks the daemon (POST /api/v1/paths/check, which only stats)
+ * what the installer would refuse about a path: "" when it would take it,
+ * or when the daemon cannot say (an older one without the route, a network
+ * error): the install checks again anyway.
+ */
+export async function checkPath(f: Field, path: string, fetchFn: typeof fetch = fetch): Promise<string> {
+  try {
+    const res = await request<{ exists: boolean; isDir: boolean; error?: string }>('POST', '/api/v1/paths/check', { path, kind: f.format }, fetchFn);
+    return res.error ? `${f.label}: ${res.error}.` : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * failure splits a failed install's error ("installing x failed during
+ * download: npm install failed\nlast output:\n  …") into the phase it
+ * names and what went wrong, without the output lines (shown apart).
+ */
+export function failure(error: string, phase: string): { phase: string; message: string } {
+  const head = error.split('\nlast output:')[0].trim();
+  const m = /^installing \S+ failed during (\w+): ([\s\S]*)$/.exec(head);
+  return m ? { phase: m[1], message: m[2] } : { phase, message: head };
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
 import { EventStream } from '../lib/events';
-import { fieldError, fieldsOf, initialValues, installablePackage, payload, serverNameError, validate } from '../lib/install';
+import { failure, fieldError, fieldsOf, initialValues, installablePackage, payload, serverNameError, validate } from '../lib/install';
 import type { CatalogEntry } from '../lib/types';
 import InstallDialog from '../components/InstallDialog.svelte';
 import { FakeEventSource, flush } from './fakes';
@@ -77,6 +77,14 @@ describe('install inputs', () => {
     expect(serverNameError('files.v2')).toBe('');
   });
 
+  it('splits a failed install\'s error into its phase and its message', () => {
+    expect(failure('installing fs failed during resolve: invalid inputs: input root: path "/x" does not exist\nlast output:\n  a', 'verify')).toEqual({
+      phase: 'resolve',
+      message: 'invalid inputs: input root: path "/x" does not exist',
+    });
+    expect(failure('adding fs to config.json: busy', 'verify')).toEqual({ phase: 'verify', message: 'adding fs to config.json: busy' });
+  });
+
   it('sends strings, booleans as "true"/"false", and leaves out empty optional values', () => {
     const values = { ...initialValues(fields), API_KEY: ' k ', VERBOSE: true, root: '/srv' };
     expect(validate(fields, values)).toEqual({});
@@ -92,12 +100,21 @@ describe('InstallDialog', () => {
     document.body.innerHTML = '';
   });
 
+  // The daemon's folders, as POST /api/v1/paths/check answers for them.
+  const FOLDERS = ['/srv/data', '/home/me'];
   function render() {
     const made: FakeEventSource[] = [];
+    const checks: { path: string; kind: string }[] = [];
     const stream = new EventStream({ factory: (u) => (made.push(new FakeEventSource(u)), made[made.length - 1]) });
     stream.start();
     const posts: { url: string; body: any }[] = [];
     const fetchFn = (async (url: string, init: RequestInit) => {
+      if (url === '/api/v1/paths/check') {
+        const b = JSON.parse(String(init.body));
+        checks.push(b);
+        const ok = FOLDERS.includes(b.path);
+        return new Response(JSON.stringify({ exists: ok, isDir: ok, error: ok ? undefined : `path "${b.path}" does not exist` }), { status: 200 });
+      }
       posts.push({ url, body: JSON.parse(String(init.body)) });
       // The daemon may send the first event before its answer arrives.
       made[0].emit('install', { id: 'i1', phase: 'resolve', line: 'resolving @example/files' }, 1);
@@ -110,7 +127,7 @@ describe('InstallDialog', () => {
       props: { entry, stream, taken: ['other'], onclose: () => closed++, ondone: (s: string) => (done = s), fetchFn },
     });
     flushSync();
-    return { es: () => made[0], posts, closed: () => closed, done: () => done };
+    return { es: () => made[0], posts, checks, closed: () => closed, done: () => done };
   }
 
   const input = (id: string) => document.getElementById(id) as HTMLInputElement;
@@ -179,8 +196,65 @@ describe('InstallDialog', () => {
     await flush();
     es().emit('install', { id: 'i1', phase: 'install', done: true, error: 'npm exited with 1' }, 2);
     flushSync();
-    expect(document.querySelector('[role=alert]')!.textContent).toContain('The install failed: npm exited with 1');
+    expect(document.querySelector('[role=alert]')!.textContent).toBe('Install failed: npm exited with 1');
     expect(document.querySelector('li.failed')!.textContent).toContain('Install');
+  });
+
+  it('marks the phase the error names, shows the error once, and Back keeps the inputs', async () => {
+    const { es, posts } = render();
+    type('inst-API_KEY', 'secret');
+    type('inst-root', '/srv/data');
+    type('inst-PORT', '9090');
+    type('inst-name', 'my-files');
+    submit();
+    await flush();
+    es().emit('install', { id: 'i1', phase: 'download', line: 'npm error 404 Not Found' }, 2);
+    // An older daemon sent "verify" with the error: the error's own phase wins.
+    const error = 'installing my-files failed during download: npm install failed\nlast output:\n  npm error 404 Not Found';
+    es().emit('install', { id: 'i1', phase: 'verify', done: true, error, line: 'install failed: ' + error }, 3);
+    flushSync();
+    const chips = [...document.querySelectorAll('ol.phases li')].map((li) => `${li.classList[0]}:${li.textContent!.replace(/\s*\(.*\)$/, '').replace(/\s+/g, ' ').trim()}`);
+    expect(chips).toEqual(['done:✓ Resolve', 'failed:✕ Download', 'todo:3 Install', 'todo:4 Verify']);
+    expect(document.querySelector('[role=alert]')!.textContent).toBe('Download failed: npm install failed');
+    // The 404 line once, in the installer's output; the error nowhere else.
+    expect(document.body.textContent!.split('npm error 404 Not Found')).toHaveLength(2);
+    expect(document.body.textContent!.split('npm install failed')).toHaveLength(2);
+    expect(document.querySelector('[data-progress]')).toBeNull();
+
+    const backBtn = [...document.querySelectorAll('button')].find((b) => b.textContent === 'Back')!;
+    backBtn.click();
+    flushSync();
+    expect(input('inst-name').value).toBe('my-files');
+    expect(input('inst-API_KEY').value).toBe('secret');
+    expect(input('inst-root').value).toBe('/srv/data');
+    expect(input('inst-PORT').value).toBe('9090');
+    submit();
+    await flush();
+    expect(posts).toHaveLength(2);
+    expect(posts[1].body.values).toEqual(posts[0].body.values);
+  });
+
+  it('checks a path input with the daemon when it is left and before the install', async () => {
+    const { posts, checks } = render();
+    type('inst-API_KEY', 'secret');
+    type('inst-root', '/srv/nope');
+    input('inst-root').dispatchEvent(new Event('change', { bubbles: true }));
+    await flush();
+    flushSync();
+    expect(checks).toEqual([{ path: '/srv/nope', kind: 'directory' }]);
+    expect(document.getElementById('inst-root-help')!.textContent).toBe('root: path "/srv/nope" does not exist.');
+    submit();
+    await flush();
+    flushSync();
+    expect(posts).toHaveLength(0);
+    expect(checks).toHaveLength(1); // the same value is not asked again
+
+    type('inst-root', '/srv/data');
+    submit();
+    await flush();
+    expect(checks.at(-1)).toEqual({ path: '/srv/data', kind: 'directory' });
+    expect(posts).toHaveLength(1);
+    expect(posts[0].body.values.root).toBe('/srv/data');
   });
 
   it('closes on Escape', () => {
