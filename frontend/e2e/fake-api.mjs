@@ -80,7 +80,10 @@ function makeState(now) {
       'claude-code': { id: 'claude-code', name: 'Claude Code', path: '/home/me/.claude.json', installed: true, connected: false, servers: [] },
       vscode: { id: 'vscode', name: 'VS Code', path: '/home/me/.config/Code/User/mcp.json', installed: false, connected: false, servers: [] },
     },
-    profiles: [{ name: 'coding', endpoint: '/mcp/p/coding', servers: ['everything', 'time'], toolCount: 12, clients: [] }],
+    profiles: [
+      { name: 'coding', endpoint: '/mcp/p/coding', servers: ['everything', 'time'], toolCount: 12, clients: [] },
+      { name: 'research', endpoint: '/mcp/p/research', servers: ['everything', 'time', 'filesystem'], toolSearch: true, toolCount: 2, clients: [] },
+    ],
     backups: { cursor: [{ client: 'cursor', path: '/home/me/.cursor/mcp.json', file: 'cursor/1.json', absent: false, time: iso(now - 5 * 86_400_000) }] },
     settings: { retention: { maxAge: '720h', maxBytes: 500 * 1048576 }, startAtLogin: true },
     catalog: [
@@ -373,7 +376,19 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
           : action === 'import'
             ? DIFF(c.path, b.replace ? '-    "sqlite": { "command": "uvx", "args": ["mcp-server-sqlite"] }\n+    "switchboard": { "url": "http://127.0.0.1:7777/mcp" }' : ' ')
             : DIFF(c.path, `     "sqlite": { "command": "uvx", "args": ["mcp-server-sqlite"] },\n+    "switchboard": {\n+      "url": "http://127.0.0.1:7777/mcp",\n+      "headers": { "Authorization": "Bearer ••••••" }\n+    }`);
-      if (r[2] === 'plan') return json(res, 200, { client: c.id, path: c.path, hash, diff, changed: !(action === 'connect' && c.connected) });
+      if (r[2] === 'plan') {
+        const plan = { client: c.id, path: c.path, hash, diff, changed: !(action === 'connect' && c.connected) };
+        if (action === 'connect') {
+          // As app/api/clients.go's planToolCount: what the endpoint lists
+          // (search mode: its two tools), against the client's limit.
+          const prof = b.profile ? st.profiles.find((x) => x.name === b.profile) : undefined;
+          const tools = prof ? (prof.toolSearch ? 2 : prof.toolCount) : st.settings.toolSearch ? 2 : 48;
+          const where = prof ? `profile "${prof.name}"` : '/mcp';
+          Object.assign(plan, { tools, toolLimit: c.toolLimit, toolLimitSource: c.toolLimitSource });
+          if (c.toolLimit && tools > c.toolLimit) plan.toolWarning = `${c.name} would see ${tools} tools on ${where}, more than the ${c.toolLimit} it takes`;
+        }
+        return json(res, 200, plan);
+      }
       if (b.hash !== hash) return json(res, 409, { error: `${c.path} changed since the plan was shown; look at the new plan first` });
       if (action === 'connect') {
         c.connected = true;

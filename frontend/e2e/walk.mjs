@@ -613,6 +613,38 @@ async function walkPages(scheme, interact) {
     }
   }
 
+  if (interact && opts.fake) {
+    step = 'connect over the tool limit: the warning and its choices inside the Connect dialog, before the write';
+    const card = page.locator('article.client[data-client="cursor"]');
+    await card.getByRole('button', { name: 'Reconnect…' }).click();
+    const dlg = page.locator('dialog[open]');
+    const warn = dlg.locator('[data-tool-limit]');
+    await warn.waitFor();
+    const said = (await warn.locator('strong').innerText()).trim();
+    if (said !== 'Cursor would see 48 tools on /mcp, more than the 40 it takes') throw new Error(`the Connect dialog warns: ${said}`);
+    await shotBoth('connect-tool-limit', scheme);
+    await warn.locator('select').selectOption('coding');
+    await dlg.locator('[data-tool-limit-ok]').waitFor();
+    const ok = await dlg.locator('[data-tool-limit-ok]').innerText();
+    if (!/12 tools; it takes 40/.test(ok) || !/profile coding/.test(await dlg.locator('h2, header').first().innerText())) throw new Error(`after picking profile coding: ${ok}`);
+    await shotBoth('connect-tool-limit-profile', scheme);
+    await dlg.locator('[data-tool-limit-ok]').waitFor();
+    await page.keyboard.press('Escape');
+    await dlg.waitFor({ state: 'detached' });
+    await card.locator('select.profile-choice').selectOption('');
+    await card.getByRole('button', { name: 'Reconnect…' }).click();
+    await warn.getByRole('button', { name: 'Turn on tool search on /mcp' }).click();
+    await dlg.locator('[data-tool-limit-ok]').waitFor();
+    const search = await dlg.locator('[data-tool-limit-ok]').innerText();
+    if (!/2 tools; it takes 40/.test(search)) throw new Error(`after tool search: ${search}`);
+    await shotBoth('connect-tool-search', scheme);
+    console.log(`tool limit: "${said}"; with profile coding: "${ok}"; with tool search: "${search}"`);
+    await page.keyboard.press('Escape');
+    await dlg.waitFor({ state: 'detached' });
+    // The rest of the walk sees /mcp as it was.
+    await page.evaluate(() => fetch('/api/v1/settings', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ toolSearch: false }) }));
+  }
+
   step = `${scheme}: history`;
   await go('history');
   await page.locator('.scroller a.tr, .scroller .empty').first().waitFor();

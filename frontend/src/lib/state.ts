@@ -76,3 +76,12 @@ export function failureCause(err: string | undefined): string {
   if (denied) return `Command not executable (permission denied): ${denied[1]}`;
   return err.replace(/^(server "[^"]*" (failed to start|is failing|crashed)[^:]*: )+/, '').replace(/^exec: /, '') || err;
 }
+
+/**
+ * liveUsage is a server's CPU and memory while it has processes; a
+ * stopped or failed one has none, and its last sample would mislead
+ * (it shows "—").
+ */
+export function liveUsage<U>(v: { processes?: unknown[]; usage?: U }): U | undefined {
+  return v.processes?.length ? v.usage : undefined;
+}

@@ -334,6 +334,11 @@ export interface ClientPlan {
   notes?: string[];
   /** Applying binds the client's token to another profile (or unbinds it), even when the file does not change. */
   rebind?: boolean;
+  /** On connect: how many tools the endpoint it points at lists now, the client's limit, and a warning when over (before the write). */
+  tools?: number;
+  toolLimit?: number;
+  toolLimitSource?: string;
+  toolWarning?: string;
 }
 
 export interface Backup {

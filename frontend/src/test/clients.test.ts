@@ -94,4 +94,60 @@ describe('Clients', () => {
     flushSync();
     expect(card.querySelector('.missing-tools')).toBeNull();
   });
+
+  it("warns of the client's tool limit in the Connect dialog, before the write, and offers a profile or tool search there", async () => {
+    const cursor: ClientView = { id: 'cursor', name: 'Cursor', path: '/home/u/.cursor/mcp.json', installed: true, connected: false, toolLimit: 40, servers: [] };
+    const coding: ProfileView = { name: 'coding', endpoint: '/mcp/p/coding', servers: ['fs'], toolCount: 12 };
+    const research: ProfileView = { name: 'research', endpoint: '/mcp/p/research', servers: ['fs'], toolSearch: true, toolCount: 2 };
+    let search = false;
+    const calls: { method: string; url: string; body: any }[] = [];
+    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+      const body = init.body ? JSON.parse(String(init.body)) : undefined;
+      if (init.method && init.method !== 'GET') calls.push({ method: init.method, url, body });
+      if (url === '/api/v1/settings' && init.method === 'PUT') {
+        search = body.toolSearch;
+        return new Response('{}', { status: 200 });
+      }
+      if (url.endsWith('/plan')) {
+        const tools = body.profile === 'coding' ? 12 : search ? 2 : 56;
+        const plan: ClientPlan = { client: 'cursor', path: cursor.path!, hash: 'h', diff: '+x', changed: true, tools, toolLimit: 40,
+          toolWarning: tools > 40 ? 'Cursor would see 56 tools on /mcp, more than the 40 it takes' : undefined };
+        return new Response(JSON.stringify(plan), { status: 200 });
+      }
+      if (url === '/api/v1/clients') return new Response(JSON.stringify([cursor]), { status: 200 });
+      if (url === '/api/v1/profiles') return new Response(JSON.stringify([coding, research]), { status: 200 });
+      return new Response('[]', { status: 200 });
+    });
+    const target = await renderPage(Clients);
+    const connectBtn = () => [...target.querySelectorAll<HTMLButtonElement>('[data-client="cursor"] .actions button')].find((b) => b.textContent!.trim() === 'Connect…')!;
+    connectBtn().click();
+    await settle();
+    const warn = () => document.querySelector('dialog [data-tool-limit]');
+    expect(warn()!.textContent).toContain('Cursor would see 56 tools on /mcp, more than the 40 it takes');
+    const options = [...warn()!.querySelectorAll('option')].map((o) => o.textContent);
+    expect(options).toEqual(['All servers (/mcp) · 56 tools', 'coding · 12 tools', 'research · search · 2 tools']);
+
+    // A profile picked in the dialog: planned again for it, the warning gone.
+    const sel = warn()!.querySelector<HTMLSelectElement>('select')!;
+    sel.value = 'coding';
+    sel.dispatchEvent(new Event('change', { bubbles: true }));
+    await settle();
+    expect(calls.at(-1)).toEqual({ method: 'POST', url: '/api/v1/clients/cursor/plan', body: { action: 'connect', profile: 'coding' } });
+    expect(warn()).toBeNull();
+    expect(document.querySelector('dialog [data-tool-limit-ok]')!.textContent).toBe('Cursor will see 12 tools; it takes 40.');
+    expect(target.querySelector<HTMLSelectElement>('[data-client="cursor"] select.profile-choice')!.value).toBe('coding');
+
+    // Back to /mcp, then tool search turned on from the dialog.
+    (document.querySelector('dialog footer button, dialog .footer button') as HTMLButtonElement | null)?.click();
+    const card = target.querySelector<HTMLSelectElement>('[data-client="cursor"] select.profile-choice')!;
+    card.value = '';
+    card.dispatchEvent(new Event('change', { bubbles: true }));
+    connectBtn().click();
+    await settle();
+    [...warn()!.querySelectorAll('button')].find((b) => b.textContent === 'Turn on tool search on /mcp')!.click();
+    await settle();
+    expect(calls.filter((c) => c.method === 'PUT')).toEqual([{ method: 'PUT', url: '/api/v1/settings', body: { toolSearch: true } }]);
+    expect(warn()).toBeNull();
+    expect(document.querySelector('dialog [data-tool-limit-ok]')!.textContent).toBe('Cursor will see 2 tools; it takes 40.');
+  });
 });
