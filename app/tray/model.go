@@ -123,8 +123,11 @@ type ServerMenu struct {
 
 // Menu is the whole tray: icon, tooltip and items.
 type Menu struct {
-	Health   Health
-	Tooltip  string
+	Health  Health
+	Tooltip string
+	// Header is the first line, information only: "3 of 4 servers
+	// running", so the menu says the state before it is read item by item.
+	Header   Item
 	Endpoint Item
 	// Held says that tools are held until approved, and opens the page
 	// where they are reviewed; hidden when none are.
@@ -225,6 +228,7 @@ func Build(s Snapshot, capacity int) Menu {
 	default:
 		m.Health = Well
 	}
+	m.Header = Item{Title: header(s.Err, len(servers), len(running)), Disabled: true}
 	if s.Err == nil {
 		m.Tooltip = tooltip(len(servers), running, starting, failing, s.Status.ConfigProblem)
 		if n := len(s.Held); n > 0 {
@@ -333,6 +337,22 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// header is the menu's first line: how many servers run of how many.
+func header(err error, total, running int) string {
+	switch {
+	case err != nil:
+		return "Daemon unreachable"
+	case total == 0:
+		return "No servers yet"
+	case total == 1:
+		if running == 1 {
+			return "1 server, running"
+		}
+		return "1 server, not running"
+	}
+	return fmt.Sprintf("%d of %d servers running", running, total)
 }
 
 func tooltip(total int, running, starting, failing []string, configProblem string) string {
@@ -482,7 +502,8 @@ func stoppable(v wire.ServerView) bool {
 	return false
 }
 
-// FormatBytes writes n bytes for people: 512 B, 34.5 MB, 1.2 GB.
+// FormatBytes writes n bytes for people in binary units, as the dashboard
+// does: 512 B, 34.5 MiB, 1.2 GiB.
 func FormatBytes(n uint64) string {
 	const unit = 1024
 	if n < unit {
@@ -493,7 +514,7 @@ func FormatBytes(n uint64) string {
 		div *= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func truncate(s string, n int) string {

@@ -67,7 +67,7 @@ func TestBuildFromSnapshot(t *testing.T) {
 		want Item
 	}{
 		{"fs calls", fs.Calls, Item{Title: "Calls last hour: 12 (1 failed)", Disabled: true}},
-		{"fs usage", fs.Usage, Item{Title: "CPU 1.5% · RSS 34.0 MB · 2 processes", Disabled: true}},
+		{"fs usage", fs.Usage, Item{Title: "CPU 1.5% · RSS 34.0 MiB · 2 processes", Disabled: true}},
 		{"fs state", fs.State, Item{Title: "State: running · pid 4242", Disabled: true}},
 		{"fs start", fs.Start, Item{Title: "Start", Disabled: true, Action: Action{ActStart, "fs"}}},
 		{"fs stop", fs.Stop, Item{Title: "Stop", Action: Action{ActStop, "fs"}}},
@@ -152,15 +152,15 @@ func TestRendererAppliesOnlyChanges(t *testing.T) {
 	b := &fakeBackend{}
 	r := NewRenderer(b, 3, icons)
 	pool, _, _, _ := b.snapshot()
-	if pool != r.Items() || pool != 3+3*9+1+5 { // endpoint, held, sign-in; 3 servers of 9; overflow; the rest
+	if pool != r.Items() || pool != 4+3*9+1+5 { // header, endpoint, held, sign-in; 3 servers of 9; overflow; the rest
 		t.Fatalf("pool has %d items (renderer says %d)", pool, r.Items())
 	}
 
 	s1 := Snapshot{Endpoint: "http://127.0.0.1:1/mcp", Servers: []wire.ServerView{view("a", "running"), view("b", "starting")}}
 	r.Apply(Build(s1, 3))
-	want := []string{"Copy endpoint: http://127.0.0.1:1/mcp",
+	want := []string{"1 of 2 servers running", "Copy endpoint: http://127.0.0.1:1/mcp",
 		"● a — running", "● a — running > State: running · pid 4242", "● a — running > Calls last hour: none",
-		"● a — running > CPU 1.5% · RSS 34.0 MB · 2 processes", "● a — running > Start", "● a — running > Stop",
+		"● a — running > CPU 1.5% · RSS 34.0 MiB · 2 processes", "● a — running > Start", "● a — running > Stop",
 		"● a — running > Restart", "● a — running > Show logs",
 		"◐ b — starting", "◐ b — starting > State: starting", "◐ b — starting > Calls last hour: none",
 		"◐ b — starting > CPU/RSS: not running", "◐ b — starting > Start", "◐ b — starting > Stop",
@@ -308,7 +308,7 @@ func TestBuildHeldTools(t *testing.T) {
 }
 
 func TestFormatBytes(t *testing.T) {
-	for n, want := range map[uint64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KB", 34 << 20: "34.0 MB", 3 << 30: "3.0 GB"} {
+	for n, want := range map[uint64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 34 << 20: "34.0 MiB", 3 << 30: "3.0 GiB"} {
 		if got := FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
 		}
@@ -441,5 +441,29 @@ func TestSignInItemAndNotifications(t *testing.T) {
 	if m.SignIn.Title != "Sign in to github…" || !strings.Contains(m.SignIn.Tooltip, "The server asks for more access than the last sign-in gave (repo)") ||
 		!strings.Contains(m.SignIn.Tooltip, "1 more need a sign-in: notion") {
 		t.Errorf("two servers to sign in to: %+v", m.SignIn)
+	}
+}
+
+// The menu's first line says how many servers run of how many, before the
+// user reads the servers one by one.
+func TestMenuHeader(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		snap    Snapshot
+		want    string
+		healthy Health
+	}{
+		{"three of four", Snapshot{Servers: []wire.ServerView{view("a", "running"), view("b", "running"), view("c", "running"), view("d", "stopped")}}, "3 of 4 servers running", Well},
+		{"none yet", Snapshot{}, "No servers yet", Well},
+		{"one running", Snapshot{Servers: []wire.ServerView{view("a", "running")}}, "1 server, running", Well},
+		{"one starting", Snapshot{Servers: []wire.ServerView{view("a", "starting")}}, "1 server, not running", Starting},
+		{"daemon down", Snapshot{Err: errors.New("connection refused")}, "Daemon unreachable", Failing},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := Build(tt.snap, 3)
+			if m.Header.Title != tt.want || !m.Header.Disabled || m.Health != tt.healthy {
+				t.Errorf("header %+v, health %v; want %q (disabled), %v", m.Header, m.Health, tt.want, tt.healthy)
+			}
+		})
 	}
 }

@@ -48,7 +48,7 @@ type Renderer struct {
 
 	mu                              sync.Mutex
 	all                             []*slot
-	endpt, held, signIn             *slot
+	header, endpt, held, signIn     *slot
 	srv                             []serverSlots
 	over                            *slot
 	open, pause, resume, auto, quit *slot
@@ -74,6 +74,7 @@ func NewRenderer(b Backend, capacity int, icons Icons) *Renderer {
 		r.all = append(r.all, s)
 		return s
 	}
+	r.header = add(b.AddItem(false))
 	r.endpt = add(b.AddItem(false))
 	r.held = add(b.AddItem(false))
 	r.signIn = add(b.AddItem(false))
@@ -114,6 +115,7 @@ func (r *Renderer) Apply(m Menu) {
 	}
 	r.health, r.tooltip, r.drawn = m.Health, m.Tooltip, true
 
+	set(r.header, m.Header)
 	set(r.endpt, m.Endpoint)
 	set(r.held, m.Held)
 	set(r.signIn, m.SignIn)
