@@ -21,7 +21,8 @@ function makeState(now) {
   const iso = (ms) => new Date(ms).toISOString();
   const servers = {
     everything: {
-      config: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything@2025.11.25'], disabledTools: ['longRunningOperation'] },
+      config: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything@2025.11.25'], disabledTools: ['longRunningOperation'],
+        install: { entry: 'io.github.modelcontextprotocol/server-everything', version: '2025.11.25', type: 'npm' } },
       state: 'running', restarts: 0,
       tools: ['echo', 'add', 'longRunningOperation', 'printEnv', 'sampleLLM', 'getTinyImage', 'annotatedMessage', 'getResourceReference'].map((name) => ({ name, description: `The ${name} tool` })),
       processes: [{ pid: 4242, state: 'ready', started: iso(now - 3_600_000), inFlight: 0, leased: false, serverInfo: 'example-servers/everything 1.0.0', protocol: '2025-11-25' }],
@@ -39,6 +40,8 @@ function makeState(now) {
     time: {
       config: { command: 'uvx', args: ['mcp-server-time'] },
       state: 'stopped', restarts: 1, tools: [{ name: 'get_current_time' }, { name: 'convert_time' }], processes: [],
+      // Its last sample from before it stopped (the daemon may still have one).
+      usage: { cpuPercent: 0.4, rssBytes: 58.4 * 1048576, processes: 1 },
     },
     // A remote server behind OAuth that was never signed in: its calls
     // fail until the user signs in (POST .../login, then the browser).
@@ -54,7 +57,8 @@ function makeState(now) {
   const clients = [['claude-desktop', 'Claude Desktop'], ['cursor', 'Cursor'], ['vscode', 'VS Code']];
   const calls = [];
   for (let i = 0; i < 5000; i++) {
-    const [server, name] = tools[i % tools.length];
+    // Now and then a tool no server has: the gateway answers it, with no server.
+    const [server, name] = i % 250 === 7 ? ['', 'nosuch__tool'] : tools[i % tools.length];
     const [label, cname] = clients[i % 3];
     const outcome = server === 'filesystem' ? 'server_unavailable' : i % 41 === 0 ? 'tool_error' : i % 97 === 0 ? 'timeout' : 'ok';
     calls.push({
@@ -69,9 +73,11 @@ function makeState(now) {
     calls,
     nextCall: 5001,
     tokens: [
-      { label: 'cursor', created: iso(now - 5 * 86_400_000), lastUsed: iso(now - 120_000) },
-      { label: 'claude-desktop', created: iso(now - 2 * 86_400_000), lastUsed: iso(now - 3_600_000) },
-      { label: 'vscode', created: iso(now - 86_400_000) },
+      { id: 't-cli', label: 'cli', scope: 'admin', created: iso(now - 9 * 86_400_000), lastUsed: iso(now - 60_000) },
+      { id: 't-dash', label: 'dashboard', scope: 'admin', created: iso(now - 9 * 86_400_000), lastUsed: iso(now - 1000) },
+      { id: 't-cursor', label: 'cursor', scope: 'client', created: iso(now - 5 * 86_400_000), lastUsed: iso(now - 120_000) },
+      { id: 't-claude', label: 'claude-desktop', scope: 'client', profile: 'coding', created: iso(now - 2 * 86_400_000), lastUsed: iso(now - 3_600_000) },
+      { id: 't-vscode', label: 'vscode', scope: 'client', created: iso(now - 86_400_000) },
     ],
     clients: {
       'claude-desktop': { id: 'claude-desktop', name: 'Claude Desktop', path: '/home/me/.config/Claude/claude_desktop_config.json', installed: true, connected: false, servers: [{ Name: 'sqlite', Command: 'uvx', Args: ['mcp-server-sqlite', '--db-path', '/home/me/test.db'] }] },
@@ -110,7 +116,7 @@ const FAKE_FILES = ['/home/me/notes.txt'];
 function view(name, s) {
   return {
     name, config: s.config, enabled: s.config.enabled !== false, state: s.config.enabled === false ? 'disabled' : s.state,
-    mode: 'shared', processes: s.processes ?? [], restarts: s.restarts ?? 0, lastError: s.lastError, usage: s.state === 'running' ? s.usage : undefined,
+    mode: 'shared', processes: s.processes ?? [], restarts: s.restarts ?? 0, lastError: s.lastError, usage: s.usage,
     recentLogs: [], tools: s.tools ?? [], listed: s.tools !== undefined, auth: s.auth,
     // As app/api/servers.go words it for a remote server and a hand-added one.
     sandbox: s.config.url
@@ -292,6 +298,13 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
         }, 1500);
         return json(res, 200, { server: name, signInUrl: link, browserOpened: false, auth: s.auth });
       }
+      if (m === 'GET' && verb === 'update') {
+        // As app/api/installs.go's checkUpdate against the fake's catalog.
+        if (!s.config.install) return json(res, 400, { error: `server "${name}" was not installed from the catalog` });
+        const e = st.catalog.find((x) => x.name === s.config.install.entry);
+        const latest = e?.version ?? s.config.install.version;
+        return json(res, 200, { server: name, entry: s.config.install.entry, installed: s.config.install.version, latest, available: latest !== s.config.install.version });
+      }
       if (m === 'POST' && ['start', 'stop', 'restart', 'update'].includes(verb)) {
         if (s.config.enabled === false) return json(res, 409, { error: `server "${name}" is disabled in config.json; set "enabled": true to use it` });
         if (name === 'filesystem' && verb !== 'stop') {
@@ -408,6 +421,10 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
     }
     if (m === 'GET' && p === '/catalog') {
       const t = (q.get('q') ?? '').toLowerCase();
+      if (st.registryOffline) {
+        return json(res, 200, { entries: st.catalog.filter((e) => e.source === 'embedded' && (!t || `${e.name} ${e.title} ${e.description}`.toLowerCase().includes(t))), source: 'embedded',
+          warning: 'registry unreachable: Get "https://registry.modelcontextprotocol.io/v0/servers?limit=100": dial tcp: lookup registry.modelcontextprotocol.io: no such host; no cached registry results, showing the built-in catalog only' });
+      }
       return json(res, 200, { entries: st.catalog.filter((e) => !t || `${e.name} ${e.title} ${e.description}`.toLowerCase().includes(t)), source: 'registry', warning: '' });
     }
     if ((r = /^\/catalog\/(.+)$/.exec(p))) {
@@ -547,6 +564,9 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       ok({
         url: `http://127.0.0.1:${addr.port}`,
         loginPath: `/login?code=${CODE}`,
+        // The walk cuts the fake's registry: the catalog then answers as
+        // the daemon does without DNS (the built-in entries, a warning).
+        setRegistryOffline: (on) => (st.registryOffline = on),
         close: () =>
           new Promise((done) => {
             clearInterval(timer);

@@ -512,6 +512,27 @@ async function walkPages(scheme, interact) {
     await shot('server-lifecycle');
   }
 
+  if (interact && opts.fake) {
+    step = 'a stopped server: no figures from before it stopped; the list says Calls/min is a 15-min average';
+    await go('servers');
+    const row = page.locator('tr[data-server="time"]');
+    const mem = (await row.locator('td').nth(5).innerText()).trim();
+    if (mem !== '—') throw new Error(`a stopped server's Memory in the list reads ${mem}`);
+    const head = (await page.locator('table.servers thead').innerText()).replace(/\s+/g, ' ');
+    if (!/Calls\/min 15-min avg/.test(head)) throw new Error(`the list's header: ${head}`);
+    await go('servers/time');
+    const kpi = page.locator('.kpi', { hasText: 'Memory' });
+    const big = (await kpi.locator('.big').innerText()).trim();
+    if (big !== '—') throw new Error(`a stopped server's Memory reads ${big}`);
+    await shotBoth('server-stopped', scheme);
+    step = 'an installed server at the latest version: no Update offered';
+    await go('servers/everything');
+    await page.locator('[data-latest]').waitFor();
+    const latest = await page.locator('[data-latest]').innerText();
+    if (await page.getByRole('button', { name: /^Update/ }).count()) throw new Error('Update is offered at the latest version');
+    console.log(`stopped server: Memory ${mem} in the list, ${big} on its page; everything reads "${latest}", no Update`);
+  }
+
   step = `${scheme}: catalog`;
   await go('catalog');
   await page.locator('.entries li').first().waitFor();
@@ -823,6 +844,19 @@ async function walkPages(scheme, interact) {
   step = `${scheme}: usage`;
   await go('usage');
   await page.locator('figure.chart, .empty').first().waitFor();
+  if (interact && opts.fake) {
+    step = 'usage: 15 min first; calls with no server labelled';
+    const checked = await page.locator('[role=radio][aria-checked=true]').innerText();
+    if (checked !== '15 min') throw new Error(`the Usage page opens on ${checked}`);
+    const none = page.locator('tr[data-usage-row=""]');
+    await none.waitFor();
+    const label = (await none.locator('td').first().innerText()).trim();
+    if (!/no server/.test(label)) throw new Error(`the Usage row for calls with no server reads "${label}"`);
+    await none.scrollIntoViewIfNeeded();
+    await shotBoth('usage-15min', scheme);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    console.log(`usage: opens on ${checked}; the row with no server reads "${label}"`);
+  }
   if (interact) await page.getByRole('radio', { name: '24 h' }).click();
   await page.waitForTimeout(500);
   await shot(`usage-${scheme}`);
@@ -832,9 +866,27 @@ async function walkPages(scheme, interact) {
   await page.getByLabel('MCP endpoint address').waitFor();
   await page.waitForTimeout(300);
   await shot(`settings-${scheme}`);
+  if (interact && (await page.locator('tr[data-token]').count())) {
+    step = "settings: the tokens table's scope and profile; Switchboard's own tokens not offered a Revoke";
+    const table = page.locator('table', { has: page.locator('tr[data-token]') });
+    const head = (await table.locator('thead').innerText()).replace(/\s+/g, ' ').trim();
+    if (!/Client Scope Profile Created Last used/.test(head)) throw new Error(`the tokens table's columns: ${head}`);
+    const guarded = [];
+    for (const row of await page.locator('tr[data-token]').all()) {
+      const label = await row.getAttribute('data-token');
+      const scope = (await row.locator('[data-scope]').innerText()).trim();
+      const revocable = (await row.getByRole('button', { name: 'Revoke…' }).count()) > 0;
+      if (scope === 'admin' && revocable) throw new Error(`the admin token ${label} is offered Revoke…`);
+      if (scope === 'admin') guarded.push(label);
+    }
+    if (!guarded.includes('dashboard')) throw new Error(`guarded tokens: ${guarded.join(', ')}; the dashboard's own is not among them`);
+    await table.scrollIntoViewIfNeeded();
+    await shotBoth('settings-tokens', scheme);
+    console.log(`tokens: columns "${head}"; no Revoke for ${guarded.join(', ')}`);
+  }
   if (interact && opts.mutate && (await page.getByRole('button', { name: 'Revoke…' }).count())) {
     step = 'settings: revoke a token';
-    const row = opts.revoke ? page.locator(`tr[data-token="${opts.revoke}"]`) : page.locator('tr[data-token]').first();
+    const row = opts.revoke ? page.locator(`tr[data-token="${opts.revoke}"]`) : page.locator('tr[data-token]', { has: page.getByRole('button', { name: 'Revoke…' }) }).first();
     const label = await row.getAttribute('data-token');
     await row.getByRole('button', { name: 'Revoke…' }).click();
     await page.locator('dialog[open]').getByRole('button', { name: 'Revoke' }).click();
@@ -898,6 +950,42 @@ try {
   if (overflow) throw new Error('the page scrolls sideways at 900x600');
   await go('history');
   await shot('history-900x600');
+  step = 'the catalog at 900 px: the inputs table stacked under the list, not clipped';
+  await page.setViewportSize({ width: 900, height: 700 });
+  await go(`catalog/${encodeURIComponent('io.github.modelcontextprotocol/server-filesystem')}`);
+  const inputs = page.locator('.detail table.inputs');
+  await inputs.waitFor();
+  const clip = await inputs.evaluate((t) => {
+    const box = t.closest('.inputs-scroll').getBoundingClientRect();
+    const last = t.querySelector('thead th:last-child').getBoundingClientRect();
+    return { right: Math.round(last.right), box: Math.round(box.right), page: document.documentElement.scrollWidth > window.innerWidth };
+  });
+  if (clip.page || clip.right > clip.box + 1) throw new Error(`the catalog's inputs table at 900 px: its Description column ends at ${clip.right}, its box at ${clip.box}, the page scrolls sideways: ${clip.page}`);
+  await inputs.scrollIntoViewIfNeeded();
+  await shotBoth('catalog-900');
+  console.log(`catalog at 900 px: the inputs table ends at ${clip.right} px, inside its box (${clip.box} px)`);
+  if (fake) {
+    step = 'the registry offline: one dismissible line';
+    fake.setRegistryOffline(true);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await go('catalog');
+    await page.reload(); // the Catalog page was open: search again
+    const line = page.locator('[data-registry-line]');
+    await line.waitFor();
+    const text = (await line.innerText()).replace('×', '').trim();
+    if (text !== '⚠ registry offline: showing the 1 built-in server') throw new Error(`the registry-offline line: ${text}`);
+    const height = (await line.boundingBox()).height;
+    if (height > 40) throw new Error(`the registry-offline line is ${height} px high`);
+    await shotBoth('catalog-registry-offline');
+    await line.getByRole('button', { name: /^Dismiss/ }).click();
+    await line.waitFor({ state: 'detached' });
+    await go('servers');
+    await go('catalog');
+    await page.locator('.entries li').first().waitFor();
+    if (await line.count()) throw new Error('the dismissed registry-offline line came back on the next visit');
+    console.log(`registry offline: "${text}" (${height} px high), dismissed, not back on the next visit`);
+    fake.setRegistryOffline(false);
+  }
   await page.setViewportSize({ width: 1280, height: 800 });
 
   await page.emulateMedia({ colorScheme: 'dark' });

@@ -184,3 +184,16 @@ export function failure(error: string, phase: string): { phase: string; message:
   const m = /^installing \S+ failed during (\w+): ([\s\S]*)$/.exec(head);
   return m ? { phase: m[1], message: m[2] } : { phase, message: head };
 }
+
+/**
+ * registryLine is the one line the catalog shows when the registry could
+ * not answer (its warning, which names the DNS or network error, goes in
+ * the line's tooltip); "" when it answered.
+ */
+export function registryLine(a: { entries: unknown[]; source: string; warning?: string } | null): string {
+  if (!a?.warning) return '';
+  const n = a.entries.length;
+  if (a.source === 'cache') return `registry offline: showing ${n} server${n === 1 ? '' : 's'} from its cached answers`;
+  if (a.source === 'embedded') return `registry offline: showing the ${n} built-in server${n === 1 ? '' : 's'}`;
+  return a.warning;
+}

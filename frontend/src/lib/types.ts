@@ -86,6 +86,8 @@ export interface ServerConfig {
   /** Overrides of tools' tiers, by the server's own tool names. */
   tiers?: Record<string, Tier>;
   alias?: string;
+  /** Where a catalog install came from (config.json's "install"). */
+  install?: { entry: string; version?: string; type?: string };
   [k: string]: unknown;
 }
 
@@ -429,7 +431,12 @@ export interface CatalogAnswer {
 }
 
 export interface TokenInfo {
+  id?: string;
   label: string;
+  /** "admin" (the API and MCP: the CLI, tray, window, dashboard) or "client" (MCP only). */
+  scope?: string;
+  /** The profile a client's token is bound to; absent: it reaches /mcp. */
+  profile?: string;
   created: string;
   lastUsed?: string;
 }

@@ -183,3 +183,22 @@ describe('one time format', () => {
     expect(time(t, o).startsWith(axisTime(t, 3_600_000, o))).toBe(true);
   });
 });
+
+describe('small things that mislead', () => {
+  it('shows no usage for a server without processes (stopped, failed)', async () => {
+    const { liveUsage } = await import('../lib/state');
+    const usage = { cpuPercent: 0.4, rssBytes: 61_236_838 };
+    expect(liveUsage({ processes: [], usage })).toBeUndefined();
+    expect(liveUsage({ usage })).toBeUndefined();
+    expect(liveUsage({ processes: [{}], usage })).toBe(usage);
+  });
+
+  it('says the registry is offline in one line, with the number of entries shown', async () => {
+    const { registryLine } = await import('../lib/install');
+    const warning = 'registry unreachable: dial tcp: lookup registry.modelcontextprotocol.io: no such host; no cached registry results, showing the built-in catalog only';
+    expect(registryLine({ entries: [1, 2, 3], source: 'embedded', warning })).toBe('registry offline: showing the 3 built-in servers');
+    expect(registryLine({ entries: [1], source: 'cache', warning })).toBe('registry offline: showing 1 server from its cached answers');
+    expect(registryLine({ entries: [1], source: 'registry' })).toBe('');
+    expect(registryLine(null)).toBe('');
+  });
+});

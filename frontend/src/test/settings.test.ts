@@ -73,4 +73,28 @@ describe('Settings', () => {
     expect(target.textContent).toContain('History retention');
     expect(target.querySelector('[data-tool-search]')).toBeNull();
   });
+
+  it("shows each token's scope and profile, and offers no Revoke for Switchboard's own tokens", async () => {
+    const toks = [
+      { id: 'a', label: 'dashboard', scope: 'admin', created: '2026-11-01T10:00:00Z' },
+      { id: 'b', label: 'cli', scope: 'admin', created: '2026-11-01T10:00:00Z' },
+      { id: 'c', label: 'cursor', scope: 'client', profile: 'coding', created: '2026-11-02T10:00:00Z' },
+      { id: 'd', label: 'vscode', scope: 'client', created: '2026-11-03T10:00:00Z' },
+    ];
+    vi.stubGlobal('fetch', async (url: string) => new Response(url === '/api/v1/tokens' ? JSON.stringify(toks) : '{}', { status: 200 }));
+    const target = await renderPage(Settings);
+    const rows = [...target.querySelectorAll('tr[data-token]')].map((tr) => [
+      tr.getAttribute('data-token'),
+      tr.querySelector('[data-scope]')!.textContent!.trim(),
+      tr.querySelector('[data-profile]')!.textContent!.trim(),
+      tr.querySelector('button') ? 'Revoke…' : tr.querySelector('[data-guarded]')!.textContent!.trim(),
+    ]);
+    expect(rows).toEqual([
+      ['dashboard', 'admin', '/mcp', 'this dashboard'],
+      ['cli', 'admin', '/mcp', 'Switchboard’s own'],
+      ['cursor', 'client', 'coding', 'Revoke…'],
+      ['vscode', 'client', '/mcp', 'Revoke…'],
+    ]);
+    expect(target.querySelector('tr[data-token="cli"] [data-guarded]')!.getAttribute('title')).toContain('switchboard tokens revoke cli');
+  });
 });
