@@ -13,10 +13,13 @@ import (
 // IconSize is the side of the tray icons in pixels; tray hosts scale it.
 const IconSize = 32
 
-// Icons are the tray icon of each Health, as PNG (and ICO for Windows).
-// The three differ in shape, not only in colour, so that they read in a
-// monochrome menu bar and for colour-blind users: a filled disc (well), a
-// ring (starting), a triangle with an exclamation mark (failing).
+// Icons are the tray icon of each Health, as PNG (and ICO for Windows):
+// Switchboard's mark (the dashboard's: a rounded blue plate with two
+// white jacks joined by a cord) with the state as a badge at its lower
+// right. The badges differ in shape, not only in colour, so that they read
+// in a monochrome menu bar and for colour-blind users: a filled disc with a
+// check (well), a ring (starting), a triangle with an exclamation mark
+// (failing). A transparent gap parts the badge from the mark.
 type Icons struct {
 	PNG map[Health][]byte
 	ICO map[Health][]byte
@@ -38,10 +41,19 @@ func MakeIcons() (Icons, error) {
 }
 
 var (
-	green = color.NRGBA{0x1f, 0x88, 0x3d, 0xff}
-	amber = color.NRGBA{0xbf, 0x87, 0x00, 0xff}
-	red   = color.NRGBA{0xcf, 0x22, 0x2e, 0xff}
-	white = color.NRGBA{0xff, 0xff, 0xff, 0xff}
+	// accent is the dashboard's --accent (light theme).
+	accent = color.NRGBA{0x2f, 0x5f, 0xd0, 0xff}
+	green  = color.NRGBA{0x1f, 0x88, 0x3d, 0xff}
+	amber  = color.NRGBA{0xbf, 0x87, 0x00, 0xff}
+	red    = color.NRGBA{0xcf, 0x22, 0x2e, 0xff}
+	white  = color.NRGBA{0xff, 0xff, 0xff, 0xff}
+)
+
+// The badge: a disc at the lower right, in unit coordinates, and the gap
+// cut around it.
+const (
+	badgeX, badgeY, badgeR = 0.75, 0.75, 0.25
+	badgeGap               = 0.05
 )
 
 // DrawIcon draws the icon of h, size x size pixels, with 4x4 supersampling
@@ -51,61 +63,103 @@ func DrawIcon(h Health, size int) *image.NRGBA {
 	s := float64(size)
 	for y := 0; y < size; y++ {
 		for x := 0; x < size; x++ {
-			var fg color.NRGBA
-			cover, inner := 0, 0
+			// Average the samples' colours, weighted by their alpha.
+			var r, g, b, a float64
 			for sy := 0; sy < 4; sy++ {
 				for sx := 0; sx < 4; sx++ {
 					px := (float64(x) + (float64(sx)+0.5)/4) / s // 0..1
 					py := (float64(y) + (float64(sy)+0.5)/4) / s
-					in, mark := shape(h, px, py)
-					if in {
-						cover++
-						if mark {
-							inner++
-						}
+					c, ok := sample(h, px, py)
+					if !ok {
+						continue
 					}
+					r, g, b, a = r+float64(c.R), g+float64(c.G), b+float64(c.B), a+1
 				}
 			}
-			if cover == 0 {
+			if a == 0 {
 				continue
 			}
-			switch h {
-			case Well:
-				fg = green
-			case Starting:
-				fg = amber
-			default:
-				fg = red
-			}
-			// Blend the mark (white) into the shape's colour by coverage.
-			if inner > 0 {
-				t := float64(inner) / float64(cover)
-				fg.R = uint8(float64(fg.R)*(1-t) + float64(white.R)*t)
-				fg.G = uint8(float64(fg.G)*(1-t) + float64(white.G)*t)
-				fg.B = uint8(float64(fg.B)*(1-t) + float64(white.B)*t)
-			}
-			fg.A = uint8(255 * cover / 16)
-			img.SetNRGBA(x, y, fg)
+			img.SetNRGBA(x, y, color.NRGBA{uint8(r / a), uint8(g / a), uint8(b / a), uint8(255 * a / 16)})
 		}
 	}
 	return img
 }
 
-// shape says whether the point (x, y) in the unit square is inside the
-// icon of h, and whether it is on its inner (white) mark.
-func shape(h Health, x, y float64) (in, mark bool) {
+// sample is the colour of the icon of h at (x, y) in the unit square;
+// ok is false where it is transparent.
+func sample(h Health, x, y float64) (c color.NRGBA, ok bool) {
+	d := math.Hypot(x-badgeX, y-badgeY)
+	if d <= badgeR+badgeGap {
+		if d > badgeR {
+			return c, false // the gap between badge and mark
+		}
+		// The badge's own square, mapped onto the unit square.
+		bx := (x-badgeX)/(2*badgeR) + 0.5
+		by := (y-badgeY)/(2*badgeR) + 0.5
+		in, mark := badge(h, bx, by)
+		switch {
+		case !in:
+			return c, false
+		case mark:
+			return white, true
+		case h == Well:
+			return green, true
+		case h == Starting:
+			return amber, true
+		default:
+			return red, true
+		}
+	}
+	in, mark := plate(x, y)
+	switch {
+	case !in:
+		return c, false
+	case mark:
+		return white, true
+	default:
+		return accent, true
+	}
+}
+
+// plate is the mark as the dashboard's SVG draws it on 24x24: a rounded
+// rectangle (2,4)–(22,20) with corner radius 4, two jacks of radius 2.2
+// at (8,12) and (16,12), a cord between them 1.8 wide. Here it fills the
+// icon's width (the tray gives an icon a square), and the jacks sit
+// higher, where the badge leaves them whole.
+func plate(x, y float64) (in, mark bool) {
+	// The SVG's coordinates, scaled so that the plate spans 1..23.
+	u := 1 + x*22
+	v := 3 + y*18
+	const left, top, right, bottom, rad = 1, 4, 23, 20, 4
+	if u < left || u > right || v < top || v > bottom {
+		return false, false
+	}
+	cx := math.Max(left+rad, math.Min(right-rad, u))
+	cy := math.Max(top+rad, math.Min(bottom-rad, v))
+	if math.Hypot(u-cx, v-cy) > rad {
+		return false, false
+	}
+	// The jacks sit higher than the SVG's, clear of the badge.
+	jack := math.Hypot(u-7, v-9.2) < 2.4 || math.Hypot(u-17, v-9.2) < 2.4
+	cord := u > 9 && u < 15 && math.Abs(v-9.2) < 1.0
+	return true, jack || cord
+}
+
+// badge says whether the point (x, y) in the badge's unit square is inside
+// the badge of h, and whether it is on its inner (white) mark.
+func badge(h Health, x, y float64) (in, mark bool) {
 	dx, dy := x-0.5, y-0.5
 	r := math.Hypot(dx, dy)
 	switch h {
 	case Well:
 		// A filled disc with a white check mark.
-		if r > 0.44 {
+		if r > 0.5 {
 			return false, false
 		}
 		return true, onCheck(x, y)
 	case Starting:
 		// A ring with a gap at the top right: "in progress".
-		if r > 0.44 || r < 0.26 {
+		if r > 0.5 || r < 0.24 {
 			return false, false
 		}
 		a := math.Atan2(-dy, dx) // 0 = right, counter-clockwise
@@ -115,16 +169,16 @@ func shape(h Health, x, y float64) (in, mark bool) {
 		return true, false
 	default:
 		// An upward triangle with a white exclamation mark.
-		const top, bottom = 0.06, 0.92
+		const top, bottom = 0.02, 0.96
 		if y < top || y > bottom {
 			return false, false
 		}
-		half := 0.46 * (y - top) / (bottom - top)
+		half := 0.52 * (y - top) / (bottom - top)
 		if math.Abs(dx) > half {
 			return false, false
 		}
-		bar := math.Abs(dx) < 0.055 && y > 0.32 && y < 0.66
-		dot := math.Hypot(dx, y-0.78) < 0.065
+		bar := math.Abs(dx) < 0.08 && y > 0.32 && y < 0.66
+		dot := math.Hypot(dx, y-0.80) < 0.085
 		return true, bar || dot
 	}
 }
@@ -137,8 +191,8 @@ func onCheck(x, y float64) bool {
 		t = math.Max(0, math.Min(1, t))
 		return math.Hypot(x-(ax+t*vx), y-(ay+t*vy))
 	}
-	const w = 0.055
-	return seg(0.28, 0.52, 0.43, 0.67) < w || seg(0.43, 0.67, 0.72, 0.36) < w
+	const w = 0.08
+	return seg(0.26, 0.52, 0.43, 0.69) < w || seg(0.43, 0.69, 0.75, 0.34) < w
 }
 
 // pngToICO wraps a PNG in an ICO container (one image), which Windows'
