@@ -195,6 +195,7 @@ func TestAPIResponseShapes(t *testing.T) {
 
 	call("GET", "/api/v1/settings", "", "", 200)
 	call("PUT", "/api/v1/settings", "", `{"redactValues":true}`, 200)
+	call("POST", "/api/v1/paths/check", "", `{"path":"/nonexistent-switchboard-dir","kind":"directory"}`, 200)
 
 	call("GET", "/api/v1/clients", "", "", 200)
 	plan := call("POST", "/api/v1/clients/cursor/plan", "/api/v1/clients/{id}/plan", `{"action":"connect"}`, 200)
