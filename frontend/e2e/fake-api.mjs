@@ -60,11 +60,11 @@ function makeState(now) {
     // Now and then a tool no server has: the gateway answers it, with no server.
     const [server, name] = i % 250 === 7 ? ['', 'nosuch__tool'] : tools[i % tools.length];
     const [label, cname] = clients[i % 3];
-    const outcome = server === 'filesystem' ? 'server_unavailable' : i % 41 === 0 ? 'tool_error' : i % 97 === 0 ? 'timeout' : 'ok';
+    const outcome = server === '' ? 'protocol_error' : server === 'filesystem' ? 'server_unavailable' : i % 41 === 0 ? 'tool_error' : i % 97 === 0 ? 'timeout' : 'ok';
     calls.push({
       id: 5000 - i, start: iso(now - i * 17_000 - 500), duration: (3 + (i % 13) * 7) * 1e6 + (i % 5) * 1e5,
       clientLabel: label, clientName: cname, clientVersion: '1.0', session: `s${i % 7}`, endpoint: '/mcp', server, method: 'tools/call', name, outcome,
-      error: outcome === 'ok' ? undefined : outcome === 'tool_error' ? 'invalid arguments: "a" must be a number' : outcome === 'timeout' ? 'no answer within 60s' : 'server filesystem is failing',
+      error: outcome === 'ok' ? undefined : outcome === 'protocol_error' ? `unknown tool "${name}"` : outcome === 'tool_error' ? 'invalid arguments: "a" must be a number' : outcome === 'timeout' ? 'no answer within 60s' : 'server filesystem is failing',
       responseSize: 120 + (i % 50) * 31,
     });
   }
