@@ -422,6 +422,8 @@ export interface CatalogEntry {
   shortName?: string;
   source?: string;
   status?: string;
+  /** The server needs the network (only embedded entries say; registry ones are given it). */
+  network?: boolean;
 }
 
 export interface CatalogAnswer {

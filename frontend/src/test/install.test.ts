@@ -35,6 +35,35 @@ const entry: CatalogEntry = {
   ],
 };
 
+describe('install dialog: what the server may reach', () => {
+  afterEach(() => {
+    document.body.innerHTML = '';
+  });
+  const preview = async (e: CatalogEntry) => {
+    const cmp = mount(InstallDialog, { target: document.body, props: { entry: e, stream: new EventStream({ factory: (u) => new FakeEventSource(u) }), taken: [], onclose: () => {}, ondone: () => {} } });
+    flushSync();
+    const text = document.querySelector('[data-sandbox-preview]')?.textContent?.replace(/\s+/g, ' ') ?? '';
+    await flush();
+    unmount(cmp);
+    return text;
+  };
+
+  it.each([
+    ['an embedded entry without network', { ...entry, source: 'embedded', network: false }, 'No network: the catalog says it needs none.'],
+    ['an embedded entry that needs it', { ...entry, source: 'embedded', network: true }, 'It may use the network (the catalog says it needs it), but never Switchboard\'s own port.'],
+    ['a registry entry', { ...entry, source: 'registry' }, 'a registry entry does not say whether it needs it'],
+  ])('%s', async (_, e, want) => {
+    const text = await preview(e as CatalogEntry);
+    expect(text).toContain('write only its data folder, a temporary folder of its own and those paths');
+    expect(text).toContain(want);
+  });
+
+  it('is not shown for a remote', async () => {
+    const remoteOnly: CatalogEntry = { ...entry, packages: [], remotes: [{ type: 'streamable-http', url: 'https://mcp.example.com/mcp' }] };
+    expect(await preview(remoteOnly)).toBe('');
+  });
+});
+
 describe('install inputs', () => {
   const fields = fieldsOf(installablePackage(entry));
 
