@@ -465,33 +465,11 @@ func (s *Store) Bind(label, profile string) ([]Token, error) {
 	if err := checkProfile(profile); err != nil {
 		return nil, err
 	}
-	var bound []Token
-	err := s.change(func(toks []Token) ([]Token, error) {
-		n, changed := 0, false
-		for i := range toks {
-			if toks[i].Label != label {
-				continue
-			}
-			n++
-			changed = changed || toks[i].Profile != profile
-			toks[i].Profile = profile
-			t := toks[i]
-			t.Secret = ""
-			bound = append(bound, t)
-		}
-		switch {
-		case n == 0:
-			return nil, fmt.Errorf("no token labelled %q: %w", label, ErrNotFound)
-		case !changed:
-			return nil, nil // nothing to write
-		}
-		return toks, nil
+	return s.setOn(label, func(t *Token) bool {
+		changed := t.Profile != profile
+		t.Profile = profile
+		return changed
 	})
-	if err != nil {
-		return nil, err
-	}
-	sortTokens(bound)
-	return bound, nil
 }
 
 // SetMaxTier caps the tiers of the tools every token with the given label
@@ -509,7 +487,19 @@ func (s *Store) SetMaxTier(label string, max tiers.Tier) ([]Token, error) {
 			return nil, fmt.Errorf("token %q: %w", label, err)
 		}
 	}
-	var capped []Token
+	return s.setOn(label, func(t *Token) bool {
+		changed := t.MaxTier != max
+		t.MaxTier = max
+		return changed
+	})
+}
+
+// setOn applies set to every token labelled label (set reports whether it
+// changed the token), writes the file if any changed, and returns those
+// tokens without their secrets, sorted. A label no token has is an error
+// wrapping ErrNotFound.
+func (s *Store) setOn(label string, set func(*Token) bool) ([]Token, error) {
+	var touched []Token
 	err := s.change(func(toks []Token) ([]Token, error) {
 		n, changed := 0, false
 		for i := range toks {
@@ -517,11 +507,10 @@ func (s *Store) SetMaxTier(label string, max tiers.Tier) ([]Token, error) {
 				continue
 			}
 			n++
-			changed = changed || toks[i].MaxTier != max
-			toks[i].MaxTier = max
+			changed = set(&toks[i]) || changed
 			t := toks[i]
 			t.Secret = ""
-			capped = append(capped, t)
+			touched = append(touched, t)
 		}
 		switch {
 		case n == 0:
@@ -534,8 +523,8 @@ func (s *Store) SetMaxTier(label string, max tiers.Tier) ([]Token, error) {
 	if err != nil {
 		return nil, err
 	}
-	sortTokens(capped)
-	return capped, nil
+	sortTokens(touched)
+	return touched, nil
 }
 
 // checkProfile accepts "" and the profile names of the config: 1 to
