@@ -19,6 +19,24 @@ import (
 	"github.com/switchboardhq/switchboard/app/toolscan"
 )
 
+// approvalsParts opens what a toolApprovals records into: an approvals
+// store, a history and a live feed, all closed when the test ends.
+func approvalsParts(t *testing.T) (*approvals.Store, *history.Store, *events.Bus) {
+	t.Helper()
+	store, err := approvals.Open(filepath.Join(t.TempDir(), approvals.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := history.Open(t.Context(), filepath.Join(t.TempDir(), "history.db"), history.Options{RetentionInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hist.Close(context.Background()) })
+	bus := events.New(0)
+	t.Cleanup(bus.Close)
+	return store, hist, bus
+}
+
 // TestApprovalsPruneAndMigration: at start the approvals of servers no
 // longer configured are forgotten, and the first list of a configured
 // server the approvals did not know is called a migration; one added later
@@ -77,18 +95,7 @@ func TestReviewOfARemovedServer(t *testing.T) {
 // description that gives orders about another server's tool (whose name
 // the approvals know) is held too.
 func TestReviewScansWhatIsListed(t *testing.T) {
-	ctx := t.Context()
-	store, err := approvals.Open(filepath.Join(t.TempDir(), approvals.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hist, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"), history.Options{RetentionInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hist.Close(context.Background())
-	bus := events.New(0)
-	defer bus.Close()
+	store, hist, bus := approvalsParts(t)
 	sub := bus.Subscribe(0, 64)
 	defer sub.Close()
 	a := &toolApprovals{store: store, hist: hist, bus: bus, log: slog.Default()}
@@ -155,18 +162,7 @@ func TestReviewScansWhatIsListed(t *testing.T) {
 // (a clean one and the template are approved), with its findings; a
 // removed server's are all held and nothing is recorded.
 func TestReviewItemsScansPrompts(t *testing.T) {
-	ctx := t.Context()
-	store, err := approvals.Open(filepath.Join(t.TempDir(), approvals.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hist, err := history.Open(ctx, filepath.Join(t.TempDir(), "history.db"), history.Options{RetentionInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hist.Close(context.Background())
-	bus := events.New(0)
-	defer bus.Close()
+	store, hist, bus := approvalsParts(t)
 	configured := map[string]bool{"demo": true}
 	a := &toolApprovals{store: store, hist: hist, bus: bus, log: slog.Default(), configured: func(s string) bool { return configured[s] }}
 	a.Review("demo", []*mcp.Tool{{Name: "echo", Description: "Echoes.", InputSchema: map[string]any{"type": "object"}}}, true)
