@@ -38,6 +38,9 @@
 //	POST   /api/v1/servers/{name}/uninstall     204: out of the config, files and secrets removed
 //	GET    /api/v1/settings; PUT                Settings (history retention), kept in config.json
 //	GET    /api/v1/profiles                     []ProfileView: config.json's profiles, their tools and clients
+//	POST   /api/v1/profiles                     ProfileRequest → 201 ProfileView (409 if it exists)
+//	PUT    /api/v1/profiles/{name}              ProfileRequest → ProfileView (its clients stay bound)
+//	DELETE /api/v1/profiles/{name}              204; 409 while a client's token is bound to it
 //	GET    /api/v1/held-tools[?server=NAME]    []HeldTool: tools held until approved (approvals.go)
 //	POST   /api/v1/servers/{name}/approve       ApproveRequest → ApproveResult
 //	POST   /api/v1/login-codes                  201 LoginCode: a one-time sign-in link for the dashboard (dashboard.go)

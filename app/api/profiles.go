@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/clients"
+	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -85,32 +86,214 @@ type ToolCounter interface {
 
 func (s *Server) profileRoutes() {
 	s.mux.Handle("GET /api/v1/profiles", handle(s.listProfiles, http.StatusOK))
+	s.mux.Handle("POST /api/v1/profiles", handle(s.createProfile, http.StatusCreated))
+	s.mux.Handle("PUT /api/v1/profiles/{name}", handle(s.replaceProfile, http.StatusOK))
+	s.mux.Handle("DELETE /api/v1/profiles/{name}", handle(s.deleteProfile, http.StatusNoContent))
 }
 
 func (s *Server) listProfiles(*http.Request) ([]wire.ProfileView, error) {
 	cfg := s.cfg.Current()
+	bound := s.boundClients()
+	out := []wire.ProfileView{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
+		out = append(out, s.profileView(cfg, name, bound))
+	}
+	return out, nil
+}
+
+// boundClients returns, by profile, the labels of the tokens bound to it.
+func (s *Server) boundClients() map[string][]string {
 	bound := map[string][]string{}
 	for _, t := range s.tokens.List() {
 		if t.Profile != "" && !slices.Contains(bound[t.Profile], t.Label) {
 			bound[t.Profile] = append(bound[t.Profile], t.Label)
 		}
 	}
-	out := []wire.ProfileView{}
-	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
-		p := cfg.Profiles[name]
-		servers, missing, _ := cfg.ProfileServers(name)
-		v := wire.ProfileView{Name: name, Endpoint: ProfilePath(name), Servers: servers, Missing: missing,
-			Tools: p.Tools, ToolSearch: p.ToolSearch, MaxTier: string(p.MaxTier), Clients: bound[name]}
-		if v.Servers == nil {
-			v.Servers = []string{}
-		}
-		v.MissingTools = cfg.MissingTools(name, s.offeredTools)
-		if n, ok := s.toolCount(name); ok {
-			v.ToolCount = &n
-		}
-		out = append(out, v)
+	return bound
+}
+
+func (s *Server) profileView(cfg *config.Config, name string, bound map[string][]string) wire.ProfileView {
+	p := cfg.Profiles[name]
+	servers, missing, _ := cfg.ProfileServers(name)
+	v := wire.ProfileView{Name: name, Endpoint: ProfilePath(name), Servers: servers, Missing: missing,
+		Tools: p.Tools, ToolSearch: p.ToolSearch, MaxTier: string(p.MaxTier), Clients: bound[name]}
+	if v.Servers == nil {
+		v.Servers = []string{}
 	}
-	return out, nil
+	v.MissingTools = cfg.MissingTools(name, s.offeredTools)
+	if n, ok := s.toolCount(name); ok {
+		v.ToolCount = &n
+	}
+	if rc, ok := s.tools.(ReachableCounter); ok {
+		if n, ok := rc.ReachableToolCount(name); ok {
+			v.ReachableTools = &n
+		}
+	}
+	return v
+}
+
+// ReachableCounter counts the tools a client reaches through an MCP
+// endpoint (in search mode, those its two tools find and call); see
+// ToolCounter. *gateway.Gateway implements it.
+type ReachableCounter interface {
+	ReachableToolCount(profile string) (n int, ok bool)
+}
+
+func unknownProfile(name string, cfg *config.Config) *httpError {
+	have := "config.json has no profiles"
+	if names := slices.Sorted(maps.Keys(cfg.Profiles)); len(names) > 0 {
+		have = "the profiles are " + strings.Join(names, ", ")
+	}
+	return errorf(http.StatusNotFound, "unknown profile %s: %s", quote(name), have)
+}
+
+// createProfile adds a profile to config.json (POST /api/v1/profiles).
+func (s *Server) createProfile(r *http.Request) (wire.ProfileView, error) {
+	var req wire.ProfileRequest
+	if err := decodeStrictBody(r, &req); err != nil {
+		return wire.ProfileView{}, err
+	}
+	name := req.Name
+	if name == "" {
+		return wire.ProfileView{}, errorf(http.StatusBadRequest, `invalid profile: name: missing: give the profile a name, like "coding"`)
+	}
+	return s.writeProfile(r, name, func(c *config.Config) (config.Profile, error) {
+		if _, ok := c.Profiles[name]; ok {
+			return config.Profile{}, errorf(http.StatusConflict, "profile %s already exists; change it with PUT /api/v1/profiles/%s", quote(name), name)
+		}
+		return config.Profile{}, nil
+	}, req)
+}
+
+// replaceProfile replaces a profile of config.json (PUT
+// /api/v1/profiles/{name}); keys of it this daemon does not know are kept.
+// Clients bound to it keep their tokens: the gateway serves the new
+// profile on the same endpoint, and tells their open sessions that the
+// tools changed.
+func (s *Server) replaceProfile(r *http.Request) (wire.ProfileView, error) {
+	name := r.PathValue("name")
+	var req wire.ProfileRequest
+	if err := decodeStrictBody(r, &req); err != nil {
+		return wire.ProfileView{}, err
+	}
+	if req.Name != "" && req.Name != name {
+		return wire.ProfileView{}, errorf(http.StatusBadRequest, "invalid profile: name: %s is not %s: a profile cannot be renamed (its clients' tokens are bound to its name); create the new one and delete this one", quote(req.Name), quote(name))
+	}
+	return s.writeProfile(r, name, func(c *config.Config) (config.Profile, error) {
+		old, ok := c.Profiles[name]
+		if !ok {
+			return config.Profile{}, unknownProfile(name, c)
+		}
+		return old, nil
+	}, req)
+}
+
+// writeProfile puts the profile of req into config.json under name: base
+// returns the profile it replaces (its unknown keys are kept) or refuses.
+func (s *Server) writeProfile(r *http.Request, name string, base func(*config.Config) (config.Profile, error), req wire.ProfileRequest) (wire.ProfileView, error) {
+	cfg, err := s.cfg.Update(r.Context(), func(c *config.Config) error {
+		old, err := base(c)
+		if err != nil {
+			return err
+		}
+		p := old
+		p.Servers, p.Tools, p.ToolSearch, p.MaxTier = slices.Clone(req.Servers), req.Tools, req.ToolSearch, tiers.Tier(req.MaxTier)
+		if c.Profiles == nil {
+			c.Profiles = map[string]config.Profile{}
+		}
+		c.Profiles[name] = p
+		if err := c.Validate(); err != nil {
+			return profileError(name, err)
+		}
+		return s.checkProfileNames(c, name, old, p)
+	})
+	if err != nil {
+		return wire.ProfileView{}, updateError(err)
+	}
+	s.log.Info("profile written", "profile", name, "servers", len(req.Servers), "toolSearch", req.ToolSearch)
+	return s.profileView(cfg, name, s.boundClients()), nil
+}
+
+// profileError names the field of a validation error of profile name as
+// the request does ("servers[1]", "tools.fs", "name").
+func profileError(name string, err error) error {
+	ce, ok := errors.AsType[*config.Error](err)
+	if !ok {
+		return errorf(http.StatusBadRequest, "invalid profile: %v", err)
+	}
+	prefix := "profiles." + name
+	if ce.Field != prefix && !strings.HasPrefix(ce.Field, prefix+".") {
+		// Another part of config.json is wrong (a hand edit the store
+		// adopted): say so as it is.
+		return errorf(http.StatusConflict, "config.json has another problem, fix it first: %v", err)
+	}
+	field := strings.TrimPrefix(strings.TrimPrefix(ce.Field, prefix), ".")
+	if field == "" {
+		field = "name"
+	}
+	return errorf(http.StatusBadRequest, "invalid profile: %s: %v", field, ce.Err)
+}
+
+// checkProfileNames refuses servers the config does not have and tools
+// their server does not offer (once it is listed), which the endpoint
+// would silently leave out. Names the profile already had pass: config.json
+// allows them (an uninstalled server does not break its profiles).
+func (s *Server) checkProfileNames(c *config.Config, name string, old, p config.Profile) error {
+	for i, server := range p.Servers {
+		if _, ok := c.Servers[server]; ok || slices.Contains(old.Servers, server) {
+			continue
+		}
+		have := "config.json has no servers"
+		if names := slices.Sorted(maps.Keys(c.Servers)); len(names) > 0 {
+			have = "the servers are " + strings.Join(names, ", ")
+		}
+		return errorf(http.StatusBadRequest, "invalid profile: servers[%d]: unknown server %s: %s", i, quote(server), have)
+	}
+	for _, server := range slices.Sorted(maps.Keys(p.Tools)) {
+		offered, known := s.offeredTools(server)
+		if !known {
+			continue
+		}
+		for i, tool := range p.Tools[server] {
+			if slices.Contains(offered, tool) || slices.Contains(old.Tools[server], tool) {
+				continue
+			}
+			return errorf(http.StatusBadRequest, "invalid profile: tools.%s[%d]: server %s offers no tool %s; it offers %s",
+				server, i, quote(server), quote(tool), strings.Join(offered, ", "))
+		}
+	}
+	return nil
+}
+
+// deleteProfile removes a profile from config.json (DELETE
+// /api/v1/profiles/{name}). A profile a client's token is bound to is
+// refused: the client would be refused on every request until connected
+// elsewhere, so that is done first.
+func (s *Server) deleteProfile(r *http.Request) (struct{}, error) {
+	name := r.PathValue("name")
+	_, err := s.cfg.Update(r.Context(), func(c *config.Config) error {
+		if _, ok := c.Profiles[name]; !ok {
+			return unknownProfile(name, c)
+		}
+		if bound := s.boundClients()[name]; len(bound) > 0 {
+			return errorf(http.StatusConflict, "profile %s is in use by %s: connect %s to /mcp or another profile first (Clients page, or switchboard clients connect %s --profile NAME), then delete it",
+				quote(name), strings.Join(bound, ", "), pronoun(len(bound)), bound[0])
+		}
+		delete(c.Profiles, name)
+		return nil
+	})
+	if err != nil {
+		return struct{}{}, updateError(err)
+	}
+	s.log.Info("profile deleted", "profile", name)
+	return struct{}{}, nil
+}
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // offeredTools returns the names of the tools server lists now (disabled

@@ -184,6 +184,18 @@ func (g *Gateway) SetProfiles(profiles []ProfileConfig) {
 // the profile's maxTier (a token's cap is not counted); ok is false for a
 // profile the gateway does not serve.
 func (g *Gateway) ToolCount(profile string) (n int, ok bool) {
+	return g.countTools(profile, false)
+}
+
+// ReachableToolCount returns how many tools a client reaches through an
+// aggregated endpoint: those ToolCount counts, or in search mode the ones
+// its search_tools and call_tool find and call (within the profile's
+// maxTier). ok is false for a profile the gateway does not serve.
+func (g *Gateway) ReachableToolCount(profile string) (n int, ok bool) {
+	return g.countTools(profile, true)
+}
+
+func (g *Gateway) countTools(profile string, behindSearch bool) (n int, ok bool) {
 	g.mu.Lock()
 	endpoint := ""
 	if profile != "" {
@@ -194,7 +206,7 @@ func (g *Gateway) ToolCount(profile string) (n int, ok bool) {
 		g.mu.Unlock()
 		return 0, false
 	}
-	if a.searching {
+	if a.searching && !behindSearch {
 		g.mu.Unlock()
 		return 2, true // search_tools and call_tool
 	}

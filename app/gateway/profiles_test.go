@@ -80,6 +80,9 @@ func TestProfileEndpoint(t *testing.T) {
 	if _, ok := f.gw.ToolCount("nope"); ok {
 		t.Error("ToolCount of an unknown profile")
 	}
+	if n, ok := f.gw.ReachableToolCount("coding"); !ok || n != len(testutil.ToolNames(t, f.connect(t, "/mcp/p/coding", "2025-11-25", nil))) {
+		t.Errorf("ReachableToolCount(coding) = %d, %v; out of search mode, the tools it lists", n, ok)
+	}
 	testutil.Eventually(t, 10*time.Second, "the profile's call in the record", func() bool {
 		return slices.ContainsFunc(f.rec.all(), func(c record.Call) bool {
 			return c.Endpoint == "p/coding" && c.Server == "gamma" && c.Name == "g__env"

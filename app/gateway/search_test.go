@@ -387,6 +387,9 @@ func TestProfileInSearchMode(t *testing.T) {
 	if n, ok := f.gw.ToolCount("small"); !ok || n != 2 {
 		t.Errorf("ToolCount(small) = %d, %v; want the 2 it lists", n, ok)
 	}
+	if n, ok := f.gw.ReachableToolCount("small"); !ok || n != 2 {
+		t.Errorf("ReachableToolCount(small) = %d, %v; want echo and sleep, behind the two", n, ok)
+	}
 	got := waitSearch(t, cs, "echo text back", "alpha__echo")
 	for _, name := range append(got.names(), searchTools(t, cs, "echo crash hang env", 20).names()...) {
 		if name != "alpha__echo" && name != "alpha__sleep" {

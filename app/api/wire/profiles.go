@@ -22,8 +22,32 @@ type ProfileView struct {
 	// out. Only servers whose tools are known (listed) are judged.
 	MissingTools map[string][]string `json:"missingTools,omitempty"`
 	// ToolCount is how many tools its endpoint lists now (absent when the
-	// daemon cannot tell).
+	// daemon cannot tell): in search mode, its two (search_tools and
+	// call_tool).
 	ToolCount *int `json:"toolCount,omitempty"`
+	// ReachableTools is how many tools a client reaches through it: those
+	// it lists, or in search mode those its two find and call (absent when
+	// the daemon cannot tell).
+	ReachableTools *int `json:"reachableTools,omitempty"`
 	// Clients are the labels of the tokens bound to it.
 	Clients []string `json:"clients,omitempty"`
+}
+
+// ProfileRequest creates a profile (POST /api/v1/profiles, Name required)
+// or replaces one (PUT /api/v1/profiles/{name}; Name, if given, must be
+// the path's: a profile is not renamed). Its fields are a profile's in
+// config.json; unknown fields are refused.
+type ProfileRequest struct {
+	Name string `json:"name,omitempty"`
+	// Servers are the servers it serves, by name: at least one, each
+	// configured (a server already in the profile may stay when it is
+	// not, as config.json allows).
+	Servers []string `json:"servers"`
+	// Tools limits a server's tools to the ones listed; each key is one of
+	// Servers, each list non-empty.
+	Tools      map[string][]string `json:"tools,omitempty"`
+	ToolSearch bool                `json:"toolSearch,omitempty"`
+	// MaxTier caps the tiers of its tools: "read", "write" or
+	// "destructive"; "" caps nothing.
+	MaxTier string `json:"maxTier,omitempty"`
 }
