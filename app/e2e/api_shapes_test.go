@@ -224,6 +224,9 @@ func TestAPIResponseShapes(t *testing.T) {
 	}
 	call("GET", "/api/v1/tokens", "", "", 200)
 	call("GET", "/api/v1/profiles", "", "", 200)
+	call("POST", "/api/v1/profiles", "", `{"name":"review","servers":["alpha"],"toolSearch":true}`, 201)
+	call("PUT", "/api/v1/profiles/review", "/api/v1/profiles/{name}", `{"servers":["alpha"],"tools":{"alpha":["echo"]}}`, 200)
+	call("DELETE", "/api/v1/profiles/review", "/api/v1/profiles/{name}", "", 204)
 	call("DELETE", "/api/v1/tokens/cursor", "/api/v1/tokens/{label}", "", 200)
 	call("GET", "/api/v1/clients", "/api/v1/clients (a client's token revoked)", "", 200)
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -273,5 +274,93 @@ func TestProfilesEndToEnd(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(home, "backups", "cursor", bs[0].Name)); got != userFile {
 		t.Errorf("Cursor's backup:\n%s\nwant the user's file:\n%s", got, userFile)
+	}
+}
+
+// TestProfilesMadeFromTheCommandLine: a profile created with `profiles
+// create` is served at once on /mcp/p/NAME by the running daemon; a client
+// connected to it sees its tools, and an edit (`profiles edit`) reaches the
+// client's open session (tools/list_changed, then the new list) without a
+// restart; `profiles delete` is refused while the client is bound to it
+// and goes through once the client is connected elsewhere; config.json
+// holds each change.
+func TestProfilesMadeFromTheCommandLine(t *testing.T) {
+	isolateClientEnv(t)
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha", "beta")
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha", "beta")
+	ctx := t.Context()
+
+	code, out, errOut := cli(t, home, "profiles", "create", "review", "--server", "alpha", "--tool", "alpha:echo,sleep")
+	if code != exitOK || !strings.Contains(out, "created profile review on /mcp/p/review") || !strings.Contains(out, "servers alpha") {
+		t.Fatalf("profiles create: %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, home, "profiles", "create", "review", "--server", "beta"); code != exitError || !strings.Contains(errOut, `profile "review" already exists`) {
+		t.Errorf("creating it again: %d %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, home, "profiles", "create", "typo", "--server", "alpah"); code != exitError || !strings.Contains(errOut, `servers[0]: unknown server "alpah": the servers are alpha, beta`) {
+		t.Errorf("a profile of an unknown server: %d %s", code, errOut)
+	}
+	if cfg := readFile(t, filepath.Join(home, "config.json")); !strings.Contains(cfg, `"review": {`) || strings.Contains(cfg, "typo") {
+		t.Errorf("config.json after create:\n%s", cfg)
+	}
+
+	code, out, errOut = cli(t, home, "clients", "connect", "cursor", "--profile", "review")
+	if code != exitOK || !strings.Contains(out, "bound to profile review") {
+		t.Fatalf("clients connect cursor --profile review: %d\n%s%s", code, out, errOut)
+	}
+	cf, _ := readClientFile(t, filepath.Join(d.userHome, ".cursor", "mcp.json"))
+	entry := cf.MCPServers["switchboard"]
+	changed := make(chan struct{}, 8)
+	cursor, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-vscode", Version: "1.0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: entry.URL, HTTPClient: &http.Client{Transport: headerTransport(entry.Headers)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cursor.Close()
+	if names := testutil.ToolNames(t, cursor); !slices.Equal(names, []string{"alpha__echo", "alpha__sleep"}) {
+		t.Fatalf("Cursor on the new profile sees %v", names)
+	}
+
+	code, out, errOut = cli(t, home, "profiles", "edit", "review", "--server", "alpha,beta", "--tool", "beta:echo", "--search")
+	if code != exitOK || !strings.Contains(out, "changed profile review on /mcp/p/review: search · ") || !strings.Contains(out, "tools behind 2") ||
+		!strings.Contains(out, "clients bound to it (they see the change at once): cursor") {
+		t.Fatalf("profiles edit: %d\n%s%s", code, out, errOut)
+	}
+	select {
+	case <-changed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Cursor's open session was not told that the profile's tools changed")
+	}
+	testutil.Eventually(t, 20*time.Second, "Cursor's session to list the profile in search mode", func() bool {
+		names := testutil.ToolNames(t, cursor)
+		return slices.Equal(names, []string{"call_tool", "search_tools"})
+	})
+	code, out, _ = cli(t, home, "profiles")
+	if code != exitOK || !strings.Contains(out, "2 (search, ") || !strings.Contains(out, "cursor") {
+		t.Errorf("profiles after the edit:\n%s", out)
+	}
+	if cfg := readFile(t, filepath.Join(home, "config.json")); !strings.Contains(cfg, `"toolSearch": true`) || !strings.Contains(cfg, `"beta": [`) {
+		t.Errorf("config.json after the edit:\n%s", cfg)
+	}
+
+	code, _, errOut = cli(t, home, "profiles", "delete", "review")
+	if code != exitError || !strings.Contains(errOut, `profile "review" is in use by cursor`) {
+		t.Errorf("deleting the profile Cursor uses: %d %s", code, errOut)
+	}
+	if code, out, errOut := cli(t, home, "clients", "connect", "cursor"); code != exitOK {
+		t.Fatalf("clients connect cursor (to /mcp): %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, home, "profiles", "delete", "review")
+	if code != exitOK || !strings.Contains(out, "deleted profile review") {
+		t.Fatalf("profiles delete: %d\n%s%s", code, out, errOut)
+	}
+	if cfg := readFile(t, filepath.Join(home, "config.json")); strings.Contains(cfg, "review") {
+		t.Errorf("config.json after delete:\n%s", cfg)
+	}
+	if status, body := postMCP(t, d.info.Address+"/mcp/p/review", "Bearer "+d.client.Token); status != http.StatusNotFound {
+		t.Errorf("the deleted profile's endpoint: %d %s", status, body)
 	}
 }
