@@ -319,6 +319,19 @@ export interface ProfileView {
   clients?: string[];
   /** By server: tools `tools` names that the server does not offer (known once it is listed); its endpoint leaves them out. */
   missingTools?: Record<string, string[]>;
+  /** The tier cap of its tools: "read" or "write" (absent: none). */
+  maxTier?: string;
+  /** How many tools a client reaches through it: those it lists, or in search mode those its two find and call. */
+  reachableTools?: number;
+}
+
+/** POST /api/v1/profiles (name required) and PUT /api/v1/profiles/{name}. */
+export interface ProfileRequest {
+  name?: string;
+  servers: string[];
+  tools?: Record<string, string[]>;
+  toolSearch?: boolean;
+  maxTier?: string;
 }
 
 export interface ClientPlan {
