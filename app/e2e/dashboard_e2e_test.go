@@ -35,7 +35,9 @@ import (
 // alpha whose description changed held with its diff and approved in the
 // page, and a remote server behind a loopback OAuth server signed in from
 // its page (the why shown first), signed out after a confirmation, and
-// signed in again from the servers list.
+// signed in again from the servers list. The first run leads with the
+// catalog's featured servers; a profile is created on the Clients page and
+// Cursor connected to it there.
 func TestDashboardInChromium(t *testing.T) {
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
@@ -158,6 +160,13 @@ func TestDashboardInChromium(t *testing.T) {
 	cursor, _ := os.ReadFile(cursorFile)
 	if !strings.Contains(string(cursor), `"switchboard"`) {
 		t.Errorf("Cursor's file after connecting in the page:\n%s", cursor)
+	}
+	// The profile made in the page, and Cursor connected to it there.
+	if p, ok := cfg.Profiles["walk"]; !ok || len(p.Servers) != 1 || p.Servers[0] != "alpha" || !p.ToolSearch || len(p.Tools["alpha"]) != 2 {
+		t.Errorf("the profile created in the page: %+v (present %v), want alpha with two of its tools, in search mode", p, ok)
+	}
+	if !strings.Contains(string(cursor), "/mcp/p/walk") {
+		t.Errorf("Cursor's file after connecting it to the profile in the page:\n%s", cursor)
 	}
 	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
 	if err != nil {

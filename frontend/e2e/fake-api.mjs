@@ -88,7 +88,7 @@ function makeState(now) {
     },
     profiles: [
       { name: 'coding', endpoint: '/mcp/p/coding', servers: ['everything', 'time'], toolCount: 12, clients: [] },
-      { name: 'research', endpoint: '/mcp/p/research', servers: ['everything', 'time', 'filesystem'], toolSearch: true, toolCount: 2, clients: [] },
+      { name: 'research', endpoint: '/mcp/p/research', servers: ['everything', 'time', 'filesystem'], toolSearch: true, toolCount: 2, reachableTools: 10, clients: [] },
     ],
     backups: { cursor: [{ client: 'cursor', path: '/home/me/.cursor/mcp.json', file: 'cursor/1.json', absent: false, time: iso(now - 5 * 86_400_000) }] },
     settings: { retention: { maxAge: '720h', maxBytes: 500 * 1048576 }, startAtLogin: true },
@@ -99,6 +99,8 @@ function makeState(now) {
         packages: [{ registryType: 'npm', identifier: '@modelcontextprotocol/server-filesystem', version: '2025.8.21', transport: { type: 'stdio' },
           packageArguments: [{ type: 'positional', valueHint: 'allowed_directory', format: 'directory', isRequired: true, description: 'A folder the server may use' }],
           environmentVariables: [{ name: 'LOG_LEVEL', description: 'How much to log', choices: ['error', 'info', 'debug'], default: 'info' }] }] },
+      { name: 'io.github.modelcontextprotocol/server-memory', title: 'Memory', description: 'A persistent knowledge graph the model can store and recall facts in.', version: '2026.1.26', shortName: 'memory', source: 'registry', status: 'active',
+        packages: [{ registryType: 'npm', identifier: '@modelcontextprotocol/server-memory', version: '2026.1.26', transport: { type: 'stdio' } }] },
       { name: 'io.github.brave/brave-search-mcp-server', title: 'Brave Search', description: 'Web and local search through the Brave Search API.', version: '2.0.58', shortName: 'brave-search', source: 'registry', status: 'active',
         packages: [{ registryType: 'npm', identifier: '@brave/brave-search-mcp-server', version: '2.0.58', transport: { type: 'stdio' },
           environmentVariables: [{ name: 'BRAVE_API_KEY', description: 'Your Brave Search API key', isRequired: true, isSecret: true }, { name: 'BRAVE_MAX_RESULTS', format: 'number', description: 'Results per query' }, { name: 'BRAVE_SAFE', format: 'boolean', description: 'Safe search' }] }] },
@@ -150,7 +152,7 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       s.usage = { cpuPercent: 1 + ((tick * 7 + name.length) % 20) / 2, rssBytes: (80 + ((tick * 3) % 12)) * 1048576, processes: 2 };
       emit('sample', { server: name, time: now, ...s.usage });
     }
-    if (tick % 2 === 0 && st.servers.everything.state === 'running') {
+    if (tick % 2 === 0 && st.servers.everything?.state === 'running') {
       const c = { id: st.nextCall++, start: now, duration: (4 + (tick % 9)) * 1e6, clientLabel: 'cursor', clientName: 'Cursor', clientVersion: '1.0', session: 's1', endpoint: '/mcp', server: 'everything', method: 'tools/call', name: 'echo', outcome: 'ok', responseSize: 64 };
       st.calls.unshift(c);
       emit('call', c);
@@ -219,6 +221,19 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
     if (state === 'running') s.processes = [{ pid: 5000 + Math.floor(Math.random() * 1000), state: 'ready', started: new Date().toISOString(), inFlight: 0, leased: false }];
     if (state === 'stopped') s.processes = [];
     emit('state', { server: name, time: new Date().toISOString(), kind, state, ...extra });
+  };
+
+  // A profile as GET /profiles shows it: its tool counts from its servers'
+  // tools (the fake's two canned profiles keep theirs), its clients from
+  // the tokens bound to it.
+  const boundTo = (name) => st.tokens.filter((t) => t.profile === name).map((t) => t.label);
+  const profileView = (prof) => {
+    const clients = boundTo(prof.name);
+    const out = { ...prof, clients: clients.length ? clients : undefined };
+    if (prof.toolCount !== undefined) return out; // the canned ones
+    let reach = 0;
+    for (const s of prof.servers) reach += prof.tools?.[s]?.length ?? st.servers[s]?.tools?.length ?? 0;
+    return { ...out, toolCount: prof.toolSearch ? 2 : reach, reachableTools: reach };
   };
 
   async function api(req, res, url) {
@@ -375,7 +390,35 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       return json(res, 200, out);
     }
     if (m === 'GET' && p === '/clients') return json(res, 200, Object.values(st.clients));
-    if (m === 'GET' && p === '/profiles') return json(res, 200, st.profiles);
+    if (m === 'GET' && p === '/profiles') return json(res, 200, st.profiles.map(profileView));
+    if ((m === 'POST' && p === '/profiles') || (r = /^\/profiles\/([^/]+)$/.exec(p))) {
+      // As app/api/profiles.go: the errors name the request's field; a
+      // profile a client is bound to is not deleted.
+      const name = r ? decodeURIComponent(r[1]) : undefined;
+      const i = name === undefined ? -1 : st.profiles.findIndex((x) => x.name === name);
+      if (name !== undefined && i < 0) return json(res, 404, { error: `unknown profile "${name}": the profiles are ${st.profiles.map((x) => x.name).join(', ')}` });
+      if (m === 'DELETE') {
+        const bound = boundTo(name);
+        if (bound.length) return json(res, 409, { error: `profile "${name}" is in use by ${bound.join(', ')}: connect it to /mcp or another profile first` });
+        st.profiles.splice(i, 1);
+        emit('config', {});
+        res.writeHead(204).end();
+        return;
+      }
+      const b = await body(req);
+      if (!b) return json(res, 400, { error: 'invalid request body' });
+      const pname = name ?? b.name;
+      if (!pname) return json(res, 400, { error: 'invalid profile: name: missing: give the profile a name, like "coding"' });
+      if (name === undefined && st.profiles.some((x) => x.name === pname)) return json(res, 409, { error: `profile "${pname}" already exists; change it with PUT /api/v1/profiles/${pname}` });
+      if (!b.servers?.length) return json(res, 400, { error: 'invalid profile: servers: missing: a profile needs at least one server' });
+      const unknown = b.servers.findIndex((x) => !st.servers[x]);
+      if (unknown >= 0) return json(res, 400, { error: `invalid profile: servers[${unknown}]: unknown server "${b.servers[unknown]}"` });
+      const prof = { name: pname, endpoint: `/mcp/p/${pname}`, servers: b.servers, tools: b.tools, toolSearch: b.toolSearch || undefined, maxTier: b.maxTier || undefined };
+      if (i >= 0) st.profiles[i] = prof;
+      else st.profiles.push(prof);
+      emit('config', {});
+      return json(res, name === undefined ? 201 : 200, profileView(prof));
+    }
     if ((r = /^\/clients\/([^/]+)\/(plan|apply|import|restore|backups)$/.exec(p))) {
       const c = st.clients[r[1]];
       if (!c) return json(res, 404, { error: `unknown client "${r[1]}"` });
@@ -388,14 +431,17 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
           ? DIFF(c.path, '-    "switchboard": {\n-      "url": "http://127.0.0.1:7777/mcp",\n-      "headers": { "Authorization": "Bearer ••••••" }\n-    }')
           : action === 'import'
             ? DIFF(c.path, b.replace ? '-    "sqlite": { "command": "uvx", "args": ["mcp-server-sqlite"] }\n+    "switchboard": { "url": "http://127.0.0.1:7777/mcp" }' : ' ')
-            : DIFF(c.path, `     "sqlite": { "command": "uvx", "args": ["mcp-server-sqlite"] },\n+    "switchboard": {\n+      "url": "http://127.0.0.1:7777/mcp",\n+      "headers": { "Authorization": "Bearer ••••••" }\n+    }`);
+            : c.connected && (c.profile ?? '') !== (b.profile ?? '')
+              ? DIFF(c.path, `     "switchboard": {\n-      "url": "http://127.0.0.1:7777/mcp${c.profile ? `/p/${c.profile}` : ''}",\n+      "url": "http://127.0.0.1:7777/mcp${b.profile ? `/p/${b.profile}` : ''}",\n       "headers": { "Authorization": "Bearer ••••••" }\n     }`)
+              : DIFF(c.path, `     "sqlite": { "command": "uvx", "args": ["mcp-server-sqlite"] },\n+    "switchboard": {\n+      "url": "http://127.0.0.1:7777/mcp${b.profile ? `/p/${b.profile}` : ''}",\n+      "headers": { "Authorization": "Bearer ••••••" }\n+    }`);
       if (r[2] === 'plan') {
-        const plan = { client: c.id, path: c.path, hash, diff, changed: !(action === 'connect' && c.connected) };
+        const moved = action === 'connect' && c.connected && (c.profile ?? '') !== (b.profile ?? '');
+        const plan = { client: c.id, path: c.path, hash, diff, changed: !(action === 'connect' && c.connected) || moved, ...(moved ? { rebind: true } : {}) };
         if (action === 'connect') {
           // As app/api/clients.go's planToolCount: what the endpoint lists
           // (search mode: its two tools), against the client's limit.
           const prof = b.profile ? st.profiles.find((x) => x.name === b.profile) : undefined;
-          const tools = prof ? (prof.toolSearch ? 2 : prof.toolCount) : st.settings.toolSearch ? 2 : 48;
+          const tools = prof ? profileView(prof).toolCount : st.settings.toolSearch ? 2 : 48;
           const where = prof ? `profile "${prof.name}"` : '/mcp';
           Object.assign(plan, { tools, toolLimit: c.toolLimit, toolLimitSource: c.toolLimitSource });
           if (c.toolLimit && tools > c.toolLimit) plan.toolWarning = `${c.name} would see ${tools} tools on ${where}, more than the ${c.toolLimit} it takes`;
@@ -407,7 +453,10 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
         c.connected = true;
         const prof = st.profiles.find((x) => x.name === b.profile);
         c.profile = prof?.name;
-        c.tools = prof ? prof.toolCount : 48;
+        const t = st.tokens.find((x) => x.label === c.id);
+        if (t) t.profile = prof?.name;
+        else st.tokens.push({ id: `t-${c.id}`, label: c.id, scope: 'client', profile: prof?.name, created: new Date().toISOString() });
+        c.tools = prof ? profileView(prof).toolCount : 48;
         c.warning = c.toolLimit && c.tools > c.toolLimit ? `${c.name} sees ${c.tools} tools on /mcp, more than the ${c.toolLimit} it takes` : undefined;
       }
       if (action === 'disconnect') c.connected = false;
@@ -415,7 +464,10 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
         for (const e of c.servers) if (!e.Name.startsWith('switchboard') && !st.servers[e.Name]) st.servers[e.Name] = { config: { command: e.Command, args: e.Args }, state: 'stopped', restarts: 0, processes: [] };
         emit('config', {});
       }
-      if (c.connected && !c.servers.some((e) => e.Name === 'switchboard')) c.servers.push({ Name: 'switchboard', URL: 'http://127.0.0.1:7777/mcp', Headers: { Authorization: '••••••' } });
+      if (c.connected) {
+        const url = `http://127.0.0.1:7777/mcp${c.profile ? `/p/${c.profile}` : ''}`;
+        c.servers = [...c.servers.filter((e) => e.Name !== 'switchboard'), { Name: 'switchboard', URL: url, Headers: { Authorization: '••••••' } }];
+      }
       if (!c.connected) c.servers = c.servers.filter((e) => e.Name !== 'switchboard');
       return json(res, 200, c);
     }
@@ -477,9 +529,13 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
         ['verify', 'starting the server and listing its tools'],
       ];
       steps.forEach(([phase, line], i) => setTimeout(() => emit('install', { id, server: b.server, phase, line }), 300 + i * 350));
+      // The tools it verified: Memory's for Memory, Brave's for the rest.
+      const tools = pkg.identifier.endsWith('server-memory')
+        ? [{ name: 'create_entities', description: 'Create entities in the knowledge graph' }, { name: 'search_nodes', description: 'Search the graph' }, { name: 'read_graph', description: 'Read the whole graph' }]
+        : [{ name: 'brave_web_search', description: 'Search the web' }, { name: 'brave_local_search', description: 'Search local businesses' }];
       setTimeout(() => {
-        st.servers[b.server] = { config: { command: 'node', args: [`servers/${b.server}/node_modules/.bin/${pkg.identifier.split('/').pop()}`] }, state: 'running', restarts: 0, tools: [{ name: 'brave_web_search', description: 'Search the web' }, { name: 'brave_local_search', description: 'Search local businesses' }], processes: [{ pid: 7777, state: 'ready', started: new Date().toISOString(), inFlight: 0, leased: false }], usage: { cpuPercent: 1, rssBytes: 60 * 1048576, processes: 1 } };
-        emit('install', { id, server: b.server, phase: 'verify', done: true, tools: ['brave_web_search', 'brave_local_search'] });
+        st.servers[b.server] = { config: { command: 'node', args: [`servers/${b.server}/node_modules/.bin/${pkg.identifier.split('/').pop()}`] }, state: 'running', restarts: 0, tools, processes: [{ pid: 7777, state: 'ready', started: new Date().toISOString(), inFlight: 0, leased: false }], usage: { cpuPercent: 1, rssBytes: 60 * 1048576, processes: 1 } };
+        emit('install', { id, server: b.server, phase: 'verify', done: true, tools: tools.map((t) => t.name) });
         emit('config', {});
       }, 300 + steps.length * 350 + 200);
       return json(res, 202, { id });
@@ -567,6 +623,13 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
         // The walk cuts the fake's registry: the catalog then answers as
         // the daemon does without DNS (the built-in entries, a warning).
         setRegistryOffline: (on) => (st.registryOffline = on),
+        // The walk's first run: no server until one is installed, then
+        // the fake's own come back beside it.
+        setFirstRun: (on) => {
+          if (on) [st.stash, st.servers] = [st.servers, {}];
+          else [st.servers, st.stash] = [{ ...st.stash, ...st.servers }, undefined];
+          emit('config', {});
+        },
         close: () =>
           new Promise((done) => {
             clearInterval(timer);

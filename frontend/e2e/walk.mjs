@@ -666,6 +666,62 @@ async function walkPages(scheme, interact) {
     await page.evaluate(() => fetch('/api/v1/settings', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ toolSearch: false }) }));
   }
 
+  if (interact && opts.mutate) {
+    step = 'profiles: one created in the page (some tools of a server, search mode), a client connected to it, its Delete held back';
+    await go('clients');
+    const card = page.locator('[data-profiles]');
+    await card.getByRole('button', { name: 'New profile…' }).click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.locator('#profile-name').fill('walk');
+    // The first server that lists tools: two of them only.
+    const choice = dlg.locator('[data-server-choice]', { hasText: /\d+ tools/ }).first();
+    const server = await choice.getAttribute('data-server-choice');
+    await choice.locator('input[type=checkbox]').first().check();
+    await choice.getByLabel('Only some of its tools').check();
+    const boxes = choice.locator('.tools input[type=checkbox]');
+    for (let i = (await boxes.count()) - 1; i >= 2; i--) await boxes.nth(i).uncheck();
+    await dlg.getByLabel(/Search mode/).check();
+    await shotBoth('profile-new', scheme);
+    await dlg.getByRole('button', { name: 'Create profile' }).click();
+    await dlg.waitFor({ state: 'detached' });
+    const row = card.locator('[data-profile="walk"]');
+    await row.waitFor();
+    const facts = (await row.locator('[data-facts]').innerText()).trim();
+    if (facts !== 'search · 2 tools behind 2') throw new Error(`the new profile's facts read "${facts}"`);
+    await shotBoth('profile-created', scheme);
+    step = 'profiles: a client connected to the new profile';
+    const client = opts.fake ? 'claude-code' : 'cursor';
+    const cc = page.locator(`article.client[data-client="${client}"]`);
+    await cc.locator('select.profile-choice').selectOption('walk');
+    const choiceText = (await cc.locator('select.profile-choice option:checked').innerText()).trim();
+    if (choiceText !== 'walk · search · 2 tools behind 2') throw new Error(`the profile choice reads "${choiceText}"`);
+    await cc.getByRole('button', { name: /^(Connect|Reconnect)…$/ }).click();
+    const pd = page.locator('dialog[open]');
+    await pd.locator('.diff, .muted').first().waitFor();
+    const title = await pd.locator('h2').first().innerText();
+    if (!title.includes('to profile walk')) throw new Error(`the connect dialog is titled "${title}"`);
+    const inDialog = (await pd.locator('[data-connect-profile]').innerText()).trim();
+    if (!inDialog.startsWith('Profile walk: search · 2 tools behind 2, from ')) throw new Error(`the connect dialog says of the profile "${inDialog}"`);
+    await shotBoth('profile-connect', scheme);
+    await pd.getByRole('button', { name: /^(Connect|Done)$/ }).click();
+    await pd.waitFor({ state: 'detached' });
+    await cc.locator('.pill.ok').waitFor();
+    const onIt = (await cc.locator('[data-tools]').innerText()).replace(/\s+/g, ' ').trim();
+    if (!onIt.startsWith('Profile walk (search · 2 tools behind 2)')) throw new Error(`the client's card says "${onIt}"`);
+    await row.filter({ hasText: `used by ${client}` }).waitFor();
+    await cc.scrollIntoViewIfNeeded();
+    await shotBoth('profile-client-connected', scheme);
+    step = 'profiles: Delete held back while a client is connected to it';
+    await row.getByRole('button', { name: 'Delete profile walk' }).click();
+    const del = page.locator('dialog[open]');
+    await del.locator('[data-in-use]').waitFor();
+    if (!(await del.getByRole('button', { name: 'Delete', exact: true }).isDisabled())) throw new Error('Delete is offered for a profile a client is connected to');
+    await shot('profile-delete-in-use');
+    await page.keyboard.press('Escape');
+    await del.waitFor({ state: 'detached' });
+    console.log(`profiles: "walk" created in the page (${server}, two tools, search mode): "${facts}"; ${client} connected to it ("${onIt}"); Delete held back`);
+  }
+
   step = `${scheme}: history`;
   await go('history');
   await page.locator('.scroller a.tr, .scroller .empty').first().waitFor();
@@ -906,6 +962,31 @@ try {
   step = 'live stream';
   await page.locator('.live.open').waitFor();
 
+  if (fake) {
+    step = 'first run: featured catalog servers lead; one click installs one that needs nothing';
+    fake.setFirstRun(true);
+    await page.reload();
+    const picks = page.locator('[data-featured-entry]');
+    await picks.first().waitFor();
+    const names = await picks.evaluateAll((els) => els.map((e) => `${e.dataset.featuredEntry}: ${e.querySelector('button').textContent}`));
+    if (names.join(', ') !== 'files: Install…, memory: Install, everything: Install') throw new Error(`the first run features ${names.join(', ')}`);
+    if (await page.locator('header button.primary', { hasText: 'Add server' }).count()) throw new Error('Add server (the raw command) is the primary button on the first run');
+    await shotBoth('first-run-featured');
+    await page.locator('[data-featured-entry="memory"] button').click();
+    const dlg = page.locator('dialog[open]');
+    await dlg.locator('ol.phases').waitFor();
+    await dlg.locator('.ok-note, .error-note').first().waitFor({ timeout: 30000 });
+    if (await dlg.locator('.error-note').count()) throw new Error(`the one-click install failed: ${await dlg.locator('.error-note').first().innerText()}`);
+    await shotBoth('first-run-installed');
+    await dlg.getByRole('button', { name: 'Close' }).last().click();
+    await dlg.waitFor({ state: 'detached' });
+    await page.locator('tr[data-server="memory"]').waitFor();
+    console.log(`first run: featured ${names.join(', ')}; memory installed in one click`);
+    fake.setFirstRun(false);
+    await page.reload();
+    await page.locator('tr[data-server="everything"]').waitFor();
+  }
+
   if (opts.firstRun) {
     step = `first run: the guide offers the servers of ${opts.firstRun}`;
     const offer = page.locator(`button[data-import="${opts.firstRun}"]`);
@@ -913,6 +994,11 @@ try {
     const text = await page.locator('.firstrun').innerText();
     console.log(`first run: ${(await offer.innerText()).trim()}`);
     if (!/Connect a client/.test(text)) throw new Error(`the first-run guide does not lead to connecting a client:\n${text}`);
+    // The catalog's featured servers lead: one click for those that need nothing.
+    await page.locator('[data-featured-entry]').first().waitFor();
+    const featured = await page.locator('[data-featured-entry]').evaluateAll((els) => els.map((e) => `${e.dataset.featuredEntry}: ${e.querySelector('button').textContent}`));
+    if (featured.join(', ') !== 'filesystem: Install…, memory: Install, fetch: Install, git: Install') throw new Error(`the first run features ${featured.join(', ')}`);
+    console.log(`first run: featured ${featured.join(', ')}`);
     await shotBoth('first-run');
     await offer.click();
     const dlg = page.locator('dialog[open]');
