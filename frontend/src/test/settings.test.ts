@@ -97,4 +97,19 @@ describe('Settings', () => {
     ]);
     expect(target.querySelector('tr[data-token="cli"] [data-guarded]')!.getAttribute('title')).toContain('switchboard tokens revoke cli');
   });
+
+  it('says what the profile a token is bound to is, or that it is gone', async () => {
+    const toks = [
+      { id: 'c', label: 'cursor', scope: 'client', profile: 'coding', created: '2026-11-02T10:00:00Z' },
+      { id: 'z', label: 'zed', scope: 'client', profile: 'removed', created: '2026-11-02T10:00:00Z' },
+    ];
+    const profiles = [{ name: 'coding', endpoint: '/mcp/p/coding', servers: ['fs', 'git'], toolSearch: true, toolCount: 2, reachableTools: 23 }];
+    vi.stubGlobal('fetch', async (url: string) =>
+      new Response(url === '/api/v1/tokens' ? JSON.stringify(toks) : url === '/api/v1/profiles' ? JSON.stringify(profiles) : '{}', { status: 200 }),
+    );
+    const target = await renderPage(Settings);
+    const facts = (label: string) => target.querySelector(`tr[data-token="${label}"] [data-profile-facts]`)!.textContent!.trim();
+    expect(facts('cursor')).toBe('search · 23 tools behind 2');
+    expect(facts('zed')).toBe('not in config.json');
+  });
 });
