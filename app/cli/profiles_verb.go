@@ -111,6 +111,10 @@ func profilesVerb() verb {
 				req := wire.ProfileRequest{Servers: slices.Concat(cur.Servers, cur.Missing), Tools: cur.Tools, ToolSearch: cur.ToolSearch, MaxTier: cur.MaxTier}
 				if set["server"] {
 					req.Servers = serverList
+					// The tool limits of servers it no longer has go with them.
+					if !set["tool"] {
+						maps.DeleteFunc(req.Tools, func(server string, _ []string) bool { return !slices.Contains(serverList, server) })
+					}
 				}
 				if set["tool"] {
 					req.Tools = limits

@@ -346,6 +346,15 @@ func TestProfilesMadeFromTheCommandLine(t *testing.T) {
 		t.Errorf("config.json after the edit:\n%s", cfg)
 	}
 
+	// Back to alpha alone: beta's tool limit goes with beta.
+	code, out, errOut = cli(t, home, "profiles", "edit", "review", "--server", "alpha", "--search=false")
+	if code != exitOK || !strings.Contains(out, "changed profile review on /mcp/p/review: ") || strings.Contains(out, "search") {
+		t.Fatalf("profiles edit back to alpha: %d\n%s%s", code, out, errOut)
+	}
+	if cfg := readFile(t, filepath.Join(home, "config.json")); strings.Contains(cfg, `"beta": [`) || strings.Contains(cfg, `"toolSearch": true`) {
+		t.Errorf("config.json after the second edit:\n%s", cfg)
+	}
+
 	code, _, errOut = cli(t, home, "profiles", "delete", "review")
 	if code != exitError || !strings.Contains(errOut, `profile "review" is in use by cursor`) {
 		t.Errorf("deleting the profile Cursor uses: %d %s", code, errOut)
