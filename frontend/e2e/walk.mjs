@@ -667,6 +667,9 @@ async function walkPages(scheme, interact) {
   }
 
   if (interact && opts.mutate) {
+    // Screenshotted from the fake only (docs/screenshots/walkthrough): against
+    // the daemon they would renumber the README's screenshots after them.
+    const profileShot = (name) => (opts.fake ? shotBoth(name, scheme) : Promise.resolve());
     step = 'profiles: one created in the page (some tools of a server, search mode), a client connected to it, its Delete held back';
     await go('clients');
     const card = page.locator('[data-profiles]');
@@ -681,14 +684,14 @@ async function walkPages(scheme, interact) {
     const boxes = choice.locator('.tools input[type=checkbox]');
     for (let i = (await boxes.count()) - 1; i >= 2; i--) await boxes.nth(i).uncheck();
     await dlg.getByLabel(/Search mode/).check();
-    await shotBoth('profile-new', scheme);
+    await profileShot('profile-new');
     await dlg.getByRole('button', { name: 'Create profile' }).click();
     await dlg.waitFor({ state: 'detached' });
     const row = card.locator('[data-profile="walk"]');
     await row.waitFor();
     const facts = (await row.locator('[data-facts]').innerText()).trim();
     if (facts !== 'search · 2 tools behind 2') throw new Error(`the new profile's facts read "${facts}"`);
-    await shotBoth('profile-created', scheme);
+    await profileShot('profile-created');
     step = 'profiles: a client connected to the new profile';
     const client = opts.fake ? 'claude-code' : 'cursor';
     const cc = page.locator(`article.client[data-client="${client}"]`);
@@ -702,7 +705,7 @@ async function walkPages(scheme, interact) {
     if (!title.includes('to profile walk')) throw new Error(`the connect dialog is titled "${title}"`);
     const inDialog = (await pd.locator('[data-connect-profile]').innerText()).trim();
     if (!inDialog.startsWith('Profile walk: search · 2 tools behind 2, from ')) throw new Error(`the connect dialog says of the profile "${inDialog}"`);
-    await shotBoth('profile-connect', scheme);
+    await profileShot('profile-connect');
     await pd.getByRole('button', { name: /^(Connect|Done)$/ }).click();
     await pd.waitFor({ state: 'detached' });
     await cc.locator('.pill.ok').waitFor();
@@ -710,13 +713,13 @@ async function walkPages(scheme, interact) {
     if (!onIt.startsWith('Profile walk (search · 2 tools behind 2)')) throw new Error(`the client's card says "${onIt}"`);
     await row.filter({ hasText: `used by ${client}` }).waitFor();
     await cc.scrollIntoViewIfNeeded();
-    await shotBoth('profile-client-connected', scheme);
+    await profileShot('profile-client-connected');
     step = 'profiles: Delete held back while a client is connected to it';
     await row.getByRole('button', { name: 'Delete profile walk' }).click();
     const del = page.locator('dialog[open]');
     await del.locator('[data-in-use]').waitFor();
     if (!(await del.getByRole('button', { name: 'Delete', exact: true }).isDisabled())) throw new Error('Delete is offered for a profile a client is connected to');
-    await shot('profile-delete-in-use');
+    if (opts.fake) await shot('profile-delete-in-use');
     await page.keyboard.press('Escape');
     await del.waitFor({ state: 'detached' });
     console.log(`profiles: "walk" created in the page (${server}, two tools, search mode): "${facts}"; ${client} connected to it ("${onIt}"); Delete held back`);
