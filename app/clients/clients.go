@@ -87,6 +87,16 @@ const (
 	// ["*"]} (GitHub Copilot CLI, which loads no tool of an entry without
 	// "tools").
 	CopilotHTTP
+	// GooseHTTP: an extension {enabled: true, type: streamable_http, name,
+	// description, uri: U, headers: {…}} under Goose's extensions mapping.
+	GooseHTTP
+	// VibeHTTP: an [[mcp_servers]] table {name, transport =
+	// "streamable-http", url = U, headers = {…}} (Mistral Vibe).
+	VibeHTTP
+	// DeepLink: the client keeps no file a program may edit; connect
+	// offers it a link it opens to install the entry, which the user
+	// confirms in the app (Cherry Studio). See OfferLink.
+	DeepLink
 )
 
 // Env is what a client's path depends on. Tests build one around a
@@ -100,6 +110,7 @@ type Env struct {
 	CodexHome     string // $CODEX_HOME; empty means Home/.codex
 	ClaudeConfig  string // $CLAUDE_CONFIG_DIR; empty means Home
 	CopilotHome   string // $COPILOT_HOME; empty means Home/.copilot
+	VibeHome      string // $VIBE_HOME; empty means Home/.vibe
 	Workspace     string // the folder of a workspace, for "vscode-workspace"
 	// PathList is $PATH, where Detect looks for clients' commands (claude).
 	PathList string
@@ -121,6 +132,7 @@ func EnvFromOS(workspace string) (Env, error) {
 		CodexHome:     os.Getenv("CODEX_HOME"),
 		ClaudeConfig:  os.Getenv("CLAUDE_CONFIG_DIR"),
 		CopilotHome:   os.Getenv("COPILOT_HOME"),
+		VibeHome:      os.Getenv("VIBE_HOME"),
 		Workspace:     workspace,
 		PathList:      os.Getenv("PATH"),
 	}, nil
@@ -181,6 +193,14 @@ type Client struct {
 	ServersKey []string
 	// Remote is how an entry for the gateway is spelled.
 	Remote Remote
+	// List says that the servers are a list of tables (mappings), each
+	// with its "name", rather than a table keyed by name: Continue's
+	// mcpServers, Mistral Vibe's [[mcp_servers]].
+	List bool
+	// Caveat is what a user must know about the client's entry although
+	// the file holds it (Gemini CLI's untrusted folders), for the connect
+	// output and the client's card; "" for none.
+	Caveat string
 	// StdioType is the "type" value stdio entries need, if any ("stdio"
 	// for VS Code); it is used only for the bridge entry.
 	StdioType string
@@ -249,6 +269,9 @@ func ToolNameBudget(id, server string) int {
 }
 
 // Path is the client's configuration file in env.
+//
+// For a DeepLink client it is the app's data folder, which tells whether
+// it is installed: Switchboard never writes into it.
 func (c Client) Path(env Env) (string, error) {
 	if env.Home == "" && c.ID != "vscode-workspace" {
 		return "", fmt.Errorf("%s: no home directory given", c.ID)
@@ -264,8 +287,9 @@ const MSIXPackage = "Claude_pzs8sxrjxfjjc"
 // Tool limits are given only where the client's documentation or its own
 // error message states one; the others are 0 (not known). So is the tool
 // naming: Claude Desktop, Cursor, VS Code (and Insiders), Windsurf, Zed,
-// Cline, Roo Code, LM Studio, Continue, Kiro, Amp, Copilot CLI and Qwen
-// Code document none that we know of, and have none here.
+// Cline, Roo Code, LM Studio, Continue, Kiro, Amp, Copilot CLI, Qwen
+// Code, Trae, Antigravity and Kimi CLI document none that we know of, and
+// have none here.
 var Table = []Client{
 	{
 		ID: "claude-desktop", Name: "Claude Desktop", Format: JSON,
@@ -369,6 +393,8 @@ var Table = []Client{
 		// has, which the gateway's names are not.
 		ToolNames: ToolNaming{Limit: 63,
 			Source: "google-gemini/gemini-cli docs/tools/mcp-server.md: tool names are sanitized and cut to 63 characters"},
+		Caveat: "Gemini CLI lists Switchboard as \"Disabled\" in folders it does not trust (its folder trust, " +
+			"security.folderTrust): there it starts no MCP server of the file; trust the folder in Gemini CLI (/permissions) to use Switchboard in it",
 		path: func(e Env) (string, error) {
 			return filepath.Join(e.Home, ".gemini", "settings.json"), nil
 		},
@@ -429,7 +455,7 @@ var Table = []Client{
 		},
 	},
 	{
-		ID: "continue", Name: "Continue", Format: YAML,
+		ID: "continue", Name: "Continue", Format: YAML, List: true,
 		ServersKey: []string{"mcpServers"}, Remote: ContinueHTTP,
 		path: func(e Env) (string, error) {
 			return filepath.Join(e.Home, ".continue", "config.yaml"), nil
@@ -510,6 +536,144 @@ var Table = []Client{
 			return filepath.Join(e.Home, ".qwen", "settings.json"), nil
 		},
 	},
+	{
+		// Trae (docs.trae.ai, "Model Context Protocol"; a VS Code fork):
+		// the user mcp.json in the app's User folder, like VS Code's,
+		// under "mcpServers"; remote servers as {"url", "headers"}.
+		ID: "trae", Name: "Trae", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.appSupport(), "Trae", "User", "mcp.json"), nil
+		},
+	},
+	{
+		// VS Code Server (VS Code's Remote-SSH, WSL and tunnels: the
+		// server on the remote machine keeps the user's data in
+		// ~/.vscode-server/data/User on every OS): the same mcp.json as
+		// VS Code's, and the same Copilot Chat limit.
+		ID: "vscode-server", Name: "VS Code Server (remote)", Format: JSONC,
+		ServersKey: []string{"servers"}, Remote: TypeHTTP, StdioType: "stdio",
+		ToolLimit:       128,
+		ToolLimitSource: `GitHub Copilot Chat in VS Code: "Cannot have more than 128 tools per request" (microsoft/vscode-copilot-release#11653)`,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".vscode-server", "data", "User", "mcp.json"), nil
+		},
+		installed: func(e Env) bool { return isDir(filepath.Join(e.Home, ".vscode-server")) },
+	},
+	{
+		// Windsurf's JetBrains plugin (docs.windsurf.com, "Cascade MCP"
+		// for JetBrains): ~/.codeium/mcp_config.json, beside the
+		// editor's ~/.codeium/windsurf/mcp_config.json, in the same
+		// shape and with the same tool limit.
+		ID: "windsurf-jetbrains", Name: "Windsurf (JetBrains plugin)", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: ServerURL,
+		ToolLimit:       100,
+		ToolLimitSource: `Windsurf docs, Cascade > MCP: "Cascade has a limit of 100 total tools that it has access to at any given time" (docs.windsurf.com/windsurf/cascade/mcp)`,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".codeium", "mcp_config.json"), nil
+		},
+	},
+	{
+		// Google Antigravity (antigravity.google/docs/mcp, "Manage MCP
+		// servers" > raw config): ~/.gemini/antigravity/mcp_config.json
+		// on every OS, "mcpServers", remote servers as {"serverUrl",
+		// "headers"} as in Windsurf, which it descends from.
+		ID: "antigravity", Name: "Antigravity", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: ServerURL,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".gemini", "antigravity", "mcp_config.json"), nil
+		},
+	},
+	{
+		// Kimi CLI (moonshotai.github.io/kimi-cli, customization/mcp):
+		// ~/.kimi/mcp.json, "mcpServers", remote servers as {"url",
+		// "headers"} (its `kimi mcp add --transport http` writes that).
+		ID: "kimi-cli", Name: "Kimi CLI", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".kimi", "mcp.json"), nil
+		},
+		installed: func(e Env) bool { return isDir(filepath.Join(e.Home, ".kimi")) || onPath(e, "kimi") },
+	},
+	{
+		// Qoder CLI (docs.qoder.com/cli/mcp-servers, mcp-reference):
+		// the user-level ~/.qoder/settings.json, "mcpServers", remote
+		// servers as {"type": "http", "url", "headers"}.
+		ID: "qoder-cli", Name: "Qoder CLI", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: TypeHTTP,
+		ToolNames: ToolNaming{Prefix: "mcp__{entry}__", Limit: MaxToolName,
+			Source: "docs.qoder.com/cli/mcp-servers: MCP tool names are mcp__<server>__<tool>; " +
+				"the Anthropic and OpenAI APIs take names of at most 64 characters"},
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".qoder", "settings.json"), nil
+		},
+		installed: func(e Env) bool { return isDir(filepath.Join(e.Home, ".qoder")) || onPath(e, "qodercli") },
+	},
+	{
+		// Factory's droid (docs.factory.ai/cli/configuration/mcp):
+		// ~/.factory/mcp.json, "mcpServers", remote servers as {"type":
+		// "http", "url", "headers"}, "disabled" to turn one off.
+		ID: "droid", Name: "Factory droid", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: TypeHTTP,
+		ToolNames: ToolNaming{Prefix: "{entry}___", Limit: MaxToolName,
+			Source: "droid 0.225.2 (@factory/cli-linux-x64), its bundled code: an MCP tool is named `${server}___${tool}`; " +
+				"the Anthropic and OpenAI APIs take names of at most 64 characters"},
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.Home, ".factory", "mcp.json"), nil
+		},
+		installed: func(e Env) bool { return isDir(filepath.Join(e.Home, ".factory")) || onPath(e, "droid") },
+	},
+	{
+		// Goose (block.github.io/goose docs, guides/config-files): the
+		// "extensions" mapping of ~/.config/goose/config.yaml
+		// (%APPDATA%\Block\goose\config\config.yaml on Windows), keyed
+		// by extension; a remote one is {enabled, type: streamable_http,
+		// name, description, uri, headers}, a local one {type: stdio, cmd,
+		// args, envs}.
+		ID: "goose", Name: "Goose", Format: YAML,
+		ServersKey: []string{"extensions"}, Remote: GooseHTTP,
+		ToolNames: ToolNaming{Prefix: "{entry}__", Limit: MaxToolName,
+			Source: "block/goose crates/goose/src/agents/extension_manager.rs: a tool is named <extension>__<tool>; " +
+				"the Anthropic and OpenAI APIs take names of at most 64 characters"},
+		path: func(e Env) (string, error) {
+			if e.goos() == "windows" {
+				return filepath.Join(e.appData(), "Block", "goose", "config", "config.yaml"), nil
+			}
+			return filepath.Join(e.xdgConfig(), "goose", "config.yaml"), nil
+		},
+	},
+	{
+		// Mistral Vibe (docs.mistral.ai/mistral-vibe, configuration >
+		// MCP servers; mistralai/mistral-vibe vibe/core/config/models.py):
+		// ~/.vibe/config.toml ($VIBE_HOME), an array of tables
+		// [[mcp_servers]], each {name, transport = "stdio" | "http" |
+		// "streamable-http", url, headers | command, args, env},
+		// "disabled" to hide its tools.
+		ID: "vibe", Name: "Mistral Vibe", Format: TOML, List: true,
+		ServersKey: []string{"mcp_servers"}, Remote: VibeHTTP,
+		ToolNames: ToolNaming{Prefix: "{entry}_", Limit: MaxToolName,
+			Source: "mistralai/mistral-vibe vibe/core/config/models.py: a server's name is the \"short alias used to prefix tool names\" " +
+				"({alias}_{tool}); the Mistral and OpenAI APIs take names of at most 64 characters"},
+		path: func(e Env) (string, error) {
+			if e.VibeHome != "" {
+				return filepath.Join(e.VibeHome, "config.toml"), nil
+			}
+			return filepath.Join(e.Home, ".vibe", "config.toml"), nil
+		},
+	},
+	{
+		// Cherry Studio keeps its MCP servers in its own database, not in
+		// a file another program may edit; it installs servers from a
+		// deep link, cherrystudio://mcp/install?servers=<base64 JSON>,
+		// which the user confirms in the app (CherryHQ/cherry-studio, its
+		// handleMcpProtocolUrl: {"mcpServers": {NAME: {"name", "type":
+		// "streamableHttp", "baseUrl", "headers"}}}, standard base64,
+		// URL-encoded). Its data folder says whether it is installed.
+		ID: "cherry-studio", Name: "Cherry Studio", Remote: DeepLink,
+		path: func(e Env) (string, error) {
+			return filepath.Join(e.appSupport(), "CherryStudio"), nil
+		},
+	},
 }
 
 func isDir(p string) bool {
@@ -584,6 +748,9 @@ type Entry struct {
 	// BearerTokenEnv (Codex's bearer_token_env_var) names the environment
 	// variable that holds the bearer token sent as Authorization.
 	BearerTokenEnv string `json:",omitempty"`
+	// Disabled: the client's file turns the server off ("disabled": true,
+	// "enabled": false); import keeps it off.
+	Disabled bool `json:",omitempty"`
 }
 
 // Remote reports whether the entry names a URL rather than a command.

@@ -45,8 +45,11 @@ type document interface {
 // empty (or all-whitespace) file is treated as the skeleton the client
 // expects, as an absent one is.
 func openDocument(c Client, file string, data []byte) (document, error) {
+	if c.Remote == DeepLink {
+		return nil, fmt.Errorf("%s: %w", c.Name, ErrNoFile)
+	}
 	if len(bytes.TrimSpace(bytes.TrimPrefix(data, bom))) == 0 {
-		data = skeleton(c.Format)
+		data = skeleton(c)
 	}
 	switch c.Format {
 	case JSON:
@@ -71,19 +74,28 @@ func openDocument(c Client, file string, data []byte) (document, error) {
 		}
 		return d, nil
 	case TOML:
+		if c.List {
+			return newTOMLListDoc(file, data, c.ServersKey)
+		}
 		return newTOMLDoc(file, data, c.ServersKey)
 	case YAML:
+		if !c.List {
+			return newYAMLMapDoc(file, data, c.ServersKey)
+		}
 		return newYAMLDoc(file, data, c.ServersKey)
 	}
 	return nil, fmt.Errorf("clients: unknown format %q", c.Format)
 }
 
-// skeleton is the content an absent file starts from.
-func skeleton(f Format) []byte {
-	switch f {
+// skeleton is the content an absent file of client c starts from.
+func skeleton(c Client) []byte {
+	switch c.Format {
 	case JSON, JSONC:
 		return []byte("{}\n")
 	case YAML:
+		if !c.List {
+			return nil // Goose: an empty document, which holds no key yet
+		}
 		// The top-level keys Continue's config.yaml requires.
 		return []byte("name: Local Config\nversion: 1.0.0\nschema: v1\n")
 	}

@@ -137,6 +137,14 @@ func entryValue(c Client, cn Connect, server string) obj {
 		return append(o, member{"tools", []string{"*"}})
 	case TypeStreamableHTTP:
 		return withHeaders(obj{{"type", "streamable-http"}, {"url", url}}, "headers")
+	case GooseHTTP:
+		o := obj{{"enabled", true}, {"type", "streamable_http"}, {"name", entryNameOf(server)},
+			{"description", "Switchboard's MCP gateway"}, {"uri", url}}
+		return withHeaders(o, "headers")
+	case VibeHTTP:
+		return withHeaders(obj{{"transport", "streamable-http"}, {"url", url}}, "headers")
+	case DeepLink:
+		return withHeaders(obj{{"name", entryNameOf(server)}, {"type", "streamableHttp"}, {"baseUrl", url}}, "headers")
 	case ContinueHTTP:
 		o := obj{{"type", "streamable-http"}, {"url", url}}
 		if len(headers) > 0 {
@@ -145,6 +153,15 @@ func entryValue(c Client, cn Connect, server string) obj {
 		return o
 	}
 	panic(fmt.Sprintf("clients: unknown remote style %d", c.Remote))
+}
+
+// entryNameOf is the name of the entry for server ("" for the one that
+// reaches every server), for the clients whose entries repeat their name.
+func entryNameOf(server string) string {
+	if server == "" {
+		return EntryName
+	}
+	return EntryName + "-" + server
 }
 
 func validateConnect(c Client, cn Connect) error {
@@ -193,6 +210,9 @@ func entryFromMap(name string, m map[string]any) Entry {
 			e.Command, e.Args = l[0], l[1:]
 		}
 	}
+	if cmd, ok := m["cmd"].(string); ok && e.Command == "" { // Goose's stdio extensions
+		e.Command = cmd
+	}
 	if a := stringList(m["args"]); a != nil {
 		e.Args = a
 	}
@@ -202,19 +222,36 @@ func entryFromMap(name string, m map[string]any) Entry {
 	if env := stringMap(m["environment"]); env != nil { // OpenCode's local servers
 		e.Env = env
 	}
+	if env := stringMap(m["envs"]); env != nil { // Goose's extensions
+		e.Env = env
+	}
 	e.Cwd, _ = m["cwd"].(string)
-	for _, k := range []string{"url", "serverUrl", "httpUrl", "baseUrl"} {
+	for _, k := range []string{"url", "serverUrl", "httpUrl", "baseUrl", "uri"} {
 		if u, ok := m[k].(string); ok && u != "" {
 			e.URL, e.URLKey = u, k
 			break
 		}
 	}
 	e.Type, _ = m["type"].(string)
+	if t, ok := m["transport"].(string); ok && e.Type == "" { // Mistral Vibe
+		e.Type = t
+	}
+	// Turned off in the client: "disabled": true (Cline, Claude Code's
+	// kin, droid, Vibe), or "enabled": false (OpenCode, Goose, Kimi).
+	if d, ok := m["disabled"].(bool); ok && d {
+		e.Disabled = true
+	}
+	if en, ok := m["enabled"].(bool); ok && !en {
+		e.Disabled = true
+	}
 	e.Headers = stringMap(m["headers"])
 	e.EnvHeaders = stringMap(m["env_http_headers"])
 	e.BearerTokenEnv, _ = m["bearer_token_env_var"].(string)
 	if h := stringMap(m["http_headers"]); h != nil {
 		e.Headers = h
+	}
+	if auth, ok := m["auth"].(map[string]any); ok && e.Headers == nil { // Vibe's [auth] (type "static")
+		e.Headers = stringMap(auth["headers"])
 	}
 	if ro, ok := m["requestOptions"].(map[string]any); ok {
 		if h := stringMap(ro["headers"]); h != nil {

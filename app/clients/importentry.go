@@ -38,6 +38,10 @@ type ImportEntry struct {
 	// Headers are a remote server's headers, sorted by name, with their
 	// references resolved; Secret as for Env.
 	Headers []EnvVar
+	// Disabled: the client's file turns the server off; Switchboard adds
+	// it turned off too (config "enabled": false), for the user to turn
+	// on.
+	Disabled bool
 }
 
 // Remote reports whether the entry is a remote server.
@@ -91,6 +95,19 @@ func EntriesToImport(c Client, entries []Entry, gatewayURL string, lookupEnv Loo
 }
 
 func importEntry(c Client, e Entry, lookupEnv LookupEnv) (ImportEntry, error) {
+	ie, err := importEnabled(c, e, lookupEnv)
+	ie.Disabled = e.Disabled
+	return ie, err
+}
+
+// gooseBuiltin are the types of Goose's extensions that are part of Goose
+// rather than MCP servers it runs or reaches.
+var gooseBuiltin = []string{"builtin", "platform", "frontend", "inline_python"}
+
+func importEnabled(c Client, e Entry, lookupEnv LookupEnv) (ImportEntry, error) {
+	if c.ID == "goose" && slices.Contains(gooseBuiltin, e.Type) {
+		return ImportEntry{}, fmt.Errorf("it is one of Goose's own extensions (type %s), not an MCP server", e.Type)
+	}
 	if e.Command != "" {
 		if r, ok := fromMCPRemote(e); ok {
 			return remoteEntry(e.Name, r, envThenProcess(e.Env, lookupEnv))

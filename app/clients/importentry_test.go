@@ -81,6 +81,7 @@ func TestGoldenImport(t *testing.T) {
 				URL       string   `json:",omitempty"`
 				Transport string   `json:",omitempty"`
 				Headers   []EnvVar `json:",omitempty"`
+				Disabled  bool     `json:",omitempty"`
 			}
 			view := []goldenEntry{}
 			for _, ie := range imports {

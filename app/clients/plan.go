@@ -27,6 +27,11 @@ import (
 // is not a file that could not be read.
 var ErrNoWorkspace = errors.New("no workspace folder given")
 
+// ErrNoFile is the error of a plan for a client that keeps no file
+// Switchboard may edit (Cherry Studio): it is offered an install link
+// instead (see OfferLink).
+var ErrNoFile = errors.New("it keeps no configuration file Switchboard may edit; connecting it offers an install link that you confirm in the app")
+
 // ErrChanged is returned (wrapped) by Apply when the file is no longer what
 // the plan was made from: someone wrote it between Plan and Apply.
 var ErrChanged = errors.New("the file changed since the plan was made; make a new plan")
@@ -197,6 +202,13 @@ func (ed *Editor) Detect(env Env) []Status {
 	for _, c := range Table {
 		st := Status{Client: c}
 		st.Path, st.Err = c.Path(env)
+		if c.Remote == DeepLink {
+			// The path is the app's data folder: installed or not, and
+			// never connected as far as a file could tell.
+			st.Installed = st.Err == nil && isDir(st.Path)
+			out = append(out, st)
+			continue
+		}
 		if st.Err == nil {
 			if _, err := os.Stat(st.Path); err == nil {
 				st.Installed, st.Exists = true, true
@@ -496,7 +508,7 @@ func (ed *Editor) Plan(c Client, env Env, change Change) (*Plan, error) {
 		return nil, err
 	}
 	p.New = doc.bytes()
-	if len(bytes.TrimSpace(bytes.TrimPrefix(base, bom))) == 0 && bytes.Equal(p.New, skeleton(c.Format)) {
+	if len(bytes.TrimSpace(bytes.TrimPrefix(base, bom))) == 0 && bytes.Equal(p.New, skeleton(c)) {
 		// Nothing was added to an empty or absent file: leave it as it was.
 		p.New = base
 		if !baseExists {

@@ -65,7 +65,8 @@ func TestConnectProfileRefused(t *testing.T) {
 
 // Every known tool limit names its source; unknown ones are 0.
 func TestToolLimits(t *testing.T) {
-	want := map[string]int{"cursor": 40, "vscode": 128, "vscode-workspace": 128, "vscode-insiders": 128, "windsurf": 100}
+	want := map[string]int{"cursor": 40, "vscode": 128, "vscode-workspace": 128, "vscode-insiders": 128, "windsurf": 100,
+		"vscode-server": 128, "windsurf-jetbrains": 100}
 	for _, c := range Table {
 		if c.ToolLimit != want[c.ID] {
 			t.Errorf("%s: ToolLimit %d, want %d", c.ID, c.ToolLimit, want[c.ID])

@@ -30,7 +30,7 @@ func readBack(c Client, path string, b []byte, wrote map[string]obj, removed []s
 	if err == nil {
 		for name, v := range wrote {
 			want := toPlain(v)
-			if c.Format == YAML {
+			if c.List {
 				want.(map[string]any)["name"] = name
 			}
 			switch {
@@ -102,7 +102,7 @@ func decodedEntries(c Client, b []byte) (map[string]any, map[string]int, error) 
 		for k, e := range s {
 			got[k], count[k] = e, 1
 		}
-	case []any: // Continue: a list of mappings with a name
+	case []any: // Continue, Vibe: a list of mappings (tables) with a name
 		for _, it := range s {
 			if m, ok := it.(map[string]any); ok {
 				if name, ok := m["name"].(string); ok {

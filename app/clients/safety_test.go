@@ -73,6 +73,9 @@ func entryNamed(es []Entry, name string) (Entry, bool) {
 // Apply refuses until the change takes it over. For every client.
 func TestOwnershipConflict(t *testing.T) {
 	for _, c := range Table {
+		if c.Remote == DeepLink {
+			continue // no file (TestOfferLink)
+		}
 		t.Run(c.ID, func(t *testing.T) {
 			env, ed := testEnv(t), testEditor(t)
 			path, _ := c.Path(env)
@@ -205,6 +208,9 @@ func TestSecretsMaskedInDiffs(t *testing.T) {
 	secrets := []string{"ghp_abcdefghijklmnopqrstuvwxyz0123456789", "sk-proj-abcdefghijklmnop1234",
 		"xak-value-1111", "goog-value-2222", "ocp-value-3333", "an-unnamed-jwt-not-here"}
 	for _, c := range Table {
+		if c.Remote == DeepLink {
+			continue // no file (TestOfferLink)
+		}
 		t.Run(c.ID, func(t *testing.T) {
 			env, ed := testEnv(t), testEditor(t)
 			path, _ := c.Path(env)
@@ -314,6 +320,9 @@ func TestGeminiLists(t *testing.T) {
 // message that says so, unless the change is forced. For every client.
 func TestReadOnly(t *testing.T) {
 	for _, c := range Table {
+		if c.Remote == DeepLink {
+			continue // no file (TestOfferLink)
+		}
 		t.Run(c.ID, func(t *testing.T) {
 			env, ed := testEnv(t), testEditor(t)
 			path := writeConfig(t, c, env, userFile(t, c, "x", userEntry{"a", obj{{"command", "x"}}}))
@@ -369,6 +378,9 @@ func TestStrictAndJSONC(t *testing.T) {
 	withComma := "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"},\n  },\n}\n"
 	withComment := "{\n  // mine\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\"}\n  }\n}\n"
 	for _, c := range Table {
+		if c.Remote == DeepLink {
+			continue // no file (TestOfferLink)
+		}
 		if c.Format != JSON && c.Format != JSONC {
 			continue
 		}
@@ -414,6 +426,9 @@ func TestStrictAndJSONC(t *testing.T) {
 // comments) and a realistic file.
 func TestExactInverse(t *testing.T) {
 	for _, c := range Table {
+		if c.Remote == DeepLink {
+			continue // no file (TestOfferLink)
+		}
 		cases := map[string][]byte{"missing": nil, "empty": {}, "blank": []byte("\n\n")}
 		switch c.Format {
 		case JSON:

@@ -23,8 +23,12 @@ type yamlDoc struct {
 	text  []byte
 	path  []string // ["mcpServers"]
 	nl    string
-	root  *yaml.Node // the top-level mapping
+	root  *yaml.Node // the top-level mapping; nil for an empty document (allowEmpty)
 	lines []int      // offset of the start of each line (0-based index)
+	// allowEmpty takes a document without content (nothing, or only
+	// comments) as an empty mapping: Goose's config.yaml has no key it
+	// needs, so its skeleton is empty.
+	allowEmpty bool
 }
 
 func newYAMLDoc(file string, data []byte, path []string) (*yamlDoc, error) {
@@ -71,6 +75,14 @@ func (d *yamlDoc) reparse(b []byte) error {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return d.syntaxError(err)
 	}
+	if d.allowEmpty && (doc.Kind == 0 || doc.Kind == yaml.DocumentNode && len(doc.Content) == 0) {
+		if err := d.noOtherDocument(b); err != nil {
+			return err
+		}
+		d.text, d.root = b, nil
+		d.countLines()
+		return nil
+	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return &ParseError{File: d.file, Line: 1, Column: 1, Msg: "the top level is not a mapping"}
 	}
@@ -82,13 +94,17 @@ func (d *yamlDoc) reparse(b []byte) error {
 		return err
 	}
 	d.text, d.root = b, root
+	d.countLines()
+	return nil
+}
+
+func (d *yamlDoc) countLines() {
 	d.lines = []int{0}
-	for i, c := range b {
+	for i, c := range d.text {
 		if c == '\n' {
 			d.lines = append(d.lines, i+1)
 		}
 	}
-	return nil
 }
 
 // decodable refuses what the node tree holds but a YAML decoder does not
@@ -108,7 +124,7 @@ func (d *yamlDoc) decodable(b []byte, doc *yaml.Node) error {
 	switch err := dec.Decode(&second); {
 	case err == nil:
 		return &ParseError{File: d.file, Line: second.Line, Column: second.Column,
-			Msg: "a second YAML document: Continue reads a config.yaml of one document; remove the \"---\" and what follows, or merge them"}
+			Msg: "a second YAML document: the client reads a config.yaml of one document; remove the \"---\" and what follows, or merge them"}
 	case !errors.Is(err, io.EOF):
 		pe := d.syntaxError(err)
 		if pe.Msg == "did not find expected <document start>" {
@@ -137,6 +153,26 @@ func (d *yamlDoc) decodable(b []byte, doc *yaml.Node) error {
 		pe.Line, pe.Column = n.Line, n.Column
 	}
 	return pe
+}
+
+// noOtherDocument refuses, in a file whose first document is empty, a
+// later document with content: the client would read only the first.
+func (d *yamlDoc) noOtherDocument(b []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return d.syntaxError(err)
+		}
+		if len(n.Content) > 0 {
+			return &ParseError{File: d.file, Line: n.Line, Column: n.Column,
+				Msg: "a second YAML document: the client reads a config.yaml of one document; remove the \"---\" before it"}
+		}
+	}
 }
 
 // undecodable finds, in n and below, what yaml.v3's decoder refuses and
@@ -527,6 +563,8 @@ func (d *yamlDoc) renderMember(b *strings.Builder, m member, indent int) {
 	switch v := m.val.(type) {
 	case string:
 		b.WriteString(" " + yamlScalar(v) + d.nl)
+	case bool:
+		b.WriteString(" " + strconv.FormatBool(v) + d.nl)
 	case []string:
 		parts := make([]string, len(v))
 		for i, s := range v {

@@ -38,6 +38,36 @@ type ClientView struct {
 	// Warning says what is wrong with what the client sees: more tools
 	// than its limit, or a profile that is not in config.json.
 	Warning string `json:"warning,omitempty"`
+	// Caveat is what the user must know although the client's file holds
+	// Switchboard's entry (Gemini CLI starts no MCP server in a folder it
+	// does not trust); "" for none.
+	Caveat string `json:"caveat,omitempty"`
+	// Offer: the client keeps no file Switchboard may edit (Cherry
+	// Studio); connecting it offers an install link the user confirms in
+	// the app (POST /api/v1/clients/{id}/offer), so it is never shown as
+	// connected.
+	Offer bool `json:"offer,omitempty"`
+}
+
+// ClientOfferRequest is the body of POST /api/v1/clients/{id}/offer.
+type ClientOfferRequest struct {
+	// Profile points the offered entry at the profile's endpoint.
+	Profile string `json:"profile,omitempty"`
+}
+
+// ClientOffer is the answer to POST /api/v1/clients/{id}/offer: the link
+// that installs Switchboard's entry in a client that keeps no editable
+// file (Cherry Studio). Nothing is connected until the user confirms it
+// in the app; the client's token is issued already.
+type ClientOffer struct {
+	Client string `json:"client"`
+	// Link is the client's install deep link, with the token in it: hand
+	// it only to the app (open it), never to a log.
+	Link string `json:"link"`
+	// Entry is the entry the link installs, as JSON, the token masked.
+	Entry string `json:"entry"`
+	// Note says what happens next ("offered, confirm in Cherry Studio").
+	Note string `json:"note"`
 }
 
 // ClientEntry is one server entry of a client's config file. Its keys are
@@ -62,6 +92,9 @@ type ClientEntry struct {
 	// BearerTokenEnv (Codex's bearer_token_env_var) names the environment
 	// variable holding the bearer token.
 	BearerTokenEnv string `json:"BearerTokenEnv,omitempty"`
+	// Disabled: the client's file turns the server off; import adds it
+	// turned off too.
+	Disabled bool `json:"Disabled,omitempty"`
 }
 
 // ClientChange is the body of POST /api/v1/clients/{id}/plan and /apply.
