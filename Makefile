@@ -142,6 +142,8 @@ FUZZ_TARGETS := \
 	./app/clients:FuzzEditJSON \
 	./app/clients:FuzzEditTOML \
 	./app/clients:FuzzEditYAML \
+	./app/clients:FuzzEditGoose \
+	./app/clients:FuzzEditVibe \
 	./app/history:FuzzCallQuery \
 	./app/history:FuzzRedactJSON \
 	./app/redact:FuzzValues \

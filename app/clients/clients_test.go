@@ -51,6 +51,21 @@ func TestPaths(t *testing.T) {
 		{"qwen-code", j(".qwen", "settings.json"), j(".qwen", "settings.json"), j(".qwen", "settings.json")},
 		{"amp", j(".config", "amp", "settings.json"), j(".config", "amp", "settings.json"), j(".config", "amp", "settings.json")},
 		{"copilot-cli", j(".copilot", "mcp-config.json"), j(".copilot", "mcp-config.json"), j(".copilot", "mcp-config.json")},
+		{"trae", j("Library", "Application Support", "Trae", "User", "mcp.json"), j(".config", "Trae", "User", "mcp.json"),
+			filepath.Join(roaming, "Trae", "User", "mcp.json")},
+		{"vscode-server", j(".vscode-server", "data", "User", "mcp.json"), j(".vscode-server", "data", "User", "mcp.json"),
+			j(".vscode-server", "data", "User", "mcp.json")},
+		{"windsurf-jetbrains", j(".codeium", "mcp_config.json"), j(".codeium", "mcp_config.json"), j(".codeium", "mcp_config.json")},
+		{"antigravity", j(".gemini", "antigravity", "mcp_config.json"), j(".gemini", "antigravity", "mcp_config.json"),
+			j(".gemini", "antigravity", "mcp_config.json")},
+		{"kimi-cli", j(".kimi", "mcp.json"), j(".kimi", "mcp.json"), j(".kimi", "mcp.json")},
+		{"qoder-cli", j(".qoder", "settings.json"), j(".qoder", "settings.json"), j(".qoder", "settings.json")},
+		{"droid", j(".factory", "mcp.json"), j(".factory", "mcp.json"), j(".factory", "mcp.json")},
+		{"goose", j(".config", "goose", "config.yaml"), j(".config", "goose", "config.yaml"),
+			filepath.Join(roaming, "Block", "goose", "config", "config.yaml")},
+		{"vibe", j(".vibe", "config.toml"), j(".vibe", "config.toml"), j(".vibe", "config.toml")},
+		// Cherry Studio's data folder (no file is edited: see OfferLink).
+		{"cherry-studio", j("Library", "Application Support", "CherryStudio"), j(".config", "CherryStudio"), filepath.Join(roaming, "CherryStudio")},
 	}
 	for _, tt := range tests {
 		for goos, want := range map[string]string{"darwin": tt.darwin, "linux": tt.linux, "windows": tt.windows} {
@@ -90,6 +105,9 @@ func TestPaths(t *testing.T) {
 	}
 	if got, _ := mustClient(t, "opencode").Path(Env{GOOS: "linux", Home: ocHome}); got != filepath.Join(ocDir, "opencode.json") {
 		t.Errorf("opencode with both files: %q", got)
+	}
+	if got, _ := mustClient(t, "vibe").Path(Env{Home: h, VibeHome: "/vh"}); got != filepath.Join("/vh", "config.toml") {
+		t.Errorf("vibe with VIBE_HOME: %q", got)
 	}
 	if got, _ := mustClient(t, "copilot-cli").Path(Env{Home: h, CopilotHome: "/ch"}); got != filepath.Join("/ch", "mcp-config.json") {
 		t.Errorf("copilot-cli with COPILOT_HOME: %q", got)
@@ -593,6 +611,13 @@ func TestToolNameBudget(t *testing.T) {
 		{"codex", server, 64 - len("switchboard-"+server+"__")},
 		{"opencode", "", 64 - len("switchboard_")},
 		{"opencode", server, 64 - len("switchboard-"+server+"_")},
+		{"qoder-cli", "", 64 - len("mcp__switchboard__")}, // 46
+		{"qoder-cli", server, 64 - len("mcp__switchboard-"+server+"__")},
+		{"droid", "", 64 - len("switchboard___")}, // 50
+		{"droid", server, 64 - len("switchboard-"+server+"___")},
+		{"goose", "", 64 - len("switchboard__")},
+		{"vibe", "", 64 - len("switchboard_")},
+		{"vibe", server, 64 - len("switchboard-"+server+"_")},
 		{"gemini-cli", "", 63},
 		{"gemini-cli", server, 63},
 		{"cursor", "", 64},

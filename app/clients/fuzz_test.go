@@ -48,6 +48,27 @@ func FuzzEditYAML(f *testing.F) {
 	})
 }
 
+// FuzzEditGoose edits Goose's config.yaml, whose servers are a mapping
+// keyed by name (extensions: {NAME: {…}}), as the golden files show.
+func FuzzEditGoose(f *testing.F) {
+	f.Add([]byte("GOOSE_MODEL: x\nextensions:\n  developer:\n    type: builtin\n    enabled: true\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if bytes.Contains(data, []byte("<<")) {
+			return // a merge key: see FuzzEditYAML
+		}
+		checkEdit(t, mustLookup(t, "goose"), data, decodeYAML)
+	})
+}
+
+// FuzzEditVibe edits Mistral Vibe's config.toml, whose servers are an
+// array of tables ([[mcp_servers]]) each with its name.
+func FuzzEditVibe(f *testing.F) {
+	f.Add([]byte("active_model = \"x\"\n[[mcp_servers]]\nname = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkEdit(t, mustLookup(t, "vibe"), data, decodeTOML)
+	})
+}
+
 func mustLookup(t *testing.T, id string) Client {
 	c, ok := Lookup(id)
 	if !ok {
@@ -148,7 +169,7 @@ func entryIn(c Client, v any) (any, int) {
 
 // plainEntry is the entry v as a decoder gives it.
 func plainEntry(c Client, v obj) any {
-	if c.Format == YAML {
+	if c.List {
 		v = append(obj{{"name", EntryName}}, v...)
 	}
 	return plainValue(v)
