@@ -23,12 +23,25 @@ const (
 	qwenCodeVersion = "0.24.4"                 // @qwen-code/qwen-code
 	copilotVersion  = "1.0.102"                // @github/copilot
 	ampVersion      = "0.0.1790142911-g7618fb" // @sourcegraph/amp
+	qoderVersion    = "1.1.52"                 // @qoder-ai/qodercli
+	droidVersion    = "0.225.2"                // @factory/cli-linux-x64 (droid's binary for Linux x64)
 )
 
 // npmInstall installs pkg@version into a fresh folder with npm and returns
 // the path of its bin command. Without npm the test is skipped, unless
 // SWITCHBOARD_REQUIRE_ALL=1 asks for every test to run.
 func npmInstall(t *testing.T, pkg, version, bin string) string {
+	t.Helper()
+	path := filepath.Join(npmInstallDir(t, pkg, version), "node_modules", ".bin", bin)
+	if runtime.GOOS == "windows" {
+		path += ".cmd"
+	}
+	return path
+}
+
+// npmInstallDir installs pkg@version as npmInstall does and returns the
+// folder it was installed into (for a package that links no bin command).
+func npmInstallDir(t *testing.T, pkg, version string) string {
 	t.Helper()
 	npm, err := exec.LookPath("npm")
 	if err != nil {
@@ -50,11 +63,7 @@ func npmInstall(t *testing.T, pkg, version, bin string) string {
 		t.Fatalf("npm install %s@%s: %v\n%s", pkg, version, err, out)
 	}
 	t.Logf("npm install %s@%s took %s", pkg, version, time.Since(start).Round(time.Second))
-	path := filepath.Join(dir, "node_modules", ".bin", bin)
-	if runtime.GOOS == "windows" {
-		path += ".cmd"
-	}
-	return path
+	return dir
 }
 
 // loopbackMCP serves one MCP server with an echo tool on 127.0.0.1 and
@@ -93,6 +102,7 @@ func loopbackMCP(t *testing.T, token string) (url string, authorized *atomic.Int
 // after disconnect, opencode lists no switchboard entry. opencode needs no
 // account for `mcp list`.
 func TestRealOpenCode(t *testing.T) {
+	t.Parallel() // each installs and runs its own program: together they take the longest one's time, not the sum
 	if testing.Short() {
 		t.Skip("installs opencode-ai from npm (about 180 MB)")
 	}
@@ -164,6 +174,7 @@ func lineOf(out, name string) string {
 // server that takes only the entry's token; after disconnect, qwen lists
 // no switchboard entry.
 func TestRealQwenCode(t *testing.T) {
+	t.Parallel() // each installs and runs its own program: together they take the longest one's time, not the sum
 	if testing.Short() {
 		t.Skip("installs @qwen-code/qwen-code from npm (about 140 MB)")
 	}
@@ -196,6 +207,7 @@ func TestRealQwenCode(t *testing.T) {
 // not a connection; after disconnect, `copilot mcp list` has no
 // switchboard entry.
 func TestRealCopilotCLI(t *testing.T) {
+	t.Parallel() // each installs and runs its own program: together they take the longest one's time, not the sum
 	if testing.Short() {
 		t.Skip("installs @github/copilot from npm (about 190 MB)")
 	}
@@ -226,6 +238,7 @@ func TestRealCopilotCLI(t *testing.T) {
 // servers of an Amp account, and goes on); after disconnect, amp lists no
 // switchboard entry.
 func TestRealAmp(t *testing.T) {
+	t.Parallel() // each installs and runs its own program: together they take the longest one's time, not the sum
 	if testing.Short() {
 		t.Skip("installs @sourcegraph/amp from npm (about 100 MB)")
 	}
@@ -243,6 +256,72 @@ func TestRealAmp(t *testing.T) {
 	apply(t, ed, c, env, Disconnect{})
 	if out := runIn(t, home, bin, "mcp", "list"); strings.Contains(out, EntryName) {
 		t.Errorf("after disconnect amp still lists %q:\n%s", EntryName, out)
+	}
+}
+
+// TestRealQoderCLI installs the real Qoder CLI, connects it on a
+// temporary home, and has `qodercli mcp list` (which connects to each
+// server, without an account) report the switchboard entry as connected
+// to a loopback MCP server that takes only the entry's token; after
+// disconnect, qodercli lists no switchboard entry.
+func TestRealQoderCLI(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("installs @qoder-ai/qodercli from npm (about 90 MB)")
+	}
+	bin := npmInstall(t, "@qoder-ai/qodercli", qoderVersion, "qodercli")
+	url, authorized := loopbackMCP(t, testToken)
+	home := t.TempDir()
+	env := Env{GOOS: runtime.GOOS, Home: home}
+	c := mustClient(t, "qoder-cli")
+	ed := testEditor(t)
+	apply(t, ed, c, env, Connect{URL: url, Token: testToken})
+
+	out := runIn(t, home, bin, "mcp", "list")
+	if l := lineOf(out, EntryName); !strings.Contains(l, "Connected") || strings.Contains(l, "Disconnected") || !strings.Contains(l, url) {
+		t.Errorf("qodercli does not list %q as connected at %s:\n%s", EntryName, url, out)
+	}
+	if authorized.Load() == 0 {
+		t.Error("the loopback server saw no request with the entry's token")
+	}
+	apply(t, ed, c, env, Disconnect{})
+	if out := runIn(t, home, bin, "mcp", "list"); strings.Contains(out, EntryName) {
+		t.Errorf("after disconnect qodercli still lists %q:\n%s", EntryName, out)
+	}
+}
+
+// TestRealDroid installs the real droid (Factory's CLI: its Linux x64
+// binary, @factory/cli-linux-x64, about 240 MB), connects it on a
+// temporary home, and has `droid mcp list` (which connects to each server,
+// without an account) report the switchboard entry as connected to a
+// loopback MCP server that takes only the entry's token; after
+// disconnect, droid lists no switchboard entry.
+func TestRealDroid(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("installs @factory/cli-linux-x64 from npm (about 240 MB)")
+	}
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skipf("droid's npm binary is installed for linux/amd64 here, not %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	bin := filepath.Join(npmInstallDir(t, "@factory/cli-linux-x64", droidVersion), "node_modules", "@factory", "cli-linux-x64", "bin", "droid")
+	url, authorized := loopbackMCP(t, testToken)
+	home := t.TempDir()
+	env := Env{GOOS: runtime.GOOS, Home: home}
+	c := mustClient(t, "droid")
+	ed := testEditor(t)
+	apply(t, ed, c, env, Connect{URL: url, Token: testToken})
+
+	out := runIn(t, home, bin, "mcp", "list")
+	if l := lineOf(out, EntryName); !strings.Contains(l, "connected") || strings.Contains(l, "failed") {
+		t.Errorf("droid does not list %q as connected:\n%s", EntryName, out)
+	}
+	if authorized.Load() == 0 {
+		t.Error("the loopback server saw no request with the entry's token")
+	}
+	apply(t, ed, c, env, Disconnect{})
+	if out := runIn(t, home, bin, "mcp", "list"); strings.Contains(out, EntryName) {
+		t.Errorf("after disconnect droid still lists %q:\n%s", EntryName, out)
 	}
 }
 
