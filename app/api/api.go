@@ -27,6 +27,7 @@
 //	GET    /api/v1/clients/{id}/backups         []BackupView
 //	POST   /api/v1/clients/{id}/restore/plan    RestoreRequest → ClientPlan (the diff back to the backup)
 //	POST   /api/v1/clients/{id}/restore/apply   RestoreRequest with the plan's hash → ClientView
+//	POST   /api/v1/clients/{id}/offer           ClientOfferRequest → ClientOffer (Cherry Studio's install link; nothing written)
 //	                                            (every /clients route takes ?workspace=DIR, absolute)
 //	GET    /api/v1/tokens                       []TokenView (never a secret)
 //	DELETE /api/v1/tokens/{label}               []TokenView revoked; "cli" is refused (403)

@@ -50,6 +50,46 @@ func (s *Server) clientRoutes() {
 	s.mux.Handle("GET /api/v1/clients/{id}/backups", handle(s.listBackups, http.StatusOK))
 	s.mux.Handle("POST /api/v1/clients/{id}/restore/plan", handle(s.planRestore, http.StatusOK))
 	s.mux.Handle("POST /api/v1/clients/{id}/restore/apply", handle(s.applyRestore, http.StatusOK))
+	s.mux.Handle("POST /api/v1/clients/{id}/offer", handle(s.offerClient, http.StatusOK))
+}
+
+// offerClient builds the install link of a client that keeps no file
+// Switchboard may edit (Cherry Studio), with the client's own token
+// (issued now, bound to the profile asked for): the caller opens it for
+// the user, who confirms in the app. Nothing is written, and the client
+// is never reported connected.
+func (s *Server) offerClient(r *http.Request) (wire.ClientOffer, error) {
+	co, err := s.clientsOn()
+	if err != nil {
+		return wire.ClientOffer{}, err
+	}
+	c, err := lookupClient(r)
+	if err != nil {
+		return wire.ClientOffer{}, err
+	}
+	var req wire.ClientOfferRequest
+	if err := decodeBody(r, &req); err != nil {
+		return wire.ClientOffer{}, err
+	}
+	if c.Remote != clients.DeepLink {
+		return wire.ClientOffer{}, errorf(http.StatusBadRequest, "%s keeps a configuration file: connect it (POST .../plan, then .../apply) instead", c.Name)
+	}
+	if err := s.checkProfileChange(wire.ClientChange{Action: "connect", Profile: req.Profile}); err != nil {
+		return wire.ClientOffer{}, err
+	}
+	tok, err := s.tokens.EnsureClient(c.ID)
+	if err != nil {
+		return wire.ClientOffer{}, err
+	}
+	o, err := clients.OfferLink(c, clients.Connect{URL: co.GatewayURL, Token: tok.Secret, Profile: req.Profile})
+	if err != nil {
+		return wire.ClientOffer{}, errorf(http.StatusUnprocessableEntity, "%v", err)
+	}
+	if err := s.bindClient(c, req.Profile); err != nil {
+		return wire.ClientOffer{}, err
+	}
+	s.log.Info("client offered an install link", "client", c.ID, "profile", req.Profile)
+	return wire.ClientOffer{Client: c.ID, Link: o.Link, Entry: o.Entry, Note: clients.OfferNote(c)}, nil
 }
 
 func (s *Server) clientsOn() (ClientsOptions, error) {
@@ -105,7 +145,7 @@ func lookupClient(r *http.Request) (clients.Client, error) {
 func (s *Server) viewOf(co ClientsOptions, env clients.Env, id string) (wire.ClientView, error) {
 	for _, st := range co.Editor.Detect(env) {
 		if st.Client.ID == id {
-			return s.withToolCount(s.withTokenState(clientView(st), st, co), st.Client), nil
+			return s.withOffered(s.withToolCount(s.withTokenState(clientView(st), st, co), st.Client)), nil
 		}
 	}
 	return wire.ClientView{}, errorf(http.StatusNotFound, "unknown client %q", id)
@@ -118,9 +158,18 @@ func (s *Server) listClients(r *http.Request) ([]wire.ClientView, error) {
 	}
 	var out []wire.ClientView
 	for _, st := range co.Editor.Detect(env) {
-		out = append(out, s.withToolCount(s.withTokenState(clientView(st), st, co), st.Client))
+		out = append(out, s.withOffered(s.withToolCount(s.withTokenState(clientView(st), st, co), st.Client)))
 	}
 	return out, nil
+}
+
+// withOffered marks a client that keeps no file (Cherry Studio) as
+// offered once it has a token of its own: its install link was made.
+func (s *Server) withOffered(v wire.ClientView) wire.ClientView {
+	if v.Offer {
+		v.Offered = slices.ContainsFunc(s.tokens.List(), func(t tokens.Token) bool { return t.Label == v.ID })
+	}
+	return v
 }
 
 // withTokenState checks the tokens Switchboard's entries in the client's
@@ -161,7 +210,10 @@ func (s *Server) withTokenState(v wire.ClientView, st clients.Status, co Clients
 
 func clientView(st clients.Status) wire.ClientView {
 	v := wire.ClientView{ID: st.Client.ID, Name: st.Client.Name, Path: st.Path, Installed: st.Installed,
-		Connected: st.Connected, Servers: []wire.ClientEntry{}}
+		Connected: st.Connected, Servers: []wire.ClientEntry{}, Offer: st.Client.Remote == clients.DeepLink}
+	if st.Connected {
+		v.Caveat = st.Client.Caveat
+	}
 	switch {
 	case errors.Is(st.Err, clients.ErrNoWorkspace):
 		v.NeedsWorkspace = true
@@ -316,6 +368,9 @@ func (s *Server) planClient(r *http.Request) (wire.ClientPlan, error) {
 	if err != nil {
 		return wire.ClientPlan{}, err
 	}
+	if c.Remote == clients.DeepLink {
+		return offerPlan(c, change)
+	}
 	cc, err := s.clientChange(co, c, change)
 	if err != nil {
 		return wire.ClientPlan{}, err
@@ -328,8 +383,27 @@ func (s *Server) planClient(r *http.Request) (wire.ClientPlan, error) {
 	if change.Action == "connect" {
 		v.Rebind = s.clientProfile(c.ID) != change.Profile
 		s.planToolCount(&v, c, change.Profile)
+		v.Caveat = c.Caveat
 	}
 	return v, nil
+}
+
+// offerPlan is the plan of a client that keeps no file (Cherry Studio):
+// connect is an offered link (POST .../offer), disconnect is done in the
+// app.
+func offerPlan(c clients.Client, change wire.ClientChange) (wire.ClientPlan, error) {
+	switch {
+	case change.Action == "disconnect":
+		return wire.ClientPlan{}, errorf(http.StatusUnprocessableEntity,
+			"%s keeps its servers in its own database, which Switchboard does not edit: remove %q in %s's MCP settings, "+
+				"and revoke its token (tokens revoke %s) so that nothing holding it can call Switchboard", c.Name, clients.EntryName, c.Name, c.ID)
+	case len(change.Servers) > 0:
+		return wire.ClientPlan{}, errorf(http.StatusUnprocessableEntity, "%s is offered one entry, %q; a server's own entry is not offered", c.Name, clients.EntryName)
+	case change.Replace || change.Force || change.MaxTier != "":
+		return wire.ClientPlan{}, errorf(http.StatusUnprocessableEntity, "%s keeps no file: --replace, --force and --max-tier do not apply to its offered link", c.Name)
+	}
+	return wire.ClientPlan{Client: c.ID, Offer: true, Notes: []string{"nothing is written: " + clients.ErrNoFile.Error() +
+		" (POST /api/v1/clients/" + c.ID + "/offer); it is then shown as offered, never as connected"}}, nil
 }
 
 // applyClient plans the change again and applies it, serialized with every
@@ -340,6 +414,12 @@ func (s *Server) applyClient(r *http.Request) (wire.ClientApplied, error) {
 	co, env, c, change, err := s.clientRequest(r)
 	if err != nil {
 		return wire.ClientApplied{}, err
+	}
+	if c.Remote == clients.DeepLink {
+		if _, err := offerPlan(c, change); err != nil {
+			return wire.ClientApplied{}, err
+		}
+		return wire.ClientApplied{}, errorf(http.StatusUnprocessableEntity, "%s: %v: POST /api/v1/clients/%s/offer", c.Name, clients.ErrNoFile, c.ID)
 	}
 	if change.Hash == "" {
 		return wire.ClientApplied{}, errorf(http.StatusBadRequest, "missing hash: apply the plan you were shown (POST .../plan first)")
@@ -534,6 +614,16 @@ func hashOf(b []byte) string {
 // name in SecretEnv, a secret header in SecretHeaders under a secret of
 // the same name.
 func importedConfig(ie clients.ImportEntry) config.Server {
+	sc := importedServer(ie)
+	if ie.Disabled {
+		// Off in the client's file: added off, for the user to turn on.
+		off := false
+		sc.Enabled = &off
+	}
+	return sc
+}
+
+func importedServer(ie clients.ImportEntry) config.Server {
 	if ie.Remote() {
 		sc := config.Server{URL: ie.URL, Transport: ie.Transport}
 		for _, h := range ie.Headers {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/api/wire"
+	"github.com/switchboardhq/switchboard/app/internal/browser"
 )
 
 // clientsUsage is the synopsis of the clients verb's actions.
@@ -113,6 +114,9 @@ func changeClient(ctx context.Context, w io.Writer, c *client.Client, id, ws str
 	if err != nil {
 		return err
 	}
+	if plan.Offer {
+		return offerClient(ctx, w, c, id, change, plan, dryRun)
+	}
 	for _, k := range plan.Kept {
 		fmt.Fprintf(w, "%s: entry %q was not written by Switchboard; it is left as it is\n", id, k)
 	}
@@ -175,6 +179,9 @@ func changeClient(ctx context.Context, w io.Writer, c *client.Client, id, ws str
 	if v.Warning != "" {
 		fmt.Fprintf(w, "%s: warning: %s\n", id, v.Warning)
 	}
+	if change.Action == "connect" && plan.Caveat != "" {
+		fmt.Fprintf(w, "%s: but: %s\n", id, plan.Caveat)
+	}
 	switch {
 	case v.Revoked > 0:
 		fmt.Fprintf(w, "%s: revoked its token; connecting it again issues a new one\n", id)
@@ -182,6 +189,34 @@ func changeClient(ctx context.Context, w io.Writer, c *client.Client, id, ws str
 		fmt.Fprintf(w, "%s: its token is still valid: anything that holds it can still call Switchboard's servers; "+
 			"revoke it with `switchboard tokens revoke %s` (or disconnect with --revoke)\n", id, v.TokenLabel)
 	}
+	return nil
+}
+
+// offerClient connects a client that keeps no file Switchboard may edit
+// (Cherry Studio): it prints the entry and the install link, and opens
+// the link for the app to ask the user. The client is then offered, not
+// connected.
+func offerClient(ctx context.Context, w io.Writer, c *client.Client, id string, change wire.ClientChange, plan wire.ClientPlan, dryRun bool) error {
+	for _, n := range plan.Notes {
+		fmt.Fprintf(w, "%s: note: %s\n", id, n)
+	}
+	if dryRun {
+		fmt.Fprintf(w, "(dry run: no link was made or opened)\n")
+		return nil
+	}
+	o, err := c.OfferClient(ctx, id, wire.ClientOfferRequest{Profile: change.Profile})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: the link installs this entry:\n%s\n", id, o.Entry)
+	fmt.Fprintf(w, "%s: install link (it holds the client's token):\n%s\n", id, o.Link)
+	scheme, _, _ := strings.Cut(o.Link, ":")
+	if err := browser.OpenApp(ctx, o.Link, scheme); err != nil {
+		fmt.Fprintf(w, "%s: could not open the link (%v): open it yourself, on this machine\n", id, err)
+	} else {
+		fmt.Fprintf(w, "%s: opened the link\n", id)
+	}
+	fmt.Fprintf(w, "%s: %s\n", id, o.Note)
 	return nil
 }
 
@@ -200,8 +235,15 @@ func listClients(ctx context.Context, w io.Writer, c *client.Client, workspace s
 			status = "give --workspace DIR"
 		case v.Error != "":
 			status = "unreadable: " + truncate(v.Error, 50)
+		case v.Connected && v.Caveat != "":
+			status = "connected (but see below)"
+			warnings = append(warnings, v.ID+": "+v.Caveat)
 		case v.Connected:
 			status = "connected"
+		case v.Offered:
+			status = "offered, confirm in " + v.Name
+		case v.Offer && v.Installed:
+			status = "installed: connect offers a link"
 		case v.TokenRevoked:
 			status = "token revoked: reconnect"
 		case v.Installed:

@@ -409,6 +409,13 @@ func (c *Client) ApplyClientIn(ctx context.Context, id, workspace string, change
 	return call[wire.ClientApplied](ctx, c, http.MethodPost, clientPath(id, "/apply", workspace), change)
 }
 
+// OfferClient asks for the install link of a client that keeps no file
+// Switchboard may edit (Cherry Studio), for the caller to open; the
+// client's token is issued and bound to req.Profile.
+func (c *Client) OfferClient(ctx context.Context, id string, req wire.ClientOfferRequest) (wire.ClientOffer, error) {
+	return call[wire.ClientOffer](ctx, c, http.MethodPost, clientPath(id, "/offer", ""), req)
+}
+
 // PlanImport shows what importing a client's servers would do: the
 // servers added to Switchboard (secret values only named) and, with
 // req.Replace, the diff of the client's file. workspace may be "".

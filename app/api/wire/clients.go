@@ -47,6 +47,10 @@ type ClientView struct {
 	// the app (POST /api/v1/clients/{id}/offer), so it is never shown as
 	// connected.
 	Offer bool `json:"offer,omitempty"`
+	// Offered: an install link was offered (the client has a token of
+	// its own); whether the user confirmed it in the app, Switchboard
+	// cannot tell: "offered, confirm in Cherry Studio".
+	Offered bool `json:"offered,omitempty"`
 }
 
 // ClientOfferRequest is the body of POST /api/v1/clients/{id}/offer.
@@ -152,6 +156,14 @@ type ClientPlan struct {
 	ToolLimit       int    `json:"toolLimit,omitempty"`
 	ToolLimitSource string `json:"toolLimitSource,omitempty"`
 	ToolWarning     string `json:"toolWarning,omitempty"`
+	// Caveat, on connect, is what the user must know although the file
+	// will hold the entry (ClientView.Caveat).
+	Caveat string `json:"caveat,omitempty"`
+	// Offer, on connect: the client keeps no file Switchboard may edit
+	// (Cherry Studio); nothing is planned, and connecting it is POST
+	// .../offer, an install link the user confirms in the app. Notes say
+	// so.
+	Offer bool `json:"offer,omitempty"`
 }
 
 // A Conflict is an entry of one of Switchboard's names that Switchboard did

@@ -20,6 +20,22 @@ func Open(ctx context.Context, link string) error {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return fmt.Errorf("refusing to open %q in a browser: not an http(s) URL", link)
 	}
+	return open(ctx, link)
+}
+
+// OpenApp opens link, a deep link of an installed app (scheme "cherrystudio"
+// for cherrystudio://…), with the same openers as Open: the system hands
+// it to the app that registered the scheme. A link of another scheme is
+// refused.
+func OpenApp(ctx context.Context, link, scheme string) error {
+	u, err := url.Parse(link)
+	if err != nil || scheme == "" || u.Scheme != scheme || u.Host == "" {
+		return fmt.Errorf("refusing to open a link that is not a %s:// link", scheme)
+	}
+	return open(ctx, link)
+}
+
+func open(ctx context.Context, link string) error {
 	var cmd *exec.Cmd
 	switch runtime.GOOS {
 	case "darwin":

@@ -44,3 +44,23 @@ func TestOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenApp: a deep link reaches the opener (which records it); a link
+// of another scheme, a web link among them, does not.
+func TestOpenApp(t *testing.T) {
+	dir := t.TempDir()
+	got := filepath.Join(dir, "opened")
+	fakeOpener(t, "printf '%s' \"$1\" > "+got+"\n")
+	link := "cherrystudio://mcp/install?servers=eyJ9"
+	if err := OpenApp(t.Context(), link, "cherrystudio"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(got); err != nil || string(b) != link {
+		t.Errorf("the opener got %q (%v), want %q", b, err, link)
+	}
+	for _, bad := range []string{"https://example.com/", "cursor://anysphere.cursor-deeplink/mcp/install", "cherrystudio:opaque"} {
+		if err := OpenApp(t.Context(), bad, "cherrystudio"); err == nil {
+			t.Errorf("OpenApp(%q) opened it", bad)
+		}
+	}
+}
