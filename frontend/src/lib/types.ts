@@ -305,6 +305,22 @@ export interface ClientView {
   toolLimitSource?: string;
   /** What is wrong with what it sees: more tools than its limit, an unknown profile. */
   warning?: string;
+  /** What to know although its file holds Switchboard's entry (Gemini CLI starts no server in a folder it does not trust). */
+  caveat?: string;
+  /** It keeps no file Switchboard may edit (Cherry Studio): connecting it offers an install link, confirmed in the app. */
+  offer?: boolean;
+  /** Its install link was offered; whether the user confirmed it, Switchboard cannot tell. */
+  offered?: boolean;
+}
+
+/** POST /api/v1/clients/{id}/offer: the install link of a client that keeps no file. */
+export interface ClientOffer {
+  client: string;
+  /** The deep link, with the client's token in it. */
+  link: string;
+  /** The entry the link installs, the token masked. */
+  entry: string;
+  note: string;
 }
 
 /** A profile of config.json: a set of servers (and tools) on /mcp/p/<name>. */
@@ -354,6 +370,10 @@ export interface ClientPlan {
   toolLimit?: number;
   toolLimitSource?: string;
   toolWarning?: string;
+  /** On connect: what to know although the file will hold the entry (Gemini CLI's untrusted folders). */
+  caveat?: string;
+  /** On connect: the client keeps no file; connecting is offering its install link (POST .../offer). */
+  offer?: boolean;
 }
 
 export interface Backup {

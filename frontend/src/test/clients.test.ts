@@ -151,3 +151,50 @@ describe('Clients', () => {
     expect(document.querySelector('dialog [data-tool-limit-ok]')!.textContent).toBe('Cursor will see 2 tools; it takes 40.');
   });
 });
+
+describe('Clients: caveats and offered links', () => {
+  it("shows Gemini CLI's untrusted-folder caveat on its card", async () => {
+    const gemini: ClientView = {
+      id: 'gemini-cli', name: 'Gemini CLI', path: '/home/u/.gemini/settings.json', installed: true, connected: true,
+      servers: [{ Name: 'switchboard', Command: '', Args: null, Env: null, Cwd: '', URL: 'http://127.0.0.1:7391/mcp', Headers: { Authorization: '••••••' } }],
+      caveat: 'Gemini CLI lists Switchboard as "Disabled" in folders it does not trust',
+    };
+    vi.stubGlobal('fetch', async (url: string) =>
+      new Response(url === '/api/v1/clients' ? JSON.stringify([gemini]) : '[]', { status: 200 }));
+    const target = await renderPage(Clients);
+    const card = target.querySelector('[data-client="gemini-cli"]')!;
+    expect(card.querySelector('.pill')!.textContent).toContain('Connected');
+    expect(card.querySelector('[data-caveat]')!.textContent).toContain('"Disabled" in folders it does not trust');
+  });
+
+  it('offers Cherry Studio its install link and shows it as offered, never connected', async () => {
+    const cherry: ClientView = { id: 'cherry-studio', name: 'Cherry Studio', path: '/home/u/.config/CherryStudio', installed: true, connected: false, servers: [], offer: true };
+    let offered = false;
+    const posts: { url: string; body: unknown }[] = [];
+    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+      if (init?.method === 'POST') {
+        posts.push({ url, body: JSON.parse(String(init.body)) });
+        offered = true;
+        return new Response(JSON.stringify({ client: 'cherry-studio', link: 'cherrystudio://mcp/install?servers=e30%3D', entry: '{"mcpServers": {}}',
+          note: 'offered, confirm in Cherry Studio: the app asks whether to add the server "switchboard"' }), { status: 200 });
+      }
+      if (url === '/api/v1/clients') return new Response(JSON.stringify([{ ...cherry, offered }]), { status: 200 });
+      return new Response('[]', { status: 200 });
+    });
+    const target = await renderPage(Clients);
+    let card = target.querySelector('[data-client="cherry-studio"]')!;
+    expect(card.textContent).toContain('connecting offers it an install link');
+    const buttons = [...card.querySelectorAll<HTMLButtonElement>('.actions button')];
+    expect(buttons.map((b) => b.textContent!.trim())).toEqual(['Offer install link…']);
+    buttons[0].click();
+    await settle();
+    expect(posts).toEqual([{ url: '/api/v1/clients/cherry-studio/offer', body: {} }]);
+    expect(document.body.querySelector('.offer-status')!.textContent).toContain('offered, confirm in Cherry Studio');
+    expect(document.body.querySelector<HTMLAnchorElement>('.offer-link')!.getAttribute('href')).toBe('cherrystudio://mcp/install?servers=e30%3D');
+    await settle();
+    card = target.querySelector('[data-client="cherry-studio"]')!;
+    expect(card.querySelector('.pill')!.textContent).toContain('Offered, confirm in Cherry Studio');
+    expect(card.textContent).not.toContain('● Connected');
+    flushSync();
+  });
+});
