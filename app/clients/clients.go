@@ -537,9 +537,11 @@ var Table = []Client{
 		},
 	},
 	{
-		// Trae (docs.trae.ai, "Model Context Protocol"; a VS Code fork):
-		// the user mcp.json in the app's User folder, like VS Code's,
-		// under "mcpServers"; remote servers as {"url", "headers"}.
+		// Trae (a VS Code fork; its docs, "Add MCP servers": the raw
+		// config is the user's mcp.json, "mcpServers", remote servers as
+		// {"url", "headers"}): in the app's User folder, like VS Code's
+		// (~/Library/Application Support/Trae/User/mcp.json as seen by
+		// mcpm.sh, issue 92).
 		ID: "trae", Name: "Trae", Format: JSON,
 		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
 		path: func(e Env) (string, error) {
@@ -574,10 +576,12 @@ var Table = []Client{
 		},
 	},
 	{
-		// Google Antigravity (antigravity.google/docs/mcp, "Manage MCP
-		// servers" > raw config): ~/.gemini/antigravity/mcp_config.json
-		// on every OS, "mcpServers", remote servers as {"serverUrl",
-		// "headers"} as in Windsurf, which it descends from.
+		// Google Antigravity ("Manage MCP servers" > raw config):
+		// ~/.gemini/antigravity/mcp_config.json on every OS,
+		// "mcpServers", remote servers as {"serverUrl", "headers"} as in
+		// Windsurf, which it descends from (the path and serverUrl are
+		// also what other managers write, MCP for Unity's Antigravity
+		// configurator among them).
 		ID: "antigravity", Name: "Antigravity", Format: JSON,
 		ServersKey: []string{"mcpServers"}, Remote: ServerURL,
 		path: func(e Env) (string, error) {
