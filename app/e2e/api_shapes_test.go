@@ -212,6 +212,9 @@ func TestAPIResponseShapes(t *testing.T) {
 	rp := call("POST", "/api/v1/clients/cursor/restore/plan", "/api/v1/clients/{id}/restore/plan", restore+`}`, 200)
 	call("POST", "/api/v1/clients/cursor/restore/apply", "/api/v1/clients/{id}/restore/apply", restore+`,"hash":"`+str(rp, "hash")+`"}`, 200)
 
+	// Cherry Studio keeps no file: it is offered an install link.
+	call("POST", "/api/v1/clients/cherry-studio/offer", "/api/v1/clients/{id}/offer", "{}", 200)
+
 	// Cursor connected again (not recorded: the shapes are above), then
 	// its token revoked: the list shows it needs connecting again.
 	_, data, err = do("POST", "/api/v1/clients/cursor/plan", `{"action":"connect"}`)
