@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -254,4 +255,66 @@ func TestLifecycleInTheHistory(t *testing.T) {
 	if code, _, errOut := cli(t, home, "history", "--lifecycle", "--tool", "echo"); code != exitUsage || !strings.Contains(errOut, "--lifecycle takes --server, --since and -n only") {
 		t.Errorf("history --lifecycle --tool: %d %q", code, errOut)
 	}
+}
+
+// TestOfferingAClientWithoutAFile: `clients connect cherry-studio` writes
+// no file; it prints the install link and hands it to the system's opener
+// (a stand-in xdg-open here, which records it), and the client is then
+// listed as offered, never connected. `clients connect gemini-cli` says
+// that Gemini CLI disables Switchboard in folders it does not trust.
+func TestOfferingAClientWithoutAFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the stand-in opener is an xdg-open script")
+	}
+	isolateClientEnv(t)
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha")
+	bin := t.TempDir()
+	opened := filepath.Join(bin, "opened")
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+opened+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	code, out, errOut := cli(t, home, "clients", "connect", "cherry-studio", "--dry-run")
+	if code != exitOK || !strings.Contains(out, "nothing is written") || !strings.Contains(out, "dry run") {
+		t.Fatalf("dry run: %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(opened); !os.IsNotExist(err) {
+		t.Fatal("a dry run opened the link")
+	}
+	code, out, errOut = cli(t, home, "clients", "connect", "cherry-studio")
+	if code != exitOK || !strings.Contains(out, "cherry-studio: opened the link") || !strings.Contains(out, "offered, confirm in Cherry Studio") {
+		t.Fatalf("connect: %d\n%s%s", code, out, errOut)
+	}
+	link, err := os.ReadFile(opened)
+	if err != nil || !strings.HasPrefix(string(link), "cherrystudio://mcp/install?servers=") || !strings.Contains(out, string(link)) {
+		t.Fatalf("the opener got %q (%v); the output:\n%s", link, err, out)
+	}
+	if strings.Contains(out, "cherry-studio: connected") {
+		t.Errorf("Cherry Studio is said to be connected:\n%s", out)
+	}
+	if entries, _ := os.ReadDir(d.userHome); len(entries) != 0 {
+		t.Errorf("the offer wrote into the home folder: %v", entries)
+	}
+	code, out, _ = cli(t, home, "clients")
+	if code != exitOK || !strings.Contains(lineWith(out, "cherry-studio"), "offered, confirm in Cherry Studio") {
+		t.Errorf("clients:\n%s", out)
+	}
+
+	code, out, errOut = cli(t, home, "clients", "connect", "gemini-cli")
+	if code != exitOK || !strings.Contains(out, "gemini-cli: connected") || !strings.Contains(out, `gemini-cli: but: Gemini CLI lists Switchboard as "Disabled" in folders it does not trust`) {
+		t.Fatalf("gemini-cli: %d\n%s%s", code, out, errOut)
+	}
+}
+
+func lineWith(out, s string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
 }
