@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,14 +96,39 @@ func loopbackMCP(t *testing.T, token string) (url string, authorized *atomic.Int
 	return srv.URL + "/mcp", authorized
 }
 
-// TestRealOpenCode installs the real opencode (opencode-ai on npm, a
+// TestRealPrograms installs each client's real program from npm (pinned
+// versions, above) and checks that it reads what Switchboard wrote, each
+// in a subtest of its own (TestRealPrograms/qoder-cli, …). The subtests
+// run all at once: they wait on npm and on the programs rather than on
+// the CPU, and t.Parallel would run only GOMAXPROCS of them at a time.
+func TestRealPrograms(t *testing.T) {
+	checks := []struct {
+		client string
+		run    func(*testing.T)
+	}{
+		{"opencode", realOpenCode},
+		{"qwen-code", realQwenCode},
+		{"copilot-cli", realCopilotCLI},
+		{"amp", realAmp},
+		{"qoder-cli", realQoderCLI},
+		{"droid", realDroid},
+	}
+	var wg sync.WaitGroup
+	for _, c := range checks {
+		// t.Run may be called from several goroutines; each returns
+		// before this test does.
+		wg.Go(func() { t.Run(c.client, c.run) })
+	}
+	wg.Wait()
+}
+
+// realOpenCode installs the real opencode (opencode-ai on npm, a
 // prebuilt binary of about 180 MB), connects it with Switchboard on a
 // temporary home, and has `opencode mcp list` report the switchboard entry
 // as connected to a loopback MCP server that takes only the entry's token;
 // after disconnect, opencode lists no switchboard entry. opencode needs no
 // account for `mcp list`.
-func TestRealOpenCode(t *testing.T) {
-	t.Parallel() // each installs and runs its own program: together they take the longest one's time, not the sum
+func realOpenCode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs opencode-ai from npm (about 180 MB)")
 	}
@@ -168,13 +194,12 @@ func lineOf(out, name string) string {
 	return ""
 }
 
-// TestRealQwenCode installs the real Qwen Code, connects it on a temporary
+// realQwenCode installs the real Qwen Code, connects it on a temporary
 // home, and has `qwen mcp list` (which connects to each server, without an
 // account) report the switchboard entry as connected to a loopback MCP
 // server that takes only the entry's token; after disconnect, qwen lists
 // no switchboard entry.
-func TestRealQwenCode(t *testing.T) {
-	t.Parallel() // each installs and runs its own program: together they take the longest one's time, not the sum
+func realQwenCode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @qwen-code/qwen-code from npm (about 140 MB)")
 	}
@@ -199,15 +224,14 @@ func TestRealQwenCode(t *testing.T) {
 	}
 }
 
-// TestRealCopilotCLI installs the real GitHub Copilot CLI, connects it on
+// realCopilotCLI installs the real GitHub Copilot CLI, connects it on
 // a temporary home, and has `copilot mcp get switchboard` read the entry
 // back as an enabled http server at the gateway's URL with its
 // Authorization header and all its tools. Copilot CLI connects to MCP
 // servers only in a signed-in session, so the test checks what it reads,
 // not a connection; after disconnect, `copilot mcp list` has no
 // switchboard entry.
-func TestRealCopilotCLI(t *testing.T) {
-	t.Parallel() // each installs and runs its own program: together they take the longest one's time, not the sum
+func realCopilotCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @github/copilot from npm (about 190 MB)")
 	}
@@ -230,15 +254,14 @@ func TestRealCopilotCLI(t *testing.T) {
 	}
 }
 
-// TestRealAmp installs the real Amp CLI, connects it on a temporary home,
+// realAmp installs the real Amp CLI, connects it on a temporary home,
 // and has `amp mcp list` read the switchboard entry back from its global
 // settings as a url server at the gateway. Amp connects to MCP servers
 // only in a signed-in thread, so the test checks what it reads, not a
 // connection (without network, amp also says it could not load the
 // servers of an Amp account, and goes on); after disconnect, amp lists no
 // switchboard entry.
-func TestRealAmp(t *testing.T) {
-	t.Parallel() // each installs and runs its own program: together they take the longest one's time, not the sum
+func realAmp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @sourcegraph/amp from npm (about 100 MB)")
 	}
@@ -259,13 +282,12 @@ func TestRealAmp(t *testing.T) {
 	}
 }
 
-// TestRealQoderCLI installs the real Qoder CLI, connects it on a
+// realQoderCLI installs the real Qoder CLI, connects it on a
 // temporary home, and has `qodercli mcp list` (which connects to each
 // server, without an account) report the switchboard entry as connected
 // to a loopback MCP server that takes only the entry's token; after
 // disconnect, qodercli lists no switchboard entry.
-func TestRealQoderCLI(t *testing.T) {
-	t.Parallel()
+func realQoderCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @qoder-ai/qodercli from npm (about 90 MB)")
 	}
@@ -290,14 +312,13 @@ func TestRealQoderCLI(t *testing.T) {
 	}
 }
 
-// TestRealDroid installs the real droid (Factory's CLI: its Linux x64
+// realDroid installs the real droid (Factory's CLI: its Linux x64
 // binary, @factory/cli-linux-x64, about 240 MB), connects it on a
 // temporary home, and has `droid mcp list` (which connects to each server,
 // without an account) report the switchboard entry as connected to a
 // loopback MCP server that takes only the entry's token; after
 // disconnect, droid lists no switchboard entry.
-func TestRealDroid(t *testing.T) {
-	t.Parallel()
+func realDroid(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs @factory/cli-linux-x64 from npm (about 240 MB)")
 	}
