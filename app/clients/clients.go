@@ -111,6 +111,7 @@ type Env struct {
 	ClaudeConfig  string // $CLAUDE_CONFIG_DIR; empty means Home
 	CopilotHome   string // $COPILOT_HOME; empty means Home/.copilot
 	VibeHome      string // $VIBE_HOME; empty means Home/.vibe
+	KimiCodeHome  string // $KIMI_CODE_HOME; empty means Home/.kimi-code
 	Workspace     string // the folder of a workspace, for "vscode-workspace"
 	// PathList is $PATH, where Detect looks for clients' commands (claude).
 	PathList string
@@ -133,6 +134,7 @@ func EnvFromOS(workspace string) (Env, error) {
 		ClaudeConfig:  os.Getenv("CLAUDE_CONFIG_DIR"),
 		CopilotHome:   os.Getenv("COPILOT_HOME"),
 		VibeHome:      os.Getenv("VIBE_HOME"),
+		KimiCodeHome:  os.Getenv("KIMI_CODE_HOME"),
 		Workspace:     workspace,
 		PathList:      os.Getenv("PATH"),
 	}, nil
@@ -589,7 +591,8 @@ var Table = []Client{
 		},
 	},
 	{
-		// Kimi CLI (moonshotai.github.io/kimi-cli, customization/mcp):
+		// Kimi CLI, the Python one (moonshotai.github.io/kimi-cli,
+		// customization/mcp; archived on PyPI for Kimi Code CLI, below):
 		// ~/.kimi/mcp.json, "mcpServers", remote servers as {"url",
 		// "headers"} (its `kimi mcp add --transport http` writes that).
 		ID: "kimi-cli", Name: "Kimi CLI", Format: JSON,
@@ -598,6 +601,31 @@ var Table = []Client{
 			return filepath.Join(e.Home, ".kimi", "mcp.json"), nil
 		},
 		installed: func(e Env) bool { return isDir(filepath.Join(e.Home, ".kimi")) || onPath(e, "kimi") },
+	},
+	{
+		// Kimi Code CLI, Kimi CLI's successor (moonshotai.github.io/kimi-code,
+		// customization/mcp): the user-level ~/.kimi-code/mcp.json (or
+		// $KIMI_CODE_HOME/mcp.json), "mcpServers", remote servers as
+		// {"url", "headers"}, "enabled": false to turn one off; its tools
+		// are named mcp__<server>__<tool>.
+		ID: "kimi-code", Name: "Kimi Code CLI", Format: JSON,
+		ServersKey: []string{"mcpServers"}, Remote: URLHeaders,
+		ToolNames: ToolNaming{Prefix: "mcp__{entry}__", Limit: MaxToolName,
+			Source: "moonshotai.github.io/kimi-code, customization/mcp: MCP tools are named mcp__<server>__<tool>; " +
+				"the Anthropic and OpenAI APIs take names of at most 64 characters"},
+		path: func(e Env) (string, error) {
+			if e.KimiCodeHome != "" {
+				return filepath.Join(e.KimiCodeHome, "mcp.json"), nil
+			}
+			return filepath.Join(e.Home, ".kimi-code", "mcp.json"), nil
+		},
+		installed: func(e Env) bool {
+			dir := filepath.Join(e.Home, ".kimi-code")
+			if e.KimiCodeHome != "" {
+				dir = e.KimiCodeHome
+			}
+			return isDir(dir)
+		},
 	},
 	{
 		// Qoder CLI (docs.qoder.com/cli/mcp-servers, mcp-reference):

@@ -59,6 +59,7 @@ func TestPaths(t *testing.T) {
 		{"antigravity", j(".gemini", "antigravity", "mcp_config.json"), j(".gemini", "antigravity", "mcp_config.json"),
 			j(".gemini", "antigravity", "mcp_config.json")},
 		{"kimi-cli", j(".kimi", "mcp.json"), j(".kimi", "mcp.json"), j(".kimi", "mcp.json")},
+		{"kimi-code", j(".kimi-code", "mcp.json"), j(".kimi-code", "mcp.json"), j(".kimi-code", "mcp.json")},
 		{"qoder-cli", j(".qoder", "settings.json"), j(".qoder", "settings.json"), j(".qoder", "settings.json")},
 		{"droid", j(".factory", "mcp.json"), j(".factory", "mcp.json"), j(".factory", "mcp.json")},
 		{"goose", j(".config", "goose", "config.yaml"), j(".config", "goose", "config.yaml"),
@@ -105,6 +106,9 @@ func TestPaths(t *testing.T) {
 	}
 	if got, _ := mustClient(t, "opencode").Path(Env{GOOS: "linux", Home: ocHome}); got != filepath.Join(ocDir, "opencode.json") {
 		t.Errorf("opencode with both files: %q", got)
+	}
+	if got, _ := mustClient(t, "kimi-code").Path(Env{Home: h, KimiCodeHome: "/kc"}); got != filepath.Join("/kc", "mcp.json") {
+		t.Errorf("kimi-code with KIMI_CODE_HOME: %q", got)
 	}
 	if got, _ := mustClient(t, "vibe").Path(Env{Home: h, VibeHome: "/vh"}); got != filepath.Join("/vh", "config.toml") {
 		t.Errorf("vibe with VIBE_HOME: %q", got)
@@ -613,6 +617,7 @@ func TestToolNameBudget(t *testing.T) {
 		{"opencode", server, 64 - len("switchboard-"+server+"_")},
 		{"qoder-cli", "", 64 - len("mcp__switchboard__")}, // 46
 		{"qoder-cli", server, 64 - len("mcp__switchboard-"+server+"__")},
+		{"kimi-code", "", 64 - len("mcp__switchboard__")},
 		{"droid", "", 64 - len("switchboard___")}, // 50
 		{"droid", server, 64 - len("switchboard-"+server+"___")},
 		{"goose", "", 64 - len("switchboard__")},

@@ -247,6 +247,9 @@ func entryFromMap(name string, m map[string]any) Entry {
 	e.Headers = stringMap(m["headers"])
 	e.EnvHeaders = stringMap(m["env_http_headers"])
 	e.BearerTokenEnv, _ = m["bearer_token_env_var"].(string)
+	if v, ok := m["bearerTokenEnvVar"].(string); ok && e.BearerTokenEnv == "" { // Kimi Code CLI
+		e.BearerTokenEnv = v
+	}
 	if h := stringMap(m["http_headers"]); h != nil {
 		e.Headers = h
 	}

@@ -25,7 +25,7 @@ import (
 // from $HOME out of the daemons this test starts, so that every client file
 // is under the daemon's temporary home.
 func isolateClientEnv(t *testing.T) {
-	for _, k := range []string{"XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "VIBE_HOME", "APPDATA", "LOCALAPPDATA"} {
+	for _, k := range []string{"XDG_CONFIG_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "VIBE_HOME", "KIMI_CODE_HOME", "APPDATA", "LOCALAPPDATA"} {
 		t.Setenv(k, "")
 	}
 }
