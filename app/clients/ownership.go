@@ -56,7 +56,7 @@ type ownership struct {
 // earlier versions keep matching the entries they name.
 func fingerprint(e Entry) string {
 	e.Name = ""
-	e.Type, e.URLKey, e.EnvHeaders, e.BearerTokenEnv = "", "", nil, ""
+	e.Type, e.URLKey, e.EnvHeaders, e.BearerTokenEnv, e.Disabled = "", "", nil, "", false
 	b, _ := json.Marshal(e) // maps are written sorted
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:16])

@@ -265,7 +265,29 @@ func ReadHashed(c Client, env Env) ([]Entry, string, error) {
 		return nil, "", err
 	}
 	entries, err := doc.entries()
+	if err == nil && c.ID == "gemini-cli" {
+		err = geminiDisabled(doc.(*jsonDoc), entries)
+	}
 	return entries, hashOf(data), err
+}
+
+// geminiDisabled marks the entries Gemini CLI does not start: those in
+// mcp.excluded, and, when mcp.allowed exists, those not in it.
+func geminiDisabled(d *jsonDoc, entries []Entry) error {
+	allowed, hasAllowed, err := d.stringList(geminiAllowed)
+	if err != nil {
+		return err
+	}
+	excluded, _, err := d.stringList(geminiExcluded)
+	if err != nil {
+		return err
+	}
+	for i, e := range entries {
+		if slices.Contains(excluded, e.Name) || hasAllowed && !slices.Contains(allowed, e.Name) {
+			entries[i].Disabled = true
+		}
+	}
+	return nil
 }
 
 // A Plan is a change to one file, computed and not yet written.
