@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -37,6 +38,10 @@ type ClientsOptions struct {
 	// the bridge entry names it (`connect --home DIR`) so that the bridge
 	// reaches this daemon. Empty for the default directory.
 	Home string
+	// OpenApp opens a deep link of scheme on the user's desktop (an
+	// offered install link the caller asked the daemon to open); nil
+	// opens none.
+	OpenApp func(ctx context.Context, link, scheme string) error
 }
 
 const maskedSecret = "••••••"
@@ -89,7 +94,21 @@ func (s *Server) offerClient(r *http.Request) (wire.ClientOffer, error) {
 		return wire.ClientOffer{}, err
 	}
 	s.log.Info("client offered an install link", "client", c.ID, "profile", req.Profile)
-	return wire.ClientOffer{Client: c.ID, Link: o.Link, Entry: o.Entry, Note: clients.OfferNote(c)}, nil
+	out := wire.ClientOffer{Client: c.ID, Link: o.Link, Entry: o.Entry, Note: clients.OfferNote(c)}
+	if req.Open {
+		scheme, _, _ := strings.Cut(o.Link, ":")
+		switch {
+		case co.OpenApp == nil:
+			out.OpenError = "this daemon opens no links: open it yourself"
+		default:
+			if err := co.OpenApp(r.Context(), o.Link, scheme); err != nil {
+				out.OpenError = err.Error()
+			} else {
+				out.Opened = true
+			}
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) clientsOn() (ClientsOptions, error) {

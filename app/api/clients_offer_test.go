@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/api/wire"
 	"github.com/switchboardhq/switchboard/app/clients"
 )
@@ -88,6 +91,9 @@ func TestOfferCherryStudio(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("the offer wrote into Cherry Studio's folder: %v", entries)
 	}
+	if o.Opened || o.OpenError != "" {
+		t.Errorf("opened without being asked: %+v", o)
+	}
 	if _, err := e.client.OfferClient(ctx, "cursor", wire.ClientOfferRequest{}); statusOf(err) != http.StatusBadRequest {
 		t.Errorf("offer for cursor: %v, want 400", err)
 	}
@@ -162,5 +168,32 @@ func TestImportDisabled(t *testing.T) {
 	cfg := e.cfg.Current()
 	if cfg.Servers["fetch"].IsEnabled() || !cfg.Servers["git"].IsEnabled() {
 		t.Errorf("config: fetch enabled %v, git enabled %v", cfg.Servers["fetch"].IsEnabled(), cfg.Servers["git"].IsEnabled())
+	}
+}
+
+// TestOfferOpened: asked to, the daemon hands the link to its opener,
+// and says when it could not.
+func TestOfferOpened(t *testing.T) {
+	var opened []string
+	fail := false
+	e := newClientsEnvWith(t, func(o *api.Options) {
+		o.Clients.OpenApp = func(_ context.Context, link, scheme string) error {
+			if fail {
+				return errors.New("no display")
+			}
+			opened = append(opened, scheme+" "+link)
+			return nil
+		}
+	})
+	o, err := e.client.OfferClient(t.Context(), "cherry-studio", wire.ClientOfferRequest{Open: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Opened || o.OpenError != "" || len(opened) != 1 || opened[0] != "cherrystudio "+o.Link {
+		t.Errorf("offer %+v, opened %q", o, opened)
+	}
+	fail = true
+	if o, err := e.client.OfferClient(t.Context(), "cherry-studio", wire.ClientOfferRequest{Open: true}); err != nil || o.Opened || o.OpenError != "no display" {
+		t.Errorf("a failed open: %+v, %v", o, err)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/internal/browser"
 	"github.com/switchboardhq/switchboard/app/remoteauth"
 	"github.com/switchboardhq/switchboard/app/secrets"
 	"github.com/switchboardhq/switchboard/app/tokens"
@@ -330,7 +331,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	started := time.Now()
 	address := "http://" + ln.Addr().String()
-	clientOpts := api.ClientsOptions{GatewayURL: address + "/mcp", BinaryPath: opts.Binary}
+	clientOpts := api.ClientsOptions{GatewayURL: address + "/mcp", BinaryPath: opts.Binary, OpenApp: browser.OpenApp}
 	// A bridge started by a client (Claude Desktop) does not have this
 	// daemon's environment: it is told the data directory unless it is the
 	// default one.

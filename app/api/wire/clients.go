@@ -57,6 +57,9 @@ type ClientView struct {
 type ClientOfferRequest struct {
 	// Profile points the offered entry at the profile's endpoint.
 	Profile string `json:"profile,omitempty"`
+	// Open asks the daemon to open the link on its desktop (the
+	// dashboard does; the CLI opens it itself).
+	Open bool `json:"open,omitempty"`
 }
 
 // ClientOffer is the answer to POST /api/v1/clients/{id}/offer: the link
@@ -72,6 +75,10 @@ type ClientOffer struct {
 	Entry string `json:"entry"`
 	// Note says what happens next ("offered, confirm in Cherry Studio").
 	Note string `json:"note"`
+	// Opened: asked to (Open), the daemon handed the link to the system,
+	// which opens the app; OpenError says why it could not.
+	Opened    bool   `json:"opened,omitempty"`
+	OpenError string `json:"openError,omitempty"`
 }
 
 // ClientEntry is one server entry of a client's config file. Its keys are

@@ -321,6 +321,9 @@ export interface ClientOffer {
   /** The entry the link installs, the token masked. */
   entry: string;
   note: string;
+  /** Asked to open it, the daemon did; or why it could not. */
+  opened?: boolean;
+  openError?: string;
 }
 
 /** A profile of config.json: a set of servers (and tools) on /mcp/p/<name>. */

@@ -176,7 +176,7 @@ describe('Clients: caveats and offered links', () => {
         posts.push({ url, body: JSON.parse(String(init.body)) });
         offered = true;
         return new Response(JSON.stringify({ client: 'cherry-studio', link: 'cherrystudio://mcp/install?servers=e30%3D', entry: '{"mcpServers": {}}',
-          note: 'offered, confirm in Cherry Studio: the app asks whether to add the server "switchboard"' }), { status: 200 });
+          note: 'offered, confirm in Cherry Studio: the app asks whether to add the server "switchboard"', opened: true }), { status: 200 });
       }
       if (url === '/api/v1/clients') return new Response(JSON.stringify([{ ...cherry, offered }]), { status: 200 });
       return new Response('[]', { status: 200 });
@@ -188,8 +188,9 @@ describe('Clients: caveats and offered links', () => {
     expect(buttons.map((b) => b.textContent!.trim())).toEqual(['Offer install link…']);
     buttons[0].click();
     await settle();
-    expect(posts).toEqual([{ url: '/api/v1/clients/cherry-studio/offer', body: {} }]);
+    expect(posts).toEqual([{ url: '/api/v1/clients/cherry-studio/offer', body: { open: true } }]);
     expect(document.body.querySelector('.offer-status')!.textContent).toContain('offered, confirm in Cherry Studio');
+    expect(document.body.querySelector('.offer-opened')!.textContent).toContain('Cherry Studio asks you now');
     expect(document.body.querySelector<HTMLAnchorElement>('.offer-link')!.getAttribute('href')).toBe('cherrystudio://mcp/install?servers=e30%3D');
     await settle();
     card = target.querySelector('[data-client="cherry-studio"]')!;
