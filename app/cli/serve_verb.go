@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -50,10 +51,14 @@ func serveVerb() verb {
 				}
 				defer stop()
 			}
+			if path := os.Getenv(AllocProfileEnv); path != "" {
+				defer writeAllocProfile(logger, path)
+			}
 			return daemon.Run(ctx, daemon.Options{
 				Home: e.home, Listen: *listen, RegistryURL: *registry, Version: e.version, Logger: logger, Reaper: []string{exe}, Binary: exe,
 				Dashboard: builtDashboard(), AutostartCommand: loginCommand(exe),
 				HTTP: daemon.HTTPLimits{ReadTimeout: *readTimeout, MaxConns: *maxConns}, KeepAlive: *keepAlive,
+				RuntimeStats: os.Getenv(daemon.RuntimeStatsEnv) == "1",
 				Ready: func(info daemon.Info) {
 					fmt.Fprintf(e.stdout, "Switchboard %s is running (pid %d)\n", e.version, info.PID)
 					fmt.Fprintf(e.stdout, "  MCP:     %s/mcp (every server), %s/mcp/<server> (one), %s/mcp/p/<profile> (a profile's)\n", info.Address, info.Address, info.Address)
@@ -86,6 +91,25 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// AllocProfileEnv, set to a file name, makes `serve` write the profile of
+// every allocation since it started there when it stops (as
+// CPUProfileEnv's): `go tool pprof -sample_index=alloc_space -top FILE`.
+const AllocProfileEnv = "SWITCHBOARD_ALLOCPROFILE"
+
+// writeAllocProfile writes the allocation profile to path; a failure is
+// logged, the daemon has stopped by then.
+func writeAllocProfile(log *slog.Logger, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		log.Error("writing the allocation profile", "env", AllocProfileEnv, "err", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		log.Error("writing the allocation profile", "env", AllocProfileEnv, "err", err)
+	}
 }
 
 // loginCommand is what starts Switchboard at login, for the daemon run by

@@ -72,6 +72,9 @@ type Options struct {
 	// RegistryURL points the catalog at another MCP registry than the
 	// official one; empty means the value of RegistryEnv, if any.
 	RegistryURL string
+	// RuntimeStats serves the daemon's allocation counters at
+	// RuntimeStatsPath (see RuntimeStatsEnv).
+	RuntimeStats bool
 }
 
 // DefaultKeepAlive is how long a call may stay silent before the gateway
@@ -383,6 +386,9 @@ func Run(ctx context.Context, opts Options) error {
 	mcpHandler := apiServer.Protect(gw.Handler())
 	for _, p := range []string{"/mcp", "/mcp/", "/sse", "/sse/"} {
 		mux.Handle(p, mcpHandler)
+	}
+	if opts.RuntimeStats {
+		mux.Handle(RuntimeStatsPath, apiServer.Protect(runtimeStatsHandler()))
 	}
 	defer apiServer.Close() // before the supervisor stops: installs roll back
 	limits := opts.HTTP.withDefaults()

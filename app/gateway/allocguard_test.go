@@ -41,7 +41,7 @@ func TestEchoCallAllocations(t *testing.T) {
 	t.Cleanup(client.CloseIdleConnections)
 	gw := startBenchGateway(t, client, "guard", fastPathEnv+"=", benchRecorderEnv+"=count")
 	var scratch bytes.Buffer
-	s, err := openHTTPSession(client, gw.url+"/mcp/fast", &scratch)
+	s, err := openHTTPSession(client, gw.endpoint(), "", &scratch)
 	if err != nil {
 		t.Fatal(err)
 	}

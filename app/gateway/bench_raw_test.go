@@ -199,7 +199,9 @@ func post(client *http.Client, url string, header http.Header, body []byte, buf 
 	return resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Mcp-Session-Id"), nil
 }
 
-func jsonHeader(session string) http.Header {
+// jsonHeader is the header of a request on session ("": none yet), with
+// auth as its bearer token ("": none).
+func jsonHeader(session, auth string) http.Header {
 	h := http.Header{
 		"Content-Type":         {"application/json"},
 		"Accept":               {"application/json, text/event-stream"},
@@ -208,14 +210,18 @@ func jsonHeader(session string) http.Header {
 	if session != "" {
 		h["Mcp-Session-Id"] = []string{session}
 	}
+	if auth != "" {
+		h["Authorization"] = []string{"Bearer " + auth}
+	}
 	return h
 }
 
 // openHTTPSession opens a session the way a client does: initialize,
-// notifications/initialized; scratch holds the replies.
-func openHTTPSession(client *http.Client, url string, scratch *bytes.Buffer) (*httpSession, error) {
+// notifications/initialized; auth is the bearer token sent ("": none);
+// scratch holds the replies.
+func openHTTPSession(client *http.Client, url, auth string, scratch *bytes.Buffer) (*httpSession, error) {
 	initReq := request(nil, 1, "initialize", `{"protocolVersion":"`+benchProtocol+`","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
-	status, ctype, session, err := post(client, url, jsonHeader(""), initReq, scratch)
+	status, ctype, session, err := post(client, url, jsonHeader("", auth), initReq, scratch)
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
@@ -225,7 +231,7 @@ func openHTTPSession(client *http.Client, url string, scratch *bytes.Buffer) (*h
 	if _, err := findReply(scratch.Bytes(), ctype, 1); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	s := &httpSession{client: client, url: url, header: jsonHeader(session)}
+	s := &httpSession{client: client, url: url, header: jsonHeader(session, auth)}
 	status, _, _, err = post(client, url, s.header, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), scratch)
 	if err != nil {
 		return nil, fmt.Errorf("notifications/initialized: %w", err)

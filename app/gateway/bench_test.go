@@ -264,10 +264,47 @@ func readBenchStats(client *http.Client, base string) (benchStats, error) {
 	return st, err
 }
 
-// A benchGateway is a gateway process: its base URL and pid.
+// A benchGateway is a process serving MCP over HTTP: its base URL and pid,
+// the path of the echo server's endpoint ("": /mcp/fast, a gateway
+// process's), the bearer token its requests carry ("": none), and where
+// its allocation counters come from.
 type benchGateway struct {
-	url string
-	pid int
+	url   string
+	pid   int
+	path  string
+	auth  string
+	stats benchStatsKind
+}
+
+// benchStatsKind is where a process's allocation counters are read.
+type benchStatsKind int
+
+const (
+	statsBench   benchStatsKind = iota // benchStatsPath (this test binary's processes)
+	statsRuntime                       // the daemon's /debug/runtime (SWITCHBOARD_RUNTIME_STATS=1)
+	statsNone                          // nowhere (a peer)
+)
+
+// endpoint is the URL of the echo server's MCP endpoint.
+func (g *benchGateway) endpoint() string {
+	if g.path == "" {
+		return g.url + "/mcp/fast"
+	}
+	return g.url + g.path
+}
+
+// readStats reads the process's counters; ok is false when it has none.
+func (g *benchGateway) readStats(client *http.Client) (st benchStats, ok bool, err error) {
+	switch g.stats {
+	case statsNone:
+		return benchStats{}, false, nil
+	case statsRuntime:
+		st, err = readRuntimeStats(client, g.url, g.auth)
+		return st, err == nil, err
+	default:
+		st, err = readBenchStats(client, g.url)
+		return st, err == nil, err
+	}
 }
 
 // startBenchGateway starts a gateway process in mode with env added to
@@ -304,7 +341,7 @@ func startBenchGateway(tb testing.TB, client *http.Client, mode string, env ...s
 	gw := benchGateway{url: "http://" + strings.TrimSpace(strings.TrimPrefix(line, "listening ")), pid: cmd.Process.Pid}
 	var scratch bytes.Buffer
 	testutil.Eventually(tb, 30*time.Second, "the gateway lists the echo server's tools", func() bool {
-		s, err := openHTTPSession(client, gw.url+"/mcp/fast", &scratch)
+		s, err := openHTTPSession(client, gw.endpoint(), "", &scratch)
 		if err != nil {
 			return false
 		}
@@ -373,7 +410,11 @@ type benchWindow struct {
 	elapsed  time.Duration
 	p50, p95 time.Duration
 	cpu      time.Duration // of the gateway process, or the floor's servers
+	treeCPU  time.Duration // of the gateway process and its descendants, or the floor's servers
 	alloc    uint64        // bytes allocated by the gateway process
+	objects  uint64        // objects allocated by the gateway process
+	hasAlloc bool          // whether alloc and objects were measured
+	load     float64       // the machine's 1-minute load average at the end of the window
 	rss      float64       // peak RSS of the gateway process, MiB
 	dropped  uint64        // records the history store dropped
 }
@@ -403,7 +444,7 @@ func measure(tb testing.TB, client *http.Client, t benchTarget, workers []worker
 				var seq int64
 				for {
 					t0 := time.Now()
-					if t0.After(deadline) {
+					if t0.After(deadline) || seq >= maxWindowCalls {
 						total.Add(seq)
 						return
 					}
@@ -431,10 +472,10 @@ func measure(tb testing.TB, client *http.Client, t benchTarget, workers []worker
 	run(d/5, nil) // warm-up
 
 	var w benchWindow
-	cpu0, st0 := t.cpu(), benchStats{}
+	cpu0, tree0, st0 := t.cpu(), t.treeCPU(), benchStats{}
 	if t.gw != nil {
 		var err error
-		if st0, err = readBenchStats(client, t.gw.url); err != nil {
+		if st0, w.hasAlloc, err = t.gw.readStats(client); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -462,13 +503,14 @@ func measure(tb testing.TB, client *http.Client, t benchTarget, workers []worker
 	w.elapsed = time.Since(start)
 	close(stopRSS)
 	w.rss = <-rssDone
-	w.cpu = t.cpu() - cpu0
-	if t.gw != nil {
-		st1, err := readBenchStats(client, t.gw.url)
+	w.cpu, w.treeCPU = t.cpu()-cpu0, t.treeCPU()-tree0
+	w.load = loadAverage()
+	if w.hasAlloc {
+		st1, _, err := t.gw.readStats(client)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		w.alloc, w.dropped = st1.bytes-st0.bytes, st1.dropped-st0.dropped
+		w.alloc, w.objects, w.dropped = st1.bytes-st0.bytes, st1.objects-st0.objects, st1.dropped-st0.dropped
 	}
 	w.calls = int(n)
 	slices.Sort(lat)
@@ -476,6 +518,19 @@ func measure(tb testing.TB, client *http.Client, t benchTarget, workers []worker
 		w.p50, w.p95 = lat[len(lat)/2], lat[len(lat)*95/100]
 	}
 	return w
+}
+
+// treeCPU is the CPU time so far of the gateway process and every
+// process below it, or of the floor's servers together.
+func (t benchTarget) treeCPU() time.Duration {
+	if t.gw == nil {
+		return t.cpu()
+	}
+	var sum time.Duration
+	for _, pid := range processTree(t.gw.pid) {
+		sum += processCPU(pid)
+	}
+	return sum
 }
 
 // cpu is the CPU time so far of the gateway process, or of the floor's
@@ -515,7 +570,7 @@ func callWorkers(tb testing.TB, client *http.Client, t benchTarget, conc, sessio
 	var opened []*httpSession
 	var scratch bytes.Buffer
 	for range sessions {
-		s, err := openHTTPSession(client, t.gw.url+"/mcp/fast", &scratch)
+		s, err := openHTTPSession(client, t.gw.endpoint(), t.gw.auth, &scratch)
 		if err != nil {
 			tb.Fatalf("%s: %v", t.name, err)
 		}
@@ -545,12 +600,12 @@ func callWorkers(tb testing.TB, client *http.Client, t benchTarget, conc, sessio
 // setupWorker sets one session up: initialize, notifications/initialized
 // and tools/list, whose latency it appends to lat, then ends it (DELETE):
 // measure's own latencies would include the DELETE.
-func setupWorker(client *http.Client, url string, lat *[]time.Duration) worker {
+func setupWorker(client *http.Client, url, auth string, lat *[]time.Duration) worker {
 	var scratch bytes.Buffer
 	var buf []byte
 	return func(int64) error {
 		t0 := time.Now()
-		s, err := openHTTPSession(client, url, &scratch)
+		s, err := openHTTPSession(client, url, auth, &scratch)
 		if err != nil {
 			return err
 		}
@@ -664,7 +719,7 @@ func BenchmarkGatewayTable(b *testing.B) {
 		for _, name := range []string{targetOn, targetOff} {
 			t := targets[name]
 			var lat []time.Duration
-			w := measure(b, client, t, []worker{setupWorker(client, t.gw.url+"/mcp/fast", &lat)}, window/2)
+			w := measure(b, client, t, []worker{setupWorker(client, t.gw.endpoint(), "", &lat)}, window/2)
 			slices.Sort(lat)
 			w.p50 = lat[len(lat)/2] // the setups of the warm-up and the window: both are warm
 			results.add("setup", name, w)
