@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
 .PHONY: all doctor doctor-run build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test fuzz \
-	test-windows dist dist-test clean bench-gateway screenshots
+	test-windows dist dist-test clean bench-gateway bench-serve screenshots
 
 # The official TypeScript SDK client, server-everything and the official
 # MCP conformance suite, for the gateway's independent-client tests and its
@@ -130,6 +130,17 @@ screenshots: node-deps frontend
 # SWITCHBOARD_BENCH_REPEATS and SWITCHBOARD_BENCH_WINDOW (default 2s) tune it.
 bench-gateway:
 	$(GO) test -count=1 -run '^$$' -bench '^BenchmarkGatewayTable$$' -benchtime 1x -timeout 15m ./app/gateway/
+
+# The daemon benchmark of issue 33 (docs/benchmarks.md): `switchboard serve`
+# as built by `make build` (history on, a pool of 4 echo servers), beside
+# the stdio floor, the gateway alone and TBXark's mcp-proxy (the peer in
+# ../shared/bench/peers, when there), interleaved, 3 repeats; prints a
+# markdown table. Not part of `make test`. SWITCHBOARD_BENCH_REPEATS,
+# SWITCHBOARD_BENCH_WINDOW, _ROWS, _TARGETS and _PROFILE (a directory for
+# serve-cpu.pprof and serve-allocs.pprof) tune it.
+bench-serve: build
+	SWITCHBOARD_BENCH_SERVE=$(abspath $(BIN))/switchboard \
+		$(GO) test -count=1 -run '^$$' -bench '^BenchmarkServeTable$$' -benchtime 1x -timeout 15m ./app/gateway/
 
 # Native Go fuzzing of every parser of outside input, one target after
 # another, each for FUZZTIME with FUZZPARALLEL workers. Each target's seed

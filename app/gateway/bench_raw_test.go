@@ -225,7 +225,9 @@ func openHTTPSession(client *http.Client, url, auth string, scratch *bytes.Buffe
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	if status != http.StatusOK || session == "" {
+	// A server may give no session id (a stateless one: the peer, TBXark's
+	// mcp-proxy); the gateway always gives one, which its tests check.
+	if status != http.StatusOK {
 		return nil, fmt.Errorf("initialize: status %d, session %q: %.300s", status, session, scratch.Bytes())
 	}
 	if _, err := findReply(scratch.Bytes(), ctype, 1); err != nil {

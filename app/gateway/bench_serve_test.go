@@ -48,6 +48,23 @@ const peerBinaryEnv = "SWITCHBOARD_BENCH_PEER"
 // defaultPeerBinary is where the team keeps the peer's binary.
 const defaultPeerBinary = "/work/shared/bench/peers/tbxark-mcp-proxy"
 
+// benchRowsEnv and benchTargetsEnv, comma-separated, keep only those rows
+// (echo-c1, echo-c16, big256k-c4, setup) and columns (floor, gateway,
+// serve, peer): for profiling the daemon under one load,
+//
+//	SWITCHBOARD_BENCH_PROFILE=/tmp/p SWITCHBOARD_BENCH_ROWS=echo-c1 SWITCHBOARD_BENCH_TARGETS=serve make bench-serve
+const (
+	benchRowsEnv    = "SWITCHBOARD_BENCH_ROWS"
+	benchTargetsEnv = "SWITCHBOARD_BENCH_TARGETS"
+)
+
+// chosen reports whether name is in the comma-separated list of env, or
+// env is unset.
+func chosen(env, name string) bool {
+	v := os.Getenv(env)
+	return v == "" || slices.Contains(strings.Split(v, ","), name)
+}
+
 // maxWindowCalls bounds the calls of one worker in one window, whatever
 // the window's length.
 const maxWindowCalls = 1 << 22
@@ -320,17 +337,23 @@ func BenchmarkServeTable(b *testing.B) {
 		b.Cleanup(s.close)
 		floor = append(floor, s)
 	}
-	gw := startBenchGateway(b, client, "table", fastPathEnv+"=", benchRecorderEnv+"=history:"+b.TempDir())
 	serve := startServe(b, client, binary, profile)
 	targets := map[string]benchTarget{
-		targetFloor:   {name: targetFloor, floor: floor},
-		targetGateway: {name: targetGateway, gw: &gw},
-		targetServe:   {name: targetServe, gw: serve},
+		targetFloor: {name: targetFloor, floor: floor},
+		targetServe: {name: targetServe, gw: serve},
 	}
-	names := []string{targetFloor, targetGateway, targetServe}
-	if peer := startPeer(b, client); peer != nil {
-		targets[targetPeer] = benchTarget{name: targetPeer, gw: peer}
-		names = append(names, targetPeer)
+	names := []string{targetFloor}
+	if chosen(benchTargetsEnv, targetGateway) {
+		gw := startBenchGateway(b, client, "table", fastPathEnv+"=", benchRecorderEnv+"=history:"+b.TempDir())
+		targets[targetGateway] = benchTarget{name: targetGateway, gw: &gw}
+		names = append(names, targetGateway)
+	}
+	names = append(names, targetServe)
+	if chosen(benchTargetsEnv, targetPeer) {
+		if peer := startPeer(b, client); peer != nil {
+			targets[targetPeer] = benchTarget{name: targetPeer, gw: peer}
+			names = append(names, targetPeer)
+		}
 	}
 	idleRSS := processRSS(serve.pid)
 
@@ -349,8 +372,12 @@ func BenchmarkServeTable(b *testing.B) {
 	results := benchResults{}
 	began := time.Now()
 	loads := []float64{loadAverage()}
+	names = slices.DeleteFunc(names, func(n string) bool { return !chosen(benchTargetsEnv, n) })
 	for rep := range repeats {
 		for _, row := range rows {
+			if !chosen(benchRowsEnv, row.name) {
+				continue
+			}
 			// Interleaved, and in a different order each repeat.
 			order := slices.Clone(names)
 			for range rep {
@@ -363,7 +390,7 @@ func BenchmarkServeTable(b *testing.B) {
 				done()
 			}
 		}
-		order := slices.Clone(names[1:])
+		order := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == targetFloor || !chosen(benchRowsEnv, "setup") })
 		for range rep {
 			order = append(order[1:], order[0])
 		}
