@@ -25,6 +25,12 @@ type sessionCalls struct {
 	// its handlers, so the calls are cancelled before it, and one more
 	// arriving in between would hold the close up.
 	ended map[string]time.Time
+	// endedOrder holds the ids of ended in the order they ended (each
+	// with its time), so that those kept long enough are dropped from
+	// the front, not found by walking every id at each end: a client
+	// opening and closing sessions many times a second keeps thousands.
+	endedOrder []endedSession
+	endedHead  int // endedOrder[:endedHead] are expired and dropped
 	// stopped, once set (stop), cancels every call, those that start
 	// later too: the gateway is closing.
 	stopped error
@@ -44,6 +50,12 @@ type sessionCalls struct {
 type sessionCall struct {
 	session string
 	n       uint64
+}
+
+// An endedSession is an entry of sessionCalls.endedOrder.
+type endedSession struct {
+	id string
+	at time.Time
 }
 
 // endedKept is how long an ended session's id is kept in ended.
@@ -143,12 +155,24 @@ func (s *sessionCalls) end(sid string, cause error) {
 			delete(s.calls, call)
 		}
 	}
-	for id, at := range s.ended {
-		if now.Sub(at) > endedKept {
-			delete(s.ended, id)
+	for s.endedHead < len(s.endedOrder) && now.Sub(s.endedOrder[s.endedHead].at) > endedKept {
+		e := s.endedOrder[s.endedHead]
+		// A session ended twice is in the order twice: only its last
+		// end's entry removes it.
+		if s.ended[e.id].Equal(e.at) {
+			delete(s.ended, e.id)
 		}
+		s.endedOrder[s.endedHead] = endedSession{}
+		s.endedHead++
+	}
+	// The entries before endedHead are dropped; moved down once they are
+	// half of the slice, so that each entry is moved once on average.
+	if s.endedHead > 0 && s.endedHead >= len(s.endedOrder)/2 {
+		s.endedOrder = append(s.endedOrder[:0], s.endedOrder[s.endedHead:]...)
+		s.endedHead = 0
 	}
 	s.ended[sid] = now
+	s.endedOrder = append(s.endedOrder, endedSession{sid, now})
 	s.mu.Unlock()
 	for _, cancel := range cancels {
 		cancel(cause)
