@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"mime"
 	"net"
 	"net/http"
@@ -278,7 +279,13 @@ type infoKey struct{}
 
 // logRequests logs each request at Debug once it is answered. It logs the
 // path without the query and never a header, so no token reaches the log.
+// When the log leaves Debug out (its level is set at start), next is
+// served as it is: the wrapper's writer, context and clock are a cost of
+// every request, MCP calls included, for a line nobody reads.
 func (s *Server) logRequests(next http.Handler) http.Handler {
+	if !s.log.Enabled(context.Background(), slog.LevelDebug) {
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		info := &requestInfo{}

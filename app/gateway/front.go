@@ -25,7 +25,7 @@ import (
 func (g *Gateway) newFront(server string, budget int, search bool) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard", Version: g.opts.Version},
 		&mcp.ServerOptions{
-			Logger: g.log,
+			Logger: g.sdkLog,
 			// Every capability a backend may have is declared from the start:
 			// servers are listed after a client may already have initialized,
 			// and a client only lists what the capabilities promise. Lists of

@@ -244,6 +244,8 @@ type Options struct {
 type Gateway struct {
 	opts Options
 	log  *slog.Logger
+	// sdkLog is log with Info lowered to Debug, for the go-sdk (sdkLogger).
+	sdkLog *slog.Logger
 	// The go-sdk serves the session era with a stateful handler and the
 	// stateless 2026-07-28 era only with a stateless one; Handler routes each
 	// request to the one its era needs (see isStateless).
@@ -305,7 +307,7 @@ func New(opts Options) *Gateway {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{
-		opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel,
+		opts: opts, log: opts.Logger, sdkLog: sdkLogger(opts.Logger), ctx: ctx, cancel: cancel,
 		backends: make(map[string]*backend),
 		profiles: make(map[string]*aggregate),
 	}
@@ -329,14 +331,14 @@ func New(opts Options) *Gateway {
 	// The guard comes first: a request it refuses (another token's, or
 	// another endpoint's) is no activity of the session it names.
 	streamable := keepAlive(jsonRefusals(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
-		Logger:              opts.Logger,
+		Logger:              g.sdkLog,
 		MaxRequestBodyBytes: maxRequestBody,
 	})), g.watch, hasSession, &g.splice)
 	g.sessions = g.guardSessions(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.idle.serve(streamable, w, r)
 	}))
 	g.stateless = keepAlive(jsonRefusals(mcp.NewStreamableHTTPHandler(g.serverFor, &mcp.StreamableHTTPOptions{
-		Logger:                       opts.Logger,
+		Logger:                       g.sdkLog,
 		Stateless:                    true,
 		PropagateRequestCancellation: true, // a closed stream cancels the call, as the spec says
 		MaxRequestBodyBytes:          maxRequestBody,
