@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/switchboardhq/switchboard/app/atomicfile"
 )
 
@@ -268,15 +267,12 @@ func (s *Store) Watch(ctx context.Context, onChange func(cfg *Config, err error)
 	if onChange == nil {
 		onChange = func(*Config, error) {}
 	}
-	w, err := fsnotify.NewWatcher()
+	dir, name := filepath.Dir(s.path), filepath.Base(s.path)
+	w, err := newDirWatcher(dir)
 	if err != nil {
 		return fmt.Errorf("watching config file %s: %w", s.path, err)
 	}
 	defer w.Close()
-	dir, name := filepath.Dir(s.path), filepath.Base(s.path)
-	if err := w.Add(dir); err != nil {
-		return fmt.Errorf("watching config directory %s: %w", dir, err)
-	}
 
 	s.reload(onChange)
 
@@ -287,16 +283,15 @@ func (s *Store) Watch(ctx context.Context, onChange func(cfg *Config, err error)
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-w.Events:
+		case changed, ok := <-w.Names():
 			if !ok {
 				return nil
 			}
-			if filepath.Base(ev.Name) != name ||
-				!ev.Has(fsnotify.Create|fsnotify.Write|fsnotify.Remove|fsnotify.Rename) {
+			if changed != name {
 				continue
 			}
 			timer.Reset(debounce)
-		case err, ok := <-w.Errors:
+		case err, ok := <-w.Errors():
 			if !ok {
 				return nil
 			}
