@@ -89,6 +89,44 @@ type CallStart struct {
 	Session     string    `json:"session"`
 }
 
+// AppendJSON appends c encoded as json.Marshal encodes it, without its
+// reflection: one is published for every call (Bus.PublishJSON).
+func (c CallStart) AppendJSON(b []byte) []byte {
+	b = append(b, `{"start":`...)
+	if y := c.Start.Year(); y < 0 || y > 9999 {
+		// json.Marshal fails on such a time; encode it as it would any
+		// other (this never comes from a clock).
+		v, _ := json.Marshal(c.Start.Format(time.RFC3339Nano))
+		b = append(b, v...)
+	} else {
+		b = append(b, '"')
+		b = c.Start.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	for _, f := range [...]struct{ key, v string }{{`,"server":`, c.Server}, {`,"endpoint":`, c.Endpoint},
+		{`,"method":`, c.Method}, {`,"name":`, c.Name}, {`,"clientLabel":`, c.ClientLabel},
+		{`,"clientName":`, c.ClientName}, {`,"session":`, c.Session}} {
+		b = append(b, f.key...)
+		b = appendJSONString(b, f.v)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string, as json.Marshal writes it:
+// as it is when it needs no escape (plain ASCII, as names and ids are),
+// else through json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			v, _ := json.Marshal(s)
+			return append(b, v...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // CallProgress is the data of a TypeCallProgress event: a progress
 // notification of a call on its way, named as its CallStart is (server,
 // name, start).
@@ -181,10 +219,18 @@ func (b *Bus) Publish(typ string, data any) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("events: encoding a %s event: %w", typ, err)
 	}
+	return b.PublishJSON(typ, raw), nil
+}
+
+// PublishJSON is Publish of data already encoded as JSON, for events made
+// on every call (CallStart.AppendJSON), which json.Marshal would encode by
+// reflection and then check again. raw must be valid JSON; it is kept, not
+// copied: do not change it afterwards.
+func (b *Bus) PublishJSON(typ string, raw []byte) uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return 0, nil
+		return 0
 	}
 	ev := Event{ID: b.next, Type: typ, Time: b.now(), Data: raw}
 	b.next++
@@ -199,7 +245,7 @@ func (b *Bus) Publish(typ string, data any) (uint64, error) {
 			b.drop(s)
 		}
 	}
-	return ev.ID, nil
+	return ev.ID
 }
 
 // LastID is the id of the latest event; before the first event it is one

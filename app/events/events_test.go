@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -158,5 +159,40 @@ func TestConcurrentPublishers(t *testing.T) {
 			t.Fatalf("id %d after %d: not increasing", ev.ID, last)
 		}
 		last = ev.ID
+	}
+}
+
+// TestCallStartAppendJSON: the hand-made encoding of a CallStart is byte
+// for byte what json.Marshal makes of it, names that need escapes and
+// times of every precision included.
+func TestCallStartAppendJSON(t *testing.T) {
+	at := time.Date(2026, 12, 2, 16, 30, 1, 123456789, time.UTC)
+	for _, tt := range []struct {
+		name string
+		c    CallStart
+	}{
+		{"plain", CallStart{Start: at, Server: "echo", Endpoint: "echo", Method: "tools/call", Name: "echo", ClientLabel: "cli", ClientName: "cursor", Session: "ABC123"}},
+		{"empty", CallStart{}},
+		{"whole second", CallStart{Start: at.Truncate(time.Second), Server: "s"}},
+		{"other zone", CallStart{Start: at.In(time.FixedZone("x", 5*3600+1800)), Name: "n"}},
+		{"escapes", CallStart{Start: at, Server: `q"uote\back`, Name: "<b>&amp;</b>", ClientName: "tab\there\nnewline\x00", Session: "é ünï 😀", ClientLabel: "\u2028"}},
+		{"invalid UTF-8", CallStart{Start: at, Name: "bad\xff\xfe"}},
+		{"year past 9999", CallStart{Start: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.c.AppendJSON([]byte("prefix"))
+			want, err := json.Marshal(tt.c)
+			if err != nil {
+				// json.Marshal refuses a year past 9999; what is appended
+				// must still be valid JSON with the rest of the fields.
+				if !json.Valid(got[len("prefix"):]) {
+					t.Fatalf("AppendJSON = %s, not valid JSON", got)
+				}
+				return
+			}
+			if string(got) != "prefix"+string(want) {
+				t.Errorf("AppendJSON = %s\nwant        prefix%s", got, want)
+			}
+		})
 	}
 }
