@@ -41,6 +41,12 @@ import (
 // passes the one `make build` made); unset, the benchmark builds one.
 const serveBinaryEnv = "SWITCHBOARD_BENCH_SERVE"
 
+// serveBeforeEnv names another switchboard binary (an earlier build) to
+// run beside the one measured, as the column "before": on a shared
+// machine, a change's effect is only seen against the old build measured
+// in the same run, interleaved.
+const serveBeforeEnv = "SWITCHBOARD_BENCH_SERVE_BEFORE"
+
 // peerBinaryEnv names TBXark's mcp-proxy; unset, the one in
 // ../shared/bench/peers (see its README) if it is there, else no peer.
 const peerBinaryEnv = "SWITCHBOARD_BENCH_PEER"
@@ -76,6 +82,7 @@ const serveStopTimeout = 30 * time.Second
 const (
 	targetGateway = "gateway"
 	targetServe   = "serve"
+	targetBefore  = "before"
 	targetPeer    = "peer"
 )
 
@@ -348,6 +355,10 @@ func BenchmarkServeTable(b *testing.B) {
 		targets[targetGateway] = benchTarget{name: targetGateway, gw: &gw}
 		names = append(names, targetGateway)
 	}
+	if before := os.Getenv(serveBeforeEnv); before != "" && chosen(benchTargetsEnv, targetBefore) {
+		targets[targetBefore] = benchTarget{name: targetBefore, gw: startServe(b, client, before, "")}
+		names = append(names, targetBefore)
+	}
 	names = append(names, targetServe)
 	if chosen(benchTargetsEnv, targetPeer) {
 		if peer := startPeer(b, client); peer != nil {
@@ -419,14 +430,14 @@ func printServeTable(out io.Writer, r benchResults, columns []string, repeats in
 	fmt.Fprintf(out, "Machine load (uptime) at the end: %s; 1-minute load average at the start and after each repeat: %s\n",
 		strings.TrimSpace(string(uptime)), joinFloats(loads, "%.2f"))
 	fmt.Fprintf(out, "Columns: floor = raw newline JSON-RPC on the echo server's pipes; gateway = the gateway alone in a process (fast path, history recorded into SQLite + journal); "+
-		"serve = `switchboard serve` as shipped, /mcp/echo, history on, token checked; peer = TBXark's mcp-proxy (/echo/mcp, no history, no auth).\n")
+		"serve = `switchboard serve` as shipped, /mcp/echo, history on, token checked; before = the same of the build in "+serveBeforeEnv+" (when set); peer = TBXark's mcp-proxy (/echo/mcp, no history, no auth).\n")
 	fmt.Fprintf(out, "Each cell: median (every repeat); load = the 1-minute load average at the end of each repeat's serve window.\n\n")
 	header := "| row |"
 	for _, c := range columns {
 		header += " " + c + " |"
 	}
-	fmt.Fprintln(out, header+" serve − gateway | serve / peer | load | target (issue 33) |")
-	fmt.Fprintln(out, "| --- |"+strings.Repeat(" ---: |", len(columns)+3)+" --- |")
+	fmt.Fprintln(out, header+" serve − gateway | serve / before | serve / peer | load | target (issue 33) |")
+	fmt.Fprintln(out, "| --- |"+strings.Repeat(" ---: |", len(columns)+4)+" --- |")
 
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 	cell := func(v []float64, format string) string {
@@ -460,8 +471,9 @@ func printServeTable(out io.Writer, r benchResults, columns []string, repeats in
 		for _, c := range columns {
 			fmt.Fprintf(out, " %s |", cell(v[c], format))
 		}
-		fmt.Fprintf(out, " %s | %s | %s | %s |\n",
+		fmt.Fprintf(out, " %s | %s | %s | %s | %s |\n",
 			cell(pairwise(v[targetServe], v[targetGateway], func(a, b float64) float64 { return a - b }), format),
+			cell(pairwise(v[targetServe], v[targetBefore], func(a, b float64) float64 { return a / b }), "%.3f"),
 			cell(pairwise(v[targetServe], v[targetPeer], func(a, b float64) float64 { return a / b }), "%.2f"),
 			joinFloats(load, "%.2f"), target)
 	}
