@@ -127,7 +127,7 @@ func TestOwnershipConflict(t *testing.T) {
 				t.Errorf("switchboard-docs after connect: %+v, want %+v", got, userDocs)
 			}
 			checkConnected(t, c, after, cn)
-			p = apply(t, ed, c, env, Disconnect{})
+			apply(t, ed, c, env, Disconnect{})
 			if got, _ := readFile(t, path); !bytes.Equal(got, original) {
 				t.Errorf("connect (taking over) then disconnect does not give back the original:\n%s", Diff(path, original, got))
 			}

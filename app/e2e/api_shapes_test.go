@@ -203,6 +203,9 @@ func TestAPIResponseShapes(t *testing.T) {
 	imp := call("POST", "/api/v1/clients/cursor/import/plan", "/api/v1/clients/{id}/import/plan", `{"servers":["old"]}`, 200)
 	call("POST", "/api/v1/clients/cursor/import/apply", "/api/v1/clients/{id}/import/apply", `{"servers":["old"],"hash":"`+str(imp, "hash")+`"}`, 200)
 	_, data, err := do("GET", "/api/v1/clients/cursor/backups", "")
+	if err != nil {
+		t.Fatalf("cursor's backups: %v", err)
+	}
 	var bs []map[string]any
 	if err := json.Unmarshal(data, &bs); err != nil || len(bs) == 0 {
 		t.Fatalf("cursor's backups: %s %v", data, err)
@@ -218,6 +221,9 @@ func TestAPIResponseShapes(t *testing.T) {
 	// Cursor connected again (not recorded: the shapes are above), then
 	// its token revoked: the list shows it needs connecting again.
 	_, data, err = do("POST", "/api/v1/clients/cursor/plan", `{"action":"connect"}`)
+	if err != nil {
+		t.Fatalf("connecting cursor again: %v", err)
+	}
 	var again map[string]any
 	if err := json.Unmarshal(data, &again); err != nil {
 		t.Fatalf("connecting cursor again: %s %v", data, err)

@@ -44,7 +44,7 @@ type BridgeOptions struct {
 // refused to give a token (a label reserved for Switchboard's own programs).
 // The bridge then answers its client's requests with the reason and
 // RunBridge returns it once the client leaves.
-var ErrRefused = errors.New("Switchboard refused the bridge")
+var ErrRefused = errors.New("Switchboard refused the bridge") //lint:ignore ST1005 the message starts with the product's name, which users read in their client's log
 
 // bridgeServer is the bridge's name for its one upstream.
 const bridgeServer = "switchboard"
@@ -404,6 +404,7 @@ func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.Cl
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, mcp.ErrSessionMissing) {
 		fresh, aerr := l.u.Acquire(ctx, bridgeServer)
 		if aerr != nil {
+			//lint:ignore ST1005 the message starts with the product's name, which users read in their client's log
 			return fmt.Errorf("Switchboard went away and did not come back: %w", aerr)
 		}
 		return fn(ctx, fresh.Session())

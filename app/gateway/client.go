@@ -29,9 +29,13 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 // newClient is NewClient introducing itself as impl.
 func (g *Gateway) newClient(server string, impl *mcp.Implementation) *mcp.Client {
 	c := mcp.NewClient(impl, &mcp.ClientOptions{
+		//lint:ignore SA1019 the gateway relays roots between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 		Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}},
+		//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 			return askCaller(g, ctx, req.Session, server, "sampling", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil },
+				//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 				req.Params, samplingResult, (*mcp.ServerSession).CreateMessage)
 		},
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -44,6 +48,7 @@ func (g *Gateway) newClient(server string, impl *mcp.Implementation) *mcp.Client
 				g.deliverProgress(v.(*progressRoute), *req.Params)
 			}
 		},
+		//lint:ignore SA1019 the gateway relays logging between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			p := *req.Params
 			if p.Logger == "" {
@@ -53,6 +58,7 @@ func (g *Gateway) newClient(server string, impl *mcp.Implementation) *mcp.Client
 			}
 			for _, s := range g.frontsOf(server) {
 				for ss := range s.Sessions() {
+					//lint:ignore SA1019 the gateway relays logging between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 					_ = ss.Log(ctx, &p)
 				}
 			}
@@ -74,6 +80,7 @@ func (g *Gateway) newClient(server string, impl *mcp.Implementation) *mcp.Client
 				return next(ctx, method, req)
 			}
 			cs, _ := req.GetSession().(*mcp.ClientSession)
+			//lint:ignore SA1019 the gateway relays roots between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window); Roots (v1) is read as well since clients of older SDKs fill only it
 			hasRoots := func(c *mcp.ClientCapabilities) bool { return c.RootsV2 != nil || c.Roots.ListChanged }
 			if c, ok := g.callers.latest(cs); !ok || c.caps == nil || !hasRoots(c.caps) {
 				// Outside of a call (server-filesystem asks at start), or
@@ -82,6 +89,7 @@ func (g *Gateway) newClient(server string, impl *mcp.Implementation) *mcp.Client
 				return g.configuredRoots(server), nil
 			}
 			return askCaller(g, ctx, cs, server, "roots", hasRoots,
+				//lint:ignore SA1019 the gateway relays roots between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 				&mcp.ListRootsParams{}, answerAs[*mcp.ListRootsResult]("roots/list"), (*mcp.ServerSession).ListRoots)
 		}
 	})
@@ -89,7 +97,10 @@ func (g *Gateway) newClient(server string, impl *mcp.Implementation) *mcp.Client
 }
 
 // configuredRoots are the roots of server's config as a roots/list result.
+//
+//lint:ignore SA1019 the gateway relays roots between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 func (g *Gateway) configuredRoots(server string) *mcp.ListRootsResult {
+	//lint:ignore SA1019 the gateway relays roots between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 	res := &mcp.ListRootsResult{Roots: []*mcp.Root{}}
 	b, ok := g.backend(server)
 	if !ok {
@@ -104,6 +115,7 @@ func (g *Gateway) configuredRoots(server string) *mcp.ListRootsResult {
 			}
 		}
 		name := path.Base(strings.TrimSuffix(strings.TrimPrefix(uri, "file://"), "/"))
+		//lint:ignore SA1019 the gateway relays roots between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 		res.Roots = append(res.Roots, &mcp.Root{URI: uri, Name: name})
 	}
 	return res
@@ -114,9 +126,11 @@ func (g *Gateway) configuredRoots(server string) *mcp.ListRootsResult {
 // gateway asks for all of them and passes each client session those at or
 // above the level that client set.
 func (g *Gateway) Prepare(ctx context.Context, server string, cs *mcp.ClientSession) error {
+	//lint:ignore SA1019 the gateway relays logging between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 	if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Logging == nil {
 		return nil
 	}
+	//lint:ignore SA1019 the gateway relays logging between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 	return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
 }
 

@@ -61,6 +61,7 @@ func (g *Gateway) eraResults() mcp.Middleware {
 // is set), in place of resources/subscribe.
 func statelessCapabilities(caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
 	c := *caps
+	//lint:ignore SA1019 the gateway relays logging between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 	c.Logging = nil
 	return &c
 }

@@ -85,6 +85,8 @@ func checkElicitAnswer(p *mcp.ElicitParams, res *mcp.ElicitResult) error {
 // result the server's sampling/createMessage expects, as
 // ServerSession.CreateMessage does: more than one content block is an
 // error, none is a result without content.
+//
+//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 func singleSampled(r *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessageResult, error) {
 	if len(r.Content) > 1 {
 		return nil, fmt.Errorf("CreateMessage result has %d content blocks; use CreateMessageWithTools for multiple content", len(r.Content))
@@ -93,5 +95,6 @@ func singleSampled(r *mcp.CreateMessageWithToolsResult) (*mcp.CreateMessageResul
 	if len(r.Content) > 0 {
 		content = r.Content[0]
 	}
+	//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 	return &mcp.CreateMessageResult{Meta: r.Meta, Content: content, Model: r.Model, Role: r.Role, StopReason: r.StopReason}, nil
 }

@@ -229,10 +229,12 @@ func askFast[P any, R any](ctx context.Context, s *fastStream, caps *mcp.ClientC
 	var into mcp.InputResponse
 	switch what {
 	case "sampling":
+		//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 		method, into = "sampling/createMessage", &mcp.CreateMessageWithToolsResult{}
 	case "elicitation":
 		method, into = "elicitation/create", &mcp.ElicitResult{}
 	case "roots":
+		//lint:ignore SA1019 the gateway relays roots between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 		method, into = "roots/list", &mcp.ListRootsResult{}
 	default:
 		return zero, fmt.Errorf("internal: cannot ask a client for %s", what)
@@ -255,10 +257,12 @@ func askFast[P any, R any](ctx context.Context, s *fastStream, caps *mcp.ClientC
 		if err := checkElicitMode(caps, elicit); err != nil {
 			return zero, err
 		}
+	//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 	case *mcp.CreateMessageParams:
 		// As ServerSession.CreateMessage sends it: no null messages.
 		if p != nil && p.Messages == nil {
 			cp := *p
+			//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 			cp.Messages = []*mcp.SamplingMessage{}
 			sent = &cp
 		}
@@ -275,6 +279,7 @@ func askFast[P any, R any](ctx context.Context, s *fastStream, caps *mcp.ClientC
 		if err := checkElicitAnswer(elicit, r); err != nil {
 			return zero, err
 		}
+	//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 	case *mcp.CreateMessageWithToolsResult:
 		if into, err = singleSampled(r); err != nil {
 			return zero, err

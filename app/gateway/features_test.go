@@ -192,7 +192,9 @@ func TestListChangeFromOneProcessOfAPool(t *testing.T) {
 func TestServerToClientRequestsReachTheCaller(t *testing.T) {
 	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
 	client := mcp.NewClient(&mcp.Implementation{Name: "capable", Version: "1"}, &mcp.ClientOptions{
+		//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 			return &mcp.CreateMessageResult{Model: "test", Role: "assistant",
 				Content: &mcp.TextContent{Text: "sampled: " + req.Params.Messages[0].Content.(*mcp.TextContent).Text}}, nil
 		},
@@ -200,6 +202,7 @@ func TestServerToClientRequestsReachTheCaller(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "42"}}, nil
 		},
 	})
+	//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 	client.AddRoots(&mcp.Root{URI: "file:///tmp/root", Name: "root"})
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp"},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -302,13 +305,16 @@ func TestSessionsAreIsolatedAndEndCleanly(t *testing.T) {
 func TestLoggingReachesEachSessionAtItsLevel(t *testing.T) {
 	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
 	type logged struct{ level, logger string }
+	//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 	listen := func(level mcp.LoggingLevel) (*mcp.ClientSession, chan logged) {
 		ch := make(chan logged, 10)
 		cs := f.connect(t, "/mcp", "2025-11-25", &mcp.ClientOptions{
+			//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 				ch <- logged{string(req.Params.Level), req.Params.Logger}
 			},
 		})
+		//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 			t.Fatal(err)
 		}
@@ -400,8 +406,10 @@ func TestStatelessClientAnswersThroughInputRequired(t *testing.T) {
 	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
 	var rounds sync.Map
 	client := mcp.NewClient(&mcp.Implementation{Name: "modern", Version: "1"}, &mcp.ClientOptions{
+		//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			rounds.Store("sampling", true)
+			//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 			return &mcp.CreateMessageResult{Model: "test", Role: "assistant",
 				Content: &mcp.TextContent{Text: "sampled: " + req.Params.Messages[0].Content.(*mcp.TextContent).Text}}, nil
 		},
@@ -410,6 +418,7 @@ func TestStatelessClientAnswersThroughInputRequired(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "42"}}, nil
 		},
 	})
+	//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 	client.AddRoots(&mcp.Root{URI: "file:///tmp/modern", Name: "root"})
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.url + "/mcp"},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})

@@ -34,7 +34,7 @@ func (g *Gateway) newFront(server string, budget int, search bool) *mcp.Server {
 				Tools:       &mcp.ToolCapabilities{ListChanged: true},
 				Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 				Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-				Logging:     &mcp.LoggingCapabilities{},
+				Logging:     &mcp.LoggingCapabilities{}, //lint:ignore SA1019 the gateway relays logging between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 				Completions: &mcp.CompletionCapabilities{},
 			},
 			CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {

@@ -226,14 +226,19 @@ func (g *Gateway) askClient(ctx context.Context, c caller, req mcp.InputRequest)
 }
 
 // samplingResult turns a client's answer into what the server's request expects.
+//
+//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 func samplingResult(r mcp.InputResponse) (*mcp.CreateMessageResult, error) {
 	switch r := r.(type) {
+	//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 	case *mcp.CreateMessageResult:
 		return r, nil
+	//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 	case *mcp.CreateMessageWithToolsResult:
 		if len(r.Content) != 1 {
 			return nil, fmt.Errorf("the client answered sampling with %d contents; the server expects one", len(r.Content))
 		}
+		//lint:ignore SA1019 the gateway relays sampling between clients and servers that still use it (deprecated by SEP-2577, functional in its deprecation window)
 		return &mcp.CreateMessageResult{Meta: r.Meta, Content: r.Content[0], Model: r.Model, Role: r.Role, StopReason: r.StopReason}, nil
 	}
 	return nil, fmt.Errorf("the client answered sampling with %T", r)

@@ -1,3 +1,5 @@
+//go:build desktop
+
 package window
 
 import (
@@ -6,7 +8,7 @@ import (
 )
 
 // wailsLogger sends Wails' own log lines to slog (Wails' logger.Logger
-// interface, kept here untagged: it names no Wails type).
+// interface; built with the window, the only user).
 type wailsLogger struct{ log *slog.Logger }
 
 func (l wailsLogger) Print(message string)   { l.log.Info(message) }

@@ -50,6 +50,8 @@ const (
 )
 
 // logLevels are the MCP logging levels, lowest first.
+//
+//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // state is the mutable part of one server process.
@@ -104,6 +106,7 @@ const EnvRootsAtStart = "SWITCHBOARD_TESTMCP_ROOTS_AT_START"
 func rootsAtStart(ss *mcp.ServerSession) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 	res, err := ss.ListRoots(ctx, nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testmcp: roots at start failed: %v\n", err)
@@ -238,10 +241,12 @@ func (st *state) addFeatures() {
 
 	addTool(st, &mcp.Tool{Name: "log", Description: "Send a notifications/message log message (logger \"testmcp\") to the client."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in logArgs) (*mcp.CallToolResult, any, error) {
+			//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 			level := mcp.LoggingLevel(in.Level)
 			if !slices.Contains(logLevels, level) {
 				return nil, nil, fmt.Errorf("unknown log level %q", in.Level)
 			}
+			//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 			err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: loggerName, Data: in.Message})
 			if err != nil {
 				return nil, nil, fmt.Errorf("log: %w", err)
@@ -439,11 +444,14 @@ func unsupported(feature string) error {
 }
 
 func sampleTool(ctx context.Context, req *mcp.CallToolRequest, in sampleArgs) (*mcp.CallToolResult, error) {
+	//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 	params := &mcp.CreateMessageParams{
+		//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Prompt}}},
 		MaxTokens: 100,
 	}
 	if !mrtrSession(req) {
+		//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		res, err := req.Session.CreateMessage(ctx, params)
 		if err != nil {
 			return nil, askError("sampling", err)
@@ -456,13 +464,16 @@ func sampleTool(ctx context.Context, req *mcp.CallToolRequest, in sampleArgs) (*
 	}
 	switch r := resp.(type) {
 	case nil:
+	//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 	case *mcp.CreateMessageWithToolsResult:
 		return sampledText(r.Content)
+	//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 	case *mcp.CreateMessageResult:
 		return sampledText([]mcp.Content{r.Content})
 	default:
 		return nil, fmt.Errorf("sampling: unexpected answer %T", resp)
 	}
+	//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 	if caps := req.ClientCapabilities(); caps == nil || caps.Sampling == nil {
 		return nil, unsupported("sampling")
 	}
@@ -529,9 +540,11 @@ func elicitTool(ctx context.Context, req *mcp.CallToolRequest, in elicitArgs) (*
 }
 
 func rootsTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 	var res *mcp.ListRootsResult
 	if !mrtrSession(req) {
 		var err error
+		//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		if res, err = req.Session.ListRoots(ctx, nil); err != nil {
 			return nil, askError("roots", err)
 		}
@@ -542,10 +555,13 @@ func rootsTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResu
 		}
 		switch r := resp.(type) {
 		case nil:
+			//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 			if caps := req.ClientCapabilities(); caps == nil || caps.RootsV2 == nil {
 				return nil, unsupported("roots")
 			}
+			//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 			return inputRequired(inputRoots, &mcp.ListRootsParams{}), nil
+		//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		case *mcp.ListRootsResult:
 			res = r
 		default:

@@ -173,7 +173,7 @@ func newServer(name, echoDesc string, extra []string, ids *callIDs) (*mcp.Server
 
 	addTool(st, &mcp.Tool{Name: "echo", Description: echoDesc},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, echoOut, error) {
-			return text(in.Text), echoOut{Text: in.Text}, nil
+			return text(in.Text), echoOut(in), nil
 		})
 
 	addTool(st, &mcp.Tool{Name: "sleep", Description: "Sleep ms milliseconds (or until cancelled), reporting progress every 100ms."},

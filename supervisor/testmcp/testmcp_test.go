@@ -636,6 +636,7 @@ func TestInstructionsAndCapabilities(t *testing.T) {
 			t.Errorf("instructions = %q, want one line starting with %q", got, want)
 		}
 		caps := res.Capabilities
+		//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		if caps.Prompts == nil || caps.Resources == nil || !caps.Resources.Subscribe || caps.Completions == nil || caps.Logging == nil || caps.Tools == nil || !caps.Tools.ListChanged {
 			t.Errorf("capabilities = %+v", caps)
 		}
@@ -845,9 +846,11 @@ func TestCompletion(t *testing.T) {
 
 func TestLog(t *testing.T) {
 	forEachEra(t, func(t *testing.T, version string) {
+		//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		logs := make(chan *mcp.LoggingMessageParams, 16)
 		cmd, _ := serverCmd(testmcp.Options{})
 		cs := connectClient(t, cmd, newClient(&mcp.ClientOptions{
+			//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { offer(logs, req.Params) },
 		}), version)
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -855,6 +858,7 @@ func TestLog(t *testing.T) {
 
 		// Before any level is set nothing is sent.
 		callTool(t, cs, "log", map[string]any{"level": "error", "message": "before setLevel"})
+		//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 			t.Fatal(err)
 		}
@@ -863,6 +867,7 @@ func TestLog(t *testing.T) {
 		// ignores logging/setLevel, so only the second call gets through there.
 		callTool(t, cs, "log", map[string]any{"level": "warning", "message": "session level"})
 		params := &mcp.CallToolParams{Name: "log", Arguments: map[string]any{"level": "warning", "message": "request level"}}
+		//lint:ignore SA1019 the test exercises logging, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"}
 		if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
 			t.Fatalf("log: %v %+v", err, res)
@@ -954,6 +959,7 @@ func TestServerToClientRequests(t *testing.T) {
 		samples := make(chan sampled, 4)
 		elicited := make(chan *mcp.ElicitParams, 4)
 		client := newClient(&mcp.ClientOptions{
+			//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 			CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 				var text string
 				if len(req.Params.Messages) == 1 && req.Params.Messages[0].Role == "user" {
@@ -965,6 +971,7 @@ func TestServerToClientRequests(t *testing.T) {
 				if text == "refuse" {
 					return nil, errors.New("the user refused sampling")
 				}
+				//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 				return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "reply to " + text}}, nil
 			},
 			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -975,6 +982,7 @@ func TestServerToClientRequests(t *testing.T) {
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "42"}}, nil
 			},
 		})
+		//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		client.AddRoots(&mcp.Root{URI: "file:///tmp/b", Name: "b"}, &mcp.Root{URI: "file:///tmp/a", Name: "a"})
 		cmd, _ := serverCmd(testmcp.Options{})
 		cs := connectClient(t, cmd, client, version)
@@ -1068,7 +1076,8 @@ func TestInputRequiredWire(t *testing.T) {
 	cmd, _ := serverCmd(testmcp.Options{})
 	cs := connect(t, cmd, &mcp.ClientOptions{
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-		Capabilities:   &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{}, RootsV2: &mcp.RootCapabilities{}},
+		//lint:ignore SA1019 the test exercises roots and sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
+		Capabilities: &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}, Elicitation: &mcp.ElicitationCapabilities{}, RootsV2: &mcp.RootCapabilities{}},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -1079,8 +1088,10 @@ func TestInputRequiredWire(t *testing.T) {
 		answer mcp.InputResponse
 		want   string
 	}{
+		//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		{"sample", map[string]any{"prompt": "hi"}, &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "manual reply"}}, "manual reply"},
 		{"elicit", map[string]any{"message": "q"}, &mcp.ElicitResult{Action: "cancel"}, `{"action":"cancel"}`},
+		//lint:ignore SA1019 the test exercises roots, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		{"roots", map[string]any{}, &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///x"}}}, "file:///x"},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
@@ -1090,6 +1101,7 @@ func TestInputRequiredWire(t *testing.T) {
 		if !res.NeedsInput() || len(res.InputRequests) != 1 || res.InputRequests[tc.tool] == nil || res.RequestState != tc.tool || len(res.Content) != 0 {
 			t.Fatalf("%s: first round = %+v, want one input request %q", tc.tool, res, tc.tool)
 		}
+		//lint:ignore SA1019 the test exercises sampling, which the gateway still relays (deprecated by SEP-2577, functional in its deprecation window)
 		if p, ok := res.InputRequests["sample"].(*mcp.CreateMessageWithToolsParams); ok && p.MaxTokens != 100 {
 			t.Errorf("sample: maxTokens %d", p.MaxTokens)
 		}

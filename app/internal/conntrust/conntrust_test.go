@@ -5,10 +5,13 @@ import (
 	"testing"
 )
 
+// requestKey is the key of a value a request puts in its context.
+type requestKey struct{}
+
 func TestTrustMarksTheConnectionOfItsContext(t *testing.T) {
 	trusted := 0
 	ctx := With(context.Background(), func() { trusted++ })
-	Trust(context.WithValue(ctx, struct{}{}, "a request's own value"))
+	Trust(context.WithValue(ctx, requestKey{}, "a request's own value"))
 	if trusted != 1 {
 		t.Errorf("trusted %d times, want 1", trusted)
 	}
