@@ -88,6 +88,16 @@ export interface ServerConfig {
   alias?: string;
   /** Where a catalog install came from (config.json's "install"). */
   install?: { entry: string; version?: string; type?: string };
+  /** How a remote server's sign-in identifies Switchboard; absent: dynamic registration. */
+  oauth?: { clientId?: string; clientSecret?: string; [k: string]: unknown };
+  /** false: the server's new and changed tools are approved without holding them; absent: true. */
+  holdChangedTools?: boolean;
+  /** Environment variables whose values live in the secret store. */
+  secretEnv?: string[];
+  /** The directories the server is told about when it asks for roots outside of a client's call. */
+  roots?: string[];
+  /** config.json's "sandbox": false, true or {read, write, network} (ServerView.sandbox is the policy in force). */
+  sandbox?: boolean | { read?: string[]; write?: string[]; network?: boolean };
   [k: string]: unknown;
 }
 
@@ -147,11 +157,14 @@ export interface ApprovalEvent {
 /** A tool a server offers (ServerView.tools). */
 export interface ToolInfo {
   name: string;
+  title?: string;
   description?: string;
   /** Held from clients until approved: new, or changed since approved. */
   held?: boolean;
   /** What the tool may do: the config's override (ServerConfig.tiers), else its annotations (none: destructive, as the MCP spec's defaults say). */
   tier?: Tier;
+  /** The server's config hides the tool from clients (ServerConfig.disabledTools). */
+  disabled?: boolean;
 }
 
 /** A tool's tier, from the least to the most it may do. */
@@ -167,6 +180,8 @@ export interface ServerView {
   restarts: number;
   lastError?: string;
   usage?: Usage;
+  /** Lines the server wrote on stdout that were not MCP messages. */
+  nonProtocolLines?: number;
   recentLogs: LogLine[];
   /** Not in the API yet: the tools the server listed (disabled ones included). */
   tools?: ToolInfo[];
@@ -236,6 +251,8 @@ export interface Call {
   responseSize: number;
   responsePreview?: string;
   pid?: number;
+  /** The tier of the tool called, when it was a tool call. */
+  tier?: Tier;
 }
 
 export interface CallPage {
@@ -311,6 +328,10 @@ export interface ClientView {
   offer?: boolean;
   /** Its install link was offered; whether the user confirmed it, Switchboard cannot tell. */
   offered?: boolean;
+  /** The tier cap of its token ("read" or "write"); absent: none. */
+  maxTier?: Tier;
+  /** Its file is in a workspace folder: connecting it needs one. */
+  needsWorkspace?: boolean;
 }
 
 /** POST /api/v1/clients/{id}/offer: the install link of a client that keeps no file. */
@@ -338,8 +359,8 @@ export interface ProfileView {
   clients?: string[];
   /** By server: tools `tools` names that the server does not offer (known once it is listed); its endpoint leaves them out. */
   missingTools?: Record<string, string[]>;
-  /** The tier cap of its tools: "read" or "write" (absent: none). */
-  maxTier?: string;
+  /** The tier cap of its endpoint ("read" or "write"); absent: none. */
+  maxTier?: Tier;
   /** How many tools a client reaches through it: those it lists, or in search mode those its two find and call. */
   reachableTools?: number;
 }
@@ -410,6 +431,8 @@ export interface Input {
   default?: string;
   placeholder?: string;
   choices?: string[];
+  /** A file (or folder) in the server's data folder that the value names. */
+  dataPath?: string;
 }
 
 export interface Argument extends Input {
@@ -433,6 +456,8 @@ export interface Package {
   runtimeArguments?: Argument[];
   packageArguments?: Argument[];
   environmentVariables?: KeyValue[];
+  /** The SHA-256 of an mcpb package's file. */
+  fileSha256?: string;
 }
 
 /** A hosted endpoint of a catalog entry (server.json remotes[]). */
@@ -460,12 +485,18 @@ export interface CatalogEntry {
   status?: string;
   /** The server needs the network (only embedded entries say; registry ones are given it). */
   network?: boolean;
+  /** The newest version the registry lists, when newer than version. */
+  latestVersion?: string;
 }
 
 export interface CatalogAnswer {
   entries: CatalogEntry[];
   source: string;
   warning?: string;
+  /** When the registry entries shown were fetched. */
+  fetchedAt?: string;
+  /** There were more matches than the limit. */
+  more?: boolean;
 }
 
 export interface TokenInfo {
@@ -486,6 +517,8 @@ export interface Settings {
   redactValues?: boolean;
   /** /mcp in search mode: clients see search_tools and call_tool instead of every tool. */
   toolSearch?: boolean;
+  /** How long an MCP client session may send nothing before it is closed (a Go duration, "30m"). */
+  sessionTimeout?: string;
   [k: string]: unknown;
 }
 
@@ -498,6 +531,10 @@ export interface StateEvent {
   pid?: number;
   exit?: string;
   message?: string;
+  stream?: string;
+  /** The backoff before the next start, in nanoseconds. */
+  delay?: number;
+  usage?: Usage;
 }
 
 export interface SampleEvent extends Usage {
@@ -510,6 +547,9 @@ export interface InstallEvent {
   server?: string;
   phase?: string;
   line?: string;
+  /** line is output of the installer (not a step of Switchboard's). */
+  output?: boolean;
+  percent?: number;
   done?: boolean;
   error?: string;
   tools?: (string | ToolInfo)[];
