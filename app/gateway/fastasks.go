@@ -1,29 +1,18 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 )
 
 // What the go-sdk path's ServerSession.Elicit, CreateMessage and ListRoots
 // do around a request to the client, which askFast sends itself: the same
 // checks, conversions and error texts, so that a server cannot tell the
 // paths apart. ListRoots does nothing more than send the request.
-
-// decodeAnswer decodes a client's result into v as the go-sdk decodes
-// messages: field names matched case-sensitively (a "Action" is not
-// "action"), with the same error texts.
-func decodeAnswer(data []byte, v any) error {
-	d := segjson.NewDecoder(bytes.NewReader(data))
-	d.DontMatchCaseInsensitiveStructFields()
-	return d.Decode(v)
-}
 
 // checkElicitMode refuses a mode the client did not declare, as
 // ServerSession.Elicit does: "url" needs the url capability; "form" is

@@ -33,10 +33,6 @@ import (
 // is forgotten and the server gets notifications/cancelled, as the go-sdk
 // client would send.
 
-// fastIDPrefix starts the ids of the gateway's own calls on a backend
-// connection; the go-sdk's ids are numbers, so the two never meet.
-const fastIDPrefix = "sbf-"
-
 // backendCalls are the gateway's own calls in flight on one connection.
 type backendCalls struct {
 	mu     sync.Mutex

@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,16 +89,6 @@ const (
 	FastPathOff                         // the go-sdk's handlers, as every other request
 )
 
-// sessionVersion reports whether v is an MCP-Protocol-Version of the
-// session era that the go-sdk accepts ("" too: the session's version).
-func sessionVersion(v string) bool {
-	switch v {
-	case "", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05":
-		return true
-	}
-	return false
-}
-
 // serveFast serves r if the fast path takes it, and reports whether it did.
 func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -125,27 +112,6 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, body []byte)
 		return g.fastToolCall(w, r, sid, env)
 	}
 	return false
-}
-
-// hostChecked applies the go-sdk handler's DNS rebinding protection: a
-// request that reached a loopback address must name a loopback host.
-func hostChecked(r *http.Request) bool {
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return !ok || local == nil || !isLoopback(local.String()) || isLoopback(r.Host)
-}
-
-// isLoopback reports whether addr (host or host:port) is a loopback host,
-// as the go-sdk decides it.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = strings.Trim(addr, "[]")
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
 }
 
 // ownedBy applies the session guard's rule: the session belongs to the
@@ -366,30 +332,6 @@ func (g *Gateway) sdkRequest(w http.ResponseWriter, r *http.Request, body []byte
 	}, false
 }
 
-// refuseDuplicate answers a call whose id is that of a call in flight on
-// its session, as the go-sdk's handler answers one: 400 with a JSON-RPC
-// error.
-func refuseDuplicate(w http.ResponseWriter, rawID []byte) {
-	var v any // an echoable id: a string or an integer of at most 15 digits, exact as a float64
-	err := json.Unmarshal(rawID, &v)
-	var id jsonrpc.ID
-	if err == nil {
-		id, err = jsonrpc.MakeID(v)
-	}
-	var data []byte
-	if err == nil {
-		data, err = jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
-			Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw())}})
-	}
-	if err != nil {
-		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "duplicate in-flight request ID: "+err.Error())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(data)
-}
-
 // listsTried reports whether every server of the endpoint has been listed
 // once (or failed to be): before that, awaitLists holds calls.
 func (g *Gateway) listsTried(endpoint string) bool {
@@ -583,8 +525,8 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 			}
 		}
 	}
-	if decoded != nil && !unlisted && decoded.Content == nil {
-		decoded.Content = []mcp.Content{} // as the go-sdk server does
+	if decoded != nil && !unlisted {
+		normalizeToolResult(decoded)
 	}
 
 	if rec != nil {
