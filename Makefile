@@ -166,6 +166,9 @@ FUZZ_TARGETS := \
 	./app/history:FuzzRedactJSON \
 	./app/redact:FuzzValues \
 	./app/gateway:FuzzPlainToolResult \
+	./app/gateway:FuzzScanMessage \
+	./app/gateway:FuzzScanToolParams \
+	./app/gateway:FuzzScanResponse \
 	./supervisor:FuzzValidJSON \
 	./app/catalog:FuzzRegistryJSON \
 	./app/toolsearch:FuzzMatchExpression

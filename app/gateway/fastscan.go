@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -19,13 +20,17 @@ type message struct {
 
 // scanMessage scans one JSON-RPC message (not a batch) without decoding its
 // params; ok is false for anything it cannot take as it is (a method name
-// with escapes, a batch).
+// with escapes, a key with escapes, which the go-sdk reads decoded, an
+// empty method, no "jsonrpc": "2.0" with that exact key, neither a method
+// nor an id, a batch). Its values are skipped, not checked: the body it
+// reads is valid JSON (checkRequest).
 func scanMessage(body []byte) (m message, ok bool) {
 	s := scanner{b: body}
 	s.space()
 	if !s.eat('{') {
 		return m, false
 	}
+	version := false
 	for first := true; ; first = false {
 		s.space()
 		if s.eat('}') {
@@ -45,14 +50,26 @@ func scanMessage(body []byte) (m message, ok bool) {
 			return m, false
 		}
 		v := body[start:s.i]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return m, false // maybe one of the keys below, escaped ("m\u0065thod")
+		}
 		switch string(key) {
+		case `"jsonrpc"`:
+			version = string(v) == `"2.0"`
 		case `"method"`:
-			if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
-				return m, false
+			if len(v) <= 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+				return m, false // not a plain method name, or empty: the go-sdk answers
 			}
 			m.method = string(v[1 : len(v)-1])
 		case `"id"`:
-			m.hasID, m.id = true, v
+			switch v[0] {
+			case '{', '[', 't', 'f':
+				return m, false // an id is a string or a number
+			case 'n':
+				m.hasID, m.id = false, nil // null: no id, as the go-sdk reads it
+			default:
+				m.hasID, m.id = true, v
+			}
 		case `"params"`:
 			m.params = v
 		case `"result"`:
@@ -62,7 +79,8 @@ func scanMessage(body []byte) (m message, ok bool) {
 		}
 	}
 	s.space()
-	return m, s.i == len(body)
+	// Without a method it is a response, which has an id.
+	return m, version && (m.method != "" || m.hasID) && s.i == len(body)
 }
 
 // toolParams are the parts of tools/call params the fast path reads.
@@ -105,7 +123,8 @@ func scanToolParams(params []byte) (p toolParams, ok bool) {
 			if len(v) < 2 || v[0] != '"' {
 				return p, false
 			}
-			if bytes.IndexByte(v, '\\') >= 0 {
+			if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+				// Decoded as the go-sdk decodes it (bad UTF-8 as U+FFFD).
 				if json.Unmarshal(v, &p.name) != nil {
 					return p, false
 				}
@@ -131,13 +150,13 @@ func scanToolParams(params []byte) (p toolParams, ok bool) {
 }
 
 // echoableID reports whether the go-sdk writes id back as it is written: an
-// integer that fits an int64, or a string without escapes.
+// integer that fits an int64, or a string without escapes in valid UTF-8.
 func echoableID(id []byte) bool {
 	if len(id) == 0 {
 		return false
 	}
 	if id[0] == '"' {
-		return len(id) >= 2 && id[len(id)-1] == '"' && bytes.IndexByte(id, '\\') < 0
+		return len(id) >= 2 && id[len(id)-1] == '"' && bytes.IndexByte(id, '\\') < 0 && utf8.Valid(id)
 	}
 	digits := id
 	if digits[0] == '-' {

@@ -35,8 +35,9 @@ type rawResponse struct {
 
 // scanResponse finds the members of a JSON-RPC 2.0 response without
 // decoding their values. ok is false for a message with a method (a
-// request or a notification), one without "jsonrpc": "2.0", or bad JSON;
-// what follows the object is not looked at.
+// request or a notification), one without "jsonrpc": "2.0", one with a key
+// written with escapes (the go-sdk reads "m\u0065thod" as method), or bad
+// JSON; what follows the object is not looked at.
 func scanResponse(line []byte) (r rawResponse, ok bool) {
 	s := scanner{b: line}
 	s.space()
@@ -63,6 +64,9 @@ func scanResponse(line []byte) (r rawResponse, ok bool) {
 			return r, false
 		}
 		v := line[start:s.i]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return r, false
+		}
 		switch string(key) {
 		case `"id"`:
 			r.id = v
