@@ -6,69 +6,41 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/switchboardhq/switchboard/app/installable"
 )
 
 // How an entry can be installed (Entry.Kind).
 const (
-	KindLocal  = "local"  // a package Switchboard runs here
-	KindRemote = "remote" // only a hosted endpoint
-	KindBoth   = "both"   // a package and a hosted endpoint: the package unless the remote is asked for
-	KindNone   = "none"   // nothing Switchboard can install
+	KindLocal  = installable.KindLocal  // a package Switchboard runs here
+	KindRemote = installable.KindRemote // only a hosted endpoint
+	KindBoth   = installable.KindBoth   // a package and a hosted endpoint: the package unless the remote is asked for
+	KindNone   = installable.KindNone   // nothing Switchboard can install
 )
 
 // Remote types (Remote.Type), as server.json names them.
 const (
-	RemoteStreamableHTTP = "streamable-http"
-	RemoteSSE            = "sse"
+	RemoteStreamableHTTP = installable.RemoteStreamableHTTP
+	RemoteSSE            = installable.RemoteSSE
 )
 
 // Kind says how the entry can be installed: KindLocal, KindRemote, KindBoth
-// or KindNone.
-func (e Entry) Kind() string {
-	local := len(e.RunnablePackages()) > 0
-	_, rerr := e.InstallableRemote()
-	switch {
-	case local && rerr == nil:
-		return KindBoth
-	case local:
-		return KindLocal
-	case rerr == nil:
-		return KindRemote
-	default:
-		return KindNone
-	}
-}
+// or KindNone (installable.Kind).
+func (e Entry) Kind() string { return installable.Kind(e.rulePackages(), e.ruleRemotes()) }
 
 // InstallableRemote returns the first remote Switchboard can connect to
 // (the publisher's preference), or why there is none.
 func (e Entry) InstallableRemote() (Remote, error) {
-	var reasons []string
-	for _, r := range e.Remotes {
-		err := r.Supported()
-		if err == nil {
-			return r, nil
-		}
-		reasons = append(reasons, err.Error())
+	i, err := installable.InstallableRemote(e.Name, e.ruleRemotes())
+	if err != nil {
+		return Remote{}, err
 	}
-	if len(reasons) == 0 {
-		return Remote{}, fmt.Errorf("server %s is %w as a remote server: it lists no remotes", e.Name, ErrNotInstallable)
-	}
-	return Remote{}, fmt.Errorf("server %s is %w as a remote server: %s", e.Name, ErrNotInstallable, strings.Join(reasons, "; "))
+	return e.Remotes[i], nil
 }
 
 // Supported returns nil when Switchboard can connect to the remote: a
-// streamable-http or sse endpoint with an http(s) URL.
-func (r Remote) Supported() error {
-	switch r.Type {
-	case RemoteStreamableHTTP, RemoteSSE:
-	default:
-		return fmt.Errorf("remote %s has type %q; Switchboard connects to streamable-http and sse remotes", r.URL, r.Type)
-	}
-	if !strings.HasPrefix(r.URL, "https://") && !strings.HasPrefix(r.URL, "http://") && !strings.HasPrefix(r.URL, "{") {
-		return fmt.Errorf("remote %s is not an http(s) URL", r.URL)
-	}
-	return nil
-}
+// streamable-http or sse endpoint with an http(s) URL (installable.Supported).
+func (r Remote) Supported() error { return installable.Supported(r.rule()) }
 
 // RemoteSetup is what a remote becomes in config.json: its URL with the
 // variables filled in, its transport, its plain headers, and the values of

@@ -8,6 +8,8 @@
 // to the installer and to the UI.
 package catalog
 
+import "github.com/switchboardhq/switchboard/app/installable"
+
 // An Entry is one installable server: a server.json document plus what
 // Switchboard knows about where it came from.
 type Entry struct {
@@ -67,12 +69,12 @@ type Repository struct {
 // mcpb packages (and local commands, which only the embedded catalog and the
 // user give); nuget and cargo are listed but not installable.
 const (
-	RegistryNPM     = "npm"
-	RegistryPyPI    = "pypi"
-	RegistryOCI     = "oci"
-	RegistryMCPB    = "mcpb"
-	RegistryNuGet   = "nuget"
-	RegistryCommand = "command" // Switchboard's own: a local program, as given
+	RegistryNPM     = installable.RegistryNPM
+	RegistryPyPI    = installable.RegistryPyPI
+	RegistryOCI     = installable.RegistryOCI
+	RegistryMCPB    = installable.RegistryMCPB
+	RegistryNuGet   = installable.RegistryNuGet
+	RegistryCommand = installable.RegistryCommand // Switchboard's own: a local program, as given
 )
 
 // A Package is one way to run a server (server.json packages[]).

@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,7 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/api/wire"
-	"github.com/switchboardhq/switchboard/app/catalog"
+	"github.com/switchboardhq/switchboard/app/installable"
 )
 
 func catalogVerb() verb {
@@ -68,9 +67,9 @@ func catalogVerb() verb {
 					typ = p.RegistryType
 				}
 				switch en.Kind {
-				case catalog.KindRemote:
+				case installable.KindRemote:
 					typ = "remote"
-				case catalog.KindBoth:
+				case installable.KindBoth:
 					typ += "+remote"
 				}
 				name := en.ShortName
@@ -96,24 +95,31 @@ func warn(w io.Writer, msg string) {
 
 // runnablePackage is the package of en that installing it would use, with
 // the exact version it pins, or why none can be: the catalog's own rules
-// (catalog.Entry.RunnablePackage), asked of the entry the API sent, whose
-// JSON is the catalog's.
+// (app/installable), asked of the entry the API sent.
 func runnablePackage(en wire.CatalogEntry) (wire.Package, string, error) {
-	var ce catalog.Entry
-	data, err := json.Marshal(en)
-	if err == nil {
-		err = json.Unmarshal(data, &ce)
+	packages := make([]installable.Package, len(en.Packages))
+	for i, p := range en.Packages {
+		packages[i] = installable.Package{RegistryType: p.RegistryType, Identifier: p.Identifier, Version: p.Version,
+			FileSHA256: p.FileSHA256, Transport: p.Transport.Type}
 	}
+	name := en.Name
+	if name == "" {
+		name = en.ShortName
+	}
+	i, err := installable.RunnablePackage(name, packages, ruleRemotes(en))
 	if err != nil {
-		return wire.Package{}, "", fmt.Errorf("reading catalog entry %s: %w", en.Name, err)
+		return wire.Package{}, "", err
 	}
-	for i, p := range ce.Packages {
-		if p.Runnable() == nil {
-			return en.Packages[i], p.ExactVersion(), nil
-		}
+	return en.Packages[i], installable.ExactVersion(packages[i]), nil
+}
+
+// ruleRemotes are en's remotes as the rules read them.
+func ruleRemotes(en wire.CatalogEntry) []installable.Remote {
+	remotes := make([]installable.Remote, len(en.Remotes))
+	for i, r := range en.Remotes {
+		remotes[i] = installable.Remote{Type: r.Type, URL: r.URL}
 	}
-	_, err = ce.RunnablePackage()
-	return wire.Package{}, "", err
+	return remotes
 }
 
 // printEntry shows an entry with what installing it asks for.
@@ -130,7 +136,7 @@ func printEntry(w io.Writer, en wire.CatalogEntry) {
 	if en.LatestVersion != "" && en.LatestVersion != en.Version {
 		fmt.Fprintf(w, "newer:   %s in the registry\n", en.LatestVersion)
 	}
-	if en.Kind == catalog.KindRemote {
+	if en.Kind == installable.KindRemote {
 		printRemote(w, en, "")
 		return
 	}
@@ -155,7 +161,7 @@ func printEntry(w io.Writer, en wire.CatalogEntry) {
 		inputs = append(inputs, input{name, a.Input})
 	}
 	printInputs(w, inputs)
-	if en.Kind == catalog.KindBoth {
+	if en.Kind == installable.KindBoth {
 		printRemote(w, en, " (install it instead of the package with --remote)")
 	}
 }
@@ -169,28 +175,20 @@ type input struct {
 // printRemote shows the remote that installing en configures, and its
 // inputs (URL variables, headers).
 func printRemote(w io.Writer, en wire.CatalogEntry, how string) {
-	var ce catalog.Entry
-	data, err := json.Marshal(en)
-	if err == nil {
-		err = json.Unmarshal(data, &ce)
-	}
-	if err != nil {
-		fmt.Fprintf(w, "cannot be installed: reading catalog entry %s: %v\n", en.Name, err)
-		return
-	}
-	r, err := ce.InstallableRemote()
+	i, err := installable.InstallableRemote(en.Name, ruleRemotes(en))
 	if err != nil {
 		fmt.Fprintf(w, "cannot be installed: %v\n", err)
 		return
 	}
+	r := en.Remotes[i]
 	fmt.Fprintf(w, "remote:  %s %s%s\n", r.Type, r.URL, how)
 	var inputs []input
 	for _, name := range slices.Sorted(maps.Keys(r.Variables)) {
-		inputs = append(inputs, input{name, wire.Input(r.Variables[name])})
+		inputs = append(inputs, input{name, r.Variables[name]})
 	}
 	for _, h := range r.Headers {
 		if h.Value == "" {
-			inputs = append(inputs, input{h.Name, wire.Input(h.Input)})
+			inputs = append(inputs, input{h.Name, h.Input})
 		}
 	}
 	printInputs(w, inputs)
