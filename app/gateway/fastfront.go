@@ -175,6 +175,12 @@ func (g *Gateway) fastReply(w http.ResponseWriter, r *http.Request, sid string, 
 	if !ok || (env.result == nil) == (env.errObj == nil) {
 		return false
 	}
+	var rpcErr *jsonrpc.Error
+	if env.errObj != nil {
+		if rpcErr, ok = clientError(env.errObj); !ok {
+			return false // the go-sdk refuses the message (400)
+		}
+	}
 	key := fastKey{sid, id}
 	g.fast.mu.Lock()
 	ch := g.fast.asks[key]
@@ -185,11 +191,7 @@ func (g *Gateway) fastReply(w http.ResponseWriter, r *http.Request, sid string, 
 	g.fast.mu.Lock()
 	delete(g.fast.asks, key)
 	g.fast.mu.Unlock()
-	reply := fastReply{result: env.result}
-	if env.errObj != nil {
-		reply.err = decodeRPCError(env.errObj)
-	}
-	ch <- reply // buffered
+	ch <- fastReply{result: env.result, err: rpcErr} // buffered
 	w.WriteHeader(http.StatusAccepted)
 	return true
 }

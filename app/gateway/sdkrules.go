@@ -26,9 +26,21 @@ import (
 //   - the refusal of a request whose id is in flight (refuseDuplicate);
 //   - a tool result's content never null (normalizeToolResult);
 //   - messages decoded with keys matched case-sensitively (decodeAnswer;
-//     raw.go's plainToolResult reads keys the same way);
+//     raw.go's plainToolResult reads keys the same way), a reply's error
+//     among them (clientError);
 //   - the ids of the SDK's client are numbers, which the gateway's own
 //     calls on a backend connection rely on (fastIDPrefix).
+
+// clientError decodes the error of a client's reply as the go-sdk decodes
+// a message's error member (case-sensitively, a code that is an integer);
+// ok is false when the go-sdk would refuse the message for it.
+func clientError(obj []byte) (*jsonrpc.Error, bool) {
+	var e jsonrpc.Error
+	if string(obj) == "null" || decodeAnswer(obj, &e) != nil {
+		return nil, false
+	}
+	return &e, true
+}
 
 // sessionVersion reports whether v is an MCP-Protocol-Version of the
 // session era that the go-sdk accepts ("" too: the session's version).

@@ -362,6 +362,30 @@ func TestSDKRuleCaseSensitiveDecoding(t *testing.T) {
 	}
 }
 
+// TestSDKRuleClientError compares clientError with the SDK's decoding of
+// a client's reply with that error member: the SDK takes the message
+// exactly when clientError takes the error, and reads the same error.
+func TestSDKRuleClientError(t *testing.T) {
+	for _, obj := range []string{
+		`{"code":-32000,"message":"no"}`, `{"code":1,"message":"x","data":{"a":1}}`, `{"code":""}`, `{"code":1.5}`,
+		`{"Code":7,"message":"m"}`, `{"code":1,"message":2}`, `{}`, `null`, `[]`, `"x"`, `{"code":1,"MESSAGE":"m","message":"n"}`,
+	} {
+		msg, err := jsonrpc.DecodeMessage([]byte(`{"jsonrpc":"2.0","id":"a","error":` + obj + `}`))
+		var sdk *jsonrpc.Error
+		if resp, ok := msg.(*jsonrpc.Response); err == nil && ok {
+			sdk, _ = resp.Error.(*jsonrpc.Error)
+		}
+		fast, ok := clientError([]byte(obj))
+		if ok != (sdk != nil) {
+			t.Errorf("error %s: clientError takes it: %v, the SDK reads an error: %v (%v)", obj, ok, sdk != nil, err)
+			continue
+		}
+		if ok && !cmp.Equal(fast, sdk) {
+			t.Errorf("error %s: clientError reads %+v, the SDK %+v", obj, fast, sdk)
+		}
+	}
+}
+
 // TestSDKClientIDsAreNumbers fails if the SDK's client ever sends a
 // request with a string id: the gateway's own calls on a backend
 // connection (fastback.go) use string ids starting fastIDPrefix, which
