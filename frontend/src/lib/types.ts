@@ -300,6 +300,8 @@ export interface ClientEntry {
   URLKey?: string;
   EnvHeaders?: Record<string, string>;
   BearerTokenEnv?: string;
+  /** The client's file turns it off: import adds it turned off. */
+  Disabled?: boolean;
 }
 
 export interface ClientView {
