@@ -15,7 +15,7 @@ import (
 // CSVHeader is the first row of a CSV export; the columns of Call, in order.
 var CSVHeader = []string{"id", "start", "duration_us", "client_label", "client_name", "client_version",
 	"session", "endpoint", "server", "method", "name", "arguments", "outcome", "error",
-	"response_size", "response_preview", "pid"}
+	"response_size", "response_preview", "pid", "tool", "unknown"}
 
 // Export writes every call q selects (its Cursor and Limit ignored), newest
 // first, with arguments and response preview, to w as "jsonl" (one Call
@@ -56,7 +56,8 @@ func (s *Store) Export(ctx context.Context, q CallQuery, w io.Writer, format str
 				strconv.FormatInt(c.Duration.Microseconds(), 10), csvText(c.ClientLabel), csvText(c.ClientName),
 				csvText(c.ClientVersion), csvText(c.Session), csvText(c.Endpoint), csvText(c.Server),
 				csvText(c.Method), csvText(c.Name), csvText(string(c.Arguments)), csvText(c.Outcome),
-				csvText(c.Error), strconv.Itoa(c.ResponseSize), csvText(c.ResponsePreview), strconv.Itoa(c.PID)})
+				csvText(c.Error), strconv.Itoa(c.ResponseSize), csvText(c.ResponsePreview), strconv.Itoa(c.PID),
+				csvText(c.Tool), c.Unknown})
 			cw.Flush()
 			return cw.Error()
 		}

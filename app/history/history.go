@@ -839,7 +839,7 @@ func (s *Store) commitBatch(batch []item) (stored []Call, err error) {
 const (
 	insertCallsInto = `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
 			session, endpoint, server, method, name, arguments, outcome, error, response_size,
-			response_preview, pid, tier) VALUES `
+			response_preview, pid, tier, tool, unknown) VALUES `
 	insertLog    = `INSERT INTO logs (time, server, pid, stream, text) VALUES (?,?,?,?,?)`
 	insertEvent  = `INSERT INTO events (time, server, kind, pid, exit, message, state) VALUES (?,?,?,?,?,?,?)`
 	insertSample = `INSERT INTO samples (time, server, cpu, rss, processes) VALUES (?,?,?,?,?)`
@@ -981,7 +981,7 @@ func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, er
 const callsPerInsert = 32
 
 // callColumns is how many values insertCall binds for one call.
-const callColumns = 17
+const callColumns = 19
 
 // callInsert returns the INSERT of n calls (1 ≤ n ≤ callsPerInsert), built
 // once per n by the writer.
@@ -1016,7 +1016,7 @@ func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, fi
 		errTexts[i] = redactText(c.Error, values)
 		args = append(args, c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
 			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, errTexts[i], int64(c.ResponseSize),
-			preparePreview(c.Response, s.opts.PreviewLimit, values), int64(c.PID), c.Tier)
+			preparePreview(c.Response, s.opts.PreviewLimit, values), int64(c.PID), c.Tier, toolOf(c), c.Unknown)
 	}
 	res, err := b.exec(s.callInsert(len(calls)), args...)
 	if err != nil {
@@ -1038,10 +1038,27 @@ func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, fi
 			stored = append(stored, Call{ID: first + int64(i), Start: time.UnixMicro(c.Start.UnixMicro()).UTC(), Duration: c.Duration.Truncate(time.Microsecond),
 				ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
 				Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
-				Outcome: c.Outcome, Error: errTexts[i], ResponseSize: c.ResponseSize, PID: c.PID, Tier: c.Tier})
+				Outcome: c.Outcome, Error: errTexts[i], ResponseSize: c.ResponseSize, PID: c.PID, Tier: c.Tier,
+				Tool: toolOf(c), Unknown: c.Unknown})
 		}
 	}
 	return stored, nil
+}
+
+// toolOf is c's tool as its server calls it: c.Tool, which the gateway
+// sets; for a call that does not carry it (one the journal carried over a
+// crash), what migration 0006 derives for older calls: the name after the
+// first "__" on an aggregated endpoint, else the name.
+func toolOf(c *record.Call) string {
+	if c.Tool != "" {
+		return c.Tool
+	}
+	if c.Endpoint == "" || strings.HasPrefix(c.Endpoint, "p/") {
+		if i := strings.Index(c.Name, "__"); i > 0 {
+			return c.Name[i+2:]
+		}
+	}
+	return c.Name
 }
 
 // indexCalls adds the calls from id ?1 on to the search index.

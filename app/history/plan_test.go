@@ -25,7 +25,7 @@ func TestQueryPlans(t *testing.T) {
 	}{
 		{"all", CallQuery{}, "calls", "SCAN calls USING INDEX calls_start"},
 		{"server", CallQuery{Server: "files"}, "calls", "USING INDEX calls_server_start (server=?)"},
-		{"tool", CallQuery{Tool: "read_file"}, "calls", "USING INDEX calls_name_start (name=?)"},
+		{"tool", CallQuery{Tool: "read_file"}, "calls", "USING INDEX calls_tool_start (tool=?)"}, // and calls_name_start (name=?),
 		{"server and tool", CallQuery{Server: "files", Tool: "read_file"}, "calls", "USING INDEX calls_"},
 		{"errors", CallQuery{Outcome: OutcomeError}, "calls", "USING INDEX calls_failed_start"},
 		{"one kind of error", CallQuery{Outcome: "timeout"}, "calls", "USING INDEX calls_failed_start"},
@@ -36,7 +36,7 @@ func TestQueryPlans(t *testing.T) {
 		{"client", CallQuery{Client: "cursor"}, "calls", "SCAN calls USING INDEX calls_start"},
 		{"text", CallQuery{Text: "needle"}, "calls", "VIRTUAL TABLE INDEX"},
 		{"common word", CallQuery{Text: "alpha"}, commonWordSource, "SCAN calls USING INDEX calls_start"},
-		{"text and tool", CallQuery{Text: "needle", Tool: "read_file"}, "calls", "USING INDEX calls_name_start (name=?)"},
+		{"text and tool", CallQuery{Text: "needle", Tool: "read_file"}, "calls", "USING INDEX calls_tool_start (tool=?)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			where, args := tc.q.where()

@@ -44,6 +44,12 @@ type Call struct {
 	// Tier is a tool call's tool's tier when it was made (see
 	// record.Call.Tier); "" for other methods and older calls.
 	Tier string `json:"tier,omitempty"`
+	// Tool is the tool (prompt, resource URI) as its server calls it,
+	// whatever Name the client used (see record.Call.Tool); Unknown says
+	// which of server and tool the gateway did not know (record's
+	// UnknownServer, UnknownTool).
+	Tool    string `json:"tool,omitempty"`
+	Unknown string `json:"unknown,omitempty"`
 }
 
 // OutcomeError, as CallQuery.Outcome, matches every outcome but "ok".
@@ -52,7 +58,7 @@ const OutcomeError = "error"
 // A CallQuery selects calls. Its zero value selects all calls, newest first.
 type CallQuery struct {
 	Server  string `json:"server,omitempty"`
-	Tool    string `json:"tool,omitempty"`    // the call's name: tool, prompt or resource URI
+	Tool    string `json:"tool,omitempty"`    // the tool (prompt, resource URI) as its server or as the client calls it
 	Client  string `json:"client,omitempty"`  // the client's token label or its name
 	Outcome string `json:"outcome,omitempty"` // one of gateway's outcomes, or OutcomeError
 	// Since and Until bound the call's start: [Since, Until). Zero: unbounded.
@@ -137,7 +143,9 @@ func (q CallQuery) whereAbove(minID int64) (string, []any) {
 		conds, args = append(conds, "server = ?"), append(args, q.Server)
 	}
 	if q.Tool != "" {
-		conds, args = append(conds, "name = ?"), append(args, q.Tool)
+		// "echo" finds alpha's echo through every endpoint; "alpha__echo"
+		// the calls made under that name.
+		conds, args = append(conds, "(tool = ? OR name = ?)"), append(args, q.Tool, q.Tool)
 	}
 	if q.Client != "" {
 		conds, args = append(conds, "(client_label = ? OR client_name = ?)"), append(args, q.Client, q.Client)
@@ -177,7 +185,7 @@ func (q CallQuery) whereAbove(minID int64) (string, []any) {
 }
 
 const listColumns = `id, start, duration_us, client_label, client_name, client_version, session, endpoint,
-	server, method, name, outcome, error, response_size, pid, tier`
+	server, method, name, outcome, error, response_size, pid, tier, tool, unknown`
 
 const fullColumns = listColumns + `, arguments, response_preview`
 
@@ -187,7 +195,7 @@ func scanCall(sc scanner, full bool) (Call, error) {
 	var c Call
 	var start, dur int64
 	dest := []any{&c.ID, &start, &dur, &c.ClientLabel, &c.ClientName, &c.ClientVersion, &c.Session,
-		&c.Endpoint, &c.Server, &c.Method, &c.Name, &c.Outcome, &c.Error, &c.ResponseSize, &c.PID, &c.Tier}
+		&c.Endpoint, &c.Server, &c.Method, &c.Name, &c.Outcome, &c.Error, &c.ResponseSize, &c.PID, &c.Tier, &c.Tool, &c.Unknown}
 	var args sql.NullString
 	if full {
 		dest = append(dest, &args, &c.ResponsePreview)
@@ -374,15 +382,9 @@ type Stat struct {
 	P95       time.Duration `json:"p95"`
 }
 
-// ownNameSQL is a call's name as its server calls it: a call through the
-// aggregated endpoint (endpoint "") names a tool prefix__tool, and server
-// and alias names never contain "__" (config.ValidName), so the name after
-// the first "__" is the server's own.
-const ownNameSQL = "CASE WHEN endpoint = '' AND instr(name, '__') > 0 THEN substr(name, instr(name, '__') + 2) ELSE name END"
-
 // Stats groups the calls that started in [since, until) (zero: unbounded)
 // by "server" or by "tool" (a server's tool, prompt or resource name as the
-// server calls it, whichever endpoint it was called through), sorted
+// server calls it, whichever endpoint it was called through: Call.Tool), sorted
 // by server then tool. Percentiles are nearest-rank: P95 is the smallest
 // duration at least 95% of the calls did not exceed.
 func (s *Store) Stats(ctx context.Context, since, until time.Time, groupBy string) ([]Stat, error) {
@@ -396,7 +398,7 @@ func (s *Store) Stats(ctx context.Context, since, until time.Time, groupBy strin
 	}
 	key := "server, ''"
 	if byTool {
-		key = "server, " + ownNameSQL
+		key = "server, tool"
 	}
 	q := CallQuery{Since: since, Until: until}
 	where, args := q.where()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -397,4 +398,77 @@ func TestOpenSettings(t *testing.T) {
 		t.Error("path with ? accepted")
 	}
 	_ = time.Second
+}
+
+// TestMigration6DerivesServerAndTool builds a version-5 database holding
+// calls of every kind version 6 tells apart, upgrades it, and checks the
+// server, tool and unknown each gets: a call on /mcp is its server's tool
+// after the prefix, one on /mcp/<server> keeps its name, a profile's call
+// is read as /mcp's, one that found no server is the prefix's (unknown
+// server), one the go-sdk answered "unknown tool" is an unknown tool of
+// its server; and the tool filter finds a tool through every endpoint.
+func TestMigration6DerivesServerAndTool(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "history.db")
+	db := rawDB(t, path)
+	if err := migrate(ctx, db, path, 5); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct{ endpoint, server, method, name, outcome, errText string }{
+		{"", "alpha", "tools/call", "alpha__echo", "ok", ""},
+		{"alpha", "alpha", "tools/call", "echo", "ok", ""},
+		{"p/coding", "alpha", "tools/call", "alpha__echo", "ok", ""},
+		{"", "", "tools/call", "nosuch__tool", "protocol_error", `calling "tools/call": unknown tool "nosuch__tool"`},
+		{"", "", "tools/call", "bare", "protocol_error", `unknown tool "bare"`},
+		{"", "alpha", "tools/call", "alpha__nosuch", "protocol_error", `unknown tool "alpha__nosuch"`},
+		{"alpha", "alpha", "resources/read", "test://static/hello", "ok", ""},
+		{"", "alpha", "prompts/get", "alpha__greet", "ok", ""},
+	}
+	for i, r := range rows {
+		if _, err := db.Exec(`INSERT INTO calls (start, endpoint, server, method, name, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			t0.Add(time.Duration(i)*time.Second).UnixMicro(), r.endpoint, r.server, r.method, r.name, r.outcome, r.errText); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s := openAt(t, path, testOptions())
+	page, err := s.Calls(ctx, CallQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range slices.Backward(page.Calls) {
+		got = append(got, c.Endpoint+"|"+c.Server+"|"+c.Tool+"|"+c.Unknown+"|"+c.Name)
+	}
+	want := []string{
+		"|alpha|echo||alpha__echo",
+		"alpha|alpha|echo||echo",
+		"p/coding|alpha|echo||alpha__echo",
+		"|nosuch|tool|server|nosuch__tool",
+		"||bare|server|bare",
+		"|alpha|nosuch|tool|alpha__nosuch",
+		"alpha|alpha|test://static/hello||test://static/hello",
+		"|alpha|greet||alpha__greet",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("after the upgrade (endpoint|server|tool|unknown|name):\n got  %q\n want %q", got, want)
+	}
+	for _, tc := range []struct {
+		tool string
+		n    int
+	}{{"echo", 3}, {"alpha__echo", 2}, {"nosuch", 1}} {
+		if p, err := s.Calls(ctx, CallQuery{Tool: tc.tool}); err != nil || len(p.Calls) != tc.n {
+			t.Errorf("Calls(tool %q) = %d calls (%v), want %d", tc.tool, len(p.Calls), err, tc.n)
+		}
+	}
+	stats, err := s.Stats(ctx, time.Time{}, time.Time{}, "tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stats {
+		if st.Server == "alpha" && st.Tool == "echo" && st.Count != 3 {
+			t.Errorf("stats of alpha's echo: %d calls, want the 3 of every endpoint", st.Count)
+		}
+	}
 }

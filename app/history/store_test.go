@@ -43,7 +43,7 @@ func TestRecordAndReadBack(t *testing.T) {
 	}
 	want := Call{ID: page.Calls[0].ID, Start: c.Start, Duration: c.Duration, ClientLabel: "cursor",
 		ClientName: "Cursor", ClientVersion: "1.0", Session: "s1", Endpoint: "files", Server: "files",
-		Method: "tools/call", Name: "read_file", Outcome: "ok", ResponseSize: 42, PID: 4242}
+		Method: "tools/call", Name: "read_file", Tool: "read_file", Outcome: "ok", ResponseSize: 42, PID: 4242}
 	if diff := cmp.Diff(want, page.Calls[0]); diff != "" {
 		t.Errorf("Calls (-want +got):\n%s", diff)
 	}

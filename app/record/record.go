@@ -19,6 +19,12 @@ const (
 	OutcomeInterrupted = "interrupted"        // in flight when the daemon died (found at the next start)
 )
 
+// Values of Call.Unknown.
+const (
+	UnknownServer = "server" // no configured server goes by the name (or its prefix)
+	UnknownTool   = "tool"   // the server is known but offers no such tool (or prompt) there
+)
+
 // Call is one request a client made through the gateway.
 type Call struct {
 	Start         time.Time     `json:"start"`
@@ -31,6 +37,14 @@ type Call struct {
 	Server        string        `json:"server"`
 	Method        string        `json:"method"`
 	Name          string        `json:"name"` // tool or prompt as the client named it, or the resource URI
+	// Tool is the tool (prompt, resource URI) as its server calls it,
+	// whichever endpoint the call came through: "echo" for alpha__echo on
+	// /mcp and for echo on /mcp/alpha. Server and Tool are the one way a
+	// call is named wherever it is shown.
+	Tool string `json:"tool,omitempty"`
+	// Unknown says which part of the name the gateway did not know:
+	// UnknownServer, UnknownTool, or "" when both were known.
+	Unknown string `json:"unknown,omitempty"`
 	// Tier is a tool call's tool's tier (see app/tiers): "read", "write"
 	// or "destructive"; "" for other methods and unknown tools.
 	Tier         string          `json:"tier,omitempty"`
