@@ -371,7 +371,7 @@ func (g *Gateway) fastTool(front *mcp.Server, endpoint, name string) (server, or
 		return "", "", "", false, false // the search front (search.go): its own two tools
 	}
 	if g.opts.Reviewer != nil {
-		if _, msg := g.heldTool(endpoint, budget, name); msg != "" {
+		if _, _, msg := g.heldTool(endpoint, budget, name); msg != "" {
 			return "", "", "", false, false // heldTools refuses it
 		}
 	}
@@ -469,7 +469,7 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 		rec = &callRecord{call: record.Call{Start: time.Now(), Method: "tools/call", Endpoint: endpoint,
 			ClientLabel: g.opts.ClientLabel(ctx)}}
 		describeRequest(&rec.call, req)
-		rec.call.Name = canonical
+		rec.call.Name, rec.call.Tool = canonical, original
 		g.noteTier(rec, server, original)
 		ctx = context.WithValue(ctx, recordKey{}, rec)
 	}

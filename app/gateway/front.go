@@ -173,6 +173,9 @@ func (g *Gateway) recordedAs(canonical string, h mcp.ToolHandler) mcp.ToolHandle
 // pass through unchanged.
 func (g *Gateway) toolHandler(server, original string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if rec := recordFrom(ctx); rec != nil {
+			rec.call.Server, rec.call.Tool = server, original
+		}
 		g.noteTier(recordFrom(ctx), server, original)
 		if req.ProtocolVersion() >= statelessVersion {
 			return g.statelessToolCall(ctx, req, server, original)
@@ -206,6 +209,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest, server
 
 func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		if rec := recordFrom(ctx); rec != nil {
+			rec.call.Server, rec.call.Tool = server, original
+		}
 		params := &mcp.GetPromptParams{Name: original, Arguments: req.Params.Arguments, Meta: forwardMeta(req.Params.Meta)}
 		return forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params,
 			viaBackend(g, "prompts/get", (*mcp.ClientSession).GetPrompt, decodePromptResult))
@@ -214,6 +220,9 @@ func (g *Gateway) promptHandler(server, original string) mcp.PromptHandler {
 
 func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		if rec := recordFrom(ctx); rec != nil {
+			rec.call.Server, rec.call.Tool = server, req.Params.URI
+		}
 		params := &mcp.ReadResourceParams{URI: req.Params.URI, Meta: forwardMeta(req.Params.Meta)}
 		return forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params,
 			viaBackend(g, "resources/read", (*mcp.ClientSession).ReadResource, decodeResourceResult))

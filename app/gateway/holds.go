@@ -137,7 +137,7 @@ func (g *Gateway) heldTools(endpoint string, budget int) mcp.Middleware {
 			if pr, ok := req.(*mcp.GetPromptRequest); ok && method == "prompts/get" && pr.Params != nil {
 				if server, msg := g.heldPrompt(endpoint, pr.Params.Name); msg != "" {
 					if rec := recordFrom(ctx); rec != nil {
-						rec.call.Server = server
+						rec.call.Server, rec.call.Tool = server, ownPart(endpoint, pr.Params.Name)
 					}
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 				}
@@ -149,9 +149,9 @@ func (g *Gateway) heldTools(endpoint string, budget int) mcp.Middleware {
 			if !ok || cr.Params == nil {
 				return next(ctx, method, req)
 			}
-			if server, msg := g.heldTool(endpoint, budget, cr.Params.Name); msg != "" {
+			if server, tool, msg := g.heldTool(endpoint, budget, cr.Params.Name); msg != "" {
 				if rec := recordFrom(ctx); rec != nil {
-					rec.call.Server = server // the refusal is in the server's history
+					rec.call.Server, rec.call.Tool = server, tool // the refusal is in the server's history
 				}
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 			}
@@ -165,7 +165,7 @@ func (g *Gateway) heldTools(endpoint string, budget int) mcp.Middleware {
 // endpoint (/mcp, a profile's) name is prefixed (as its view of budget
 // names tools), and a tool the profile does not offer anyway is not
 // "held" there.
-func (g *Gateway) heldTool(endpoint string, budget int, name string) (server, msg string) {
+func (g *Gateway) heldTool(endpoint string, budget int, name string) (server, tool, msg string) {
 	g.mu.Lock()
 	var candidates []*backend
 	var tools []string
@@ -183,10 +183,10 @@ func (g *Gateway) heldTool(endpoint string, budget int, name string) (server, ms
 	g.mu.Unlock()
 	for i, b := range candidates {
 		if msg := b.heldMessage(tools[i]); msg != "" {
-			return b.config().Name, msg
+			return b.config().Name, tools[i], msg
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // heldPrompt is the server and message of name, a prompt endpoint does not

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -129,6 +130,9 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 			if c.Server == "" && !isAggregated(endpoint) {
 				c.Server = endpoint // a call /mcp/<server> could not route is still that server's
 			}
+			if c.Tool == "" {
+				g.nameUnrouted(c, endpoint)
+			}
 			c.Outcome = record.OutcomeOK
 			if err != nil {
 				c.Outcome, c.Error = classify(err), err.Error()
@@ -150,6 +154,59 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 			return res, err
 		}
 	}
+}
+
+// nameUnrouted names the server and tool of a call that no handler of the
+// gateway's took (the go-sdk answered it: an unknown tool or prompt, a
+// completion without a ref), from the name the client used, and marks
+// what was not known: on /mcp/<server>, that server's tool; on an
+// aggregated endpoint (/mcp, a profile's), the server (or alias) the
+// prefix names, which is known or not, and the name after it.
+func (g *Gateway) nameUnrouted(c *record.Call, endpoint string) {
+	c.Tool = ownPart(endpoint, c.Name)
+	if c.Method != "tools/call" && c.Method != "prompts/get" {
+		return // a resource's URI, a completion's ref: no server's name in them
+	}
+	if !isAggregated(endpoint) {
+		c.Unknown = record.UnknownTool
+		return
+	}
+	prefix, _, found := strings.Cut(c.Name, separator)
+	if !found || prefix == "" {
+		c.Unknown = record.UnknownServer // a name with no server in it
+		return
+	}
+	if server := g.serverByPrefix(prefix); server != "" {
+		c.Server, c.Unknown = server, record.UnknownTool
+		return
+	}
+	c.Server, c.Unknown = prefix, record.UnknownServer
+}
+
+// ownPart is the part of name, as a client called an item on endpoint,
+// that its server knows it by: after the prefix on an aggregated endpoint
+// (server names and aliases never contain "__"), the whole name
+// elsewhere.
+func ownPart(endpoint, name string) string {
+	if isAggregated(endpoint) {
+		if prefix, rest, found := strings.Cut(name, separator); found && prefix != "" {
+			return rest
+		}
+	}
+	return name
+}
+
+// serverByPrefix is the configured server whose prefix on the aggregated
+// endpoints (its alias, or its name) is prefix, or "".
+func (g *Gateway) serverByPrefix(prefix string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for name, b := range g.backends {
+		if b.config().prefix() == prefix {
+			return name
+		}
+	}
+	return ""
 }
 
 func describeRequest(c *record.Call, req mcp.Request) {

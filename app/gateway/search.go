@@ -255,6 +255,9 @@ type searchedTool struct {
 // request's tier cap (tiers.go). The recorder records it as a call of
 // search_tools (no server) with the query as its arguments.
 func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest, endpoint string, v *view) (*mcp.CallToolResult, error) {
+	if rec := recordFrom(ctx); rec != nil {
+		rec.call.Tool = SearchToolsName // Switchboard's own: no server
+	}
 	var in struct {
 		Query *string `json:"query"`
 		Limit *int    `json:"limit"`

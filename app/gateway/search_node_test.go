@@ -86,5 +86,5 @@ func TestTSClientToolSearch(t *testing.T) {
 		}
 	}
 	r.wantListed(t, "recorded calls", recorded, "search_tools::ok", "everything__get-sum:everything:ok",
-		"alpha__echo:alpha:ok", "everything__trigger-long-running-operation:everything:ok", "everything__nosuch::protocol_error")
+		"alpha__echo:alpha:ok", "everything__trigger-long-running-operation:everything:ok", "everything__nosuch:everything:protocol_error")
 }

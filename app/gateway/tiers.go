@@ -117,16 +117,16 @@ func (g *Gateway) toolAt(endpoint string, budget int, name string) (server, orig
 
 // aboveCap is the refusal of a call of name when its tool is above max,
 // the cap of by; nil when it is not.
-func (g *Gateway) aboveCap(endpoint string, budget int, name string, max tiers.Tier, by string) (server string, tier tiers.Tier, err *jsonrpc.Error) {
+func (g *Gateway) aboveCap(endpoint string, budget int, name string, max tiers.Tier, by string) (server, original string, tier tiers.Tier, err *jsonrpc.Error) {
 	server, original, ok := g.toolAt(endpoint, budget, name)
 	if !ok {
-		return "", "", nil
+		return "", "", "", nil
 	}
 	tier, ok = g.tierOf(server, original)
 	if !ok || !tier.Above(max) {
-		return server, tier, nil
+		return server, original, tier, nil
 	}
-	return server, tier, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+	return server, original, tier, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 		Message: fmt.Sprintf("tool %q is refused: it is a %s tool, and %s is capped at %s tools", name, tier, by, capWords(max))}
 }
 
@@ -156,9 +156,9 @@ func (g *Gateway) tierCaps(endpoint string, budget int) mcp.Middleware {
 				if !ok || cr.Params == nil {
 					return next(ctx, method, req)
 				}
-				if server, tier, err := g.aboveCap(endpoint, budget, cr.Params.Name, max, by); err != nil {
+				if server, original, tier, err := g.aboveCap(endpoint, budget, cr.Params.Name, max, by); err != nil {
 					if rec := recordFrom(ctx); rec != nil {
-						rec.call.Server, rec.call.Tier = server, string(tier)
+						rec.call.Server, rec.call.Tool, rec.call.Tier = server, original, string(tier)
 					}
 					return nil, err
 				}
