@@ -95,7 +95,7 @@ func (s *Server) listHistory(r *http.Request) (wire.CallPage, error) {
 	if errors.Is(err, history.ErrBadCursor) {
 		return wire.CallPage{}, errorf(http.StatusBadRequest, "invalid cursor: use the \"next\" of a previous page")
 	}
-	return wire.CallPage{Calls: convertAll(page.Calls, func(c history.Call) wire.Call { return wire.Call(c) }), Next: page.Next}, err
+	return wire.CallPage{Calls: convertAll(page.Calls, wireCall), Next: page.Next}, err
 }
 
 func (s *Server) getCall(r *http.Request) (wire.Call, error) {
@@ -111,7 +111,16 @@ func (s *Server) getCall(r *http.Request) (wire.Call, error) {
 	if errors.Is(err, history.ErrNotFound) {
 		return wire.Call{}, errorf(http.StatusNotFound, "no call %d in the history", id)
 	}
-	return wire.Call(c), err
+	return wireCall(c), err
+}
+
+// wireCall is c as the API answers it: every field copied
+// (TestWireCallCopiesEveryField).
+func wireCall(c history.Call) wire.Call {
+	return wire.Call{ID: c.ID, Start: c.Start, Duration: c.Duration, ClientLabel: c.ClientLabel, ClientName: c.ClientName,
+		ClientVersion: c.ClientVersion, Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method,
+		Name: c.Name, Arguments: c.Arguments, Outcome: c.Outcome, Error: c.Error, ResponseSize: c.ResponseSize,
+		ResponsePreview: c.ResponsePreview, PID: c.PID, Tier: c.Tier, Tool: c.Tool, Unknown: c.Unknown}
 }
 
 // convertAll converts each element of in with fn; nil stays nil, and an

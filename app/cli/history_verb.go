@@ -58,14 +58,11 @@ func historyVerb() verb {
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tCLIENT\tSERVER\tMETHOD\tNAME\tOUTCOME\tDURATION\tERROR")
+			fmt.Fprintln(tw, "TIME\tCLIENT\tSERVER\tMETHOD\tTOOL\tOUTCOME\tDURATION\tERROR")
+			now := time.Now()
 			for _, call := range page.Calls {
-				who := call.ClientName
-				if who == "" {
-					who = call.ClientLabel
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", call.Start.Local().Format(time.DateTime), orDash(who),
-					orDash(call.Server), call.Method, orDash(call.Name), call.Outcome, call.Duration.Round(time.Microsecond),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", moment(call.Start, now), orDash(call.Client()),
+					orDash(call.ServerShown()), call.Method, orDash(call.ToolShown()), call.Outcome, call.Duration.Round(time.Microsecond),
 					orDash(truncate(call.Error, 60)))
 			}
 			return tw.Flush()
@@ -104,7 +101,7 @@ func lifecycleEvents(ctx context.Context, e *env, c *client.Client, server, sinc
 		if ev.Exit != "" {
 			detail = strings.TrimSpace("exit " + ev.Exit + " " + detail)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ev.Time.Local().Format(time.DateTime), orDash(ev.Server), ev.Kind, pid,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", moment(ev.Time, time.Now()), orDash(ev.Server), ev.Kind, pid,
 			orDash(truncate(detail, 80)))
 	}
 	return tw.Flush()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -25,6 +26,21 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// moment is t as the history shows it, in local time, the way the
+// dashboard does: the clock for today ("14:03:05"), the day before it
+// otherwise ("Dec 1 14:03:05"), and the year when it is not this year
+// ("2025-12-01 14:03:05").
+func moment(t, now time.Time) string {
+	t, now = t.Local(), now.Local()
+	switch {
+	case t.Year() != now.Year():
+		return t.Format(time.DateTime)
+	case t.YearDay() != now.YearDay():
+		return t.Format("Jan 2 15:04:05")
+	}
+	return t.Format(time.TimeOnly)
 }
 
 func truncate(s string, n int) string {

@@ -46,9 +46,9 @@ type callFeed struct {
 // CallStarted implements gateway.CallWatcher.
 func (f callFeed) CallStarted(c record.Call) {
 	ev := events.CallStart{Start: c.Start.UTC(), Server: c.Server, Endpoint: c.Endpoint,
-		Method: c.Method, Name: c.Name, ClientLabel: c.ClientLabel, ClientName: c.ClientName, Session: c.Session}
+		Method: c.Method, Name: c.Name, ClientLabel: c.ClientLabel, ClientName: c.ClientName, Session: c.Session, Tool: c.Tool}
 	// The keys, the time and the quotes take about 160 bytes.
-	size := 160 + len(c.Server) + len(c.Endpoint) + len(c.Method) + len(c.Name) + len(c.ClientLabel) + len(c.ClientName) + len(c.Session)
+	size := 160 + len(c.Server) + len(c.Endpoint) + len(c.Method) + len(c.Name) + len(c.ClientLabel) + len(c.ClientName) + len(c.Session) + len(c.Tool)
 	f.bus.PublishJSON(events.TypeCallStart, ev.AppendJSON(make([]byte, 0, size)))
 }
 

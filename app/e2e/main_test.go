@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -287,14 +288,23 @@ func TestMCPEndpointThroughTheDaemon(t *testing.T) {
 		cs.Close()
 	}
 
-	// Both calls are in the history, with who made them.
+	// Both calls are in the history, with who made them, named the same
+	// way: server alpha, tool echo (the name each client used kept).
 	var page wire.CallPage
 	testutil.Eventually(t, 10*time.Second, "the calls in the history", func() bool {
 		var err error
-		page, err = d.client.History(t.Context(), url.Values{"server": {"alpha"}, "tool": {"alpha__echo"}})
-		return err == nil && len(page.Calls) == 1
+		page, err = d.client.History(t.Context(), url.Values{"server": {"alpha"}, "tool": {"echo"}})
+		return err == nil && len(page.Calls) == 2
 	})
-	c := page.Calls[0]
+	for i, name := range []string{"echo", "alpha__echo"} { // newest first
+		if c := page.Calls[i]; c.Name != name || c.Tool != "echo" || c.Server != "alpha" || c.Unknown != "" {
+			t.Errorf("recorded call %d: name %q, server %q, tool %q, unknown %q; want %s, alpha, echo", i, c.Name, c.Server, c.Tool, c.Unknown, name)
+		}
+	}
+	if p, err := d.client.History(t.Context(), url.Values{"tool": {"alpha__echo"}}); err != nil || len(p.Calls) != 1 || p.Calls[0].Endpoint != "" {
+		t.Errorf("history of the name alpha__echo: %+v (%v); want the /mcp call alone", p.Calls, err)
+	}
+	c := page.Calls[1]
 	if c.ClientName != "cursor" || c.ClientLabel != "cli" || c.Outcome != "ok" || c.Method != "tools/call" || c.Duration <= 0 || c.PID == 0 {
 		t.Errorf("recorded call: %+v", c)
 	}
@@ -303,8 +313,15 @@ func TestMCPEndpointThroughTheDaemon(t *testing.T) {
 		t.Errorf("recorded call %+v (%v): want its arguments and a preview of the result", full, err)
 	}
 	code, out, _ := cli(t, home, "history", "--server", "alpha")
-	if code != exitOK || !strings.Contains(out, "alpha__echo") || !strings.Contains(out, "cursor") {
-		t.Errorf("switchboard history:\n%s", out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) != 3 || !strings.HasPrefix(lines[0], "TIME") {
+		t.Fatalf("switchboard history:\n%s", out)
+	}
+	for _, line := range lines[1:] { // both calls, the same way: cli · cursor  alpha  tools/call  echo  ok
+		if f := strings.Fields(line); len(f) < 8 || f[1] != "cli" || f[2] != "·" || f[3] != "cursor" || f[4] != "alpha" ||
+			f[5] != "tools/call" || f[6] != "echo" || f[7] != "ok" || !regexp.MustCompile(`^\d\d:\d\d:\d\d$`).MatchString(f[0]) {
+			t.Errorf("switchboard history line %q: want today's clock, cli · cursor, alpha, tools/call, echo, ok", line)
+		}
 	}
 }
 

@@ -87,6 +87,7 @@ type CallStart struct {
 	ClientLabel string    `json:"clientLabel"`
 	ClientName  string    `json:"clientName"`
 	Session     string    `json:"session"`
+	Tool        string    `json:"tool,omitempty"` // as the server calls it (see Call.Tool)
 }
 
 // AppendJSON appends c encoded as json.Marshal encodes it, without its
@@ -108,6 +109,10 @@ func (c CallStart) AppendJSON(b []byte) []byte {
 		{`,"clientName":`, c.ClientName}, {`,"session":`, c.Session}} {
 		b = append(b, f.key...)
 		b = appendJSONString(b, f.v)
+	}
+	if c.Tool != "" { // omitempty
+		b = append(b, `,"tool":`...)
+		b = appendJSONString(b, c.Tool)
 	}
 	return append(b, '}')
 }

@@ -172,6 +172,8 @@ func TestCallStartAppendJSON(t *testing.T) {
 		c    CallStart
 	}{
 		{"plain", CallStart{Start: at, Server: "echo", Endpoint: "echo", Method: "tools/call", Name: "echo", ClientLabel: "cli", ClientName: "cursor", Session: "ABC123"}},
+		{"with tool", CallStart{Start: at, Server: "alpha", Method: "tools/call", Name: "alpha__echo", Tool: "echo"}},
+		{"tool escaped", CallStart{Start: at, Tool: "file:///a b/<x>"}},
 		{"empty", CallStart{}},
 		{"whole second", CallStart{Start: at.Truncate(time.Second), Server: "s"}},
 		{"other zone", CallStart{Start: at.In(time.FixedZone("x", 5*3600+1800)), Name: "n"}},

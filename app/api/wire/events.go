@@ -69,6 +69,7 @@ type CallStartEvent struct {
 	ClientLabel string    `json:"clientLabel"`
 	ClientName  string    `json:"clientName"`
 	Session     string    `json:"session"`
+	Tool        string    `json:"tool,omitempty"` // as the server calls it (see Call.Tool)
 }
 
 // CallProgressEvent is the data of a TypeCallProgress event: a progress

@@ -35,7 +35,20 @@ type Call struct {
 	// Tier is a tool call's tool's tier when it was made: "read",
 	// "write" or "destructive"; absent for other methods and older calls.
 	Tier string `json:"tier,omitempty"`
+	// Tool is the tool (prompt, resource URI) as its server calls it,
+	// whichever endpoint the call came through; Name is what the client
+	// called it (alpha__echo on /mcp, echo on /mcp/alpha). Unknown says
+	// which part of the name the gateway did not know: UnknownServer,
+	// UnknownTool, or absent.
+	Tool    string `json:"tool,omitempty"`
+	Unknown string `json:"unknown,omitempty"`
 }
+
+// Values of Call.Unknown.
+const (
+	UnknownServer = "server" // no configured server goes by the name (or its prefix)
+	UnknownTool   = "tool"   // the server is known, but offers no such tool there
+)
 
 // A CallPage is one page of calls, newest first (GET /api/v1/history).
 type CallPage struct {
@@ -89,4 +102,41 @@ type LifecycleEvent struct {
 	Exit    string    `json:"exit,omitempty"`
 	Message string    `json:"message,omitempty"`
 	State   string    `json:"state,omitempty"`
+}
+
+// Client is who made the call as the CLI and the dashboard show it: the
+// token's label and the client's own name, "cli · cursor"; one of them
+// when the other is empty or the same; "" when neither is known.
+func (c Call) Client() string {
+	switch {
+	case c.ClientLabel == "" || c.ClientLabel == c.ClientName:
+		return c.ClientName
+	case c.ClientName == "":
+		return c.ClientLabel
+	}
+	return c.ClientLabel + " · " + c.ClientName
+}
+
+// ServerShown and ToolShown are the call's server and tool as the CLI
+// and the dashboard show them: marked "(unknown)" when the gateway did
+// not know it; ToolShown is the method for a call without a name.
+func (c Call) ServerShown() string {
+	if c.Unknown == UnknownServer && c.Server != "" {
+		return c.Server + " (unknown)"
+	}
+	return c.Server
+}
+
+func (c Call) ToolShown() string {
+	tool := c.Tool
+	if tool == "" {
+		tool = c.Name // a call recorded by an older daemon, as the API read it
+	}
+	if tool == "" {
+		return ""
+	}
+	if c.Unknown == UnknownTool || c.Unknown == UnknownServer && c.Server == "" {
+		return tool + " (unknown)"
+	}
+	return tool
 }
