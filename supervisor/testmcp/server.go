@@ -61,6 +61,9 @@ func runServer(o Options) int {
 	if o.Hostile {
 		addHostileTools(server)
 	}
+	if o.Content {
+		addContentTools(server)
+	}
 	err = server.Run(context.Background(), &idTransport{Transport: &mcp.StdioTransport{}, ids: ids})
 	status := 0
 	switch {

@@ -204,6 +204,11 @@ type Options struct {
 	// write_file, connect and udp_send (confinement tests; env
 	// SWITCHBOARD_TESTMCP_HOSTILE=1).
 	Hostile bool
+	// Content adds tools whose results carry every kind of content:
+	// image, fail (a tool error), link (a resource link and structured
+	// content) and form (an input of every JSON Schema kind, echoed back);
+	// see addContentTools (env SWITCHBOARD_TESTMCP_CONTENT=1).
+	Content bool
 }
 
 // Env returns the environment entries ("K=V") that make a re-executed binary run the server, with opts.
@@ -230,6 +235,7 @@ func Env(opts Options) []string {
 		envAssumeURL + "=" + flag(opts.AssumeURLElicitation),
 		envExtraTools + "=" + strings.Join(opts.ExtraTools, ","),
 		envHostile + "=" + flag(opts.Hostile),
+		envContent + "=" + flag(opts.Content),
 	}
 }
 
@@ -259,6 +265,7 @@ func optionsFromEnv() (Options, error) {
 		GreetDescription:     os.Getenv(envGreetDesc),
 		AssumeURLElicitation: envBool(envAssumeURL),
 		Hostile:              envBool(envHostile),
+		Content:              envBool(envContent),
 	}
 	if s := os.Getenv(envExtraTools); s != "" {
 		o.ExtraTools = strings.Split(s, ",")

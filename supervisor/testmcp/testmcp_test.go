@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -1195,5 +1196,38 @@ func TestAssumeURLElicitation(t *testing.T) {
 				t.Errorf("the client was asked %+v", p)
 			}
 		})
+	}
+}
+
+// TestContentTools: with Content, image answers a PNG of ImageSize pixels
+// and its caption, fail a tool error with its message, link a resource
+// link and structured content, form what it was given.
+func TestContentTools(t *testing.T) {
+	cmd, _ := serverCmd(testmcp.Options{Content: true})
+	cs := connect(t, cmd, nil)
+	res := callTool(t, cs, "image", map[string]any{"caption": "look"})
+	if len(res.Content) != 2 {
+		t.Fatalf("image: %d content blocks, want 2", len(res.Content))
+	}
+	img, ok := res.Content[1].(*mcp.ImageContent)
+	if tc, _ := res.Content[0].(*mcp.TextContent); !ok || tc == nil || tc.Text != "look" || img.MIMEType != "image/png" {
+		t.Fatalf("image: %+v", res.Content)
+	}
+	if cfg, err := png.DecodeConfig(bytes.NewReader(img.Data)); err != nil || cfg.Width != testmcp.ImageSize || cfg.Height != testmcp.ImageSize {
+		t.Errorf("image: the PNG decodes to %+v (%v), want %d×%d", cfg, err, testmcp.ImageSize, testmcp.ImageSize)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	failed, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail", Arguments: map[string]any{"message": "nope"}})
+	if err != nil || !failed.IsError || resultText(failed) != "nope" {
+		t.Errorf("fail: %+v (%v), want a tool error saying nope", failed, err)
+	}
+	link := callTool(t, cs, "link", map[string]any{})
+	if rl, ok := link.Content[0].(*mcp.ResourceLink); !ok || rl.URI != "test://static/hello" || link.StructuredContent == nil {
+		t.Errorf("link: %+v", link)
+	}
+	form := callTool(t, cs, "form", map[string]any{"text": "hi", "count": 3, "loud": true, "color": "red", "tags": []string{"a"}})
+	if got := resultText(form); got != `{"text":"hi","count":3,"loud":true,"color":"red","tags":["a"]}` {
+		t.Errorf("form: %s", got)
 	}
 }
