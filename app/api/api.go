@@ -45,6 +45,8 @@
 //	GET    /api/v1/held-tools[?server=NAME]    []HeldTool: tools held until approved (approvals.go)
 //	POST   /api/v1/servers/{name}/approve       ApproveRequest → ApproveResult
 //	POST   /api/v1/login-codes                  201 LoginCode: a one-time sign-in link for the dashboard (dashboard.go)
+//	GET    /api/v1/servers/{name}/tools/{tool}  TryTool: the tool as /mcp/<name>'s clients get it (trytool.go)
+//	POST   /api/v1/servers/{name}/tools/{tool}/call  TryRequest → TryResult: called through the daemon's own gateway
 //
 // Every request passes these checks, in order (see security.go):
 //
@@ -64,6 +66,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/autostart"
@@ -161,6 +164,10 @@ type Options struct {
 	// /api/v1/quit calls it and answers, and the daemon then stops every
 	// server and exits. Nil answers 503.
 	Quit func()
+	// MCPURL is the daemon's own aggregated MCP endpoint
+	// ("http://127.0.0.1:7391/mcp"): a tool tried from the dashboard is
+	// called through MCPURL/<server> (trytool.go). Empty answers 503.
+	MCPURL string
 }
 
 // A JournalEntry is one thing the API did to a server or to a client's
@@ -227,6 +234,8 @@ type Server struct {
 	tokens        *tokens.Store
 	journalTo     func(JournalEntry)
 	quit          func()
+	mcpURL        string
+	try           tryCredential // the daemon's own MCP client's (trytool.go)
 	log           *slog.Logger
 	version, home string
 	started       time.Time
@@ -289,6 +298,7 @@ func New(opts Options) (*Server, error) {
 		tokens:        opts.Tokens,
 		journalTo:     opts.Journal,
 		quit:          opts.Quit,
+		mcpURL:        strings.TrimSuffix(opts.MCPURL, "/"),
 		log:           opts.Logger,
 		version:       opts.Version,
 		home:          opts.Home,
@@ -299,6 +309,10 @@ func New(opts Options) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	var err error
+	if s.try, err = newTryCredential(); err != nil {
+		return nil, err
 	}
 	if s.started.IsZero() {
 		s.started = time.Now()
@@ -348,6 +362,7 @@ func (s *Server) routes() {
 	s.profileRoutes()
 	s.approvalRoutes()
 	s.signInRoutes()
+	s.tryRoutes()
 }
 
 // Close cancels the installs in progress and waits until they have rolled

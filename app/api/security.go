@@ -184,6 +184,10 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 		case !strings.EqualFold(scheme, "Bearer") || secret == "":
 			refuse(http.StatusUnauthorized, `Bearer realm="switchboard"`, "the Authorization header is not a bearer token: send Authorization: Bearer <token>")
 			return
+		case !api && s.try.matches(secret):
+			// The daemon's own MCP client, trying a tool for the
+			// dashboard (trytool.go): on the MCP endpoints only.
+			tok = s.try.token()
 		default:
 			var ok bool
 			// The dashboard's token only stands behind browser sessions and
@@ -214,8 +218,12 @@ func (s *Server) authenticate(next http.Handler, api bool) http.Handler {
 		if !api && refuseOtherEndpoint(w, r, tok) {
 			return
 		}
-		ctx, done := s.open.add(r.Context(), tok.ID)
-		defer done()
+		ctx := r.Context()
+		if tok.ID != s.try.id { // not in the token store: nothing to revoke
+			var done func()
+			ctx, done = s.open.add(ctx, tok.ID)
+			defer done()
+		}
 		ctx = context.WithValue(ctx, principalKey{}, principal{id: tok.ID, label: tok.Label, scope: tok.Scope, maxTier: tok.MaxTier})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

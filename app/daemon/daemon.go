@@ -373,7 +373,7 @@ func Run(ctx context.Context, opts Options) error {
 				log.Info("closed the MCP sessions of a revoked token", "token", tokenID, "sessions", n)
 			}
 		},
-		Quit: quit, Logger: log, Version: opts.Version, Home: home, Started: started})
+		Quit: quit, Logger: log, Version: opts.Version, Home: home, Started: started, MCPURL: clientOpts.GatewayURL})
 	if err != nil {
 		ln.Close()
 		return err
