@@ -148,6 +148,8 @@ func TestAPIResponseShapes(t *testing.T) {
 	call("GET", "/api/v1/history/export?format=csv", "", "", 200)
 	call("GET", "/api/v1/stats?since=1h", "", "", 200)
 	call("GET", "/api/v1/stats?since=1h&by=tool", "", "", 200)
+	call("GET", "/api/v1/servers/alpha/tools/echo", "/api/v1/servers/{name}/tools/{tool}", "", 200)
+	call("POST", "/api/v1/servers/alpha/tools/echo/call", "/api/v1/servers/{name}/tools/{tool}/call", `{"arguments":{"text":"hi"}}`, 200)
 	// Resource samples and lifecycle events reach the history in the
 	// background: wait until a sample of alpha is stored, and until the
 	// stop above is recorded (a stopped event carries its reason, so the
