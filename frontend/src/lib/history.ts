@@ -52,7 +52,7 @@ export function filterQuery(f: HistoryFilters, extra: Record<string, string | nu
 /** matches says whether a live call belongs in a table with these filters. */
 export function matches(f: HistoryFilters, c: Call): boolean {
   if (f.server && c.server !== f.server) return false;
-  if (f.tool && c.name !== f.tool) return false;
+  if (f.tool && c.name !== f.tool && c.tool !== f.tool) return false;
   if (f.client && c.clientLabel !== f.client && c.clientName !== f.client) return false;
   if (f.outcome) {
     if (f.outcome === 'error' ? c.outcome === 'ok' : c.outcome !== f.outcome) return false;
@@ -226,22 +226,62 @@ export function visibleRange(scrollTop: number, viewport: number, rowHeight: num
   return [first, Math.max(first, last)];
 }
 
+/** Whether an endpoint is an aggregated one: /mcp ("") or a profile's ("p/<name>"). */
+const aggregated = (endpoint: string) => endpoint === '' || endpoint.startsWith('p/');
+
 /**
- * ownName is a call's tool as its server calls it: through the aggregated
- * endpoint (endpoint "") the client names it prefix__tool.
+ * ownName is a call's tool as its server calls it: the daemon records it
+ * (tool); for a call without it (an older daemon's), the name after the
+ * prefix on an aggregated endpoint (/mcp, a profile's: prefix__tool),
+ * else the name; the method for a call without a name.
  */
-export function ownName(c: { endpoint: string; name: string; method: string }): string {
+export function ownName(c: { endpoint: string; name: string; method: string; tool?: string }): string {
+  if (c.tool) return c.tool;
   const n = c.name || c.method;
-  if (!c.endpoint && c.name) {
+  if (aggregated(c.endpoint) && c.name) {
     const i = c.name.indexOf('__');
     if (i > 0) return c.name.slice(i + 2);
   }
   return n;
 }
 
+type Named = { endpoint: string; name: string; method: string; tool?: string; server: string; unknown?: string };
+
+/** serverText is the call's server as History shows it: "(unknown)" after one nobody configured. */
+export function serverText(c: Named): string {
+  if (c.unknown === 'server' && c.server) return `${c.server} (unknown)`;
+  return c.server;
+}
+
+/** toolText is the call's tool as History shows it: "(unknown)" after one its server does not offer. */
+export function toolText(c: Named): string {
+  const t = ownName(c);
+  return c.unknown === 'tool' || (c.unknown === 'server' && !c.server) ? `${t} (unknown)` : t;
+}
+
+/**
+ * clientText is who made a call, as History and `switchboard history`
+ * show it: the token's label and the client's own name, "cli · cursor";
+ * one of them when the other is empty or the same.
+ */
+export function clientText(c: { clientLabel: string; clientName: string }): string {
+  if (!c.clientLabel || c.clientLabel === c.clientName) return c.clientName;
+  if (!c.clientName) return c.clientLabel;
+  return `${c.clientLabel} · ${c.clientName}`;
+}
+
 /** endpointOf is the MCP endpoint a call came through. */
 export function endpointOf(c: Pick<Call, 'endpoint'>): string {
-  return c.endpoint ? `/mcp/${c.endpoint}` : '/mcp (every server)';
+  if (!c.endpoint) return '/mcp (every server)';
+  if (c.endpoint.startsWith('p/')) return `/mcp/${c.endpoint} (profile ${c.endpoint.slice(2)})`;
+  return `/mcp/${c.endpoint}`;
+}
+
+/** unknownText says what the gateway did not know of a call's name, or "". */
+export function unknownText(c: Named): string {
+  if (c.unknown === 'server') return c.server ? `no server "${c.server}" is configured` : 'the name names no server';
+  if (c.unknown === 'tool') return `${c.server} offers no tool "${ownName(c)}" ${c.endpoint === c.server ? '' : 'on this endpoint'}`.trim();
+  return '';
 }
 
 /** outcomeText is an outcome in words: "tool error", not "tool_error". */

@@ -18,6 +18,8 @@ export interface CallStart {
   clientLabel: string;
   clientName: string;
   session: string;
+  /** The tool as its server calls it (see Call.tool). */
+  tool?: string;
   /** The latest progress the server reported, if any. */
   progress?: Progress;
 }

@@ -253,6 +253,10 @@ export interface Call {
   pid?: number;
   /** The tier of the tool called, when it was a tool call. */
   tier?: Tier;
+  /** The tool (prompt, resource URI) as its server calls it, whichever endpoint the call came through; name is what the client called it. */
+  tool?: string;
+  /** Which part of the name the gateway did not know: "server", "tool", or absent. */
+  unknown?: 'server' | 'tool';
 }
 
 export interface CallPage {
@@ -557,4 +561,27 @@ export interface InstallEvent {
   tools?: (string | ToolInfo)[];
   /** What the user still has to do after a successful install (a remote that asks for a sign-in). */
   notice?: string;
+}
+
+/** GET /api/v1/servers/{name}/tools/{tool}: the tool as its endpoint's clients are given it. */
+export interface TryTool {
+  server: string;
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
+}
+
+/** POST /api/v1/servers/{name}/tools/{tool}/call: what the call answered, as a client got it. */
+export interface TryResult {
+  server: string;
+  tool: string;
+  /** The tools/call result (content, structuredContent, isError); absent with error. */
+  result?: unknown;
+  /** The endpoint's JSON-RPC error instead of a result. */
+  error?: string;
+  duration: number; // nanoseconds
+  session?: string;
 }

@@ -257,6 +257,38 @@ describe('call details in words', () => {
     expect(ownName({ endpoint: '', name: '', method: 'resources/read' })).toBe('resources/read');
     expect(endpointOf({ endpoint: '' })).toBe('/mcp (every server)');
     expect(endpointOf({ endpoint: 'fs' })).toBe('/mcp/fs');
+    expect(endpointOf({ endpoint: 'p/coding' })).toBe('/mcp/p/coding (profile coding)');
     expect(outcomeText('server_unavailable')).toBe('server unavailable');
+    // A profile's names are prefixed as /mcp's; the daemon's tool wins.
+    expect(ownName({ endpoint: 'p/coding', name: 'filesystem__list_directory', method: 'tools/call' })).toBe('list_directory');
+    expect(ownName({ endpoint: '', name: 'x__cut_1a2b3c4d', method: 'tools/call', tool: 'a_very_long_tool_name' })).toBe('a_very_long_tool_name');
+  });
+
+  it('shows server and tool as two fields the same way on every endpoint, the unknown marked, and both client names', async () => {
+    const { serverText, toolText, clientText, unknownText } = await import('../lib/history');
+    const base = { method: 'tools/call', clientLabel: 'cli', clientName: 'cursor' };
+    const rows = [
+      { ...base, endpoint: '', name: 'alpha__echo', server: 'alpha', tool: 'echo' },
+      { ...base, endpoint: 'alpha', name: 'echo', server: 'alpha', tool: 'echo' },
+      { ...base, endpoint: 'p/coding', name: 'alpha__echo', server: 'alpha', tool: 'echo' },
+    ];
+    for (const r of rows) expect([serverText(r), toolText(r), clientText(r)]).toEqual(['alpha', 'echo', 'cli · cursor']);
+    const noServer = { ...base, endpoint: '', name: 'nosuch__tool', server: 'nosuch', tool: 'tool', unknown: 'server' as const };
+    expect([serverText(noServer), toolText(noServer), unknownText(noServer)]).toEqual(['nosuch (unknown)', 'tool', 'no server "nosuch" is configured']);
+    const noTool = { ...base, endpoint: '', name: 'alpha__nosuch', server: 'alpha', tool: 'nosuch', unknown: 'tool' as const };
+    expect([serverText(noTool), toolText(noTool), unknownText(noTool)]).toEqual(['alpha', 'nosuch (unknown)', 'alpha offers no tool "nosuch" on this endpoint']);
+    const bare = { ...base, endpoint: '', name: 'echo', server: '', tool: 'echo', unknown: 'server' as const };
+    expect([serverText(bare), toolText(bare)]).toEqual(['', 'echo (unknown)']);
+    expect(clientText({ clientLabel: 'cursor', clientName: 'cursor' })).toBe('cursor');
+    expect(clientText({ clientLabel: 'cli', clientName: '' })).toBe('cli');
+    expect(clientText({ clientLabel: '', clientName: 'ux-driver' })).toBe('ux-driver');
+  });
+
+  it('a live call filtered by tool matches its own name or the name the client used', async () => {
+    const { matches, emptyFilters } = await import('../lib/history');
+    const c = { id: 1, start: '', duration: 0, clientLabel: 'cli', clientName: 'x', clientVersion: '', session: '', endpoint: '', server: 'alpha', method: 'tools/call', name: 'alpha__echo', tool: 'echo', outcome: 'ok', responseSize: 0 };
+    expect(matches({ ...emptyFilters(), tool: 'echo' }, c)).toBe(true);
+    expect(matches({ ...emptyFilters(), tool: 'alpha__echo' }, c)).toBe(true);
+    expect(matches({ ...emptyFilters(), tool: 'sleep' }, c)).toBe(false);
   });
 });
