@@ -10,6 +10,27 @@ import http from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
+
+// gradientPNG is a w×h PNG (RGB), a gradient: what the fake's getTinyImage answers.
+function gradientPNG(w = 24, h = 24) {
+  const raw = Buffer.alloc((w * 3 + 1) * h);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) raw.set([Math.round((x * 255) / w), Math.round((y * 128) / h), 255 - Math.round((x * 255) / w)], y * (w * 3 + 1) + 1 + x * 3);
+  const chunk = (type, data) => {
+    const td = Buffer.concat([Buffer.from(type), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(td));
+    return Buffer.concat([len, td, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]).toString('base64');
+}
 
 const COOKIE = 'switchboard_session';
 const SESSION = 'fake-session';
@@ -57,13 +78,19 @@ function makeState(now) {
   const clients = [['claude-desktop', 'Claude Desktop'], ['cursor', 'Cursor'], ['vscode', 'VS Code']];
   const calls = [];
   for (let i = 0; i < 5000; i++) {
-    // Now and then a tool no server has: the gateway answers it, with no server.
-    const [server, name] = i % 250 === 7 ? ['', 'nosuch__tool'] : tools[i % tools.length];
+    // Now and then a tool of a server nobody configured, or a tool a
+    // known server does not offer: the gateway answers them (unknown).
+    // (A bare name on /mcp, with no prefix, names no server at all.)
+    const unknown = i % 250 === 7 || i % 250 === 20 ? 'server' : i % 250 === 11 ? 'tool' : undefined;
+    const [server, tool] = i % 250 === 7 ? ['', 'echo'] : unknown === 'server' ? ['nosuch', 'tool'] : unknown === 'tool' ? ['everything', 'nosuch'] : tools[i % tools.length];
     const [label, cname] = clients[i % 3];
-    const outcome = server === '' ? 'protocol_error' : server === 'filesystem' ? 'server_unavailable' : i % 41 === 0 ? 'tool_error' : i % 97 === 0 ? 'timeout' : 'ok';
+    // Through /mcp (prefixed names), the server's own endpoint, or a profile's.
+    const endpoint = unknown ? '' : ['', server, 'p/coding'][i % 3 === 0 ? 0 : (i >> 1) % 3];
+    const name = endpoint === server || !server ? tool : `${server}__${tool}`;
+    const outcome = unknown ? 'protocol_error' : server === 'filesystem' ? 'server_unavailable' : i % 41 === 0 ? 'tool_error' : i % 97 === 0 ? 'timeout' : 'ok';
     calls.push({
       id: 5000 - i, start: iso(now - i * 17_000 - 500), duration: (3 + (i % 13) * 7) * 1e6 + (i % 5) * 1e5,
-      clientLabel: label, clientName: cname, clientVersion: '1.0', session: `s${i % 7}`, endpoint: '/mcp', server, method: 'tools/call', name, outcome,
+      clientLabel: label, clientName: cname, clientVersion: '1.0', session: `s${i % 7}`, endpoint, server, method: 'tools/call', name, tool, unknown, outcome,
       error: outcome === 'ok' ? undefined : outcome === 'protocol_error' ? `unknown tool "${name}"` : outcome === 'tool_error' ? 'invalid arguments: "a" must be a number' : outcome === 'timeout' ? 'no answer within 60s' : 'server filesystem is failing',
       responseSize: 120 + (i % 50) * 31,
     });
@@ -153,7 +180,7 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       emit('sample', { server: name, time: now, ...s.usage });
     }
     if (tick % 2 === 0 && st.servers.everything?.state === 'running') {
-      const c = { id: st.nextCall++, start: now, duration: (4 + (tick % 9)) * 1e6, clientLabel: 'cursor', clientName: 'Cursor', clientVersion: '1.0', session: 's1', endpoint: '/mcp', server: 'everything', method: 'tools/call', name: 'echo', outcome: 'ok', responseSize: 64 };
+      const c = { id: st.nextCall++, start: now, duration: (4 + (tick % 9)) * 1e6, clientLabel: 'cursor', clientName: 'Cursor', clientVersion: '1.0', session: 's1', endpoint: '', server: 'everything', method: 'tools/call', name: 'everything__echo', tool: 'echo', outcome: 'ok', responseSize: 64 };
       st.calls.unshift(c);
       emit('call', c);
       emit('log', { server: 'everything', time: now, pid: 4242, stream: 'stderr', text: `handled tools/call echo (${tick})` });
@@ -193,7 +220,7 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       const t = Date.parse(c.start);
       if (t < s || t > u) return false;
       if (q.get('server') && c.server !== q.get('server')) return false;
-      if (q.get('tool') && c.name !== q.get('tool')) return false;
+      if (q.get('tool') && c.name !== q.get('tool') && c.tool !== q.get('tool')) return false;
       if (q.get('client') && c.clientLabel !== q.get('client') && c.clientName !== q.get('client')) return false;
       const o = q.get('outcome');
       if (o && (o === 'error' ? c.outcome === 'ok' : c.outcome !== o)) return false;
@@ -351,7 +378,32 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
     if ((r = /^\/history\/(\d+)$/.exec(p))) {
       const c = st.calls.find((x) => x.id === Number(r[1]));
       if (!c) return json(res, 404, { error: `no call ${r[1]} in the history` });
-      return json(res, 200, { ...c, arguments: c.name === 'add' ? { a: 2, b: 3 } : { message: 'hello from the e2e walk' }, responsePreview: JSON.stringify({ content: [{ type: 'text', text: c.name === 'add' ? 'The sum of 2 and 3 is 5.' : 'Echo: hello from the e2e walk' }] }) });
+      if (c.arguments) return json(res, 200, c);
+      return json(res, 200, { ...c, arguments: c.tool === 'add' ? { a: 2, b: 3 } : { message: 'hello from the e2e walk', apiKey: '[redacted]' }, responsePreview: JSON.stringify({ content: [{ type: 'text', text: c.tool === 'add' ? 'The sum of 2 and 3 is 5.' : 'Echo: hello from the e2e walk' }] }) });
+    }
+    // Try a tool: the schema as a client gets it, and a call recorded as the dashboard's.
+    if ((r = /^\/servers\/([^/]+)\/tools\/([^/]+)(\/call)?$/.exec(p))) {
+      const [server, tool] = [decodeURIComponent(r[1]), decodeURIComponent(r[2])];
+      const t = st.servers[server]?.tools?.find((x) => x.name === tool);
+      if (!st.servers[server]) return json(res, 404, { error: `no server "${server}" in the config` });
+      if (!t) return json(res, 404, { error: `"${server}" offers no tool "${tool}" to its clients (not listed, disabled or held until approved)` });
+      const schema = tool === 'echo' ? { type: 'object', properties: { message: { type: 'string', description: 'Message to echo' }, apiKey: { type: 'string', description: 'a secret' } }, required: ['message'] }
+        : tool === 'add' ? { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] }
+        : { type: 'object', properties: {} };
+      if (m === 'GET' && !r[3]) return json(res, 200, { server, name: tool, description: t.description, inputSchema: schema });
+      if (m === 'POST' && r[3]) {
+        const b = (await body(req)) ?? {};
+        const args = b.arguments ?? {};
+        const result = tool === 'add' ? { content: [{ type: 'text', text: `The sum of ${args.a} and ${args.b} is ${args.a + args.b}.` }], structuredContent: { sum: args.a + args.b } }
+          : tool === 'echo' ? { content: [{ type: 'text', text: `Echo: ${args.message}` }] }
+          : tool === 'getTinyImage' ? { content: [{ type: 'text', text: 'This is a tiny image:' }, { type: 'image', data: gradientPNG(), mimeType: 'image/png' }] }
+          : { isError: true, content: [{ type: 'text', text: `${tool} failed: the fake fails every other tool` }] };
+        const c = { id: st.nextCall++, start: new Date().toISOString(), duration: 3e6, clientLabel: 'dashboard', clientName: 'dashboard', clientVersion: 'dev', session: 'try', endpoint: server, server, method: 'tools/call', name: tool, tool, outcome: result.isError ? 'tool_error' : 'ok', responseSize: JSON.stringify(result).length,
+          arguments: Object.fromEntries(Object.entries(args).map(([k, v]) => [k, /key|token|secret/i.test(k) ? '[redacted]' : v])), responsePreview: JSON.stringify(result) };
+        st.calls.unshift(c);
+        emit('call', c);
+        return json(res, 200, { server, tool, result, duration: 3e6, session: 'try' });
+      }
     }
     if (m === 'GET' && p === '/lifecycle') {
       const server = q.get('server') ?? '';

@@ -38,6 +38,11 @@
 // through the API (the daemon relaunches and relists it, as after an
 // update), sees the tool held with the diff on the server's page, approves
 // it there, and checks that /mcp/SERVER lists it again, changed.
+// --try SERVER (a test MCP server with testmcp's Content tools) tries its
+// tools from its Tools tab (text, image, tool error, a checked form) and
+// runs one again from History; with --call it first checks History's
+// names of calls on /mcp, /mcp/alpha, the profile coding and of an unknown
+// server and tool (walk-try.mjs; --fake does both against the fake).
 // Exits 1 with the failed step on stderr; the screenshots taken so far stay.
 
 import { chromium } from 'playwright-core';
@@ -71,6 +76,7 @@ function parseArgs(argv) {
     else if (a === '--remote') o.remote = val();
     else if (a === '--first-run') o.firstRun = val();
     else if (a === '--held') o.held = val();
+    else if (a === '--try') o.try = val();
     else if (a === '--signin') o.signin = val();
     else if (a === '--install-remote') o.installRemote = val();
     else if (a === '--chromium') o.chromium = val();
@@ -898,6 +904,14 @@ async function walkPages(scheme, interact) {
     await page.locator('dialog[open]').waitFor({ state: 'detached' });
     const exportHref = await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href');
     if (!exportHref?.includes('format=csv')) throw new Error(`bad export link ${exportHref}`);
+  }
+
+  if (interact && (opts.fake || (opts.call && opts.try))) {
+    // History's names, Try a tool and Run again (walk-try.mjs).
+    const { walkNames, walkTry } = await import('./walk-try.mjs');
+    const ctx = { page, go, shot, shotBoth, mcpSession, fake: !!opts.fake, scheme, server: opts.try || 'everything', setStep: (s) => (step = s) };
+    console.log(await walkNames(ctx));
+    console.log(await walkTry(ctx));
   }
 
   step = `${scheme}: usage`;
