@@ -379,6 +379,7 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       const c = st.calls.find((x) => x.id === Number(r[1]));
       if (!c) return json(res, 404, { error: `no call ${r[1]} in the history` });
       if (c.arguments) return json(res, 200, c);
+      if (c.outcome === 'protocol_error') return json(res, 200, { ...c, arguments: { message: 'hello from the e2e walk' } });
       return json(res, 200, { ...c, arguments: c.tool === 'add' ? { a: 2, b: 3 } : { message: 'hello from the e2e walk', apiKey: '[redacted]' }, responsePreview: JSON.stringify({ content: [{ type: 'text', text: c.tool === 'add' ? 'The sum of 2 and 3 is 5.' : 'Echo: hello from the e2e walk' }] }) });
     }
     // Try a tool: the schema as a client gets it, and a call recorded as the dashboard's.

@@ -111,6 +111,17 @@ export function initialValues(fields: Field[], args?: Record<string, unknown>): 
 }
 
 /**
+ * forRetyping clears, in values, the text fields the history redacted
+ * whole: the mark is no value to edit (JSON text keeps the rest of it,
+ * with the mark to replace where it is).
+ */
+export function forRetyping(fields: Field[], values: Values, redacted: string[]): Values {
+  const out = { ...values };
+  for (const f of fields) if (redacted.includes(f.name) && f.kind !== 'json' && out[f.name] === REDACTED) out[f.name] = '';
+  return out;
+}
+
+/**
  * redactedFields are the fields whose value in args the history redacted
  * (the whole value, or a credential inside it): the user must type them
  * again before running the call again.
@@ -125,9 +136,10 @@ export function redactedFields(fields: Field[], args?: Record<string, unknown>):
  * says what is wrong with each field that cannot be: a required field left
  * empty, a number that is not one, JSON text that does not parse or is not
  * of the kind asked, a value still redacted. Optional fields left empty
- * are not sent.
+ * are not sent. retype are the fields whose recorded value was redacted
+ * (redactedFields): left empty, they are refused too, never just left out.
  */
-export function buildArguments(fields: Field[], values: Values): { args: Record<string, unknown>; errors: Record<string, string> } {
+export function buildArguments(fields: Field[], values: Values, retype: string[] = []): { args: Record<string, unknown>; errors: Record<string, string> } {
   const args: Record<string, unknown> = {};
   const errors: Record<string, string> = {};
   for (const f of fields) {
@@ -137,7 +149,7 @@ export function buildArguments(fields: Field[], values: Values): { args: Record<
       continue;
     }
     const text = (v ?? '').toString();
-    if (text.includes(REDACTED)) {
+    if (text.includes(REDACTED) || (text === '' && retype.includes(f.name))) {
       errors[f.name] = 'the history redacted this value: type it again';
       continue;
     }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
-import { REDACTED, argumentsOf, buildArguments, fieldsOf, initialValues, redactedFields } from '../lib/tryform';
+import { REDACTED, argumentsOf, buildArguments, fieldsOf, forRetyping, initialValues, redactedFields } from '../lib/tryform';
 import { showResult } from '../lib/toolresult';
 import ToolResult from '../components/ToolResult.svelte';
 import TryTool from '../components/TryTool.svelte';
@@ -74,6 +74,10 @@ describe('the Try form from a tool input schema', () => {
     let built = buildArguments(fields, values);
     expect(built.errors.apiKey).toBe('the history redacted this value: type it again');
     expect(built.errors.options).toBe('the history redacted this value: type it again');
+    // The form clears a value redacted whole; left empty it is refused, not left out.
+    const cleared = forRetyping(fields, values, redactedFields(fields, recorded));
+    expect([cleared.apiKey, cleared.options]).toEqual(['', values.options]);
+    expect(buildArguments(fields, cleared, ['options', 'apiKey']).errors.apiKey).toBe('the history redacted this value: type it again');
     values.apiKey = 'sk-typed-again';
     values.options = '{"auth": "Bearer real"}';
     built = buildArguments(fields, values);
