@@ -35,9 +35,12 @@ import (
 // alpha whose description changed held with its diff and approved in the
 // page, and a remote server behind a loopback OAuth server signed in from
 // its page (the why shown first), signed out after a confirmation, and
-// signed in again from the servers list. The first run leads with the
-// catalog's featured servers; a profile is created on the Clients page and
-// Cursor connected to it there.
+// signed in again from the servers list; History names calls on /mcp,
+// /mcp/alpha and a profile's endpoint alike and marks an unknown server
+// and tool; beta's tools are tried from its Tools tab (a text, an image, a
+// tool error, a checked form) and one is run again from History. The first
+// run leads with the catalog's featured servers; a profile is created on
+// the Clients page and Cursor connected to it there.
 func TestDashboardInChromium(t *testing.T) {
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
@@ -87,8 +90,17 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The server the walk adds: the test MCP server, like alpha.
-	addCfg, _ := json.Marshal(map[string]any{"command": exe, "env": alphaEnv})
+	// The server the walk adds: the test MCP server, like alpha, with the
+	// tools whose results carry every kind of content, which the walk
+	// tries from its Tools tab (--try).
+	betaEnv := map[string]string{}
+	for _, kv := range testmcp.Env(testmcp.Options{Content: true}) {
+		k, v, _ := strings.Cut(kv, "=")
+		betaEnv[k] = v
+	}
+	addCfg, _ := json.Marshal(map[string]any{"command": exe, "env": betaEnv})
+	// A profile of alpha: History names its calls as /mcp's.
+	setProfiles(t, home, map[string]any{"coding": map[string]any{"servers": []string{"alpha"}}})
 
 	// The remote server the walk adds (disabled): a loopback port where
 	// nothing listens, so nothing outside the machine is reached.
@@ -119,7 +131,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	cmd := exec.CommandContext(t.Context(), node, "../../frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
 		"--out", screenshotsDir, "--mutate", "--first-run", "cursor", "--install", entryName, "--add", "beta="+string(addCfg),
-		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--remote", "gamma="+remoteURL, "--revoke", "cursor", "--held", "alpha", "--signin", "delta="+oauth.URL("/mcp"), "--chromium", chromium)
+		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--remote", "gamma="+remoteURL, "--revoke", "cursor", "--held", "alpha", "--signin", "delta="+oauth.URL("/mcp"), "--try", "beta", "--chromium", chromium)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_E2E_TOKEN="+d.client.Token, "TMPDIR="+t.TempDir())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -178,6 +190,17 @@ func TestDashboardInChromium(t *testing.T) {
 	page, err := d.client.History(t.Context(), url.Values{"client": {"switchboard-e2e"}})
 	if err != nil || len(page.Calls) == 0 {
 		t.Errorf("the walk's MCP call is not in the history: %v %+v", err, page)
+	}
+	// The tools tried in the page were called through the gateway, as the
+	// client "dashboard": text, image, tool error, the form, run again.
+	tried, err := d.client.History(t.Context(), url.Values{"client": {wire.TryClientName}, "server": {"beta"}})
+	if err != nil || len(tried.Calls) < 5 {
+		t.Errorf("the walk's tried tools in the history: %v, %d calls, want 5", err, len(tried.Calls))
+	}
+	for _, c := range tried.Calls {
+		if c.Endpoint != "beta" || c.ClientLabel != wire.TryClientName {
+			t.Errorf("a tried call: endpoint %q, label %q", c.Endpoint, c.ClientLabel)
+		}
 	}
 	// The held tool the walk approved in the page: both in the history.
 	evs, err := d.client.Lifecycle(t.Context(), url.Values{"server": {"alpha"}, "limit": {"1000"}})
