@@ -25,10 +25,14 @@ export async function walkNames({ page, go, shotBoth, mcpSession, fake, scheme, 
     await call('/mcp', 'alpha__nosuch');
   }
   await go('history');
-  await page.getByLabel('Free-text search').fill(fake ? '' : 'named');
   const rows = page.locator('.scroller a.tr');
-  const want = fake ? 1 : 3;
-  await page.waitForFunction((n) => document.querySelectorAll('.scroller a.tr').length >= n, want, { timeout: 20000 });
+  if (fake) await rows.first().waitFor();
+  else {
+    // The search applies 300 ms after typing: wait for its five calls alone.
+    await page.getByLabel('Free-text search').fill('named the same way');
+    await page.waitForFunction(() => document.querySelectorAll('.scroller a.tr').length === 5 && /^5 calls loaded/.test(document.querySelector('.table .foot')?.textContent.trim() ?? ''), null, { timeout: 20000 });
+    await shotBoth('history-names', scheme);
+  }
   const cells = async (row) => (await row.locator('[role="cell"]').allInnerTexts()).map((s) => s.trim());
   const seen = [];
   for (let i = 0; i < Math.min(await rows.count(), 400); i++) {
@@ -61,7 +65,8 @@ export async function walkNames({ page, go, shotBoth, mcpSession, fake, scheme, 
   await dlg.waitFor({ state: 'detached' });
   await page.getByLabel('Outcome').selectOption('');
   // A profile's call: the endpoint says so, the names are /mcp's.
-  await page.getByLabel('Free-text search').fill('');
+  await page.getByLabel('Free-text search').fill(fake ? '' : 'named the same way');
+  if (!fake) await page.waitForFunction(() => /^5 calls loaded/.test(document.querySelector('.table .foot')?.textContent.trim() ?? ''), null, { timeout: 20000 });
   const profileRow = page.locator('.scroller a.tr').filter({ hasText: 'echo' });
   for (let i = 0; i < (await profileRow.count()) && i < 40; i++) {
     await profileRow.nth(i).click();
