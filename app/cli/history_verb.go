@@ -23,7 +23,7 @@ func historyVerb() verb {
 		summary: "list recorded calls, newest first, with filters (--lifecycle: the servers' starts, exits, config changes, installs, tools held and approved)",
 		flags: func(fs *flag.FlagSet) {
 			server = fs.String("server", "", "only calls to this server")
-			tool = fs.String("tool", "", "only calls of this tool, prompt or resource")
+			tool = fs.String("tool", "", "only calls of this tool, prompt or resource: as its server names it (echo, through every endpoint) or as the client called it (alpha__echo)")
 			caller = fs.String("client", "", "only calls from this client (token label or client name)")
 			outcome = fs.String("outcome", "", "ok, tool_error, protocol_error, timeout, cancelled, server_unavailable, interrupted, or error (all but ok)")
 			since = fs.String("since", "", "only calls since this time: RFC 3339 or a duration back from now (1h)")
