@@ -44,7 +44,8 @@ type failArgs struct {
 // number, boolean, enum, array, object) and which replies with what it
 // was given, as text and as structured content.
 func addContentTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "Reply with a small PNG picture and a caption."},
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)} // they change nothing
+	mcp.AddTool(s, &mcp.Tool{Name: "image", Annotations: readOnly, Description: "Reply with a small PNG picture and a caption."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in imageArgs) (*mcp.CallToolResult, any, error) {
 			caption := in.Caption
 			if caption == "" {
@@ -55,7 +56,7 @@ func addContentTools(s *mcp.Server) {
 				&mcp.ImageContent{Data: gradientPNG(), MIMEType: "image/png"},
 			}}, nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Reply with a tool error (isError) carrying message."},
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Annotations: readOnly, Description: "Reply with a tool error (isError) carrying message."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in failArgs) (*mcp.CallToolResult, any, error) {
 			msg := in.Message
 			if msg == "" {
@@ -63,7 +64,7 @@ func addContentTools(s *mcp.Server) {
 			}
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "link", Description: "Reply with a resource link to test://static/hello and structured content."},
+	mcp.AddTool(s, &mcp.Tool{Name: "link", Annotations: readOnly, Description: "Reply with a resource link to test://static/hello and structured content."},
 		func(_ context.Context, _ *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{
 				&mcp.ResourceLink{URI: uriHello, Name: "hello", Description: "A greeting from the server.", MIMEType: "text/plain"},
@@ -83,7 +84,7 @@ func addContentTools(s *mcp.Server) {
 		},
 		"required": []any{"text"},
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "form", Description: "Reply with the arguments given, as JSON text and structured content.", InputSchema: schema},
+	mcp.AddTool(s, &mcp.Tool{Name: "form", Annotations: readOnly, Description: "Reply with the arguments given, as JSON text and structured content.", InputSchema: schema},
 		func(_ context.Context, _ *mcp.CallToolRequest, in formArgs) (*mcp.CallToolResult, formArgs, error) {
 			data, err := json.Marshal(in)
 			if err != nil {
