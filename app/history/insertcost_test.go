@@ -79,7 +79,8 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
 	preview := string(c.Response)
 	row := func(i int) []any {
 		return []any{t0.UnixMicro() + int64(i), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
-			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, "", c.ResponseSize, preview, c.PID}
+			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, "", c.ResponseSize, preview, c.PID,
+			c.Tier, toolOf(&c), c.Unknown}
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
