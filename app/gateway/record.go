@@ -163,10 +163,11 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 // aggregated endpoint (/mcp, a profile's), the server (or alias) the
 // prefix names, which is known or not, and the name after it.
 func (g *Gateway) nameUnrouted(c *record.Call, endpoint string) {
-	c.Tool = ownPart(endpoint, c.Name)
 	if c.Method != "tools/call" && c.Method != "prompts/get" {
-		return // a resource's URI, a completion's ref: no server's name in them
+		c.Tool = c.Name // a resource's URI, a completion's ref: no server's name in them
+		return
 	}
+	c.Tool = ownPart(endpoint, c.Name)
 	if !isAggregated(endpoint) {
 		c.Unknown = record.UnknownTool
 		return

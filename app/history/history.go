@@ -1047,13 +1047,14 @@ func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, fi
 
 // toolOf is c's tool as its server calls it: c.Tool, which the gateway
 // sets; for a call that does not carry it (one the journal carried over a
-// crash), what migration 0006 derives for older calls: the name after the
-// first "__" on an aggregated endpoint, else the name.
+// crash), what migration 0006 derives for older calls: a tool's or
+// prompt's name after the first "__" on an aggregated endpoint, else the
+// name (a resource's URI whole).
 func toolOf(c *record.Call) string {
 	if c.Tool != "" {
 		return c.Tool
 	}
-	if c.Endpoint == "" || strings.HasPrefix(c.Endpoint, "p/") {
+	if (c.Method == "tools/call" || c.Method == "prompts/get") && (c.Endpoint == "" || strings.HasPrefix(c.Endpoint, "p/")) {
 		if i := strings.Index(c.Name, "__"); i > 0 {
 			return c.Name[i+2:]
 		}

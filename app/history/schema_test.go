@@ -423,6 +423,7 @@ func TestMigration6DerivesServerAndTool(t *testing.T) {
 		{"", "alpha", "tools/call", "alpha__nosuch", "protocol_error", `unknown tool "alpha__nosuch"`},
 		{"alpha", "alpha", "resources/read", "test://static/hello", "ok", ""},
 		{"", "alpha", "prompts/get", "alpha__greet", "ok", ""},
+		{"", "alpha", "resources/read", "file:///tmp/a__b.txt", "ok", ""},
 	}
 	for i, r := range rows {
 		if _, err := db.Exec(`INSERT INTO calls (start, endpoint, server, method, name, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -450,6 +451,7 @@ func TestMigration6DerivesServerAndTool(t *testing.T) {
 		"|alpha|nosuch|tool|alpha__nosuch",
 		"alpha|alpha|test://static/hello||test://static/hello",
 		"|alpha|greet||alpha__greet",
+		"|alpha|file:///tmp/a__b.txt||file:///tmp/a__b.txt",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("after the upgrade (endpoint|server|tool|unknown|name):\n got  %q\n want %q", got, want)

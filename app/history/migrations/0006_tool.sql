@@ -8,15 +8,16 @@
 ALTER TABLE calls ADD COLUMN tool TEXT NOT NULL DEFAULT '';
 ALTER TABLE calls ADD COLUMN unknown TEXT NOT NULL DEFAULT '';
 
--- Calls recorded before this version: the tool is the name after the
--- first "__" on an aggregated endpoint (/mcp: endpoint '', a profile's:
--- 'p/<name>'; server names and aliases never contain "__"), else the
--- name itself. A call on an aggregated endpoint that found no server was
+-- Calls recorded before this version: a tool's or prompt's is the name
+-- after the first "__" on an aggregated endpoint (/mcp: endpoint '', a
+-- profile's: 'p/<name>'; server names and aliases never contain "__"),
+-- else the name itself (a resource's URI is never cut). A call on an aggregated endpoint that found no server was
 -- one of a server nobody configured: its server is the name's prefix. A
 -- call the go-sdk answered "unknown tool" or "unknown prompt" was of an
 -- item its (known) server did not offer.
 UPDATE calls SET tool = CASE
-	WHEN (endpoint = '' OR endpoint LIKE 'p/%') AND instr(name, '__') > 1 THEN substr(name, instr(name, '__') + 2)
+	WHEN method IN ('tools/call', 'prompts/get') AND (endpoint = '' OR endpoint LIKE 'p/%') AND instr(name, '__') > 1
+	THEN substr(name, instr(name, '__') + 2)
 	ELSE name END;
 UPDATE calls SET unknown = 'server', server = substr(name, 1, instr(name, '__') - 1)
 	WHERE server = '' AND method IN ('tools/call', 'prompts/get')

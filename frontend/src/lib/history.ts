@@ -232,13 +232,14 @@ const aggregated = (endpoint: string) => endpoint === '' || endpoint.startsWith(
 /**
  * ownName is a call's tool as its server calls it: the daemon records it
  * (tool); for a call without it (an older daemon's), the name after the
- * prefix on an aggregated endpoint (/mcp, a profile's: prefix__tool),
- * else the name; the method for a call without a name.
+ * prefix on an aggregated endpoint (/mcp, a profile's: prefix__tool) for
+ * a tool or a prompt, else the name (a resource's URI whole); the method
+ * for a call without a name.
  */
 export function ownName(c: { endpoint: string; name: string; method: string; tool?: string }): string {
   if (c.tool) return c.tool;
   const n = c.name || c.method;
-  if (aggregated(c.endpoint) && c.name) {
+  if (aggregated(c.endpoint) && c.name && (c.method === 'tools/call' || c.method === 'prompts/get')) {
     const i = c.name.indexOf('__');
     if (i > 0) return c.name.slice(i + 2);
   }

@@ -255,6 +255,7 @@ describe('call details in words', () => {
     expect(ownName({ endpoint: '', name: 'everything__echo', method: 'tools/call' })).toBe('echo');
     expect(ownName({ endpoint: 'everything', name: 'a__b', method: 'tools/call' })).toBe('a__b');
     expect(ownName({ endpoint: '', name: '', method: 'resources/read' })).toBe('resources/read');
+    expect(ownName({ endpoint: '', name: 'file:///tmp/a__b.txt', method: 'resources/read' })).toBe('file:///tmp/a__b.txt');
     expect(endpointOf({ endpoint: '' })).toBe('/mcp (every server)');
     expect(endpointOf({ endpoint: 'fs' })).toBe('/mcp/fs');
     expect(endpointOf({ endpoint: 'p/coding' })).toBe('/mcp/p/coding (profile coding)');
