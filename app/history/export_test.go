@@ -95,7 +95,8 @@ func TestExportCSV(t *testing.T) {
 		pid, _ := strconv.Atoi(r[16])
 		c := Call{ID: id, Start: start, Duration: time.Duration(dur) * time.Microsecond, ClientLabel: r[3],
 			ClientName: r[4], ClientVersion: r[5], Session: r[6], Endpoint: r[7], Server: r[8], Method: r[9],
-			Name: r[10], Outcome: r[12], Error: r[13], ResponseSize: size, ResponsePreview: r[15], PID: pid}
+			Name: r[10], Outcome: r[12], Error: r[13], ResponseSize: size, ResponsePreview: r[15], PID: pid,
+			Tool: r[17], Unknown: r[18]}
 		if r[11] != "" {
 			c.Arguments = json.RawMessage(r[11])
 		}
