@@ -11,9 +11,13 @@ import (
 )
 
 // prepareGroup starts the child in a new process group so console control
-// events aimed at the daemon do not reach it.
+// events aimed at the daemon do not reach it, and without a console window:
+// the tray is a GUI program with no console, so Windows would otherwise open
+// one window per stdio server (node, npx, uvx, python), on the user's
+// desktop, for as long as the server runs. The child still gets a console
+// (hidden), so console programs run as they would in a terminal.
 func prepareGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_NO_WINDOW}
 }
 
 // A group is the Job Object holding a server's process and every process it
