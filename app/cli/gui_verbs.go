@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/autostart"
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/browser"
 	"github.com/switchboardhq/switchboard/app/tokens"
 	"github.com/switchboardhq/switchboard/app/tray"
 	"github.com/switchboardhq/switchboard/app/window"
@@ -64,9 +65,42 @@ func windowVerb() verb {
 			} else if dist, ok := dashboardAssets(); ok {
 				files = dist
 			}
-			return window.Run(ctx, window.Options{Home: e.home, Daemon: resolve, Assets: files, Path: *path, Logger: logger})
+			err = window.Run(ctx, window.Options{Home: e.home, Daemon: resolve, Assets: files, Path: *path, Logger: logger})
+			if errors.Is(err, window.ErrNoWebView) {
+				// Windows without the WebView2 runtime: the same dashboard,
+				// in the default browser, signed in.
+				logger.Warn("window: opening the dashboard in the browser instead", "err", err)
+				fmt.Fprintf(e.stderr, "switchboard: %v; opening the dashboard in your browser instead.\n", err)
+				return openDashboardInBrowser(ctx, resolve, *path)
+			}
+			return err
 		},
 	}
+}
+
+// openDashboardInBrowser is the window's fallback: a one-time sign-in link
+// asked for with the window's token, opened in the default browser. The
+// link's fragment is the page of path (the dashboard routes by fragment,
+// e.g. /#/servers/NAME), which the browser keeps across the sign-in's
+// redirect to /.
+func openDashboardInBrowser(ctx context.Context, resolve window.Resolver, path string) error {
+	t, err := resolve(ctx)
+	if err != nil {
+		return err
+	}
+	c := &client.Client{BaseURL: t.URL.String(), Token: t.Token}
+	lc, err := c.LoginCode(ctx)
+	if err != nil {
+		return fmt.Errorf("asking the daemon for a sign-in link: %w", err)
+	}
+	link := lc.URL
+	if _, frag, ok := strings.Cut(path, "#"); ok && frag != "" {
+		link += "#" + frag
+	}
+	if err := browser.Open(ctx, link); err != nil {
+		return fmt.Errorf("opening the dashboard in a browser: %w", err)
+	}
+	return nil
 }
 
 // windowDaemon starts the daemon if none runs and returns how the window

@@ -31,8 +31,14 @@ const shutdownTimeout = 2 * time.Second
 // When a window is already open for opts.Home, Wails hands this launch's
 // arguments to it (which shows itself and goes to its --path) and ends this
 // process at once with status 1.
+//
+// Without a web view to draw with (no WebView2 runtime on Windows) it
+// returns an error wrapping ErrNoWebView, before showing anything.
 func Run(ctx context.Context, opts Options) error {
 	if err := opts.Validate(); err != nil {
+		return err
+	}
+	if err := webViewProblem(); err != nil {
 		return err
 	}
 	log := opts.Logger
