@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
 .PHONY: all doctor doctor-run build window tray gui-deps run test vet fmt-check node-deps frontend frontend-test fuzz \
-	test-windows dist dist-test clean bench-gateway bench-serve screenshots
+	test-windows test-windows-app dist dist-test clean bench-gateway bench-serve screenshots
 
 # The official TypeScript SDK client, server-everything and the official
 # MCP conformance suite, for the gateway's independent-client tests and its
@@ -185,6 +185,15 @@ fuzz:
 # tests Wine cannot run are listed, with the reason, in build/wine/skip.txt.
 test-windows:
 	./build/wine/test-windows.sh
+
+# The Windows app as a user gets it, under Wine and Xvfb with a tray host:
+# make dist's installer installed silently into a fresh prefix, the tray
+# started from its Start-menu shortcut, screenshots of its icon and menu
+# (docs/screenshots/windows-tray-*.png), Claude Desktop's and Cursor's
+# entries written and used, the window's browser fallback, Quit and the
+# uninstaller leaving no process (build/wine/test-windows-app.sh).
+test-windows-app: node-deps
+	VERSION='$(shell cat $(DIST)/VERSION 2>/dev/null)' ./build/wine/test-windows-app.sh
 
 # Installable artefacts for every platform, into dist/ (see README "Install"):
 #   Linux:   a .deb (nfpm, pinned in build/tools/go.mod) and a .tar.gz,
