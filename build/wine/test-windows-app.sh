@@ -309,6 +309,9 @@ ok "Quit from the menu: all $n_before processes gone (tray, its watchdog, the se
 w start "$lnk" >>"$log/start.log" 2>&1 || fail "wine start Switchboard.lnk (again)"
 poll 60 find_icon || fail "the tray did not start again"
 w "$driver" answers >"$log/answers2.log" 2>&1 || fail "the daemon does not answer (again)"
+# Started again, the daemon knows the servers' tools and starts them on
+# first use: start them, so the uninstaller has servers to stop.
+for s in echo everything; do w "$sb" start "$s" >>"$log/start.log" 2>&1 || fail "switchboard.exe start $s"; done
 poll 90 running || fail "the servers did not start again: $(w "$sb" servers 2>&1 | tr -d '\r')"
 begin
 w "$inst/uninstall.exe" /S >"$log/uninstall.log" 2>&1 || true
