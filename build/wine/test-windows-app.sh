@@ -40,9 +40,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-VERSION=${VERSION:-$(cat dist/VERSION 2>/dev/null || true)}
-[ -n "$VERSION" ] || { echo "test-windows-app: dist/VERSION is missing: run make dist" >&2; exit 1; }
-setup=$root/dist/switchboard_${VERSION}_windows_amd64_setup.exe
+# WINE_APP_DIST: another dist directory (e.g. an older build's, to see a
+# check fail).
+dist=${WINE_APP_DIST:-$root/dist}
+VERSION=${VERSION:-$(cat "$dist/VERSION" 2>/dev/null || true)}
+[ -n "$VERSION" ] || { echo "test-windows-app: $dist/VERSION is missing: run make dist" >&2; exit 1; }
+setup=$dist/switchboard_${VERSION}_windows_amd64_setup.exe
 [ -s "$setup" ] || { echo "test-windows-app: $setup is missing: run make dist" >&2; exit 1; }
 lane=${WINE_APP_DIR:-$root/bin/wine-app}
 cache=$root/bin/wine-app-cache
@@ -289,7 +292,7 @@ click_item() { # click_item PIXELS-ABOVE-THE-MENU'S-BOTTOM
 }
 click_item 89
 browserlog=$WINEPREFIX/drive_c/lane/browser.log
-poll 60 grep -q '^ok signed in' "$browserlog" || fail "Open Switchboard did not sign a browser in: $(cat "$browserlog" 2>/dev/null)"
+poll 60 grep -qs '^ok signed in' "$browserlog" || fail "Open Switchboard did not sign a browser in: $(cat "$browserlog" 2>/dev/null)"
 poll 20 eval '! procs | grep -q switchboard-window.exe' || fail "switchboard-window.exe did not exit"
 sed 's/code=[0-9a-f]*/code=…/; s/^/    /' "$browserlog"
 ok "Open Switchboard without WebView2: the dashboard opened in the default browser, signed in"
