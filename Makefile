@@ -189,11 +189,12 @@ test-windows:
 # The Windows app as a user gets it, under Wine and Xvfb with a tray host:
 # make dist's installer installed silently into a fresh prefix, the tray
 # started from its Start-menu shortcut, screenshots of its icon and menu
-# (docs/screenshots/windows-tray-*.png), Claude Desktop's and Cursor's
+# (bin/wine-app/screenshots; SCREENSHOTS=docs/screenshots updates the
+# README's windows-tray-*.png), Claude Desktop's and Cursor's
 # entries written and used, the window's browser fallback, Quit and the
 # uninstaller leaving no process (build/wine/test-windows-app.sh).
 test-windows-app: node-deps
-	VERSION='$(shell cat $(DIST)/VERSION 2>/dev/null)' ./build/wine/test-windows-app.sh
+	VERSION='$(shell cat $(DIST)/VERSION 2>/dev/null)' SCREENSHOTS='$(SCREENSHOTS)' ./build/wine/test-windows-app.sh
 
 # Installable artefacts for every platform, into dist/ (see README "Install"):
 #   Linux:   a .deb (nfpm, pinned in build/tools/go.mod) and a .tar.gz,

@@ -15,7 +15,9 @@
 #      (`wine start` on the Switchboard.lnk the installer made);
 #   4. the daemon answers on the address in %APPDATA%\Switchboard\daemon.json;
 #   5. screenshots of the icon and of its menu, opened with a click, go to
-#      docs/screenshots/windows-tray-{icon,menu}.png (SCREENSHOTS=DIR elsewhere);
+#      windows-tray-{icon,menu}.png in the lane's directory, or in
+#      SCREENSHOTS (SCREENSHOTS=docs/screenshots updates the README's: a
+#      test run changes nothing in the tree);
 #      no server opened a console window;
 #   6. `switchboard.exe clients connect claude-desktop` writes
 #      %APPDATA%\Claude\claude_desktop_config.json, and the MSIX install's
@@ -49,7 +51,7 @@ setup=$dist/switchboard_${VERSION}_windows_amd64_setup.exe
 [ -s "$setup" ] || { echo "test-windows-app: $setup is missing: run make dist" >&2; exit 1; }
 lane=${WINE_APP_DIR:-$root/bin/wine-app}
 cache=$root/bin/wine-app-cache
-shots=${SCREENSHOTS:-$root/docs/screenshots}
+shots=${SCREENSHOTS:-$lane/screenshots}
 node_version=20.20.2
 everything=$root/app/gateway/testdata/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 
