@@ -230,15 +230,24 @@ consoles=$(big_windows)
 [ -z "$consoles" ] || fail "windows are open beside the tray icon (a server's console?): $consoles"
 eval "$(xdotool getwindowgeometry --shell "$icon")"
 icon_x=$((X + WIDTH / 2)) icon_y=$((Y + HEIGHT / 2))
-menu=""
+menu="" mw=0 mh=0 mx=0 my=0
+# drawn: the menu's window is mapped before it is painted (light grey).
+drawn() {
+	[ "$(import -window root -crop "${mw}x$mh+$mx+$my" +repage png:- | convert - -format '%[fx:mean>0.5]' info:)" = 1 ]
+}
+# open_menu clicks the icon and waits for its menu, painted; its geometry
+# is then in mw, mh, mx, my.
 open_menu() {
+	local g r
 	xdotool mousemove "$icon_x" "$icon_y" click 1
-	poll 10 eval 'menu=$(big_windows | head -1); [ -n "$menu" ]'
+	poll 10 eval 'menu=$(big_windows | head -1); [ -n "$menu" ]' || return 1
+	read -r _ g _ <<<"$menu"
+	mw=${g%%x*} r=${g#*x}
+	mh=${r%%+*} r=${r#*+}
+	mx=${r%%+*} my=${r#*+}
+	poll 10 drawn
 }
 open_menu || fail "a click on the icon opened no menu"
-sleep 0.5 # the menu is drawn after it is mapped
-read -r menu_id menu_geom _ <<<"$menu"
-mw=${menu_geom%%x*} rest=${menu_geom#*x} mh=${rest%%+*} rest=${rest#*+} mx=${rest%%+*} my=${rest#*+}
 import -window root -crop "$((mx + mw + 8))x$((my + mh + 8))+0+0" +repage "$shots/windows-tray-menu.png"
 xdotool key Escape
 ok "screenshots: $shots/windows-tray-icon.png, $shots/windows-tray-menu.png (menu ${mw}x$mh); no console window open"
@@ -282,15 +291,7 @@ done
 # The menu's rows from its bottom: Quit 13 px up, "Open Switchboard" 89.
 click_item() { # click_item PIXELS-ABOVE-THE-MENU'S-BOTTOM
 	open_menu || fail "no menu"
-	sleep 0.3
-	local g r h x y
-	read -r _ g _ <<<"$menu"
-	r=${g#*x}
-	h=${r%%+*}
-	r=${r#*+}
-	x=${r%%+*}
-	y=${r#*+}
-	xdotool mousemove "$((x + 50))" "$((y + h - $1))" click 1
+	xdotool mousemove "$((mx + 50))" "$((my + mh - $1))" click 1
 }
 click_item 89
 browserlog=$WINEPREFIX/drive_c/lane/browser.log
