@@ -839,7 +839,7 @@ func (s *Store) commitBatch(batch []item) (stored []Call, err error) {
 const (
 	insertCallsInto = `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
 			session, endpoint, server, method, name, arguments, outcome, error, response_size,
-			response_preview, pid, tier, tool, unknown) VALUES `
+			response_preview, pid, tier, tool, unknown, decided_by, decision_allowed, decided_at) VALUES `
 	insertLog    = `INSERT INTO logs (time, server, pid, stream, text) VALUES (?,?,?,?,?)`
 	insertEvent  = `INSERT INTO events (time, server, kind, pid, exit, message, state) VALUES (?,?,?,?,?,?,?)`
 	insertSample = `INSERT INTO samples (time, server, cpu, rss, processes) VALUES (?,?,?,?,?)`
@@ -981,7 +981,28 @@ func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, er
 const callsPerInsert = 32
 
 // callColumns is how many values insertCall binds for one call.
-const callColumns = 19
+const callColumns = 22
+
+// appendDecision appends the decision columns of a call to args: who
+// decided ("" when nobody was asked), whether it was allowed, when.
+func appendDecision(args []any, d *record.Decision) []any {
+	if d == nil {
+		return append(args, "", 0, int64(0))
+	}
+	allowed := 0
+	if d.Allowed {
+		allowed = 1
+	}
+	return append(args, d.By, allowed, d.At.UnixMicro())
+}
+
+// storedDecision is d as stored: its time to the microsecond, in UTC.
+func storedDecision(d *record.Decision) *record.Decision {
+	if d == nil {
+		return nil
+	}
+	return &record.Decision{By: d.By, Allowed: d.Allowed, At: time.UnixMicro(d.At.UnixMicro()).UTC()}
+}
 
 // callInsert returns the INSERT of n calls (1 ≤ n ≤ callsPerInsert), built
 // once per n by the writer.
@@ -1017,6 +1038,7 @@ func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, fi
 		args = append(args, c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
 			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, errTexts[i], int64(c.ResponseSize),
 			preparePreview(c.Response, s.opts.PreviewLimit, values), int64(c.PID), c.Tier, toolOf(c), c.Unknown)
+		args = appendDecision(args, c.Decision)
 	}
 	res, err := b.exec(s.callInsert(len(calls)), args...)
 	if err != nil {
@@ -1039,7 +1061,7 @@ func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, fi
 				ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
 				Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
 				Outcome: c.Outcome, Error: errTexts[i], ResponseSize: c.ResponseSize, PID: c.PID, Tier: c.Tier,
-				Tool: toolOf(c), Unknown: c.Unknown})
+				Tool: toolOf(c), Unknown: c.Unknown, Decision: storedDecision(c.Decision)})
 		}
 	}
 	return stored, nil

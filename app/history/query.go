@@ -50,6 +50,9 @@ type Call struct {
 	// UnknownServer, UnknownTool).
 	Tool    string `json:"tool,omitempty"`
 	Unknown string `json:"unknown,omitempty"`
+	// Decision is the user's answer when the call had to be asked for
+	// (see record.Decision); nil when it was not, and for older calls.
+	Decision *record.Decision `json:"decision,omitempty"`
 }
 
 // OutcomeError, as CallQuery.Outcome, matches every outcome but "ok".
@@ -185,7 +188,8 @@ func (q CallQuery) whereAbove(minID int64) (string, []any) {
 }
 
 const listColumns = `id, start, duration_us, client_label, client_name, client_version, session, endpoint,
-	server, method, name, outcome, error, response_size, pid, tier, tool, unknown`
+	server, method, name, outcome, error, response_size, pid, tier, tool, unknown,
+	decided_by, decision_allowed, decided_at`
 
 const fullColumns = listColumns + `, arguments, response_preview`
 
@@ -193,9 +197,12 @@ type scanner interface{ Scan(...any) error }
 
 func scanCall(sc scanner, full bool) (Call, error) {
 	var c Call
-	var start, dur int64
+	var start, dur, decidedAt int64
+	var decidedBy string
+	var allowed bool
 	dest := []any{&c.ID, &start, &dur, &c.ClientLabel, &c.ClientName, &c.ClientVersion, &c.Session,
-		&c.Endpoint, &c.Server, &c.Method, &c.Name, &c.Outcome, &c.Error, &c.ResponseSize, &c.PID, &c.Tier, &c.Tool, &c.Unknown}
+		&c.Endpoint, &c.Server, &c.Method, &c.Name, &c.Outcome, &c.Error, &c.ResponseSize, &c.PID, &c.Tier, &c.Tool, &c.Unknown,
+		&decidedBy, &allowed, &decidedAt}
 	var args sql.NullString
 	if full {
 		dest = append(dest, &args, &c.ResponsePreview)
@@ -205,6 +212,9 @@ func scanCall(sc scanner, full bool) (Call, error) {
 	}
 	c.Start = time.UnixMicro(start).UTC()
 	c.Duration = time.Duration(dur) * time.Microsecond
+	if decidedBy != "" {
+		c.Decision = &record.Decision{By: decidedBy, Allowed: allowed, At: time.UnixMicro(decidedAt).UTC()}
+	}
 	if args.Valid {
 		c.Arguments = json.RawMessage(args.String)
 	}

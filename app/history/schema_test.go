@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/internal/testutil/sqlitedamage"
+	"github.com/switchboardhq/switchboard/app/record"
 )
 
 // rawDB opens path with no migrations applied.
@@ -74,6 +75,8 @@ func TestMigrationsFromEveryVersion(t *testing.T) {
 			checkSchemaV3(t, s)
 			fresh := call(5, "new", "fresh", `{"q":"aardvark"}`)
 			fresh.Tier = "destructive"
+			decided := time.Date(2026, 7, 1, 12, 0, 0, 123456789, time.UTC)
+			fresh.Decision = &record.Decision{By: record.DecidedByDashboard, Allowed: true, At: decided}
 			s.RecordCall(fresh)
 			flush(t, s)
 			// Version 4's tier: the new call's is kept, an older call has none.
@@ -88,6 +91,17 @@ func TestMigrationsFromEveryVersion(t *testing.T) {
 			}
 			if got, err := s.Call(ctx, all.Calls[0].ID); err != nil || got.Tier != "destructive" {
 				t.Errorf("Call(%d) tier = %q (%v), want destructive", all.Calls[0].ID, got.Tier, err)
+			}
+			// Version 5's decision: the new call's is kept (to the
+			// microsecond), an older call has none.
+			for _, c := range all.Calls {
+				want := c.Name == "fresh"
+				if (c.Decision != nil) != want {
+					t.Errorf("call %s has decision %+v after upgrade, want one: %v", c.Name, c.Decision, want)
+				}
+				if want && (c.Decision.By != record.DecidedByDashboard || !c.Decision.Allowed || !c.Decision.At.Equal(decided.Truncate(time.Microsecond))) {
+					t.Errorf("call %s decision = %+v, want allowed by dashboard at %v", c.Name, c.Decision, decided)
+				}
 			}
 			p, err := s.Calls(ctx, CallQuery{Text: "aardvark"})
 			if err != nil {

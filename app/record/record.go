@@ -47,7 +47,10 @@ type Call struct {
 	Unknown string `json:"unknown,omitempty"`
 	// Tier is a tool call's tool's tier (see app/tiers): "read", "write"
 	// or "destructive"; "" for other methods and unknown tools.
-	Tier         string          `json:"tier,omitempty"`
+	Tier string `json:"tier,omitempty"`
+	// Decision is the user's answer when the call had to be asked for (a
+	// destructive tool's, see gateway's asks); nil when it was not.
+	Decision     *Decision       `json:"decision,omitempty"`
 	Arguments    json.RawMessage `json:"arguments,omitempty"`
 	Outcome      string          `json:"outcome"`
 	Error        string          `json:"error,omitempty"`
@@ -57,4 +60,21 @@ type Call struct {
 	// Journal is the call's id in the call journal, noted when it started
 	// (0: not noted); the history ends it there once the call is stored.
 	Journal uint64 `json:"-"`
+}
+
+// Who decides on a call that has to be asked for (Decision.By).
+const (
+	DecidedByElicitation   = "elicitation"    // the client, by form elicitation (session era)
+	DecidedByInputRequired = "input_required" // the client, through an input-required round (2026-07-28 era)
+	DecidedByDashboard     = "dashboard"      // the user, on the dashboard's pending asks
+	DecidedByTray          = "tray"           // the user, from the tray's menu
+	DecidedByCLI           = "cli"            // the user, with switchboard asks allow|deny
+	DecidedByTimeout       = "timeout"        // nobody answered in time: denied
+)
+
+// A Decision is the answer to a call that had to be asked for.
+type Decision struct {
+	By      string    `json:"by"`
+	Allowed bool      `json:"allowed"`
+	At      time.Time `json:"at"`
 }
