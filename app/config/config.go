@@ -110,6 +110,11 @@ type Config struct {
 	// server's tools (for clients that cope badly with many tools).
 	ToolSearch bool `json:"toolSearch,omitempty"`
 
+	// AskTimeout is how long a call that waits for the user's yes (see
+	// Server.AskBeforeDestructive) waits before it is denied; zero means
+	// the default (2 minutes). Between MinAskTimeout and MaxAskTimeout.
+	AskTimeout Duration `json:"askTimeout,omitzero"`
+
 	// SandboxDefault says whether servers added by hand run confined:
 	// SandboxConfined or SandboxOff ("" is off). See Server.IsConfined.
 	SandboxDefault string `json:"sandboxDefault,omitempty"`
@@ -194,6 +199,12 @@ type Server struct {
 	// app/approvals). Nil (the key is absent) means true; false is for a
 	// server the user trusts. Use IsHoldingChangedTools.
 	HoldChangedTools *bool `json:"holdChangedTools,omitempty"`
+
+	// AskBeforeDestructive makes a call of one of this server's
+	// destructive tools wait for the user's yes (asked in the client when
+	// it can answer, else on the dashboard and in the tray; see the
+	// gateway's asks.go). Off by default.
+	AskBeforeDestructive bool `json:"askBeforeDestructive,omitempty"`
 
 	// Alias, when set, replaces the server's name as the prefix of its
 	// tools and prompts on the aggregated endpoint (alias__tool), to keep
@@ -335,6 +346,7 @@ func (c *Config) Clone() *Config {
 		SessionTimeout: c.SessionTimeout,
 		Profiles:       cloneProfiles(c.Profiles),
 		ToolSearch:     c.ToolSearch,
+		AskTimeout:     c.AskTimeout,
 		SandboxDefault: c.SandboxDefault,
 	}
 	if c.Servers != nil {

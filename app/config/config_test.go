@@ -265,6 +265,8 @@ func TestTypeErrors(t *testing.T) {
 		{"servers array", "{\"version\": 1, \"servers\": []}", "servers", `[]`, "expected an object"},
 		{"listen number", "{\"version\": 1,\n\"listen\": 7391}", "listen", `7391`, "expected a string"},
 		{"toolSearch string", "{\"version\": 1, \"toolSearch\": \"yes\"}", "toolSearch", `"yes"`, "expected true or false"},
+		{"askTimeout number", "{\"version\": 1, \"askTimeout\": 30}", "askTimeout", `30`, "duration"},
+		{"askBeforeDestructive string", server(`{"command": "x", "askBeforeDestructive": "yes"}`), "servers.fs.askBeforeDestructive", `"yes"`, "expected true or false"},
 		{"version string", "{\"version\": \"1\"}", "version", `"1"`, "expected an integer"},
 		{"negative version", "{\"version\": -1}", "version", `-1`, "must not be negative"},
 		{"top level array", " [1]", "", `[`, "expected a JSON object"},
@@ -304,10 +306,13 @@ func validConfig() *Config {
 				Timeout:       Duration{2 * time.Minute},
 				DisabledTools: []string{"write_file"},
 				Roots:         []string{"/home/me/src"},
+
+				AskBeforeDestructive: true,
 			},
 		},
 		SessionTimeout: Duration{45 * time.Minute},
 		ToolSearch:     true,
+		AskTimeout:     Duration{5 * time.Minute},
 	}
 }
 
@@ -319,6 +324,12 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", func(c *Config) {}, ""},
 		{"no servers", func(c *Config) { c.Servers = nil }, ""},
+		{"askTimeout default", func(c *Config) { c.AskTimeout = Duration{} }, ""},
+		{"askTimeout shortest", func(c *Config) { c.AskTimeout = Duration{time.Second} }, ""},
+		{"askTimeout longest", func(c *Config) { c.AskTimeout = Duration{time.Hour} }, ""},
+		{"askTimeout too short", func(c *Config) { c.AskTimeout = Duration{500 * time.Millisecond} }, "askTimeout"},
+		{"askTimeout too long", func(c *Config) { c.AskTimeout = Duration{time.Hour + time.Second} }, "askTimeout"},
+		{"askTimeout negative", func(c *Config) { c.AskTimeout = Duration{-time.Second} }, "askTimeout"},
 		{"version", func(c *Config) { c.Version = 2 }, "version"},
 		{"listen empty", func(c *Config) { c.Listen = "" }, "listen"},
 		{"listen no port", func(c *Config) { c.Listen = "127.0.0.1" }, "listen"},

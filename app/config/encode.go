@@ -169,6 +169,10 @@ func (c Config) appendJSON(b []byte) []byte {
 		w.key("toolSearch")
 		w.b = append(w.b, "true"...)
 	}
+	if c.AskTimeout.Duration != 0 {
+		w.key("askTimeout")
+		w.b = appendString(w.b, c.AskTimeout.String())
+	}
 	if c.SandboxDefault != "" {
 		w.key("sandboxDefault")
 		w.b = appendString(w.b, c.SandboxDefault)
@@ -242,6 +246,10 @@ func (s Server) appendJSON(b []byte) []byte {
 	if s.HoldChangedTools != nil {
 		w.key("holdChangedTools")
 		w.b = strconv.AppendBool(w.b, *s.HoldChangedTools)
+	}
+	if s.AskBeforeDestructive {
+		w.key("askBeforeDestructive")
+		w.b = append(w.b, "true"...)
 	}
 	if s.Alias != "" {
 		w.key("alias")

@@ -341,6 +341,8 @@ func (p *parser) config(top []member) (*Config, error) {
 			c.Profiles, err = p.profiles(m.key, m.valOff, m.val)
 		case "toolSearch":
 			err = p.scalar(m.key, m.valOff, m.val, &c.ToolSearch, "true or false")
+		case "askTimeout":
+			err = p.scalar(m.key, m.valOff, m.val, &c.AskTimeout, durationWant)
 		case "sandboxDefault":
 			err = p.scalar(m.key, m.valOff, m.val, &c.SandboxDefault, `"confined" or "off"`)
 		default:
@@ -417,6 +419,8 @@ func (p *parser) server(field string, off int, raw []byte) (Server, error) {
 			s.Tiers, err = p.tiers(f, m.valOff, m.val)
 		case "holdChangedTools":
 			s.HoldChangedTools, err = p.optionalBool(f, m.valOff, m.val)
+		case "askBeforeDestructive":
+			err = p.scalar(f, m.valOff, m.val, &s.AskBeforeDestructive, "true or false")
 		case "alias":
 			err = p.scalar(f, m.valOff, m.val, &s.Alias, "a string")
 		case "secretEnv":

@@ -48,6 +48,11 @@ type Profile struct {
 	// it is refused. "" caps nothing.
 	MaxTier tiers.Tier `json:"maxTier,omitempty"`
 
+	// AskBeforeDestructive makes a call of a destructive tool through the
+	// profile's endpoint wait for the user's yes, whatever its server's
+	// own setting (see Server.AskBeforeDestructive). Off by default.
+	AskBeforeDestructive bool `json:"askBeforeDestructive,omitempty"`
+
 	// extra holds keys this package does not know, verbatim (compacted).
 	extra map[string]json.RawMessage
 }
@@ -167,6 +172,8 @@ func (p *parser) profile(field string, off int, raw []byte) (Profile, error) {
 			pr.Tools, err = p.profileTools(f, m.valOff, m.val)
 		case "toolSearch":
 			err = p.scalar(f, m.valOff, m.val, &pr.ToolSearch, "true or false")
+		case "askBeforeDestructive":
+			err = p.scalar(f, m.valOff, m.val, &pr.AskBeforeDestructive, "true or false")
 		case "maxTier":
 			if !isNull(m.val) && m.val[0] != '"' {
 				err = p.typeError(f, m.valOff, m.val, `a tier: "read", "write" or "destructive"`)
@@ -234,6 +241,10 @@ func (p Profile) appendJSON(b []byte) []byte {
 	if p.MaxTier != "" {
 		w.key("maxTier")
 		w.b = appendString(w.b, string(p.MaxTier))
+	}
+	if p.AskBeforeDestructive {
+		w.key("askBeforeDestructive")
+		w.b = append(w.b, "true"...)
 	}
 	w.extra(p.extra)
 	return append(w.b, '}')

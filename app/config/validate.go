@@ -80,6 +80,9 @@ func (c *Config) validate() *Error {
 	if d := c.SessionTimeout; d.Duration != 0 && d.Duration < MinSessionTimeout {
 		return invalid("sessionTimeout", "invalid value %s: at least %s (or 0 for the default, 30m)", d, MinSessionTimeout)
 	}
+	if d := c.AskTimeout.Duration; d != 0 && (d < MinAskTimeout || d > MaxAskTimeout) {
+		return invalid("askTimeout", "invalid value %s: between %s and %s (or 0 for the default, 2m)", c.AskTimeout, MinAskTimeout, MaxAskTimeout)
+	}
 	prefixes := map[string]string{} // prefix on the aggregated endpoint → server
 	for _, name := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[name]
@@ -249,6 +252,12 @@ func validateDuration(field string, d Duration) *Error {
 	}
 	return nil
 }
+
+// The bounds of the ask timeout the config accepts (askTimeout).
+const (
+	MinAskTimeout = time.Second
+	MaxAskTimeout = time.Hour
+)
 
 // MinSessionTimeout is the shortest session timeout the config accepts.
 const MinSessionTimeout = time.Minute

@@ -247,6 +247,9 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 			return false // tierCaps refuses it (tiers.go)
 		}
 	}
+	if g.needsAsk(endpoint, server, original) {
+		return false // askFirst asks the user first (asks.go)
+	}
 	var meta mcp.Meta
 	if p.meta != nil && string(p.meta) != "null" {
 		if json.Unmarshal(p.meta, &meta) != nil {

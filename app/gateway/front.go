@@ -51,11 +51,11 @@ func (g *Gateway) newFront(server string, budget int, search bool) *mcp.Server {
 		// A call_tool becomes the call of its tool before the recorder
 		// sees it, and reaches the call_tool handler innermost.
 		s.AddReceivingMiddleware(g.cancelOnSessionEnd(), g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.searchCalls(server, budget),
-			g.recordMiddleware(server), g.heldTools(server, budget), g.tierCaps(server, budget), g.unlistedTools(server, budget), g.rawResults(), g.searchDispatch())
+			g.recordMiddleware(server), g.heldTools(server, budget), g.tierCaps(server, budget), g.askFirst(server, budget), g.unlistedTools(server, budget), g.rawResults(), g.searchDispatch())
 		return s
 	}
 	s.AddReceivingMiddleware(g.cancelOnSessionEnd(), g.eraResults(), g.awaitLists(server), g.instructionsMiddleware(server), g.recordMiddleware(server),
-		g.heldTools(server, budget), g.tierCaps(server, budget), g.unlistedTools(server, budget), g.rawResults())
+		g.heldTools(server, budget), g.tierCaps(server, budget), g.askFirst(server, budget), g.unlistedTools(server, budget), g.rawResults())
 	return s
 }
 
@@ -177,6 +177,9 @@ func (g *Gateway) toolHandler(server, original string) mcp.ToolHandler {
 			rec.call.Server, rec.call.Tool = server, original
 		}
 		g.noteTier(recordFrom(ctx), server, original)
+		if r := askRoundFrom(ctx); r != nil {
+			return r, nil // the user is asked first (asks.go)
+		}
 		if req.ProtocolVersion() >= statelessVersion {
 			return g.statelessToolCall(ctx, req, server, original)
 		}

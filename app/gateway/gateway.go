@@ -147,6 +147,9 @@ type ServerConfig struct {
 	// TrustTools says the user trusts the server: its new and changed
 	// tools are not held (Options.Reviewer is told so, and approves them).
 	TrustTools bool
+	// AskBeforeDestructive makes a call of one of the server's
+	// destructive tools wait for the user's yes (see asks.go).
+	AskBeforeDestructive bool
 }
 
 // DefaultLeaseIdle is how long a session-mode client session keeps its
@@ -237,6 +240,13 @@ type Options struct {
 	// first listing, or a relist): the Tools it tells have changed. It
 	// must not block.
 	Listed func(server string)
+	// Asker puts the calls that need the user's yes before the user when
+	// their client cannot answer (see asks.go); nil: such calls wait for
+	// the ask timeout, which denies them.
+	Asker Asker
+	// AskTimeout is how long a call waits for the user's answer; 0 means
+	// DefaultAskTimeout. See SetAskTimeout.
+	AskTimeout time.Duration
 }
 
 // A Gateway serves the MCP endpoints. Create it with New, give it the
@@ -280,6 +290,7 @@ type Gateway struct {
 	guard     sessionGuard
 	inflight  sessionCalls
 	fast      fastState
+	asks      askState
 }
 
 // New makes a gateway with no servers.
@@ -314,6 +325,7 @@ func New(opts Options) *Gateway {
 	g.callers.init()
 	g.splice.init()
 	g.pending.init()
+	g.asks.init(opts.AskTimeout)
 	g.leases.init(func(f func()) { g.wg.Go(f) })
 	g.guard.init()
 	g.subs.init(func(f func()) { g.wg.Go(f) }, g.sessionUnsubscribed)
@@ -551,6 +563,7 @@ func (g *Gateway) Close() {
 	for _, p := range g.pending.list(nil) {
 		g.endPending(p)
 	}
+	g.endAsks()
 	g.wg.Wait()
 }
 

@@ -28,6 +28,9 @@ type ProfileConfig struct {
 	// MaxTier caps the tiers of the tools the profile offers ("" caps
 	// nothing); see tiers.go.
 	MaxTier tiers.Tier
+	// AskBeforeDestructive makes a call of a destructive tool through the
+	// profile's endpoint wait for the user's yes (see asks.go).
+	AskBeforeDestructive bool
 }
 
 // An aggregate is one aggregated endpoint: /mcp, over every server, or a
@@ -97,6 +100,8 @@ type serverSet struct {
 	tools map[string][]string
 	// maxTier caps the tiers of the tools offered; "" caps nothing.
 	maxTier tiers.Tier
+	// askBeforeDestructive: see ProfileConfig.AskBeforeDestructive.
+	askBeforeDestructive bool
 }
 
 func (s serverSet) shows(server string) bool { return s.servers == nil || s.servers[server] }
@@ -110,7 +115,7 @@ func (s serverSet) showsTool(server, tool string) bool {
 }
 
 func setOf(p ProfileConfig) serverSet {
-	s := serverSet{servers: make(map[string]bool, len(p.Servers)), tools: map[string][]string{}, maxTier: p.MaxTier}
+	s := serverSet{servers: make(map[string]bool, len(p.Servers)), tools: map[string][]string{}, maxTier: p.MaxTier, askBeforeDestructive: p.AskBeforeDestructive}
 	for _, name := range p.Servers {
 		s.servers[name] = true
 	}

@@ -996,12 +996,13 @@ func appendDecision(args []any, d *record.Decision) []any {
 	return append(args, d.By, allowed, d.At.UnixMicro())
 }
 
-// storedDecision is d as stored: its time to the microsecond, in UTC.
-func storedDecision(d *record.Decision) *record.Decision {
-	if d == nil {
-		return nil
+// withDecision is c with d as stored: its time to the microsecond, in UTC.
+func (c Call) withDecision(d *record.Decision) Call {
+	if d != nil {
+		at := time.UnixMicro(d.At.UnixMicro()).UTC()
+		c.DecidedBy, c.DecisionAllowed, c.DecidedAt = d.By, d.Allowed, &at
 	}
-	return &record.Decision{By: d.By, Allowed: d.Allowed, At: time.UnixMicro(d.At.UnixMicro()).UTC()}
+	return c
 }
 
 // callInsert returns the INSERT of n calls (1 ≤ n ≤ callsPerInsert), built
@@ -1061,7 +1062,7 @@ func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, fi
 				ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
 				Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
 				Outcome: c.Outcome, Error: errTexts[i], ResponseSize: c.ResponseSize, PID: c.PID, Tier: c.Tier,
-				Tool: toolOf(c), Unknown: c.Unknown, Decision: storedDecision(c.Decision)})
+				Tool: toolOf(c), Unknown: c.Unknown}.withDecision(c.Decision))
 		}
 	}
 	return stored, nil

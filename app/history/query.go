@@ -50,9 +50,14 @@ type Call struct {
 	// UnknownServer, UnknownTool).
 	Tool    string `json:"tool,omitempty"`
 	Unknown string `json:"unknown,omitempty"`
-	// Decision is the user's answer when the call had to be asked for
-	// (see record.Decision); nil when it was not, and for older calls.
-	Decision *record.Decision `json:"decision,omitempty"`
+	// DecidedBy, DecisionAllowed and DecidedAt are the user's answer when
+	// the call had to be asked for (see record.Decision): who decided
+	// (record.DecidedBy...), whether the call was allowed, and when.
+	// DecidedBy is "" (and DecidedAt nil) when it was not asked for, and
+	// for older calls.
+	DecidedBy       string     `json:"decidedBy,omitempty"`
+	DecisionAllowed bool       `json:"decisionAllowed,omitempty"`
+	DecidedAt       *time.Time `json:"decidedAt,omitempty"`
 }
 
 // OutcomeError, as CallQuery.Outcome, matches every outcome but "ok".
@@ -213,7 +218,8 @@ func scanCall(sc scanner, full bool) (Call, error) {
 	c.Start = time.UnixMicro(start).UTC()
 	c.Duration = time.Duration(dur) * time.Microsecond
 	if decidedBy != "" {
-		c.Decision = &record.Decision{By: decidedBy, Allowed: allowed, At: time.UnixMicro(decidedAt).UTC()}
+		at := time.UnixMicro(decidedAt).UTC()
+		c.DecidedBy, c.DecisionAllowed, c.DecidedAt = decidedBy, allowed, &at
 	}
 	if args.Valid {
 		c.Arguments = json.RawMessage(args.String)

@@ -297,3 +297,15 @@ func redactText(s string, values bool) string {
 	}
 	return redact.Values(s)
 }
+
+// RedactArguments returns a call's arguments as the store would record
+// them: secrets redacted (names always, values unless KeepSecretValues)
+// and capped at ArgumentsLimit; nil for none. It is for showing a call
+// that is not recorded yet (a pending ask) as its record will show it.
+func (s *Store) RedactArguments(raw json.RawMessage) json.RawMessage {
+	out := prepareArguments(raw, s.opts.ArgumentsLimit, !s.keepValues.Load())
+	if out == nil {
+		return nil
+	}
+	return json.RawMessage(out)
+}

@@ -96,11 +96,11 @@ func TestMigrationsFromEveryVersion(t *testing.T) {
 			// microsecond), an older call has none.
 			for _, c := range all.Calls {
 				want := c.Name == "fresh"
-				if (c.Decision != nil) != want {
-					t.Errorf("call %s has decision %+v after upgrade, want one: %v", c.Name, c.Decision, want)
+				if (c.DecidedBy != "") != want || (c.DecidedAt != nil) != want {
+					t.Errorf("call %s has decision %q %v after upgrade, want one: %v", c.Name, c.DecidedBy, c.DecidedAt, want)
 				}
-				if want && (c.Decision.By != record.DecidedByDashboard || !c.Decision.Allowed || !c.Decision.At.Equal(decided.Truncate(time.Microsecond))) {
-					t.Errorf("call %s decision = %+v, want allowed by dashboard at %v", c.Name, c.Decision, decided)
+				if want && (c.DecidedBy != record.DecidedByDashboard || !c.DecisionAllowed || !c.DecidedAt.Equal(decided.Truncate(time.Microsecond))) {
+					t.Errorf("call %s decision = %q %v %v, want allowed by dashboard at %v", c.Name, c.DecidedBy, c.DecisionAllowed, c.DecidedAt, decided)
 				}
 			}
 			p, err := s.Calls(ctx, CallQuery{Text: "aardvark"})
