@@ -145,6 +145,9 @@ type Options struct {
 	// Approvals serves the held tools and their approval (approvals.go);
 	// nil answers 503.
 	Approvals Approvals
+	// Asks is the board of calls waiting for the user's yes (asks.go);
+	// nil: GET /api/v1/asks answers 503.
+	Asks Asks
 	// SignIns are the remote servers' sign-ins (signins.go); nil: the
 	// login and logout routes answer 503 and views carry no auth.
 	SignIns SignIns
@@ -228,6 +231,7 @@ type Server struct {
 	open          *openRequests
 	tools         Tools
 	approvals     Approvals
+	asks          Asks
 	signIns       SignIns
 	autostart     autostart.Entry
 	autostartCmd  []string
@@ -292,6 +296,7 @@ func New(opts Options) (*Server, error) {
 		installs:      newInstalls(),
 		tools:         opts.Tools,
 		approvals:     opts.Approvals,
+		asks:          opts.Asks,
 		signIns:       opts.SignIns,
 		autostart:     opts.Autostart,
 		autostartCmd:  opts.AutostartCommand,
@@ -361,6 +366,7 @@ func (s *Server) routes() {
 	s.settingsRoutes()
 	s.profileRoutes()
 	s.approvalRoutes()
+	s.askRoutes()
 	s.signInRoutes()
 	s.tryRoutes()
 }

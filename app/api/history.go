@@ -120,7 +120,8 @@ func wireCall(c history.Call) wire.Call {
 	return wire.Call{ID: c.ID, Start: c.Start, Duration: c.Duration, ClientLabel: c.ClientLabel, ClientName: c.ClientName,
 		ClientVersion: c.ClientVersion, Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method,
 		Name: c.Name, Arguments: c.Arguments, Outcome: c.Outcome, Error: c.Error, ResponseSize: c.ResponseSize,
-		ResponsePreview: c.ResponsePreview, PID: c.PID, Tier: c.Tier, Tool: c.Tool, Unknown: c.Unknown}
+		ResponsePreview: c.ResponsePreview, PID: c.PID, Tier: c.Tier, Tool: c.Tool, Unknown: c.Unknown,
+		DecidedBy: c.DecidedBy, DecisionAllowed: c.DecisionAllowed, DecidedAt: c.DecidedAt}
 }
 
 // convertAll converts each element of in with fn; nil stays nil, and an

@@ -116,7 +116,7 @@ func (s *Server) profileView(cfg *config.Config, name string, bound map[string][
 	p := cfg.Profiles[name]
 	servers, missing, _ := cfg.ProfileServers(name)
 	v := wire.ProfileView{Name: name, Endpoint: ProfilePath(name), Servers: servers, Missing: missing,
-		Tools: p.Tools, ToolSearch: p.ToolSearch, MaxTier: string(p.MaxTier), Clients: bound[name]}
+		Tools: p.Tools, ToolSearch: p.ToolSearch, MaxTier: string(p.MaxTier), AskBeforeDestructive: p.AskBeforeDestructive, Clients: bound[name]}
 	if v.Servers == nil {
 		v.Servers = []string{}
 	}

@@ -190,7 +190,7 @@ func serverConfig(sc config.Server) wire.ServerConfig {
 		Pool: wire.Pool{Mode: sc.Pool.Mode, Min: sc.Pool.Min, Max: sc.Pool.Max,
 			IdleTimeout: wire.Duration{Duration: sc.Pool.IdleTimeout.Duration}, Unknown: sc.Pool.UnknownKeys()},
 		Timeout:       wire.Duration{Duration: sc.Timeout.Duration},
-		DisabledTools: sc.DisabledTools, HoldChangedTools: sc.HoldChangedTools, Alias: sc.Alias, SecretEnv: sc.SecretEnv, Roots: sc.Roots,
+		DisabledTools: sc.DisabledTools, HoldChangedTools: sc.HoldChangedTools, AskBeforeDestructive: sc.AskBeforeDestructive, Alias: sc.Alias, SecretEnv: sc.SecretEnv, Roots: sc.Roots,
 		Unknown: sc.UnknownKeys()}
 	for tool, tier := range sc.Tiers {
 		if w.Tiers == nil {

@@ -34,8 +34,16 @@ func settingsOf(c *config.Config) wire.Settings {
 	}
 	redact := !c.History.KeepSecretValues
 	search := c.ToolSearch
-	return wire.Settings{Retention: r, SessionTimeout: &timeout, RedactValues: &redact, ToolSearch: &search}
+	ask := wire.Duration{Duration: c.AskTimeout.Duration}
+	if ask.Duration == 0 {
+		ask.Duration = DefaultAskTimeout
+	}
+	return wire.Settings{Retention: r, SessionTimeout: &timeout, RedactValues: &redact, ToolSearch: &search, AskTimeout: &ask}
 }
+
+// DefaultAskTimeout is config.AskTimeout's zero value's meaning (the
+// gateway's DefaultAskTimeout).
+const DefaultAskTimeout = 2 * time.Minute
 
 // DefaultSessionTimeout is config.SessionTimeout's zero value's meaning.
 const DefaultSessionTimeout = 30 * time.Minute
@@ -112,6 +120,9 @@ func (s *Server) putSettings(r *http.Request) (wire.Settings, error) {
 		}
 		if in.ToolSearch != nil {
 			c.ToolSearch = *in.ToolSearch
+		}
+		if in.AskTimeout != nil {
+			c.AskTimeout = config.Duration{Duration: in.AskTimeout.Duration}
 		}
 		if err := c.Validate(); err != nil {
 			return errorf(http.StatusBadRequest, "invalid settings: %v", err)

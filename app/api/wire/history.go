@@ -42,6 +42,14 @@ type Call struct {
 	// UnknownTool, or absent.
 	Tool    string `json:"tool,omitempty"`
 	Unknown string `json:"unknown,omitempty"`
+	// DecidedBy, DecisionAllowed and DecidedAt are the user's answer when
+	// the call had to be asked for (a destructive tool's call on a server
+	// or profile that asks first): who decided ("elicitation",
+	// "input_required", "dashboard", "tray", "cli" or "timeout"), whether
+	// the call was allowed, and when. Absent when it was not asked for.
+	DecidedBy       string     `json:"decidedBy,omitempty"`
+	DecisionAllowed bool       `json:"decisionAllowed,omitempty"`
+	DecidedAt       *time.Time `json:"decidedAt,omitempty"`
 }
 
 // Values of Call.Unknown.

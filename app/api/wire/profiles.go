@@ -17,6 +17,9 @@ type ProfileView struct {
 	// MaxTier caps the tiers of the tools its endpoint offers ("read" or
 	// "write"; absent: no cap).
 	MaxTier string `json:"maxTier,omitempty"`
+	// AskBeforeDestructive makes a call of a destructive tool through its
+	// endpoint wait for the user's yes.
+	AskBeforeDestructive bool `json:"askBeforeDestructive,omitempty"`
 	// MissingTools are, by server, the tools Tools names that the server
 	// does not offer (a typo, a tool it dropped): its endpoint leaves them
 	// out. Only servers whose tools are known (listed) are judged.

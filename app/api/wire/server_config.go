@@ -62,6 +62,9 @@ type ServerConfig struct {
 	// HoldChangedTools false approves the server's new and changed tools
 	// instead of holding them until the user does; nil (absent) means true.
 	HoldChangedTools *bool `json:"holdChangedTools,omitempty"`
+	// AskBeforeDestructive makes a call of one of the server's
+	// destructive tools wait for the user's yes.
+	AskBeforeDestructive bool `json:"askBeforeDestructive,omitempty"`
 	// Alias, when set, replaces the server's name as the prefix of its
 	// tools and prompts on the aggregated endpoint.
 	Alias string `json:"alias,omitempty"`

@@ -23,6 +23,11 @@ type Settings struct {
 	// It applies to the MCP sessions opened after the change. GET always
 	// answers it; a PUT without it leaves it as it is.
 	ToolSearch *bool `json:"toolSearch,omitempty"`
+	// AskTimeout is how long a call that waits for the user's yes waits
+	// before it is denied (1s to 1h). GET answers the timeout in force; a
+	// PUT with 0 restores the default (2m), and one without it leaves it
+	// as it is.
+	AskTimeout *Duration `json:"askTimeout,omitempty"`
 }
 
 // Retention is how much call history is kept. GET answers the bounds in
