@@ -100,6 +100,7 @@ func verbs() []verb {
 		clientsVerb(),
 		tokensVerb(),
 		profilesVerb(),
+		asksVerb(),
 		authVerb(),
 		connectVerb(),
 		windowVerb(),

@@ -253,7 +253,8 @@ func Run(ctx context.Context, opts Options) error {
 	// a server's tools once they are known (set before any server runs,
 	// in d.apply).
 	profiled := &profileWarnings{log: log}
-	gw := gateway.New(gateway.Options{Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
+	board := newAskBoard(log, bus, hist)
+	gw := gateway.New(gateway.Options{Asker: boardAsker{board}, AskTimeout: store.Current().AskTimeout.Duration,Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID, ClientMaxTier: api.TokenMaxTier,
 		SessionTimeout: store.Current().SessionTimeout.Duration, KeepAlive: opts.KeepAlive, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
 		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index},
@@ -367,7 +368,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}
 	apiServer, err := api.New(api.Options{Autostart: startAtLogin, AutostartCommand: opts.AutostartCommand, Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
-		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist), Approvals: approved, SignIns: remoteSignIns,
+		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist), Approvals: approved, SignIns: remoteSignIns, Asks: board,
 		Revoked: func(tokenID string) {
 			if n := gw.CloseSessionsOf(tokenID); n > 0 {
 				log.Info("closed the MCP sessions of a revoked token", "token", tokenID, "sessions", n)
@@ -500,6 +501,7 @@ func (d *daemon) apply(ctx context.Context) error {
 		d.gw.Relist(name)
 	}
 	d.gw.SetSessionTimeout(cfg.SessionTimeout.Duration)
+	d.gw.SetAskTimeout(cfg.AskTimeout.Duration)
 	d.gw.SetToolSearch(cfg.ToolSearch)
 	d.hist.SetRetention(cfg.History.MaxAge.Duration, cfg.History.MaxBytes)
 	d.hist.SetKeepSecretValues(cfg.History.KeepSecretValues)
@@ -514,7 +516,8 @@ func GatewayConfigs(cfg *config.Config) []gateway.ServerConfig {
 		if s.IsEnabled() {
 			out = append(out, gateway.ServerConfig{Name: name, Alias: s.Alias, Mode: supervisor.Mode(s.Pool.Mode),
 				Timeout: s.Timeout.Duration, DisabledTools: s.DisabledTools, Tiers: s.Tiers,
-				IdleTimeout: s.Pool.IdleTimeout.Duration, Roots: s.Roots, TrustTools: !s.IsHoldingChangedTools()})
+				IdleTimeout: s.Pool.IdleTimeout.Duration, Roots: s.Roots, TrustTools: !s.IsHoldingChangedTools(),
+				AskBeforeDestructive: s.AskBeforeDestructive})
 		}
 	}
 	return out
@@ -525,7 +528,8 @@ func ProfileConfigs(cfg *config.Config) []gateway.ProfileConfig {
 	var out []gateway.ProfileConfig
 	for _, name := range slices.Sorted(maps.Keys(cfg.Profiles)) {
 		p := cfg.Profiles[name]
-		out = append(out, gateway.ProfileConfig{Name: name, Servers: p.Servers, Tools: p.Tools, ToolSearch: p.ToolSearch, MaxTier: p.MaxTier})
+		out = append(out, gateway.ProfileConfig{Name: name, Servers: p.Servers, Tools: p.Tools, ToolSearch: p.ToolSearch, MaxTier: p.MaxTier,
+			AskBeforeDestructive: p.AskBeforeDestructive})
 	}
 	return out
 }

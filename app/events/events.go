@@ -37,6 +37,9 @@ const (
 	TypeTools = "tools"
 	// TypeAuth: a remote server's sign-in state changed (Auth).
 	TypeAuth = "auth"
+	// TypeAsk: a call waits for the user's yes, or no longer does (the
+	// API's wire.AskEvent).
+	TypeAsk = "ask"
 )
 
 // Auth is the data of a TypeAuth event: where a remote server's sign-in

@@ -12,7 +12,7 @@ import (
 type Ask struct {
 	ID       string `json:"id"`
 	Server   string `json:"server"`
-	Tool     string `json:"tool"`                // the tool's own name on its server
+	Tool     string `json:"tool"`               // the tool's own name on its server
 	Endpoint string `json:"endpoint,omitempty"` // "" for /mcp, "p/<profile>", or the server of /mcp/<server>
 	Client   string `json:"client,omitempty"`   // the label of the calling client's token
 	Tier     string `json:"tier"`
