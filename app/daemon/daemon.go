@@ -254,7 +254,7 @@ func Run(ctx context.Context, opts Options) error {
 	// in d.apply).
 	profiled := &profileWarnings{log: log}
 	board := newAskBoard(log, bus, hist)
-	gw := gateway.New(gateway.Options{Asker: boardAsker{board}, AskTimeout: store.Current().AskTimeout.Duration,Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
+	gw := gateway.New(gateway.Options{Asker: boardAsker{board}, AskTimeout: store.Current().AskTimeout.Duration, Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
 		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID, ClientMaxTier: api.TokenMaxTier,
 		SessionTimeout: store.Current().SessionTimeout.Duration, KeepAlive: opts.KeepAlive, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
 		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index},
