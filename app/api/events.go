@@ -13,7 +13,7 @@ import (
 
 // eventTypes are the types a client may ask for with ?types=.
 var eventTypes = []string{events.TypeCall, events.TypeCallStart, events.TypeCallProgress, events.TypeLog, events.TypeState, events.TypeSample,
-	events.TypeInstall, events.TypeConfig, events.TypeTools, events.TypeDropped, events.TypeApproval, events.TypeAuth}
+	events.TypeInstall, events.TypeConfig, events.TypeTools, events.TypeDropped, events.TypeApproval, events.TypeAuth, events.TypeAsk}
 
 // events serves GET /api/v1/events: the daemon's live feed as server-sent
 // events, each with its id and type. A client resumes with the

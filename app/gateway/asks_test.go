@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -360,5 +361,52 @@ func TestAskThroughBoard(t *testing.T) {
 	checkDecision(t, f.recordOf(t, "alpha__echo", "board-late"), record.DecidedByTimeout, false)
 	if p := board.Pending(); len(p) != 0 {
 		t.Errorf("the timed-out ask is still pending: %+v", p)
+	}
+}
+
+// TestTSClientAskElicitation: the official TypeScript SDK's client, which
+// declares form elicitation, is asked before alpha's destructive echo: its
+// accept runs the call, its decline denies it; the form it was sent is the
+// gateway's (one "allow" boolean); the records have the decisions.
+func TestTSClientAskElicitation(t *testing.T) {
+	env := nodeHarness(t)
+	f := newAskFixture(t, 0, nil)
+	f.waitTools(t, f.connect(t, "/mcp", "2025-11-25", nil), "alpha__echo")
+	for _, tt := range []struct {
+		answer  map[string]any
+		allowed bool
+	}{
+		{map[string]any{"action": "accept", "content": map[string]any{"allow": true}}, true},
+		{map[string]any{"action": "decline"}, false},
+	} {
+		marker := "ts-" + tt.answer["action"].(string)
+		t.Run(marker, func(t *testing.T) {
+			r := runTS(t, t.Context(), env, tsScenario{Transport: "streamable", URL: f.url + "/mcp", Elicitation: tt.answer,
+				Steps: []tsStep{{"id": "call", "op": "callTool", "name": "alpha__echo", "args": map[string]any{"text": marker}}}})
+			var res tsCallResult
+			if !r.decode(t, "call", &res) {
+				return
+			}
+			if tt.allowed && (res.IsError || res.text() != marker) {
+				t.Errorf("accepted: %+v", res)
+			}
+			if !tt.allowed && (!res.IsError || !strings.Contains(res.text(), "declined")) {
+				t.Errorf("declined: %+v", res)
+			}
+			var asked int
+			for _, m := range r.ServerRequests {
+				if m.Method == "elicitation/create" {
+					asked++
+					schema, _ := json.Marshal(m.Params["requestedSchema"])
+					if !strings.Contains(string(schema), `"allow"`) || !strings.Contains(fmt.Sprint(m.Params["message"]), "echo") {
+						t.Errorf("the form sent: %v", m.Params)
+					}
+				}
+			}
+			if asked != 1 {
+				t.Errorf("the TS client was asked %d times, want once: %+v", asked, r.ServerRequests)
+			}
+			checkDecision(t, f.recordOf(t, "alpha__echo", marker), record.DecidedByElicitation, tt.allowed)
+		})
 	}
 }

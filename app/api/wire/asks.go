@@ -48,6 +48,17 @@ type AskEvent struct {
 	Decision *AskDecision `json:"decision,omitempty"`
 }
 
+// Who decided on a call that had to be asked for (Call.DecidedBy,
+// AskDecision.By).
+const (
+	DecidedByElicitation   = "elicitation"
+	DecidedByInputRequired = "input_required"
+	DecidedByDashboard     = "dashboard"
+	DecidedByTray          = "tray"
+	DecidedByCLI           = "cli"
+	DecidedByTimeout       = "timeout"
+)
+
 // The states of an AskEvent.
 const (
 	AskPending = "pending"

@@ -24,6 +24,9 @@ const (
 	TypeTools = "tools"
 	// TypeAuth: a remote server's sign-in state changed (AuthEvent).
 	TypeAuth = "auth"
+	// TypeAsk: a call waits for the user's yes, or no longer does
+	// (AskEvent).
+	TypeAsk = "ask"
 
 	// TypeReset is sent first when the events after the client's
 	// Last-Event-ID are no longer kept: it must refetch its snapshots. It

@@ -25,7 +25,7 @@ export type EventSourceFactory = (url: string) => EventSourceLike;
 export type Handler = (data: any, id: number) => void;
 
 /** The event types of the daemon's stream. */
-export const EVENT_TYPES = ['call', 'call-start', 'call-progress', 'log', 'state', 'sample', 'install', 'config', 'tools', 'dropped', 'approval', 'auth', 'reset'] as const;
+export const EVENT_TYPES = ['call', 'call-start', 'call-progress', 'log', 'state', 'sample', 'install', 'config', 'tools', 'dropped', 'approval', 'auth', 'ask', 'reset'] as const;
 
 export interface StreamOptions {
   url?: string;

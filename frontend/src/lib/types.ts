@@ -85,6 +85,8 @@ export interface ServerConfig {
   disabledTools?: string[];
   /** Overrides of tools' tiers, by the server's own tool names. */
   tiers?: Record<string, Tier>;
+  /** A call of one of the server's destructive tools waits for the user's yes. */
+  askBeforeDestructive?: boolean;
   alias?: string;
   /** Where a catalog install came from (config.json's "install"). */
   install?: { entry: string; version?: string; type?: string };
@@ -257,6 +259,12 @@ export interface Call {
   tool?: string;
   /** Which part of the name the gateway did not know: "server", "tool", or absent. */
   unknown?: 'server' | 'tool';
+  /** Who decided on a call that had to be asked for (a destructive tool's, on a server or profile that asks first): "elicitation", "input_required", "dashboard", "tray", "cli" or "timeout"; absent when it was not asked for. */
+  decidedBy?: string;
+  /** Whether the call was allowed (with decidedBy). */
+  decisionAllowed?: boolean;
+  /** When it was decided (with decidedBy). */
+  decidedAt?: string;
 }
 
 export interface CallPage {
@@ -361,6 +369,8 @@ export interface ProfileView {
   missing?: string[];
   tools?: Record<string, string[]>;
   toolSearch?: boolean;
+  /** A call of a destructive tool through the profile's endpoint waits for the user's yes. */
+  askBeforeDestructive?: boolean;
   toolCount?: number;
   clients?: string[];
   /** By server: tools `tools` names that the server does not offer (known once it is listed); its endpoint leaves them out. */
@@ -525,6 +535,8 @@ export interface Settings {
   toolSearch?: boolean;
   /** How long an MCP client session may send nothing before it is closed (a Go duration, "30m"). */
   sessionTimeout?: string;
+  /** How long a call that waits for the user's yes waits before it is denied (a Go duration: "2m0s"). */
+  askTimeout?: string;
   [k: string]: unknown;
 }
 
@@ -584,4 +596,36 @@ export interface TryResult {
   error?: string;
   duration: number; // nanoseconds
   session?: string;
+}
+
+/** A call of a destructive tool waiting for the user's yes (GET /api/v1/asks, and an "ask" event's). */
+export interface Ask {
+  id: string;
+  server: string;
+  /** The tool's own name on its server. */
+  tool: string;
+  endpoint?: string;
+  client?: string;
+  tier: string;
+  /** Redacted as the history redacts a call's. */
+  arguments?: unknown;
+  asked: string;
+  /** When the ask times out, which denies the call. */
+  deadline: string;
+}
+
+/** How an ask ended (POST /api/v1/asks/{id}'s answer). */
+export interface AskDecision {
+  id: string;
+  allowed: boolean;
+  /** "dashboard", "tray", "cli", "timeout" or "cancelled". */
+  by: string;
+  at: string;
+}
+
+/** The data of an "ask" event. */
+export interface AskEvent {
+  state: 'pending' | 'decided';
+  ask: Ask;
+  decision?: AskDecision;
 }
