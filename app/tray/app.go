@@ -133,6 +133,12 @@ func (a *App) Snapshot(ctx context.Context) Snapshot {
 		s.Err = err
 		return s
 	}
+	if s.Asks, err = a.o.Client.Asks(ctx); err != nil {
+		// An older daemon has no board of asks: the menu goes without.
+		a.log.Debug("tray: reading pending asks", "err", err)
+		s.Asks = nil
+	}
+	s.Now = time.Now()
 	if s.Held, err = a.o.Client.HeldTools(ctx, ""); err != nil {
 		// An older daemon has no approvals: the menu goes without.
 		a.log.Debug("tray: reading held tools", "err", err)
@@ -329,6 +335,17 @@ func (a *App) Do(ctx context.Context, act Action) error {
 		return nil
 	case ActSignIn:
 		return a.signIn(ctx, act.Server)
+	case ActAllowAsk, ActDenyAsk:
+		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		defer cancel()
+		d, err := c.AnswerAsk(ctx, act.Ask, act.Kind == ActAllowAsk)
+		if client.IsNotFound(err) {
+			return fmt.Errorf("the call of %s no longer waits: it timed out or was answered elsewhere", act.Server)
+		} else if err != nil {
+			return fmt.Errorf("answering the call of %s: %w", act.Server, err)
+		}
+		a.log.Info("tray: pending ask answered", "ask", d.ID, "allowed", d.Allowed)
+		return nil
 	case ActShowLogs, ActReviewHeld: // a server's page shows its logs and its held tools
 		return a.o.Windows.Open(a.o.LogsPath(act.Server))
 	case ActOpen:
@@ -448,6 +465,8 @@ func (a *App) followEvents(ctx context.Context, poke func()) {
 				a.installEvent(ev.Data)
 			case wire.TypeApproval:
 				a.approvalEvent(ev.Data)
+			case wire.TypeAsk:
+				a.askEvent(ev.Data)
 			}
 			poke()
 		})
@@ -498,6 +517,21 @@ func (a *App) approvalEvent(data json.RawMessage) {
 		return
 	}
 	a.notify("Switchboard: a tool of "+ev.Server+" is held", ev.Message+" (or review it in the dashboard)")
+}
+
+// askEvent notifies of a call that waits for the user's yes: the menu
+// has Allow and Deny for it.
+func (a *App) askEvent(data json.RawMessage) {
+	var ev wire.AskEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		a.log.Debug("tray: unreadable ask event", "err", err)
+		return
+	}
+	if ev.State != wire.AskPending {
+		return
+	}
+	a.notify("Switchboard: "+ev.Ask.Tool+" of "+ev.Ask.Server+" waits for your yes",
+		"A destructive tool. Allow or deny it in the Switchboard menu ("+timeLeft(ev.Ask.Deadline, time.Now())+"), or in the dashboard.")
 }
 
 func (a *App) installEvent(data json.RawMessage) {

@@ -2,6 +2,7 @@ package tray
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -340,5 +341,80 @@ func TestNewAppChecksOptions(t *testing.T) {
 	}
 	if _, err := NewWindows(nil, nil); err == nil {
 		t.Error("NewWindows(nil) succeeded")
+	}
+}
+
+// TestAppAsks: a call waiting for the user's yes is a notification and
+// three menu items: what waits (with the time left, the arguments in the
+// tooltip), Allow and Deny, which answer it through the API; answered, the
+// items go; one that timed out meanwhile is a notification that says so.
+func TestAppAsks(t *testing.T) {
+	f := newFakeAPI(t, view("fs", "running"))
+	ta := startApp(t, f, []string{"/bin/true"}, nil)
+	testutil.Eventually(t, 10*time.Second, "menu", func() bool { return ta.b.find("● fs") != nil })
+	if ta.b.find("⚠") != nil {
+		t.Fatalf("an ask item with nothing pending: %q", ta.b.visible())
+	}
+	ask := wire.Ask{ID: "ask-1", Server: "fs", Tool: "delete_file", Client: "cursor", Tier: "destructive",
+		Arguments: json.RawMessage(`{"path":"/tmp/x","token":"[redacted]"}`), Asked: time.Now(), Deadline: time.Now().Add(90 * time.Second)}
+	pend := func(a wire.Ask) {
+		f.mu.Lock()
+		f.asks = append(f.asks, a)
+		f.mu.Unlock()
+		data, _ := json.Marshal(wire.AskEvent{State: wire.AskPending, Ask: a})
+		f.event("ask", string(data))
+	}
+	pend(ask)
+	select {
+	case n := <-ta.notified:
+		if !strings.HasPrefix(n, "Switchboard: delete_file of fs waits for your yes: ") || !strings.Contains(n, "Allow or deny it in the Switchboard menu") {
+			t.Errorf("notification %q", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification for the pending ask")
+	}
+	var item *fakeHandle
+	testutil.Eventually(t, 10*time.Second, "the ask items", func() bool {
+		item = ta.b.find("⚠ delete_file of fs waits for your yes (")
+		return item != nil && ta.b.find("    Allow delete_file") != nil && ta.b.find("    Deny delete_file") != nil
+	})
+	ta.b.mu.Lock()
+	title, tip := item.title, item.tooltip
+	ta.b.mu.Unlock()
+	if !strings.Contains(title, "s left)") || !strings.Contains(tip, `"token":"[redacted]"`) || !strings.Contains(tip, "From: cursor") {
+		t.Errorf("ask item %q, tooltip %q", title, tip)
+	}
+	if _, _, tooltip, _ := ta.b.snapshot(); !strings.Contains(tooltip, "1 call waits for your yes") {
+		t.Errorf("tooltip %q", tooltip)
+	}
+	ta.click(t, "    Allow delete_file")
+	testutil.Eventually(t, 10*time.Second, "the allow sent", func() bool {
+		return slices.Contains(f.requests(), "POST /api/v1/asks/ask-1 allow=true")
+	})
+	testutil.Eventually(t, 10*time.Second, "the ask items hidden", func() bool { return ta.b.find("⚠") == nil && ta.b.find("    Allow") == nil })
+
+	// Denied.
+	pend(wire.Ask{ID: "ask-2", Server: "fs", Tool: "drop_table", Tier: "destructive", Deadline: time.Now().Add(time.Minute)})
+	<-ta.notified
+	ta.click(t, "    Deny drop_table")
+	testutil.Eventually(t, 10*time.Second, "the deny sent", func() bool {
+		return slices.Contains(f.requests(), "POST /api/v1/asks/ask-2 allow=false")
+	})
+
+	// Gone by the time it is answered (timed out): the failure is told.
+	pend(wire.Ask{ID: "ask-3", Server: "fs", Tool: "wipe", Tier: "destructive", Deadline: time.Now().Add(time.Minute)})
+	<-ta.notified
+	testutil.Eventually(t, 10*time.Second, "the third ask", func() bool { return ta.b.find("    Allow wipe") != nil })
+	f.mu.Lock()
+	f.asks = nil // timed out, and the tray has not heard yet
+	f.mu.Unlock()
+	ta.click(t, "    Allow wipe")
+	select {
+	case n := <-ta.notified:
+		if !strings.Contains(n, "allow-ask failed") || !strings.Contains(n, "no longer waits") {
+			t.Errorf("notification %q", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notification for an ask gone")
 	}
 }

@@ -35,7 +35,7 @@ var errNoEvents = errors.New("the daemon has no event stream")
 
 // followedTypes are the events the tray redraws on; log lines it ignores.
 var followedTypes = []string{wire.TypeState, wire.TypeConfig, wire.TypeInstall, wire.TypeCall,
-	wire.TypeSample, wire.TypeDropped, wire.TypeApproval, wire.TypeAuth}
+	wire.TypeSample, wire.TypeDropped, wire.TypeApproval, wire.TypeAuth, wire.TypeAsk}
 
 // followEvents reads the daemon's event stream, calling fn for each event,
 // until ctx ends or the stream breaks. lastID resumes after that event; it

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,6 +130,7 @@ type fakeAPI struct {
 	events chan string
 	noSSE  bool
 	held   []wire.HeldTool
+	asks   []wire.Ask
 }
 
 const testToken = "sb_tray-test"
@@ -170,6 +172,32 @@ func newFakeAPI(t *testing.T, views ...wire.ServerView) *fakeAPI {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		json.NewEncoder(w).Encode(append([]wire.HeldTool{}, f.held...))
+	})
+	mux.HandleFunc("GET /api/v1/asks", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		json.NewEncoder(w).Encode(append([]wire.Ask{}, f.asks...))
+	})
+	mux.HandleFunc("POST /api/v1/asks/{id}", func(w http.ResponseWriter, r *http.Request) {
+		var in wire.AskAnswer
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, `{"error":"bad body"}`, http.StatusBadRequest)
+			return
+		}
+		id := r.PathValue("id")
+		f.mu.Lock()
+		f.log = append(f.log, fmt.Sprintf("%s %s allow=%v", r.Method, r.URL.Path, in.Allow))
+		n := len(f.asks)
+		f.asks = slices.DeleteFunc(f.asks, func(a wire.Ask) bool { return a.ID == id })
+		gone := n == len(f.asks)
+		f.mu.Unlock()
+		if gone {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"error":"no pending ask %q"}`, id)
+			return
+		}
+		json.NewEncoder(w).Encode(wire.AskDecision{ID: id, Allowed: in.Allow, By: wire.DecidedByTray, At: time.Now()})
+		f.event("ask", fmt.Sprintf(`{"state":"decided","ask":{"id":%q},"decision":{"id":%q,"allowed":%v,"by":"tray"}}`, id, id, in.Allow))
 	})
 	mux.HandleFunc("POST /api/v1/servers/{name}/{verb}", func(w http.ResponseWriter, r *http.Request) {
 		name, verb := r.PathValue("name"), r.PathValue("verb")

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/app/api/wire"
 )
@@ -41,6 +42,11 @@ type Snapshot struct {
 	// Held are the tools held from clients until the user approves them
 	// (new or changed since approved; see app/approvals).
 	Held []wire.HeldTool
+	// Asks are the calls of destructive tools waiting for the user's yes,
+	// oldest first.
+	Asks []wire.Ask
+	// Now is when the snapshot was read (the asks' time left); zero: now.
+	Now time.Time
 }
 
 // Health is the overall state the icon shows.
@@ -80,12 +86,15 @@ const (
 	ActToggleAutostart
 	ActReviewHeld // open the page of Server, where its held tools are shown with their diff
 	ActSignIn     // start the sign-in of the remote server Server (POST .../login) and open its link
+	ActAllowAsk   // allow the pending ask Ask (POST /api/v1/asks/{id})
+	ActDenyAsk    // deny the pending ask Ask
 	ActQuit
 )
 
 var actionNames = map[ActionKind]string{ActNone: "none", ActCopyEndpoint: "copy-endpoint", ActStart: "start",
 	ActStop: "stop", ActRestart: "restart", ActShowLogs: "show-logs", ActOpen: "open", ActPauseAll: "pause-all",
-	ActResumeAll: "resume-all", ActToggleAutostart: "toggle-autostart", ActReviewHeld: "review-held", ActSignIn: "sign-in", ActQuit: "quit"}
+	ActResumeAll: "resume-all", ActToggleAutostart: "toggle-autostart", ActReviewHeld: "review-held", ActSignIn: "sign-in",
+	ActAllowAsk: "allow-ask", ActDenyAsk: "deny-ask", ActQuit: "quit"}
 
 func (k ActionKind) String() string {
 	if s, ok := actionNames[k]; ok {
@@ -94,10 +103,11 @@ func (k ActionKind) String() string {
 	return fmt.Sprintf("ActionKind(%d)", int(k))
 }
 
-// An Action is a click: what to do, and to which server.
+// An Action is a click: what to do, and to which server (or pending ask).
 type Action struct {
 	Kind   ActionKind
 	Server string
+	Ask    string // the id of the pending ask of ActAllowAsk and ActDenyAsk
 }
 
 // An Item is how one menu item looks, and what clicking it does.
@@ -136,6 +146,10 @@ type Menu struct {
 	// needs one, the others named in its tooltip (each server's submenu
 	// has its own); hidden when none needs one.
 	SignIn Item
+	// Ask says that a call waits for the user's yes (the oldest, the
+	// others counted), and AskAllow and AskDeny answer it; all three are
+	// hidden when none waits.
+	Ask, AskAllow, AskDeny Item
 	// Servers has exactly the renderer's capacity of entries; those past
 	// the server count are hidden.
 	Servers   []ServerMenu
@@ -165,6 +179,7 @@ func Build(s Snapshot, capacity int) Menu {
 		m.Endpoint.Title, m.Endpoint.Disabled = "Endpoint: not serving", true
 	}
 	m.Held = heldItem(s.Held)
+	m.Ask, m.AskAllow, m.AskDeny = askItems(s.Asks, s.Now)
 	servers := append([]wire.ServerView(nil), s.Servers...)
 	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
 	m.SignIn = signInItem(servers)
@@ -231,6 +246,9 @@ func Build(s Snapshot, capacity int) Menu {
 	m.Header = Item{Title: header(s.Err, len(servers), len(running)), Disabled: true}
 	if s.Err == nil {
 		m.Tooltip = tooltip(len(servers), running, starting, failing, s.Status.ConfigProblem)
+		if n := len(s.Asks); n > 0 {
+			m.Tooltip += fmt.Sprintf("; %d call%s wait%s for your yes", n, plural(n), map[bool]string{true: "s"}[n == 1])
+		}
 		if n := len(s.Held); n > 0 {
 			m.Tooltip += fmt.Sprintf("; %d held tool%s to review", n, plural(n))
 		}
@@ -254,6 +272,50 @@ func heldItem(held []wire.HeldTool) Item {
 	}
 	return Item{Title: fmt.Sprintf("⚠ %d tool%s held until you approve…", len(held), plural(len(held))),
 		Tooltip: truncate(strings.Join(lines, "\n"), 500), Action: Action{Kind: ActReviewHeld, Server: held[0].Server}}
+}
+
+// askItems are the menu's word on the calls waiting for the user's yes:
+// the oldest one (server, tool, time left; its redacted arguments in the
+// tooltip), with Allow and Deny for it; the others are counted, and come
+// up once it is answered.
+func askItems(asks []wire.Ask, now time.Time) (ask, allow, deny Item) {
+	if len(asks) == 0 {
+		h := Item{Hidden: true}
+		return h, h, h
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	a := asks[0]
+	title := fmt.Sprintf("⚠ %s of %s waits for your yes (%s)", a.Tool, a.Server, timeLeft(a.Deadline, now))
+	if len(asks) > 1 {
+		title += fmt.Sprintf(", %d more", len(asks)-1)
+	}
+	tip := "A destructive tool: the call runs only if you allow it"
+	if a.Client != "" {
+		tip += "\nFrom: " + a.Client
+	}
+	if len(a.Arguments) > 0 {
+		tip += "\nArguments: " + truncate(string(a.Arguments), 300)
+	}
+	ask = Item{Title: title, Tooltip: tip, Action: Action{Kind: ActOpen}}
+	allow = Item{Title: "    Allow " + a.Tool, Tooltip: "Let this call of " + a.Tool + " run", Action: Action{Kind: ActAllowAsk, Server: a.Server, Ask: a.ID}}
+	deny = Item{Title: "    Deny " + a.Tool, Tooltip: "Refuse this call of " + a.Tool, Action: Action{Kind: ActDenyAsk, Server: a.Server, Ask: a.ID}}
+	return ask, allow, deny
+}
+
+// timeLeft says how long until deadline: "1m 30s left", "9s left".
+func timeLeft(deadline, now time.Time) string {
+	d := deadline.Sub(now).Round(time.Second)
+	switch {
+	case deadline.IsZero():
+		return "no deadline"
+	case d <= 0:
+		return "timing out"
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm %02ds left", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%ds left", int(d.Seconds()))
 }
 
 // needsSignIn says a remote server waits for the user to sign in: it

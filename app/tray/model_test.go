@@ -3,11 +3,13 @@ package tray
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"image/png"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -69,16 +71,16 @@ func TestBuildFromSnapshot(t *testing.T) {
 		{"fs calls", fs.Calls, Item{Title: "Calls last hour: 12 (1 failed)", Disabled: true}},
 		{"fs usage", fs.Usage, Item{Title: "CPU 1.5% · RSS 34.0 MiB · 2 processes", Disabled: true}},
 		{"fs state", fs.State, Item{Title: "State: running · pid 4242", Disabled: true}},
-		{"fs start", fs.Start, Item{Title: "Start", Disabled: true, Action: Action{ActStart, "fs"}}},
-		{"fs stop", fs.Stop, Item{Title: "Stop", Action: Action{ActStop, "fs"}}},
-		{"fs logs", fs.Logs, Item{Title: "Show logs", Action: Action{ActShowLogs, "fs"}}},
+		{"fs start", fs.Start, Item{Title: "Start", Disabled: true, Action: Action{Kind: ActStart, Server: "fs"}}},
+		{"fs stop", fs.Stop, Item{Title: "Stop", Action: Action{Kind: ActStop, Server: "fs"}}},
+		{"fs logs", fs.Logs, Item{Title: "Show logs", Action: Action{Kind: ActShowLogs, Server: "fs"}}},
 		{"db calls", db.Calls, Item{Title: "Calls last hour: none", Disabled: true}},
 		{"db usage", db.Usage, Item{Title: "CPU/RSS: not running", Disabled: true}},
 		{"db state", db.State, Item{Title: "Failed: exited with status 1 · 5 restarts", Tooltip: "Last error: exited with status 1", Disabled: true}},
-		{"db start", db.Start, Item{Title: "Start", Action: Action{ActStart, "db"}}},
-		{"db restart", db.Restart, Item{Title: "Restart", Action: Action{ActRestart, "db"}}},
-		{"disabled start", old.Start, Item{Title: "Start", Disabled: true, Action: Action{ActStart, "old"}}},
-		{"disabled stop", old.Stop, Item{Title: "Stop", Disabled: true, Action: Action{ActStop, "old"}}},
+		{"db start", db.Start, Item{Title: "Start", Action: Action{Kind: ActStart, Server: "db"}}},
+		{"db restart", db.Restart, Item{Title: "Restart", Action: Action{Kind: ActRestart, Server: "db"}}},
+		{"disabled start", old.Start, Item{Title: "Start", Disabled: true, Action: Action{Kind: ActStart, Server: "old"}}},
+		{"disabled stop", old.Stop, Item{Title: "Stop", Disabled: true, Action: Action{Kind: ActStop, Server: "old"}}},
 		{"pause", m.PauseAll, Item{Title: "Pause all servers", Action: Action{Kind: ActPauseAll}}},
 		{"resume", m.ResumeAll, Item{Title: "Resume all servers", Disabled: true, Action: Action{Kind: ActResumeAll}}},
 		{"open", m.Open, Item{Title: "Open Switchboard", Action: Action{Kind: ActOpen}}},
@@ -152,7 +154,7 @@ func TestRendererAppliesOnlyChanges(t *testing.T) {
 	b := &fakeBackend{}
 	r := NewRenderer(b, 3, icons)
 	pool, _, _, _ := b.snapshot()
-	if pool != r.Items() || pool != 4+3*9+1+5 { // header, endpoint, held, sign-in; 3 servers of 9; overflow; the rest
+	if pool != r.Items() || pool != 7+3*9+1+5 { // header, endpoint, held, sign-in, ask, allow, deny; 3 servers of 9; overflow; the rest
 		t.Fatalf("pool has %d items (renderer says %d)", pool, r.Items())
 	}
 
@@ -235,13 +237,13 @@ func TestRendererClicks(t *testing.T) {
 	defer cancel()
 
 	b.find("● fs — running > Restart").clicked <- struct{}{}
-	if a := <-out; a != (Action{ActRestart, "fs"}) {
+	if a := <-out; a != (Action{Kind: ActRestart, Server: "fs"}) {
 		t.Errorf("clicked Restart, got %+v", a)
 	}
 	// The slot now shows another server: the click follows the menu.
 	r.Apply(Build(Snapshot{Servers: []wire.ServerView{view("git", "stopped")}}, 2))
 	b.find("○ git — stopped > Start").clicked <- struct{}{}
-	if a := <-out; a != (Action{ActStart, "git"}) {
+	if a := <-out; a != (Action{Kind: ActStart, Server: "git"}) {
 		t.Errorf("clicked Start, got %+v", a)
 	}
 	b.find("Quit").clicked <- struct{}{}
@@ -398,7 +400,7 @@ func TestSignInItemAndNotifications(t *testing.T) {
 		got := ""
 		if !m.SignIn.Hidden {
 			got = m.SignIn.Title
-			if m.SignIn.Action != (Action{ActSignIn, "notion"}) {
+			if m.SignIn.Action != (Action{Kind: ActSignIn, Server: "notion"}) {
 				t.Errorf("%s: the item's action is %+v", st.what, m.SignIn.Action)
 			}
 		}
@@ -465,5 +467,44 @@ func TestMenuHeader(t *testing.T) {
 				t.Errorf("header %+v, health %v; want %q (disabled), %v", m.Header, m.Health, tt.want, tt.healthy)
 			}
 		})
+	}
+}
+
+// TestBuildAsks: the oldest pending ask is shown with its time left and
+// the count of the others, with Allow and Deny for it; none hides all three.
+func TestBuildAsks(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	m := Build(Snapshot{}, 1)
+	if !m.Ask.Hidden || !m.AskAllow.Hidden || !m.AskDeny.Hidden {
+		t.Errorf("no asks: %+v %+v %+v", m.Ask, m.AskAllow, m.AskDeny)
+	}
+	asks := []wire.Ask{
+		{ID: "a1", Server: "fs", Tool: "delete_file", Deadline: now.Add(95 * time.Second), Arguments: json.RawMessage(`{"path":"/x"}`)},
+		{ID: "a2", Server: "db", Tool: "drop", Deadline: now.Add(5 * time.Second)},
+	}
+	m = Build(Snapshot{Asks: asks, Now: now}, 1)
+	for _, c := range []struct {
+		name      string
+		got, want Item
+	}{
+		{"ask", m.Ask, Item{Title: "⚠ delete_file of fs waits for your yes (1m 35s left), 1 more",
+			Tooltip: "A destructive tool: the call runs only if you allow it\nArguments: {\"path\":\"/x\"}", Action: Action{Kind: ActOpen}}},
+		{"allow", m.AskAllow, Item{Title: "    Allow delete_file", Tooltip: "Let this call of delete_file run", Action: Action{Kind: ActAllowAsk, Server: "fs", Ask: "a1"}}},
+		{"deny", m.AskDeny, Item{Title: "    Deny delete_file", Tooltip: "Refuse this call of delete_file", Action: Action{Kind: ActDenyAsk, Server: "fs", Ask: "a1"}}},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %+v, want %+v", c.name, c.got, c.want)
+		}
+	}
+	if !strings.Contains(m.Tooltip, "2 calls wait for your yes") {
+		t.Errorf("tooltip %q", m.Tooltip)
+	}
+	for _, c := range []struct {
+		left time.Duration
+		want string
+	}{{9 * time.Second, "9s left"}, {61 * time.Second, "1m 01s left"}, {0, "timing out"}, {-time.Second, "timing out"}} {
+		if got := timeLeft(now.Add(c.left), now); got != c.want {
+			t.Errorf("timeLeft(%v) = %q, want %q", c.left, got, c.want)
+		}
 	}
 }

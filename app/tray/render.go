@@ -49,6 +49,7 @@ type Renderer struct {
 	mu                              sync.Mutex
 	all                             []*slot
 	header, endpt, held, signIn     *slot
+	ask, askAllow, askDeny          *slot
 	srv                             []serverSlots
 	over                            *slot
 	open, pause, resume, auto, quit *slot
@@ -78,6 +79,9 @@ func NewRenderer(b Backend, capacity int, icons Icons) *Renderer {
 	r.endpt = add(b.AddItem(false))
 	r.held = add(b.AddItem(false))
 	r.signIn = add(b.AddItem(false))
+	r.ask = add(b.AddItem(false))
+	r.askAllow = add(b.AddItem(false))
+	r.askDeny = add(b.AddItem(false))
 	b.AddSeparator()
 	for range capacity {
 		head := add(b.AddItem(false))
@@ -119,6 +123,9 @@ func (r *Renderer) Apply(m Menu) {
 	set(r.endpt, m.Endpoint)
 	set(r.held, m.Held)
 	set(r.signIn, m.SignIn)
+	set(r.ask, m.Ask)
+	set(r.askAllow, m.AskAllow)
+	set(r.askDeny, m.AskDeny)
 	for i, ss := range r.srv {
 		sm := hiddenServer()
 		if i < len(m.Servers) {
