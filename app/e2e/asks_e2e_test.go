@@ -2,16 +2,21 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/app/api/client"
 	"github.com/switchboardhq/switchboard/app/api/wire"
+	"github.com/switchboardhq/switchboard/app/daemon"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
+	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
 // TestAskBeforeDestructiveEndToEnd: through a real `switchboard serve`,
@@ -207,4 +212,84 @@ func toolText(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// TestAskThroughDashboard: a client that cannot answer (a stateless-era
+// client that declares no elicitation) waits until the dashboard answers
+// through the API (the window's token: decided by "dashboard"), and with a
+// short ask timeout (1s, set through PUT /api/v1/settings) a call nobody
+// answers is denied by the timeout; the history has both decisions.
+func TestAskThroughDashboard(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "alpha")
+	d := startDaemon(t, home)
+	d.waitRunning(t, "alpha")
+	ctx := t.Context()
+	if _, err := d.client.SetServerAsks(ctx, "alpha", true); err != nil {
+		t.Fatal(err)
+	}
+	store, err := tokens.Open(filepath.Join(home, daemon.TokensFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	win, err := store.Ensure(tokens.LabelWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dashboard := &client.Client{BaseURL: d.info.Address, Token: win.Secret}
+
+	cs := mcpSessionAs(t, d, "/mcp", "stateless-no-elicitation", "2026-07-28")
+	testutil.ToolNames(t, cs)
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "dash-yes"}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	var pending []wire.Ask
+	testutil.Eventually(t, 10*time.Second, "the pending ask on the dashboard", func() bool {
+		pending, err = dashboard.Asks(ctx)
+		return err == nil && len(pending) == 1
+	})
+	dec, err := dashboard.AnswerAsk(ctx, pending[0].ID, true)
+	if err != nil || !dec.Allowed || dec.By != wire.DecidedByDashboard {
+		t.Fatalf("answering from the dashboard: %+v %v", dec, err)
+	}
+	if res := <-done; res == nil || res.IsError || toolText(res) != "dash-yes" {
+		t.Fatalf("the allowed call: %+v", res)
+	}
+
+	one := wire.Duration{Duration: time.Second}
+	if _, err := dashboard.UpdateSettings(ctx, wire.Settings{AskTimeout: &one}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "dash-late"}})
+	if err != nil || !res.IsError || !strings.Contains(toolText(res), "in time") {
+		t.Fatalf("the unanswered call: %v %+v", err, res)
+	}
+	t.Logf("denied by the 1s ask timeout after %v", time.Since(start))
+	if list, err := dashboard.Asks(ctx); err != nil || len(list) != 0 {
+		t.Errorf("pending after the timeout: %+v %v", list, err)
+	}
+
+	testutil.Eventually(t, 10*time.Second, "both decisions in the history", func() bool {
+		page, err := d.client.History(ctx, url.Values{"q": {"dash"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, c := range page.Calls {
+			full, err := d.client.Call(ctx, c.ID)
+			if err != nil || full.DecidedBy == "" {
+				continue
+			}
+			var args struct{ Text string }
+			_ = json.Unmarshal(full.Arguments, &args)
+			got[args.Text] = full.DecidedBy + "/" + strconv.FormatBool(full.DecisionAllowed)
+		}
+		return got["dash-yes"] == "dashboard/true" && got["dash-late"] == "timeout/false"
+	})
 }
