@@ -161,6 +161,11 @@ func TestAskByElicitation(t *testing.T) {
 		t.Errorf("the form's message %q names neither tool nor server", message)
 	}
 
+	// None of the asked calls took the fast path; the calls that need no
+	// asking take it as before (unless it is off).
+	if n := gateway.FastCalls(f.gw); n != 0 {
+		t.Errorf("the fast path served %d asked calls", n)
+	}
 	answer.Store(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "accept"}, nil
 	})
@@ -173,6 +178,9 @@ func TestAskByElicitation(t *testing.T) {
 	}
 	if n := asked.Load() - before; n != 0 {
 		t.Errorf("calls that need no asking asked %d times", n)
+	}
+	if n := gateway.FastCalls(f.gw); os.Getenv(gateway.FastPathEnv) != "0" && n != 2 {
+		t.Errorf("the fast path served %d of the 2 calls that need no asking", n)
 	}
 	if c := f.recordOf(t, "beta__echo", "plain"); c.Decision != nil {
 		t.Errorf("a call that was not asked has decision %+v", c.Decision)
