@@ -159,6 +159,9 @@ type Options struct {
 	// requests open, or revoked through the API, once those requests
 	// ended: the daemon closes the token's MCP sessions.
 	Revoked func(tokenID string)
+	// CapsChanged, if set, is told that a client token's tier cap changed:
+	// the daemon tells the open MCP sessions that their tool lists changed.
+	CapsChanged func()
 	// Journal, if set, is told what the API did that belongs in the
 	// history beside the supervisor's lifecycle events: an install, update
 	// or uninstall that ended, a client's config file written.
@@ -232,6 +235,7 @@ type Server struct {
 	tools         Tools
 	approvals     Approvals
 	asks          Asks
+	capsChanged   func()
 	signIns       SignIns
 	autostart     autostart.Entry
 	autostartCmd  []string
@@ -297,6 +301,7 @@ func New(opts Options) (*Server, error) {
 		tools:         opts.Tools,
 		approvals:     opts.Approvals,
 		asks:          opts.Asks,
+		capsChanged:   opts.CapsChanged,
 		signIns:       opts.SignIns,
 		autostart:     opts.Autostart,
 		autostartCmd:  opts.AutostartCommand,

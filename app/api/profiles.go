@@ -402,6 +402,9 @@ func (s *Server) capClient(c clients.Client, max tiers.Tier) error {
 		return fmt.Errorf("%s's config file was written, but its token's tier cap was not set to %s: %w", c.Name, quote(string(max)), err)
 	}
 	s.log.Info("set a client's token tier cap", "client", c.ID, "maxTier", string(max), "tokens", len(toks))
+	if s.capsChanged != nil {
+		s.capsChanged()
+	}
 	return nil
 }
 

@@ -369,6 +369,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	apiServer, err := api.New(api.Options{Autostart: startAtLogin, AutostartCommand: opts.AutostartCommand, Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
 		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist), Approvals: approved, SignIns: remoteSignIns, Asks: board,
+		CapsChanged: gw.CapsChanged,
 		Revoked: func(tokenID string) {
 			if n := gw.CloseSessionsOf(tokenID); n > 0 {
 				log.Info("closed the MCP sessions of a revoked token", "token", tokenID, "sessions", n)

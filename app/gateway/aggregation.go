@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/tiers"
 )
 
 // A registration is one item a front should offer: its "kind:name" key
@@ -297,7 +299,8 @@ func (g *Gateway) rebuild(a *aggregate, v *view, asg assignment) {
 		next.tools[e.Name] = e
 		next.names[e.key()] = e.Name
 		t := asg.toolOf[e.Server][e.Original]
-		want = append(want, registration{"tool:" + e.Name, ownedTool{t, e.Server, e.Canonical},
+		tier, _ := g.tierOf(e.Server, e.Original)
+		want = append(want, registration{"tool:" + e.Name, ownedTool{t, e.Server, e.Canonical, capped{tier, set.maxTier, g.capEpoch.Load()}},
 			func(s *mcp.Server) { addTool(g, s, t, e.Name, e.Canonical, e.Server) }})
 	}
 	for _, e := range asg.prompts {
@@ -353,6 +356,18 @@ type ownedTool struct {
 	Item      *mcp.Tool
 	Server    string
 	Canonical string
+	capped
+}
+
+// capped is what of a tool's registration changes what a capped client is
+// listed without changing the tool: its tier, the aggregate's maxTier,
+// and the gateway's caps epoch (a token's cap changed, see CapsChanged).
+// A change of any re-registers the tool, which tells the fronts' sessions
+// that their tool lists changed.
+type capped struct {
+	Tier  tiers.Tier `json:"tier,omitempty"`
+	Cap   tiers.Tier `json:"cap,omitempty"`
+	Epoch uint64     `json:"epoch,omitempty"`
 }
 
 // claimFirst makes server the owner of uri in owners unless a server

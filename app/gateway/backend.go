@@ -303,7 +303,11 @@ func (b *backend) registrations(cfg ServerConfig, f features, names map[string]s
 		if names != nil {
 			name = names[t.Name]
 		}
-		want = append(want, registration{"tool:" + name, t, func(s *mcp.Server) { addTool(b.g, s, t, name, t.Name, cfg.Name) }})
+		value := struct {
+			*mcp.Tool
+			capped
+		}{t, capped{Tier: toolTier(cfg, t), Epoch: b.g.capEpoch.Load()}}
+		want = append(want, registration{"tool:" + name, value, func(s *mcp.Server) { addTool(b.g, s, t, name, t.Name, cfg.Name) }})
 	}
 	for _, p := range f.prompts {
 		want = append(want, registration{"prompt:" + p.Name, p, func(s *mcp.Server) { s.AddPrompt(p, b.g.promptHandler(cfg.Name, p.Name)) }})

@@ -291,6 +291,9 @@ type Gateway struct {
 	inflight  sessionCalls
 	fast      fastState
 	asks      askState
+	// capEpoch counts the changes of tokens' caps (CapsChanged): part of
+	// every tool's registration, so that a change re-registers them.
+	capEpoch atomic.Uint64
 }
 
 // New makes a gateway with no servers.

@@ -13,6 +13,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -182,6 +183,22 @@ func (g *Gateway) tierCaps(endpoint string, budget int) mcp.Middleware {
 			return &out, nil
 		}
 	}
+}
+
+// CapsChanged tells the gateway that a client token's tier cap changed:
+// every open session is told that its tool list changed (a capped client
+// lists again, and sees what its new cap lets through). A change of a
+// profile's maxTier or of a tier override (SetProfiles, Sync) tells the
+// sessions it concerns by itself.
+func (g *Gateway) CapsChanged() {
+	g.capEpoch.Add(1)
+	g.mu.Lock()
+	backends := slices.Collect(maps.Values(g.backends))
+	g.mu.Unlock()
+	for _, b := range backends {
+		b.install()
+	}
+	g.rebuildAggregates()
 }
 
 // noteTier records the tier of the tool a call goes to; rec may be nil.

@@ -262,3 +262,79 @@ func newTestIndex(t *testing.T) gateway.ToolIndex {
 	t.Cleanup(func() { ix.Close() })
 	return testIndex{ix}
 }
+
+// TestCapChangesNotifySessions: open sessions are told their tool lists
+// changed (notifications/tools/list_changed) when a tier override changes
+// (on /mcp, the server's own endpoint and a profile's), when a profile's
+// maxTier changes (that profile's sessions), and when a token's cap
+// changes (CapsChanged: every session); a capped client that lists again
+// sees what the change lets through.
+func TestCapChangesNotifySessions(t *testing.T) {
+	f := newCapFixture(t, false, gateway.ProfileConfig{Name: "coding", Servers: []string{"beta"}})
+	type watched struct {
+		cs      *mcp.ClientSession
+		changes chan struct{}
+	}
+	connect := func(path string, tier tiers.Tier) watched {
+		w := watched{changes: make(chan struct{}, 64)}
+		c := mcp.NewClient(&mcp.Implementation{Name: "capped-client", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { w.changes <- struct{}{} }})
+		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.capURL + path,
+			HTTPClient: &http.Client{Transport: headerTransport{string(tier)}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		w.cs = cs
+		return w
+	}
+	all, own, coding := connect("/mcp", tiers.Read), connect("/mcp/beta", tiers.Read), connect("/mcp/p/coding", "")
+	waitNames(t, all.cs, "read tools on /mcp", "alpha__echo")
+	waitNames(t, own.cs, "read tools on /mcp/beta")
+	f.waitTools(t, coding.cs, "beta__echo")
+	drain := func(ws ...watched) {
+		for _, w := range ws {
+			for len(w.changes) > 0 {
+				<-w.changes
+			}
+		}
+	}
+	told := func(what string, w watched) {
+		t.Helper()
+		select {
+		case <-w.changes:
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: the session was not told its tool list changed", what)
+		}
+	}
+
+	drain(all, own, coding)
+
+	// A tier override of beta's pid: read now.
+	start := time.Now()
+	f.gw.Sync([]gateway.ServerConfig{
+		{Name: "alpha", Tiers: map[string]tiers.Tier{"echo": tiers.Read, "env": tiers.Write}},
+		{Name: "beta", Tiers: map[string]tiers.Tier{"pid": tiers.Read}},
+	})
+	told("override on /mcp", all)
+	told("override on /mcp/beta", own)
+	told("override on the profile", coding)
+	t.Logf("override: sessions told within %v", time.Since(start))
+	waitNames(t, all.cs, "read tools on /mcp after the override", "alpha__echo", "beta__pid")
+	waitNames(t, own.cs, "read tools on /mcp/beta after the override", "pid")
+
+	// The profile's maxTier: read.
+	drain(all, own, coding)
+	f.gw.SetProfiles([]gateway.ProfileConfig{{Name: "coding", Servers: []string{"beta"}, MaxTier: tiers.Read}})
+	told("the profile's maxTier", coding)
+	waitNames(t, coding.cs, "the profile's tools under its maxTier", "beta__pid")
+
+	// A token's cap (the daemon calls CapsChanged after the API changed it).
+	drain(all, own, coding)
+	start = time.Now()
+	f.gw.CapsChanged()
+	told("a token's cap on /mcp", all)
+	told("a token's cap on /mcp/beta", own)
+	told("a token's cap on the profile", coding)
+	t.Logf("token cap: sessions told within %v", time.Since(start))
+}
