@@ -8,17 +8,20 @@
 // /mcp/p/<profile>), and a call naming it is refused with the reviewer's
 // message, which names the change. A reviewer that is an ItemReviewer
 // holds prompts and resource templates the same way (not registered;
-// a prompts/get or resources/read of one is answered as for one the
-// server does not offer).
+// a prompts/get of a held prompt, and a resources/read of a URI only a
+// held template matches, are refused with the reviewer's message).
 
 package gateway
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 )
 
 // A ToolReviewer decides which of a server's tools are held from clients.
@@ -142,6 +145,14 @@ func (g *Gateway) heldTools(endpoint string, budget int) mcp.Middleware {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 				}
 			}
+			if rr, ok := req.(*mcp.ReadResourceRequest); ok && method == "resources/read" && rr.Params != nil {
+				if server, msg := g.heldTemplate(endpoint, rr.Params.URI); msg != "" {
+					if rec := recordFrom(ctx); rec != nil {
+						rec.call.Server = server
+					}
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+				}
+			}
 			if method != "tools/call" {
 				return next(ctx, method, req)
 			}
@@ -217,4 +228,69 @@ func (g *Gateway) heldPrompt(endpoint, name string) (server, msg string) {
 		}
 	}
 	return "", ""
+}
+
+// heldTemplate is the server and message of a held resource template that
+// matches uri, a URI endpoint serves through no listed resource and no
+// template it shows; msg is "" when there is none. (Without this, a read
+// of such a URI is "not found", or on an aggregate of one server is
+// forwarded to it, template held or not.)
+func (g *Gateway) heldTemplate(endpoint, uri string) (server, msg string) {
+	g.mu.Lock()
+	var candidates []*backend
+	a := g.aggregateFor(endpoint)
+	if a == nil {
+		if b := g.backends[endpoint]; b != nil {
+			candidates = append(candidates, b)
+		}
+	} else {
+		state := a.full().state
+		if state.resources[uri] != "" {
+			g.mu.Unlock()
+			return "", ""
+		}
+		for tmpl := range state.templates {
+			if templateMatches(tmpl, uri) {
+				g.mu.Unlock()
+				return "", "" // a template the endpoint shows serves it
+			}
+		}
+		for _, n := range slices.Sorted(maps.Keys(g.backends)) {
+			if a.set.shows(n) {
+				candidates = append(candidates, g.backends[n])
+			}
+		}
+	}
+	g.mu.Unlock()
+	for _, b := range candidates {
+		b.mu.Lock()
+		if a == nil {
+			// The server's own endpoint: what it registers serves it.
+			if _, ok := b.registered["resource:"+uri]; ok {
+				b.mu.Unlock()
+				return "", ""
+			}
+			for key := range b.registered {
+				if tmpl, ok := strings.CutPrefix(key, "template:"); ok && templateMatches(tmpl, uri) {
+					b.mu.Unlock()
+					return "", ""
+				}
+			}
+		}
+		for _, tmpl := range slices.Sorted(maps.Keys(b.heldTemplates)) {
+			if templateMatches(tmpl, uri) {
+				server, msg := b.cfg.Name, b.heldTemplates[tmpl]
+				b.mu.Unlock()
+				return server, msg
+			}
+		}
+		b.mu.Unlock()
+	}
+	return "", ""
+}
+
+// templateMatches reports whether uri is one of tmpl's URIs.
+func templateMatches(tmpl, uri string) bool {
+	t, err := uritemplate.New(tmpl)
+	return err == nil && t.Regexp().MatchString(uri)
 }

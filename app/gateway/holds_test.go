@@ -147,3 +147,44 @@ func TestHeldToolsAreHiddenAndRefused(t *testing.T) {
 	f.gw.Sync([]gateway.ServerConfig{a, b})
 	testutil.Eventually(t, 10*time.Second, "a reviewed as trusted", func() bool { hold, _ := rev.told("a"); return !hold })
 }
+
+// itemReviewer holds server a's resource template (and nothing else).
+type itemReviewer struct{ fakeReviewer }
+
+func (r *itemReviewer) ReviewItems(server string, _ []*mcp.Prompt, templates []*mcp.ResourceTemplate, hold bool) (map[string]string, map[string]string) {
+	if server != "a" || !hold {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, t := range templates {
+		out[t.URITemplate] = `resource template "` + t.URITemplate + `" of server "a" is held: it is new; run: switchboard tools approve a`
+	}
+	return nil, out
+}
+
+// TestHeldTemplateReadIsRefusedWithTheHold: a read of a URI only a held
+// resource template matches is answered with the reviewer's message (not
+// "not found", and not forwarded to the server), on /mcp, the server's
+// own endpoint and a profile of it alone; a URI nothing matches is still
+// not found.
+func TestHeldTemplateReadIsRefusedWithTheHold(t *testing.T) {
+	rev := &itemReviewer{fakeReviewer{held: map[string]map[string]string{}, holds: map[string]bool{}}}
+	specs := []supervisor.Spec{{Name: "a", Command: os.Args[0], Env: testEnv(testmcp.Options{Name: "a"}), Pool: supervisor.PoolSpec{Max: 2}}}
+	f := newTunedFixture(t, "", func(_ *supervisor.Options, o *gateway.Options) { o.Reviewer = rev }, specs, gateway.ServerConfig{Name: "a"})
+	f.gw.SetProfiles([]gateway.ProfileConfig{{Name: "only-a", Servers: []string{"a"}}})
+	for _, path := range []string{"", "/a", "/p/only-a"} {
+		cs := f.connect(t, path, "2025-11-25", nil)
+		f.waitTools(t, cs)
+		if res, err := cs.ListResourceTemplates(t.Context(), nil); err != nil || len(res.ResourceTemplates) != 0 {
+			t.Errorf("%q lists templates %+v (%v) while a's is held", path, res, err)
+		}
+		_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "test://items/7"})
+		if err == nil || !strings.Contains(err.Error(), `resource template "test://items/{id}" of server "a" is held`) {
+			t.Errorf("%q: read of a held template's URI: %v; want the hold's message", path, err)
+		}
+		_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "nothing://here"})
+		if err == nil || strings.Contains(err.Error(), "held") {
+			t.Errorf("%q: read of a URI nothing matches: %v; want an error that is not the hold's", path, err)
+		}
+	}
+}
