@@ -378,14 +378,27 @@ func (s *Server) bindClient(c clients.Client, profile string) error {
 }
 
 // clientMaxTier returns the tier cap of the tokens of client id ("" for
-// none, or when it has no token).
+// none); for a client without a token (revoked), the cap remembered for
+// it, which the token issued to it next gets (tokens.CapsFileName).
 func (s *Server) clientMaxTier(id string) tiers.Tier {
+	has := false
 	for _, t := range s.tokens.List() {
-		if t.Label == id && t.MaxTier != "" {
-			return t.MaxTier
+		if t.Label == id {
+			has = true
+			if t.MaxTier != "" {
+				return t.MaxTier
+			}
 		}
 	}
-	return ""
+	if has {
+		return ""
+	}
+	caps, err := s.tokens.Caps()
+	if err != nil {
+		s.log.Warn("reading the remembered token caps", "err", err)
+		return ""
+	}
+	return caps[id]
 }
 
 // capClient caps the tiers client c's tokens see at max ("" lifts the

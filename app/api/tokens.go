@@ -21,7 +21,7 @@ func (s *Server) tokenRoutes() {
 func tokenViews(toks []tokens.Token) []wire.TokenView {
 	out := make([]wire.TokenView, 0, len(toks))
 	for _, t := range toks {
-		v := wire.TokenView{ID: t.ID, Label: t.Label, Scope: string(t.Scope), Profile: t.Profile, Created: t.Created}
+		v := wire.TokenView{ID: t.ID, Label: t.Label, Scope: string(t.Scope), Profile: t.Profile, MaxTier: string(t.MaxTier), Created: t.Created}
 		if !t.LastUsed.IsZero() {
 			used := t.LastUsed
 			v.LastUsed = &used

@@ -416,7 +416,7 @@ func tokensVerb() verb {
 				return writeJSON(e.stdout, list)
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "LABEL\tSCOPE\tPROFILE\tID\tCREATED\tLAST USED")
+			fmt.Fprintln(tw, "LABEL\tSCOPE\tPROFILE\tMAX TIER\tID\tCREATED\tLAST USED")
 			for _, t := range list {
 				used := "-"
 				if t.LastUsed != nil {
@@ -426,7 +426,11 @@ func tokensVerb() verb {
 				if t.Profile != "" {
 					profile = t.Profile
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Label, t.Scope, profile, t.ID, t.Created.Local().Format(time.DateTime), used)
+				maxTier := "-"
+				if t.MaxTier != "" {
+					maxTier = t.MaxTier
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Label, t.Scope, profile, maxTier, t.ID, t.Created.Local().Format(time.DateTime), used)
 			}
 			return tw.Flush()
 		},

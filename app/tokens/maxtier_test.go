@@ -3,6 +3,7 @@ package tokens_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,5 +92,56 @@ func TestMaxTierInFile(t *testing.T) {
 		if _, err := tokens.Open(path); err == nil || !strings.Contains(err.Error(), "entry 1") || !strings.Contains(err.Error(), "maxTier") {
 			t.Errorf("%s: Open error %v", name, err)
 		}
+	}
+}
+
+// A client's cap survives revoke-and-reissue: it is remembered beside the
+// token file (token-caps.json, 0600), so a token issued to the label again
+// (here, by another store: another process) has it; lifting the cap of a
+// label without tokens forgets it.
+func TestCapSurvivesRevokeAndReissue(t *testing.T) {
+	path := tokenPath(t)
+	s := open(t, path)
+	issue(t, s, "cursor")
+	if _, err := s.SetMaxTier("cursor", tiers.Read); err != nil {
+		t.Fatal(err)
+	}
+	capsFile := filepath.Join(filepath.Dir(path), tokens.CapsFileName)
+	fi, err := os.Stat(capsFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("caps file: %v %v", fi, err)
+	}
+	if _, err := s.RevokeLabel("cursor"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := open(t, path).EnsureClient("cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.MaxTier != tiers.Read {
+		t.Errorf("the token issued again to cursor has cap %q, want read", again.MaxTier)
+	}
+	if tok, ok := s.Verify(again.Secret); !ok || tok.MaxTier != tiers.Read {
+		t.Errorf("Verify of the reissued token: %v %#v", ok, tok)
+	}
+	if caps, err := s.Caps(); err != nil || caps["cursor"] != tiers.Read {
+		t.Errorf("Caps() = %v, %v", caps, err)
+	}
+	// Another label is not capped by it.
+	if fresh := issue(t, s, "vscode"); fresh.MaxTier != "" {
+		t.Errorf("vscode's new token has cap %q", fresh.MaxTier)
+	}
+	// Lifted while the label has no token: forgotten.
+	if _, err := s.RevokeLabel("cursor"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetMaxTier("cursor", ""); !errors.Is(err, tokens.ErrNotFound) {
+		t.Errorf("lifting the cap of a label without tokens: %v, want ErrNotFound", err)
+	}
+	if tok := issue(t, s, "cursor"); tok.MaxTier != "" {
+		t.Errorf("after the cap was lifted, a new token has cap %q", tok.MaxTier)
+	}
+	if _, err := os.Stat(capsFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the caps file with no caps left: %v", err)
 	}
 }

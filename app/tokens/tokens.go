@@ -380,7 +380,10 @@ func (s *Store) Issue(label string) (Token, error) {
 	}
 	var t Token
 	err := s.change(func(toks []Token) ([]Token, error) {
-		t = newToken(label, toks)
+		var err error
+		if t, err = s.withCap(newToken(label, toks)); err != nil {
+			return nil, err
+		}
 		return append(toks, t), nil
 	})
 	if err != nil {
@@ -421,7 +424,10 @@ func (s *Store) Ensure(label string) (Token, error) {
 		if t, ok = oldest(toks, label); ok {
 			return nil, nil
 		}
-		t = newToken(label, toks)
+		var err error
+		if t, err = s.withCap(newToken(label, toks)); err != nil {
+			return nil, err
+		}
 		return append(toks, t), nil
 	})
 	if err != nil {
@@ -475,9 +481,11 @@ func (s *Store) Bind(label, profile string) ([]Token, error) {
 // SetMaxTier caps the tiers of the tools every token with the given label
 // sees at max, or lifts the cap when max is "", and returns them (without
 // secrets). The daemon reads the cap on each request, so the change
-// applies from the next one. The label must be a client's (an admin label
-// is an error wrapping ErrNotClient); a label no token has is an error
-// wrapping ErrNotFound.
+// applies from the next one. The cap is remembered for the label (see
+// CapsFileName): a token issued to it later has it too, until it is
+// lifted. The label must be a client's (an admin label is an error
+// wrapping ErrNotClient); a label no token has is an error wrapping
+// ErrNotFound (lifting its remembered cap all the same).
 func (s *Store) SetMaxTier(label string, max tiers.Tier) ([]Token, error) {
 	if ScopeOf(label) != ScopeClient {
 		return nil, fmt.Errorf("token %q: %w", label, ErrNotClient)
@@ -486,6 +494,29 @@ func (s *Store) SetMaxTier(label string, max tiers.Tier) ([]Token, error) {
 		if _, err := tiers.Parse(string(max)); err != nil {
 			return nil, fmt.Errorf("token %q: %w", label, err)
 		}
+	}
+	// Remembered first, under the token file's lock: a token issued
+	// meanwhile by another process gets it.
+	err := s.change(func(toks []Token) ([]Token, error) {
+		caps, err := s.readCaps()
+		if err != nil {
+			return nil, err
+		}
+		has := slices.ContainsFunc(toks, func(t Token) bool { return t.Label == label })
+		switch {
+		case caps[label] == max:
+			return nil, nil
+		case max == "":
+			delete(caps, label)
+		case has:
+			caps[label] = max
+		default:
+			return nil, nil // no token: SetMaxTier reports it below
+		}
+		return nil, s.writeCaps(caps)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("token %q: %w", label, err)
 	}
 	return s.setOn(label, func(t *Token) bool {
 		changed := t.MaxTier != max

@@ -49,7 +49,10 @@ type TokenView struct {
 	Scope string `json:"scope"`
 	// Profile is the profile a client's token is bound to (it reaches
 	// /mcp/p/<profile> only); absent when it is not.
-	Profile string    `json:"profile,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// MaxTier is the tier cap of a client's token ("read" or "write");
+	// absent when it has none.
+	MaxTier string    `json:"maxTier,omitempty"`
 	Created time.Time `json:"created"`
 	// LastUsed is when the daemon last accepted the token since it started;
 	// absent when it has not.
