@@ -611,6 +611,7 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
     }
     if (m === 'GET' && p === '/tokens') return json(res, 200, st.tokens);
     if (m === 'GET' && p === '/held-tools') return json(res, 200, []);
+    if (m === 'GET' && p === '/asks') return json(res, 200, []);
     if ((r = /^\/tokens\/([^/]+)$/.exec(p)) && m === 'DELETE') {
       const label = decodeURIComponent(r[1]);
       if (!st.tokens.some((t) => t.label === label)) return json(res, 404, { error: `no token "${label}"` });
