@@ -196,8 +196,12 @@ func deniedBy(by string) string {
 		return "nobody allowed it in time (it is a destructive tool, and Switchboard asks before those)"
 	case record.DecidedByElicitation, record.DecidedByInputRequired:
 		return "the user declined it in the client"
+	case record.DecidedByTray:
+		return "the user denied it from Switchboard's tray menu"
+	case record.DecidedByCLI:
+		return "the user denied it with switchboard asks deny"
 	default:
-		return "the user denied it from Switchboard's " + by
+		return "the user denied it on Switchboard's " + by
 	}
 }
 
