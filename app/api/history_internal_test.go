@@ -27,6 +27,11 @@ func TestWireCallCopiesEveryField(t *testing.T) {
 			f.Set(reflect.ValueOf(json.RawMessage(`{"field":` + string(rune('0'+i%10)) + `}`)))
 		case f.Kind() == reflect.String:
 			f.SetString("value of " + v.Type().Field(i).Name)
+		case f.Type() == reflect.TypeFor[*time.Time]():
+			at := time.Date(2026, 12, 2, 10, 0, i, 0, time.UTC)
+			f.Set(reflect.ValueOf(&at))
+		case f.Kind() == reflect.Bool:
+			f.SetBool(true)
 		case f.CanInt():
 			f.SetInt(int64(1000 + i))
 		default:

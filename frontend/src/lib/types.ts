@@ -522,6 +522,8 @@ export interface TokenInfo {
   scope?: string;
   /** The profile a client's token is bound to; absent: it reaches /mcp. */
   profile?: string;
+  /** The tier cap of a client's token ("read" or "write"); absent: none. */
+  maxTier?: string;
   created: string;
   lastUsed?: string;
 }
