@@ -376,22 +376,30 @@ func (d *yamlDoc) itemSpan(it *yaml.Node) (start, end, dash, keys int, err error
 	if dash < 0 || !isBlank(d.text[ls:ls+dash]) {
 		return 0, 0, 0, 0, d.errAt(it, "list item is not written as \"- key: value\"; Switchboard does not edit it")
 	}
-	start, end = ls, d.lineEndAt(it.Line)
-	for l := it.Line + 1; l <= len(d.lines); l++ {
+	return ls, d.blockEnd(it.Line, dash), dash, keys, nil
+}
+
+// blockEnd is the offset just past the last line, from 1-based line on,
+// that belongs to what starts there at column col (0-based): line itself
+// and every following line indented deeper than col. A list item (its
+// dash) and a mapping member (its key) end the same way, so yamlDoc and
+// yamlMapDoc share this.
+func (d *yamlDoc) blockEnd(line, col int) int {
+	end := d.lineEndAt(line)
+	for l := line + 1; l <= len(d.lines); l++ {
 		s := d.text[d.lines[l-1]:d.lineEndAt(l)]
 		if isBlank(s) || bytes.HasPrefix(bytes.TrimLeft(s, " \t"), []byte("#")) {
 			// A comment line, whatever its indentation, does not end the
-			// item: a deeper line after it is still the item's (found by
+			// block: a deeper line after it is still the block's (found by
 			// FuzzEditYAML: "- name: a\n  #c\n    k: v").
 			continue
 		}
-		ind := len(s) - len(bytes.TrimLeft(s, " \t"))
-		if ind <= dash {
+		if len(s)-len(bytes.TrimLeft(s, " \t")) <= col {
 			break
 		}
 		end = d.lineEndAt(l)
 	}
-	return start, end, dash, keys, nil
+	return end
 }
 
 // documentEnd is the offset where the document's content ends: the start
@@ -428,6 +436,70 @@ func (d *yamlDoc) colonEnd(key *yaml.Node) (int, error) {
 	return off + i + 1, nil
 }
 
+// insertLines is the edit that inserts text (whole lines) at at, a line
+// start or the end of the file; at the end of a file whose last line has
+// no newline, a newline goes first. yamlDoc and yamlMapDoc add every new
+// line this way, so neither can glue an entry to a last line.
+func (d *yamlDoc) insertLines(at int, text string) edit {
+	if at > 0 && d.text[at-1] != '\n' {
+		text = d.nl + text
+	}
+	return edit{at, at, text}
+}
+
+// replaceEmptyValue handles a servers key with no entries yet: `key:`,
+// `key: ~`, or an empty flow collection, `key: []` for Continue's list
+// (yamlDoc) and `key: {}` for Goose's mapping (yamlMapDoc), which differ
+// only in the node kind, the closing bracket and the word for it (what, in
+// the error). The value after the colon goes and block, the first entry
+// rendered two columns deeper than the key, is written below the key. A
+// value followed on its line by anything but a comment is refused.
+func (d *yamlDoc) replaceEmptyValue(key, val *yaml.Node, kind yaml.Kind, closeBracket, what, block string) error {
+	ce, err := d.colonEnd(key)
+	if err != nil {
+		return err
+	}
+	eol := d.lineEndAt(key.Line)
+	rest := d.text[ce:eol]
+	valueEnd := ce + len(rest) - len(bytes.TrimLeft(rest, " \t"))
+	if val.Kind == kind || val.Value != "" {
+		if val.Kind == kind && val.Style&yaml.FlowStyle == 0 {
+			return d.errAt(val, "unexpected empty %s", what)
+		}
+		closer := []byte(closeBracket)
+		if val.Kind != kind {
+			closer = []byte(val.Value)
+		}
+		j := bytes.Index(d.text[valueEnd:eol], closer)
+		if j < 0 {
+			return d.errAt(val, "cannot find the end of %s's value", d.path[0])
+		}
+		valueEnd += j + len(closer)
+	} else {
+		valueEnd = ce
+	}
+	if after := d.text[valueEnd:eol]; !isBlank(bytes.TrimRight(after, "\r\n")) && !bytes.HasPrefix(bytes.TrimLeft(after, " \t"), []byte("#")) {
+		return d.errAt(key, "%s's value is not written on its own line; Switchboard does not edit it", d.path[0])
+	}
+	return d.reparse(applyEdits(d.text, []edit{{ce, valueEnd, ""}, d.insertLines(eol, block)}))
+}
+
+// removeLines deletes the lines [start, end) of one entry. When it was the
+// only one (only), the servers value would be left empty, which YAML reads
+// as null, so empty ("[]" for the list, "{}" for the mapping) is written
+// after key's colon: both editors keep the key's type.
+func (d *yamlDoc) removeLines(key *yaml.Node, start, end int, only bool, empty string) error {
+	edits := []edit{{start, end, ""}}
+	if only {
+		ce, err := d.colonEnd(key)
+		if err != nil {
+			return err
+		}
+		edits = append(edits, edit{ce, ce, " " + empty})
+	}
+	return d.reparse(applyEdits(d.text, edits))
+}
+
 func (d *yamlDoc) upsert(name string, v obj) error {
 	item := append(obj{{"name", name}}, v...)
 	key, val, err := d.list()
@@ -440,52 +512,14 @@ func (d *yamlDoc) upsert(name string, v obj) error {
 		// key at column 1 after it would end the document's mapping), and
 		// before a document end marker ("...").
 		ind := len(lineIndent(d.text, d.lines[d.root.Content[0].Line-1]))
-		at := d.documentEnd()
-		prefix := ""
-		if at > 0 && d.text[at-1] != '\n' {
-			prefix = d.nl
-		}
-		text := prefix + strings.Repeat(" ", ind) + d.path[0] + ":" + d.nl + d.render(item, ind+2, ind+4)
-		return d.reparse(applyEdits(d.text, []edit{{at, at, text}}))
+		text := strings.Repeat(" ", ind) + d.path[0] + ":" + d.nl + d.render(item, ind+2, ind+4)
+		return d.reparse(applyEdits(d.text, []edit{d.insertLines(d.documentEnd(), text)}))
 	}
 	if val.Kind != yaml.SequenceNode || len(val.Content) == 0 {
 		// `mcpServers:`, `mcpServers: ~` or `mcpServers: []`: the value
 		// after the colon goes, the list is written below the key.
-		ce, err := d.colonEnd(key)
-		if err != nil {
-			return err
-		}
-		eol := d.lineEndAt(key.Line)
-		rest := d.text[ce:eol]
-		valueEnd := ce + len(rest) - len(bytes.TrimLeft(rest, " \t"))
-		if val.Kind == yaml.SequenceNode || val.Value != "" {
-			if val.Kind == yaml.SequenceNode && val.Style&yaml.FlowStyle == 0 {
-				return d.errAt(val, "unexpected empty list")
-			}
-			close := []byte("]")
-			if val.Kind != yaml.SequenceNode {
-				close = []byte(val.Value)
-			}
-			j := bytes.Index(d.text[valueEnd:eol], close)
-			if j < 0 {
-				return d.errAt(val, "cannot find the end of %s's value", d.path[0])
-			}
-			valueEnd += j + len(close)
-		} else {
-			valueEnd = ce
-		}
-		if !isBlank(bytes.TrimRight(d.text[valueEnd:eol], "\r\n")) && !bytes.HasPrefix(bytes.TrimLeft(d.text[valueEnd:eol], " \t"), []byte("#")) {
-			return d.errAt(key, "%s's value is not written on its own line; Switchboard does not edit it", d.path[0])
-		}
 		ind := key.Column - 1
-		edits := []edit{{ce, valueEnd, ""}}
-		insertAt := eol
-		prefix := ""
-		if eol == len(d.text) && !bytes.HasSuffix(d.text, []byte("\n")) {
-			prefix = d.nl
-		}
-		edits = append(edits, edit{insertAt, insertAt, prefix + d.render(item, ind+2, ind+4)})
-		return d.reparse(applyEdits(d.text, edits))
+		return d.replaceEmptyValue(key, val, yaml.SequenceNode, "]", "list", d.render(item, ind+2, ind+4))
 	}
 	if val.Style&yaml.FlowStyle != 0 {
 		return d.errAt(val, "%s is a flow list; Switchboard edits block style only", d.path[0])
@@ -501,11 +535,7 @@ func (d *yamlDoc) upsert(name string, v obj) error {
 		}
 		lastEnd, dash, keys = end, dsh, ks
 	}
-	prefix := ""
-	if lastEnd == len(d.text) && !bytes.HasSuffix(d.text, []byte("\n")) {
-		prefix = d.nl
-	}
-	return d.reparse(applyEdits(d.text, []edit{{lastEnd, lastEnd, prefix + d.render(item, dash, keys)}}))
+	return d.reparse(applyEdits(d.text, []edit{d.insertLines(lastEnd, d.render(item, dash, keys))}))
 }
 
 func (d *yamlDoc) remove(name string) (bool, error) {
@@ -529,16 +559,7 @@ func (d *yamlDoc) remove(name string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		edits := []edit{{start, end, ""}}
-		if len(val.Content) == 1 {
-			// The list would be empty, which YAML reads as null: write [].
-			ce, err := d.colonEnd(key)
-			if err != nil {
-				return false, err
-			}
-			edits = append(edits, edit{ce, ce, " []"})
-		}
-		return true, d.reparse(applyEdits(d.text, edits))
+		return true, d.removeLines(key, start, end, len(val.Content) == 1, "[]")
 	}
 	return false, nil
 }

@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"bytes"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -76,18 +75,7 @@ func (d *yamlMapDoc) span(k *yaml.Node) (start, end int, err error) {
 	if !isBlank(d.text[ls : ls+col]) {
 		return 0, 0, d.errAt(k, "the key %q does not start its line; Switchboard does not edit it", k.Value)
 	}
-	start, end = ls, d.lineEndAt(k.Line)
-	for l := k.Line + 1; l <= len(d.lines); l++ {
-		s := d.text[d.lines[l-1]:d.lineEndAt(l)]
-		if isBlank(s) || bytes.HasPrefix(bytes.TrimLeft(s, " \t"), []byte("#")) {
-			continue
-		}
-		if len(s)-len(bytes.TrimLeft(s, " \t")) <= col {
-			break
-		}
-		end = d.lineEndAt(l)
-	}
-	return start, end, nil
+	return ls, d.blockEnd(k.Line, col), nil
 }
 
 // render writes member name: v with its key at column indent (0-based).
@@ -114,47 +102,13 @@ func (d *yamlMapDoc) upsert(name string, v obj) error {
 			ind = len(lineIndent(d.text, d.lines[d.root.Content[0].Line-1]))
 			at = d.documentEnd()
 		}
-		prefix := ""
-		if at > 0 && d.text[at-1] != '\n' {
-			prefix = d.nl
-		}
-		text := prefix + strings.Repeat(" ", ind) + d.path[0] + ":" + d.nl + d.render(name, v, ind+2)
-		return d.reparse(applyEdits(d.text, []edit{{at, at, text}}))
+		text := strings.Repeat(" ", ind) + d.path[0] + ":" + d.nl + d.render(name, v, ind+2)
+		return d.reparse(applyEdits(d.text, []edit{d.insertLines(at, text)}))
 	}
 	if val.Kind != yaml.MappingNode || len(val.Content) == 0 {
 		// `extensions:`, `extensions: ~` or `extensions: {}`: the value
 		// after the colon goes, the mapping is written below the key.
-		ce, err := d.colonEnd(key)
-		if err != nil {
-			return err
-		}
-		eol := d.lineEndAt(key.Line)
-		rest := d.text[ce:eol]
-		valueEnd := ce + len(rest) - len(bytes.TrimLeft(rest, " \t"))
-		if val.Kind == yaml.MappingNode || val.Value != "" {
-			if val.Kind == yaml.MappingNode && val.Style&yaml.FlowStyle == 0 {
-				return d.errAt(val, "unexpected empty mapping")
-			}
-			close := []byte("}")
-			if val.Kind != yaml.MappingNode {
-				close = []byte(val.Value)
-			}
-			j := bytes.Index(d.text[valueEnd:eol], close)
-			if j < 0 {
-				return d.errAt(val, "cannot find the end of %s's value", d.path[0])
-			}
-			valueEnd += j + len(close)
-		} else {
-			valueEnd = ce
-		}
-		if after := d.text[valueEnd:eol]; !isBlank(bytes.TrimRight(after, "\r\n")) && !bytes.HasPrefix(bytes.TrimLeft(after, " \t"), []byte("#")) {
-			return d.errAt(key, "%s's value is not written on its own line; Switchboard does not edit it", d.path[0])
-		}
-		prefix := ""
-		if eol == len(d.text) && !bytes.HasSuffix(d.text, []byte("\n")) {
-			prefix = d.nl
-		}
-		return d.reparse(applyEdits(d.text, []edit{{ce, valueEnd, ""}, {eol, eol, prefix + d.render(name, v, key.Column-1+2)}}))
+		return d.replaceEmptyValue(key, val, yaml.MappingNode, "}", "mapping", d.render(name, v, key.Column-1+2))
 	}
 	if val.Style&yaml.FlowStyle != 0 {
 		return d.errAt(val, "%s is a flow mapping; Switchboard edits block style only", d.path[0])
@@ -171,11 +125,7 @@ func (d *yamlMapDoc) upsert(name string, v obj) error {
 		}
 		lastEnd, indent = end, k.Column-1
 	}
-	prefix := ""
-	if lastEnd == len(d.text) && !bytes.HasSuffix(d.text, []byte("\n")) {
-		prefix = d.nl
-	}
-	return d.reparse(applyEdits(d.text, []edit{{lastEnd, lastEnd, prefix + d.render(name, v, indent)}}))
+	return d.reparse(applyEdits(d.text, []edit{d.insertLines(lastEnd, d.render(name, v, indent))}))
 }
 
 func (d *yamlMapDoc) remove(name string) (bool, error) {
@@ -195,16 +145,7 @@ func (d *yamlMapDoc) remove(name string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		edits := []edit{{start, end, ""}}
-		if len(val.Content) == 2 {
-			// The mapping would be empty, which YAML reads as null: write {}.
-			ce, err := d.colonEnd(key)
-			if err != nil {
-				return false, err
-			}
-			edits = append(edits, edit{ce, ce, " {}"})
-		}
-		return true, d.reparse(applyEdits(d.text, edits))
+		return true, d.removeLines(key, start, end, len(val.Content) == 2, "{}")
 	}
 	return false, nil
 }
