@@ -167,9 +167,15 @@ func (d *tomlDoc) inlineServers() (int, bool) {
 }
 
 func (d *tomlDoc) unsupported(name string, off int) error {
+	return d.errAtOffset(off, fmt.Sprintf("server %q is not written as one [%s.%s] table; Switchboard does not edit it", name, d.path[0], name))
+}
+
+// errAtOffset is a ParseError at byte offset off, with its line and column
+// counted from the text: go-toml's parser gives offsets, the user needs
+// lines (both tomlDoc and tomlListDoc point at what they refuse this way).
+func (d *tomlDoc) errAtOffset(off int, msg string) *ParseError {
 	line := 1 + bytes.Count(d.text[:off], []byte("\n"))
-	return &ParseError{File: d.file, Line: line, Column: 1 + off - lineStart(d.text, off),
-		Msg: fmt.Sprintf("server %q is not written as one [%s.%s] table; Switchboard does not edit it", name, d.path[0], name)}
+	return &ParseError{File: d.file, Line: line, Column: 1 + off - lineStart(d.text, off), Msg: msg}
 }
 
 // lineEnd is the offset just past the newline ending the line holding off
@@ -204,11 +210,17 @@ func (d *tomlDoc) upsert(name string, v obj) error {
 		return d.reparse(applyEdits(d.text, []edit{{b.start, b.end, text}}))
 	}
 	if off, ok := d.inlineServers(); ok {
-		line := 1 + bytes.Count(d.text[:off], []byte("\n"))
-		return &ParseError{File: d.file, Line: line, Column: 1 + off - lineStart(d.text, off),
-			Msg: fmt.Sprintf("%s is written as one inline table; TOML allows no [%s.%s] table beside it, so Switchboard does not edit it: write each server as a [%s.NAME] table",
-				d.path[0], d.path[0], name, d.path[0])}
+		return d.errAtOffset(off, fmt.Sprintf("%s is written as one inline table; TOML allows no [%s.%s] table beside it, so Switchboard does not edit it: write each server as a [%s.NAME] table",
+			d.path[0], d.path[0], name, d.path[0]))
 	}
+	return d.appendTable(text)
+}
+
+// appendTable writes text (a server's table) at the end of the file, after
+// a blank line unless the file is empty: a new server goes last both as a
+// [mcp_servers.NAME] table (tomlDoc) and as an [[mcp_servers]] item
+// (tomlListDoc), so both append the same way.
+func (d *tomlDoc) appendTable(text string) error {
 	out := bytes.Clone(d.text)
 	if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
 		out = append(out, d.nl...)
@@ -224,14 +236,21 @@ func (d *tomlDoc) remove(name string) (bool, error) {
 	if err != nil || !b.found {
 		return false, err
 	}
+	return true, d.removeBlock(b)
+}
+
+// removeBlock deletes the lines of block b and the blank line that
+// separated it from what precedes it (the one appendTable wrote), so that
+// removing what Switchboard added gives back the file as it was; tomlDoc
+// and tomlListDoc remove their tables alike.
+func (d *tomlDoc) removeBlock(b block) error {
 	start := b.start
-	// Take the blank line that separated the block from what precedes it.
 	if before := d.text[:start]; bytes.HasSuffix(before, []byte("\n\n")) {
 		start--
 	} else if bytes.HasSuffix(before, []byte("\r\n\r\n")) {
 		start -= 2
 	}
-	return true, d.reparse(applyEdits(d.text, []edit{{start, b.end, ""}}))
+	return d.reparse(applyEdits(d.text, []edit{{start, b.end, ""}}))
 }
 
 // render writes the table of server name.

@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -64,9 +63,7 @@ func (d *tomlListDoc) entries() ([]Entry, error) {
 // which Switchboard does not edit.
 func (d *tomlListDoc) locateItem(name string) (block, error) {
 	if off, ok := d.inlineServers(); ok {
-		line := 1 + bytes.Count(d.text[:off], []byte("\n"))
-		return block{}, &ParseError{File: d.file, Line: line, Column: 1 + off - lineStart(d.text, off),
-			Msg: fmt.Sprintf("%s is written as one inline array; Switchboard edits [[%s]] tables only", d.path[0], d.path[0])}
+		return block{}, d.errAtOffset(off, fmt.Sprintf("%s is written as one inline array; Switchboard edits [[%s]] tables only", d.path[0], d.path[0]))
 	}
 	var p unstable.Parser
 	p.Reset(d.text)
@@ -132,14 +129,7 @@ func (d *tomlListDoc) upsert(name string, v obj) error {
 			return err
 		}
 	}
-	out := bytes.Clone(d.text)
-	if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, d.nl...)
-	}
-	if len(bytes.TrimSpace(out)) > 0 {
-		out = append(out, d.nl...)
-	}
-	return d.reparse(append(out, text...))
+	return d.appendTable(text)
 }
 
 func (d *tomlListDoc) remove(name string) (bool, error) {
@@ -147,13 +137,7 @@ func (d *tomlListDoc) remove(name string) (bool, error) {
 	if err != nil || !b.found {
 		return false, err
 	}
-	start := b.start
-	if before := d.text[:start]; bytes.HasSuffix(before, []byte("\n\n")) {
-		start--
-	} else if bytes.HasSuffix(before, []byte("\r\n\r\n")) {
-		start -= 2
-	}
-	return true, d.reparse(applyEdits(d.text, []edit{{start, b.end, ""}}))
+	return true, d.removeBlock(b)
 }
 
 // render writes one [[mcp_servers]] table, its name first.
