@@ -323,27 +323,13 @@ func loadAverage() float64 {
 // BenchmarkServeTable measures issue 33's table (docs/benchmarks.md) and
 // prints it in markdown. It runs once whatever b.N.
 func BenchmarkServeTable(b *testing.B) {
-	repeats, window := 3, 2*time.Second
-	if n, err := strconv.Atoi(os.Getenv(benchRepeatsEnv)); err == nil && n > 0 {
-		repeats = n
-	}
-	if d, err := time.ParseDuration(os.Getenv(benchWindowEnv)); err == nil && d > 0 {
-		window = d
-	}
+	repeats, window := benchTableRuns()
 	profile := os.Getenv(benchProfileEnv)
 	binary := buildServe(b)
 	client := newBenchHTTPClient()
 	defer client.CloseIdleConnections()
 
-	var floor []*stdioServer
-	for range 4 {
-		s, err := startStdioServer()
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(s.close)
-		floor = append(floor, s)
-	}
+	floor := startFloor(b, 4)
 	serve := startServe(b, client, binary, profile)
 	targets := map[string]benchTarget{
 		targetFloor: {name: targetFloor, floor: floor},

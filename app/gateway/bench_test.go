@@ -645,21 +645,25 @@ const (
 	targetNoHist   = "on-nohist"
 )
 
-// BenchmarkGatewayTable measures the table of issue 18 (docs/benchmarks.md
-// explains each row) and prints it in markdown. It runs once whatever b.N.
-func BenchmarkGatewayTable(b *testing.B) {
-	repeats, window := 3, 2*time.Second
+// benchTableRuns is how many interleaved repeats a table benchmark makes
+// and how long each window lasts: 3 of 2 s unless benchRepeatsEnv and
+// benchWindowEnv say otherwise (BenchmarkGatewayTable, BenchmarkServeTable).
+func benchTableRuns() (repeats int, window time.Duration) {
+	repeats, window = 3, 2*time.Second
 	if n, err := strconv.Atoi(os.Getenv(benchRepeatsEnv)); err == nil && n > 0 {
 		repeats = n
 	}
 	if d, err := time.ParseDuration(os.Getenv(benchWindowEnv)); err == nil && d > 0 {
 		window = d
 	}
-	client := newBenchHTTPClient()
-	defer client.CloseIdleConnections()
+	return repeats, window
+}
 
+// startFloor starts n raw stdio echo servers, the table benchmarks' floor,
+// each closed when b ends.
+func startFloor(b *testing.B, n int) []*stdioServer {
 	var floor []*stdioServer
-	for range 4 {
+	for range n {
 		s, err := startStdioServer()
 		if err != nil {
 			b.Fatal(err)
@@ -667,6 +671,17 @@ func BenchmarkGatewayTable(b *testing.B) {
 		b.Cleanup(s.close)
 		floor = append(floor, s)
 	}
+	return floor
+}
+
+// BenchmarkGatewayTable measures the table of issue 18 (docs/benchmarks.md
+// explains each row) and prints it in markdown. It runs once whatever b.N.
+func BenchmarkGatewayTable(b *testing.B) {
+	repeats, window := benchTableRuns()
+	client := newBenchHTTPClient()
+	defer client.CloseIdleConnections()
+
+	floor := startFloor(b, 4)
 	start := func(env ...string) *benchGateway {
 		gw := startBenchGateway(b, client, "table", env...)
 		return &gw
