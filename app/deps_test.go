@@ -16,9 +16,10 @@ const module = "github.com/switchboardhq/switchboard"
 // TestDependencies keeps the dependency rules of ARCHITECTURE.md true, in
 // every build variant: the supervisor knows nothing of the app or of any
 // GUI library, only app/window imports Wails and only app/tray imports
-// systray, the gateway knows no SQLite (app/history, app/toolsearch), and the
-// daemon's clients (app/cli, app/tray, app/window) do not import its
-// internals. It lists the whole module from wherever go test runs.
+// systray, the gateway knows no SQLite (app/history, app/toolsearch), the
+// history knows no supervisor, and the daemon's clients (app/cli, app/tray,
+// app/window) do not import its internals. It lists the whole module from
+// wherever go test runs.
 func TestDependencies(t *testing.T) {
 	for _, tags := range []string{"", "tray", "desktop,production,webkit2_41"} {
 		t.Run("tags="+tags, func(t *testing.T) {
@@ -79,6 +80,16 @@ func dependencyProblems(pkg string, imports, deps []string) []string {
 			}
 			if d == "modernc.org/sqlite" || within(strings.TrimPrefix(d, module+"/"), "app/toolsearch") {
 				problems = append(problems, pkg+" depends on "+d+": the gateway searches tools through a small interface (ToolIndex) and knows no SQLite")
+			}
+		}
+	}
+	// The history stores what the daemon gives it in the app's own types
+	// (app/record): it knows nothing of the supervisor, whose events the
+	// daemon converts.
+	if within(rel, "app/history") {
+		for _, d := range deps {
+			if within(strings.TrimPrefix(d, module+"/"), "supervisor") {
+				problems = append(problems, pkg+" depends on "+d+": history stores the app's events (app/record), the daemon converts the supervisor's")
 			}
 		}
 	}
@@ -214,6 +225,10 @@ func TestDependencyRules(t *testing.T) {
 		{module + "/app/history", []string{"net/http"}, nil, 1},
 		{module + "/app/history", []string{module + "/app/gateway"}, nil, 1},
 		{module + "/app/history", []string{module + "/app/record", "database/sql"}, nil, 0},
+		// The history knows no supervisor, directly or not.
+		{module + "/app/history", []string{module + "/supervisor"}, []string{module + "/supervisor", module + "/supervisor/confine"}, 2},
+		{module + "/app/history/x", nil, []string{module + "/app/record", module + "/supervisor"}, 1},
+		{module + "/app/history", []string{module + "/app/record"}, []string{module + "/app/record", module + "/supervisorx"}, 0},
 		// The gateway never depends on the history, directly or not.
 		{module + "/app/gateway", []string{module + "/app/record"}, []string{module + "/app/record", module + "/supervisor"}, 0},
 		{module + "/app/gateway/x", nil, []string{module + "/app/record", module + "/app/history"}, 1},
@@ -256,6 +271,7 @@ func TestDependencyCheckerReports(t *testing.T) {
 		module + "/app/gateway|" + module + "/app/record|" + module + "/app/record " + module + "/app/history",
 		module + "/supervisor|os/exec|os/exec " + module + "/app/config",
 		module + "/app/api/client|" + module + "/app/api/wire|" + module + "/app/api/wire " + module + "/app/api " + module + "/app/clients",
+		module + "/app/history|" + module + "/app/record|" + module + "/app/record " + module + "/supervisor",
 		// Allowed.
 		module + "/app/window|" + module + "/app/api/client " + module + "/app/tokens|" + module + "/app/api/client " + module + "/app/api/wire",
 		module + "/app/api|" + module + "/app/history " + module + "/app/gateway|" + module + "/app/history " + module + "/supervisor",
@@ -272,6 +288,7 @@ func TestDependencyCheckerReports(t *testing.T) {
 		module + "/supervisor depends on " + module + "/app/config",
 		module + "/app/api/client depends on " + module + "/app/api:",
 		module + "/app/api/client depends on " + module + "/app/clients",
+		module + "/app/history depends on " + module + "/supervisor",
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, w) }) {

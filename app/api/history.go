@@ -247,7 +247,7 @@ func (s *Server) lifecycle(r *http.Request) ([]wire.LifecycleEvent, error) {
 	evs, err := h.Events(r.Context(), v.Get("server"), since, limit)
 	return convertAll(evs, func(e history.Event) wire.LifecycleEvent {
 		return wire.LifecycleEvent{ID: e.ID, Time: e.Time, Server: e.Server, Kind: string(e.Kind), PID: e.PID,
-			Exit: e.Exit, Message: e.Message, State: string(e.State)}
+			Exit: e.Exit, Message: e.Message, State: e.State}
 	}), err
 }
 

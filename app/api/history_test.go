@@ -17,7 +17,6 @@ import (
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/record"
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // TestHistoryEndpoints serves a real history database through the API.
@@ -109,7 +108,7 @@ func TestLogsFromHistory(t *testing.T) {
 	t.Cleanup(func() { store.Close(context.Background()) })
 	start := time.Now().Add(-time.Hour)
 	for i := range 5 {
-		store.Observe(supervisor.Event{Time: start.Add(time.Duration(i) * time.Second), Server: "idle", Kind: supervisor.EventLog,
+		store.Observe(record.Event{Time: start.Add(time.Duration(i) * time.Second), Server: "idle", Kind: record.EventLog,
 			PID: 99, Stream: "stderr", Message: fmt.Sprintf("old line %d", i)})
 	}
 	if err := store.Flush(t.Context()); err != nil {

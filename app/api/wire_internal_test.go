@@ -46,7 +46,7 @@ func TestWireMirrorsInternalTypes(t *testing.T) {
 		{events.Sample{}, wire.SampleEvent{}},
 		{events.CallStart{}, wire.CallStartEvent{}},
 		{events.Dropped{}, wire.DroppedEvent{}},
-		{supervisor.Event{}, wire.StateEvent{}},
+		{record.Event{}, wire.StateEvent{}}, // the feed's "state" events (the daemon's conversion of the supervisor's)
 	}
 	for _, p := range pairs {
 		in, out := reflect.TypeOf(p.internal), reflect.TypeOf(p.wire)

@@ -17,18 +17,18 @@ import (
 	"github.com/switchboardhq/switchboard/app/events"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/app/toolscan"
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // Lifecycle events of tool approval (see app/approvals).
 const (
 	// EventToolHeld: a tool a server lists is new or changed since the
 	// user approved the server's tools, and is held from clients.
-	EventToolHeld supervisor.EventKind = "tool-held"
+	EventToolHeld record.EventKind = "tool-held"
 	// EventToolApproved: tools were approved, by the user, by the
 	// server's first list (its install), or because the server is trusted.
-	EventToolApproved supervisor.EventKind = "tool-approved"
+	EventToolApproved record.EventKind = "tool-approved"
 )
 
 // toolApprovals joins the approvals store to the rest of the daemon: the
@@ -374,6 +374,6 @@ func (a *toolApprovals) forget(server string) {
 	}
 }
 
-func (a *toolApprovals) record(server string, kind supervisor.EventKind, msg string) {
-	a.hist.Observe(supervisor.Event{Time: time.Now(), Server: server, Kind: kind, Message: msg})
+func (a *toolApprovals) record(server string, kind record.EventKind, msg string) {
+	a.hist.Observe(record.Event{Time: time.Now(), Server: server, Kind: kind, Message: msg})
 }

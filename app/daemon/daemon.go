@@ -34,6 +34,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
 	"github.com/switchboardhq/switchboard/app/internal/browser"
+	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/app/remoteauth"
 	"github.com/switchboardhq/switchboard/app/secrets"
 	"github.com/switchboardhq/switchboard/app/tokens"
@@ -483,7 +484,7 @@ func (d *daemon) apply(ctx context.Context) error {
 	if d.applied != nil { // at start the servers are not news
 		relaunched = relaunchedServers(d.applied.Servers, cfg.Servers)
 		for _, c := range configChanges(d.applied.Servers, cfg.Servers) {
-			d.hist.Observe(supervisor.Event{Time: changed, Server: c.server, Kind: EventConfig, Message: c.message})
+			d.hist.Observe(record.Event{Time: changed, Server: c.server, Kind: EventConfig, Message: c.message})
 			if _, ok := cfg.Servers[c.server]; !ok && d.approvals != nil {
 				d.approvals.forget(c.server)
 			}
@@ -664,7 +665,7 @@ func (d *daemon) notSelf(cfg *config.Config, specs []supervisor.Spec) []supervis
 	refused := cfg.CheckNotSelf(d.listen)
 	for _, name := range slices.Sorted(maps.Keys(refused)) {
 		d.log.Error("a remote server points at Switchboard itself; it is not connected", "server", name, "err", refused[name])
-		d.hist.Observe(supervisor.Event{Time: time.Now(), Server: name, Kind: EventConfig, Message: refused[name].Error()})
+		d.hist.Observe(record.Event{Time: time.Now(), Server: name, Kind: EventConfig, Message: refused[name].Error()})
 	}
 	return slices.DeleteFunc(specs, func(sp supervisor.Spec) bool { return refused[sp.Name] != nil })
 }

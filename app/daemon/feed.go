@@ -13,15 +13,18 @@ import (
 
 // forward records the supervisor's events in the history and publishes
 // them on the live feed, until the subscription ends. The feed's text is
-// redacted as the history's is.
+// redacted as the history's is. It is where the supervisor's events enter
+// the app: each becomes the app's record.Event here, and nothing past it
+// knows the supervisor's type.
 func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store, bus *events.Bus, dropped *droppedFeed) {
-	for ev := range evs {
+	for sev := range evs {
+		ev := appEvent(sev)
 		hist.Observe(ev)
 		switch ev.Kind {
-		case supervisor.EventLog:
+		case record.EventLog:
 			publish(log, bus, events.TypeLog, events.Log{Server: ev.Server, Time: ev.Time, PID: ev.PID,
 				Stream: ev.Stream, Text: hist.RedactText(ev.Message)})
-		case supervisor.EventUsage:
+		case record.EventUsage:
 			if u := ev.Usage; u != nil {
 				publish(log, bus, events.TypeSample, events.Sample{Server: ev.Server, Time: ev.Time,
 					CPUPercent: u.CPUPercent, RSSBytes: u.RSSBytes, Processes: u.Processes})
@@ -32,6 +35,18 @@ func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store,
 		}
 		dropped.check(hist.Dropped())
 	}
+}
+
+// appEvent is the supervisor's event ev as the app's: the same kind and
+// state strings (the history keeps them, the feed publishes them), the
+// same fields.
+func appEvent(ev supervisor.Event) record.Event {
+	out := record.Event{Time: ev.Time, Server: ev.Server, Kind: record.EventKind(ev.Kind), PID: ev.PID, State: string(ev.State),
+		Exit: ev.Exit, Message: ev.Message, Stream: ev.Stream, Delay: ev.Delay}
+	if u := ev.Usage; u != nil {
+		out.Usage = &record.Usage{CPUPercent: u.CPUPercent, RSSBytes: u.RSSBytes, Processes: u.Processes}
+	}
+	return out
 }
 
 // callFeed is the gateway's Recorder: calls are recorded in the history

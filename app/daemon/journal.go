@@ -9,7 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/config"
 	"github.com/switchboardhq/switchboard/app/history"
-	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/app/record"
 )
 
 // Lifecycle events the daemon records itself, beside the supervisor's
@@ -17,18 +17,18 @@ import (
 const (
 	// EventConfig: a server was added to, removed from, enabled, disabled
 	// or changed in config.json, by hand or through the API.
-	EventConfig supervisor.EventKind = "config"
+	EventConfig record.EventKind = "config"
 	// EventInstall: an install, update or uninstall ended.
-	EventInstall supervisor.EventKind = api.JournalInstall
+	EventInstall record.EventKind = api.JournalInstall
 	// EventClientConfig: a client's config file was written (Server "").
-	EventClientConfig supervisor.EventKind = api.JournalClientConfig
+	EventClientConfig record.EventKind = api.JournalClientConfig
 )
 
 // journal returns the API's Journal: what the API did goes to the history
 // as lifecycle events.
 func journal(hist *history.Store) func(api.JournalEntry) {
 	return func(e api.JournalEntry) {
-		hist.Observe(supervisor.Event{Time: time.Now(), Server: e.Server, Kind: supervisor.EventKind(e.Kind), Message: e.Message})
+		hist.Observe(record.Event{Time: time.Now(), Server: e.Server, Kind: record.EventKind(e.Kind), Message: e.Message})
 	}
 }
 

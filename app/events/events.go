@@ -24,7 +24,7 @@ const (
 	// "call" event follows when it ends.
 	TypeCallStart = "call-start"
 	TypeLog       = "log"      // a server wrote a line (Log)
-	TypeState     = "state"    // a server's lifecycle changed (supervisor.Event)
+	TypeState     = "state"    // a server's lifecycle changed (record.Event)
 	TypeSample    = "sample"   // a resource sample of a server (Sample)
 	TypeInstall   = "install"  // install progress
 	TypeConfig    = "config"   // the server list or a server's settings changed

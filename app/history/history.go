@@ -41,7 +41,6 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
 	"github.com/switchboardhq/switchboard/app/record"
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // Options configure a Store. The zero value of each field means its default.
@@ -237,7 +236,7 @@ func (s *Store) rdb() *sql.DB { return s.db.Load().r }
 // item is one entry of the queue: a call, an event, or a flush request.
 type item struct {
 	call  *record.Call
-	event *supervisor.Event
+	event *record.Event
 	flush chan error
 }
 
@@ -544,12 +543,12 @@ func itemSize(it item) int64 {
 	return 0
 }
 
-// Observe queues a supervisor event: EventLog lines go to the logs,
-// EventUsage samples to the samples, every other kind (including kinds the
-// daemon defines itself, such as a config change) to the events. Like
-// RecordCall it never blocks.
-func (s *Store) Observe(ev supervisor.Event) {
-	if ev.Kind == supervisor.EventUsage && ev.Usage == nil {
+// Observe queues an event of a server: EventLog lines go to the logs,
+// EventUsage samples to the samples, every other kind (the supervisor's
+// lifecycle, and kinds the daemon defines itself, such as a config change)
+// to the events. Like RecordCall it never blocks.
+func (s *Store) Observe(ev record.Event) {
+	if ev.Kind == record.EventUsage && ev.Usage == nil {
 		return
 	}
 	s.enqueue(item{event: &ev})
@@ -936,9 +935,9 @@ func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, er
 				t = s.opts.Now()
 			}
 			switch ev.Kind {
-			case supervisor.EventLog:
+			case record.EventLog:
 				_, err = b.exec(insertLog, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, redactText(ev.Message, values))
-			case supervisor.EventUsage:
+			case record.EventUsage:
 				u := ev.Usage
 				_, err = b.exec(insertSample, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
 			default:
@@ -946,7 +945,7 @@ func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, er
 				if msg == "" && ev.Delay > 0 {
 					msg = "next start in " + ev.Delay.String()
 				}
-				_, err = b.exec(insertEvent, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, string(ev.State))
+				_, err = b.exec(insertEvent, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, ev.State)
 			}
 		}
 		if err != nil {

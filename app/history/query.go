@@ -14,7 +14,6 @@ import (
 	"unicode"
 
 	"github.com/switchboardhq/switchboard/app/record"
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // Call is one recorded call, as queries return it.
@@ -513,14 +512,14 @@ func (s *Store) Logs(ctx context.Context, server string, since time.Time, limit 
 
 // Event is one lifecycle event of a server.
 type Event struct {
-	ID      int64                `json:"id"`
-	Time    time.Time            `json:"time"`
-	Server  string               `json:"server"`
-	Kind    supervisor.EventKind `json:"kind"`
-	PID     int                  `json:"pid,omitempty"`
-	Exit    string               `json:"exit,omitempty"`
-	Message string               `json:"message,omitempty"`
-	State   supervisor.State     `json:"state,omitempty"`
+	ID      int64            `json:"id"`
+	Time    time.Time        `json:"time"`
+	Server  string           `json:"server"`
+	Kind    record.EventKind `json:"kind"`
+	PID     int              `json:"pid,omitempty"`
+	Exit    string           `json:"exit,omitempty"`
+	Message string           `json:"message,omitempty"`
+	State   string           `json:"state,omitempty"`
 }
 
 // Events returns the most recent limit events (default 200, at most 10000)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboardhq/switchboard/supervisor"
+	"github.com/switchboardhq/switchboard/app/record"
 )
 
 func TestRetentionByAge(t *testing.T) {
@@ -26,9 +26,9 @@ func TestRetentionByAge(t *testing.T) {
 			c.Start = at.Add(time.Duration(i) * time.Second)
 			s.RecordCall(c)
 		}
-		s.Observe(supervisor.Event{Time: at, Server: "a", Kind: supervisor.EventLog, Message: "line"})
-		s.Observe(supervisor.Event{Time: at, Server: "a", Kind: supervisor.EventReady})
-		s.Observe(supervisor.Event{Time: at, Server: "a", Kind: supervisor.EventUsage, Usage: &supervisor.Usage{CPUPercent: 1}})
+		s.Observe(record.Event{Time: at, Server: "a", Kind: record.EventLog, Message: "line"})
+		s.Observe(record.Event{Time: at, Server: "a", Kind: record.EventReady})
+		s.Observe(record.Event{Time: at, Server: "a", Kind: record.EventUsage, Usage: &record.Usage{CPUPercent: 1}})
 	}
 	flush(t, s)
 	rep, err := s.Retain(ctx)
@@ -71,7 +71,7 @@ func TestRetentionBySize(t *testing.T) {
 	for i := range n {
 		s.RecordCall(call(i, "a", "b", arg))
 		if i%20 == 0 {
-			s.Observe(supervisor.Event{Time: t0.Add(time.Duration(i)*time.Second + 1), Server: "a", Kind: supervisor.EventLog,
+			s.Observe(record.Event{Time: t0.Add(time.Duration(i)*time.Second + 1), Server: "a", Kind: record.EventLog,
 				Message: strings.Repeat("x", 500)})
 		}
 	}
@@ -135,10 +135,10 @@ func TestDownsampling(t *testing.T) {
 	// 10/30 (mean 20), RSS climbs; b is constant.
 	for i := 0; i < 3*3600/2; i++ {
 		at := base.Add(time.Duration(2*i) * time.Second)
-		s.Observe(supervisor.Event{Time: at, Server: "a", Kind: supervisor.EventUsage,
-			Usage: &supervisor.Usage{CPUPercent: float64(10 + 20*(i%2)), RSSBytes: uint64(1000 + i), Processes: 1 + i%3}})
-		s.Observe(supervisor.Event{Time: at, Server: "b", Kind: supervisor.EventUsage,
-			Usage: &supervisor.Usage{CPUPercent: 5, RSSBytes: 7, Processes: 1}})
+		s.Observe(record.Event{Time: at, Server: "a", Kind: record.EventUsage,
+			Usage: &record.Usage{CPUPercent: float64(10 + 20*(i%2)), RSSBytes: uint64(1000 + i), Processes: 1 + i%3}})
+		s.Observe(record.Event{Time: at, Server: "b", Kind: record.EventUsage,
+			Usage: &record.Usage{CPUPercent: 5, RSSBytes: 7, Processes: 1}})
 	}
 	flush(t, s)
 	if _, err := s.Retain(ctx); err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardhq/switchboard/app/record"
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 func TestRecordAndReadBack(t *testing.T) {
@@ -25,13 +24,13 @@ func TestRecordAndReadBack(t *testing.T) {
 	c := call(1, "files", "read_file", `{"path":"/tmp/a.txt","apiKey":"sk-123"}`)
 	c.Endpoint = "files"
 	s.RecordCall(c)
-	s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventLog, PID: 7, Stream: "stderr", Message: "listening"})
-	s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventCrashed, PID: 7, Exit: "exit status 1", Message: "boom"})
-	s.Observe(supervisor.Event{Time: t0.Add(time.Second), Server: "files", Kind: supervisor.EventState, State: supervisor.StateBackoff})
-	s.Observe(supervisor.Event{Time: t0.Add(2 * time.Second), Server: "files", Kind: supervisor.EventBackoff, Delay: 2 * time.Second})
-	s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventUsage,
-		Usage: &supervisor.Usage{CPUPercent: 12.5, RSSBytes: 1 << 20, Processes: 3}})
-	s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventUsage}) // no usage: ignored
+	s.Observe(record.Event{Time: t0, Server: "files", Kind: record.EventLog, PID: 7, Stream: "stderr", Message: "listening"})
+	s.Observe(record.Event{Time: t0, Server: "files", Kind: record.EventCrashed, PID: 7, Exit: "exit status 1", Message: "boom"})
+	s.Observe(record.Event{Time: t0.Add(time.Second), Server: "files", Kind: record.EventState, State: "backoff"})
+	s.Observe(record.Event{Time: t0.Add(2 * time.Second), Server: "files", Kind: record.EventBackoff, Delay: 2 * time.Second})
+	s.Observe(record.Event{Time: t0, Server: "files", Kind: record.EventUsage,
+		Usage: &record.Usage{CPUPercent: 12.5, RSSBytes: 1 << 20, Processes: 3}})
+	s.Observe(record.Event{Time: t0, Server: "files", Kind: record.EventUsage}) // no usage: ignored
 	flush(t, s)
 
 	page, err := s.Calls(ctx, CallQuery{})
@@ -98,7 +97,7 @@ func TestLogsLimitKeepsNewest(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, testOptions())
 	for i := range 10 {
-		s.Observe(supervisor.Event{Time: t0.Add(time.Duration(i) * time.Second), Server: "a", Kind: supervisor.EventLog, Message: string(rune('0' + i))})
+		s.Observe(record.Event{Time: t0.Add(time.Duration(i) * time.Second), Server: "a", Kind: record.EventLog, Message: string(rune('0' + i))})
 	}
 	flush(t, s)
 	logs, err := s.Logs(ctx, "a", t0.Add(2*time.Second), 3)
@@ -432,7 +431,7 @@ func TestQueueFullDropsWithoutBlocking(t *testing.T) {
 	defer once.Do(func() { close(release) }) // before the Cleanup's Close
 
 	s.RecordCall(call(0, "a", "b", ""))
-	s.Observe(supervisor.Event{Server: "a", Kind: supervisor.EventCrashed})
+	s.Observe(record.Event{Server: "a", Kind: record.EventCrashed})
 	go s.Flush(context.Background()) // forces a commit, which blocks in beforeCommit
 	<-entered
 
@@ -510,7 +509,7 @@ func TestOnCommitReportsStoredCalls(t *testing.T) {
 	s, committed := openCollecting(t)
 	for i := range 5 {
 		s.RecordCall(call(i, "files", "read_file", `{"path":"/x"}`))
-		s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventLog, Message: "line"})
+		s.Observe(record.Event{Time: t0, Server: "files", Kind: record.EventLog, Message: "line"})
 	}
 	flush(t, s)
 	page, err := s.Calls(ctx, CallQuery{})
@@ -551,7 +550,7 @@ func TestManyCallsInABatch(t *testing.T) {
 	for i := range n {
 		s.RecordCall(call(i, "files", fmt.Sprintf("tool%d", i), fmt.Sprintf(`{"path":"word%d","token":"abc"}`, i)))
 		if i%5 == 0 {
-			s.Observe(supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventLog, Message: "line"})
+			s.Observe(record.Event{Time: t0, Server: "files", Kind: record.EventLog, Message: "line"})
 		}
 	}
 	flush(t, s)
@@ -653,7 +652,7 @@ func TestQueueBoundedInBytes(t *testing.T) {
 	}
 	s := openTest(t, opts)
 	defer once.Do(func() { close(release) })
-	s.Observe(supervisor.Event{Server: "a", Kind: supervisor.EventCrashed})
+	s.Observe(record.Event{Server: "a", Kind: record.EventCrashed})
 	go s.Flush(context.Background())
 	<-entered
 
@@ -672,7 +671,7 @@ func TestQueueBoundedInBytes(t *testing.T) {
 	}
 	line := strings.Repeat("y", 8192)
 	for range 1000 { // 8 MB of lines into a 1 MiB queue
-		s.Observe(supervisor.Event{Server: "a", Kind: supervisor.EventLog, Stream: "stderr", Message: line})
+		s.Observe(record.Event{Server: "a", Kind: record.EventLog, Stream: "stderr", Message: line})
 	}
 	s.mu.Lock()
 	queued := s.pendingBytes

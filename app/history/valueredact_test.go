@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard/app/record"
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
 // Made-up credentials of the shapes package redact knows.
@@ -27,7 +26,7 @@ func TestValueRedactionStored(t *testing.T) {
 		c.Response = json.RawMessage(`{"content":[{"type":"text","text":"key is ` + fakeOpenAI + `"}]}`)
 		c.Outcome, c.Error = record.OutcomeToolError, "auth failed for "+fakeGitHub
 		s.RecordCall(c)
-		s.Observe(supervisor.Event{Time: t0, Server: "gh", Kind: supervisor.EventLog, Stream: "stderr",
+		s.Observe(record.Event{Time: t0, Server: "gh", Kind: record.EventLog, Stream: "stderr",
 			Message: "using token " + fakeGitHub})
 	}
 	add(1)

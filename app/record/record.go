@@ -1,6 +1,8 @@
-// Package record defines what the gateway records of each call: the data
-// the gateway produces and the history stores. It has no dependencies, so
-// the history needs nothing of the gateway (and so nothing of HTTP).
+// Package record defines what the history records: each call, as the
+// gateway produces it (Call), and what happens to the servers (Event), as
+// the daemon converts it from the supervisor's events or makes it itself.
+// It has no dependencies, so the history needs nothing of the gateway (and
+// so nothing of HTTP) and nothing of the supervisor.
 package record
 
 import (
