@@ -19,9 +19,9 @@ import (
 //
 // (the wire types are in app/api/wire/approvals.go)
 
-// Approvals is what the API needs of the tool approvals; the daemon
-// implements it over an *approvals.Store, recording each approval in the
-// history and making the approved tools visible at once.
+// Approvals is what the API needs of the tool approvals: an
+// *approvals.Policy, which records each approval (in the daemon, in the
+// history and on the feed) and makes the approved tools visible at once.
 type Approvals interface {
 	Held() []approvals.Held
 	// Approve approves server's held tool, or all of them when tool is

@@ -15,6 +15,13 @@
 // scans; Tool.Findings) is held until approved, even in a first list or on
 // a trusted server: Review is the one place that decides what holds.
 //
+// A [Policy] applies the store to what the servers list, as the gateway
+// asks it (the daemon wires it as the gateway's ToolReviewer and the API's
+// Approvals): it scans each list with app/toolscan before the store
+// judges it, words why tools were approved or held, and reports each
+// approval and newly held item ([Notice]) to whoever records and shows
+// them, without knowing who (the daemon: the history and the live feed).
+//
 // Version 1 of the file fingerprinted the name, description and input
 // schema only. Its approvals are migrated as their tools are listed: one
 // whose old fingerprint still matches what is listed is approved again

@@ -224,11 +224,12 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	approved := &toolApprovals{store: approvalStore, hist: hist, bus: bus, log: log, configured: func(server string) bool {
-		_, ok := store.Current().Servers[server]
-		return ok
-	}}
-	approved.prune(store.Current().Servers)
+	approved := approvals.NewPolicy(approvalStore, approvals.PolicyOptions{Logger: log, Report: reportApprovals(log, hist, bus),
+		Configured: func(server string) bool {
+			_, ok := store.Current().Servers[server]
+			return ok
+		}})
+	approved.Prune(maps.Keys(store.Current().Servers))
 
 	// The supervisor runs the servers; the gateway leases their processes
 	// and talks to them with MCP clients of its own, which the supervisor
@@ -270,7 +271,7 @@ func Run(ctx context.Context, opts Options) error {
 			profiled.listed(server)
 		}})
 	profiled.tools = gw.Tools
-	approved.show = gw.Recheck
+	approved.SetShow(gw.Recheck)
 	// Server logs, lifecycle events and resource samples go to the history
 	// and to the live feed.
 	supEvents, stopEvents := sup.Subscribe(4096)
@@ -448,7 +449,7 @@ type daemon struct {
 	secrets *secrets.Store
 	hist    *history.Store
 	// approvals forgets the tools of a server removed from the config.
-	approvals *toolApprovals
+	approvals *approvals.Policy
 	// profileWarnings warns of a profile's servers that are not installed
 	// and tools its server does not offer.
 	profileWarnings *profileWarnings
@@ -486,7 +487,7 @@ func (d *daemon) apply(ctx context.Context) error {
 		for _, c := range configChanges(d.applied.Servers, cfg.Servers) {
 			d.hist.Observe(record.Event{Time: changed, Server: c.server, Kind: EventConfig, Message: c.message})
 			if _, ok := cfg.Servers[c.server]; !ok && d.approvals != nil {
-				d.approvals.forget(c.server)
+				d.approvals.Forget(c.server)
 			}
 		}
 	}

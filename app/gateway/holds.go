@@ -2,7 +2,7 @@
 // are new or changed since the user approved the server's tools (a "rug
 // pull": a server that changes what a tool says to the model, or takes,
 // after it was trusted). The gateway does not judge; a ToolReviewer
-// (app/approvals through the daemon) does, each time a server's tools
+// (app/approvals' Policy, in the daemon) does, each time a server's tools
 // become known: listed, or read back from the kept lists. A held tool is
 // registered on no front (not /mcp/<server>, not /mcp, not a profile's
 // /mcp/p/<profile>), and a call naming it is refused with the reviewer's

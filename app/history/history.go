@@ -162,7 +162,8 @@ var ErrClosed = errors.New("history: store is closed")
 
 // A Store is an open history database. It records the gateway's calls
 // (RecordCall has the gateway.Recorder method set), and
-// its Observe method takes supervisor events. All its methods are safe for
+// its Observe method takes the servers' events (record.Event, which the
+// daemon makes of the supervisor's). All its methods are safe for
 // concurrent use.
 type Store struct {
 	path     string
