@@ -224,11 +224,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	approved := approvals.NewPolicy(approvalStore, approvals.PolicyOptions{Logger: log, Report: reportApprovals(log, hist, bus),
-		Configured: func(server string) bool {
-			_, ok := store.Current().Servers[server]
-			return ok
-		}})
+	approved := approvals.NewPolicy(approvalStore, approvals.PolicyOptions{Logger: log, Report: reportApprovals(log, hist, bus), Configured: func(server string) bool {
+		_, ok := store.Current().Servers[server]
+		return ok
+	}})
 	approved.Prune(maps.Keys(store.Current().Servers))
 
 	// The supervisor runs the servers; the gateway leases their processes
