@@ -32,6 +32,7 @@
 package clients
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -98,6 +99,11 @@ const (
 	// confirms in the app (Cherry Studio). See OfferLink.
 	DeepLink
 )
+
+// ErrNoWorkspace is the path of a workspace's client (vscode-workspace)
+// when no workspace folder was given: there is no file to speak of, which
+// is not a file that could not be read.
+var ErrNoWorkspace = errors.New("no workspace folder given")
 
 // Env is what a client's path depends on. Tests build one around a
 // temporary home; EnvFromOS reads the real one.

@@ -3,10 +3,16 @@ package clients
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 )
+
+// ErrNoFile is the error of a plan for a client that keeps no file
+// Switchboard may edit (Cherry Studio): it is offered an install link
+// instead (see OfferLink).
+var ErrNoFile = errors.New("it keeps no configuration file Switchboard may edit; connecting it offers an install link that you confirm in the app")
 
 // An Offer is the install link of a client that keeps no file Switchboard
 // may edit (Remote DeepLink: Cherry Studio). Opening it asks the user, in
