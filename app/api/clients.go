@@ -345,9 +345,30 @@ func (s *Server) clientChange(co ClientsOptions, c clients.Client, change wire.C
 // planError is the answer to a change that cannot be planned.
 func planError(err error) error {
 	if errors.Is(err, clients.ErrReadOnly) {
-		return errorf(http.StatusConflict, "%v", err)
+		return errorf(http.StatusConflict, "%s", editorMessage(err))
 	}
-	return errorf(http.StatusUnprocessableEntity, "%v", err)
+	return errorf(http.StatusUnprocessableEntity, "%s", editorMessage(err))
+}
+
+// editorMessage is the message of an error of the clients package's Editor,
+// with the flag of `switchboard clients` that gets past it: the package
+// says what stopped a change and leaves how to ask for it anyway (a field
+// of the change) to its caller. The API's answers have always named the
+// command line's flags, which the command line prints as they are and the
+// app shows beside its own switches, so the wording is added here, where
+// the typed error is found, in place of the error's own message.
+func editorMessage(err error) string {
+	msg := err.Error()
+	if conflict, ok := errors.AsType[*clients.ConflictError](err); ok {
+		msg = strings.Replace(msg, conflict.Error(), conflict.Error()+" (rename it, or replace it: --replace on the command line)", 1)
+	}
+	if readOnly, ok := errors.AsType[*clients.ReadOnlyError](err); ok {
+		msg = strings.Replace(msg, readOnly.Error(), readOnly.Error()+", or pass --force to change it anyway", 1)
+	}
+	if chmod, ok := errors.AsType[*clients.MakeWritableError](err); ok {
+		msg = strings.Replace(msg, chmod.Error(), fmt.Sprintf("making %s writable (--force): %v", chmod.Dir, chmod.Err), 1)
+	}
+	return msg
 }
 
 func conflicts(cs []clients.Conflict) []wire.Conflict {
@@ -454,9 +475,9 @@ func (s *Server) applyClient(r *http.Request) (wire.ClientApplied, error) {
 	case errors.Is(err, clients.ErrChanged):
 		return wire.ClientApplied{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
 	case errors.Is(err, clients.ErrConflict):
-		return wire.ClientApplied{}, errorf(http.StatusConflict, "%v", err)
+		return wire.ClientApplied{}, errorf(http.StatusConflict, "%s", editorMessage(err))
 	case err != nil:
-		return wire.ClientApplied{}, errorf(http.StatusConflict, "writing %s: %v", p.Path, err)
+		return wire.ClientApplied{}, errorf(http.StatusConflict, "writing %s: %s", p.Path, editorMessage(err))
 	}
 	if p.Changed() {
 		s.journalClientFile(p)
@@ -600,7 +621,7 @@ func (s *Server) importPlan(r *http.Request, req wire.ImportRequest) (*importPla
 			Connect: clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, Home: co.Home,
 				Profile: tok.Profile}}) // the client keeps its profile
 		if err != nil {
-			return nil, errorf(http.StatusUnprocessableEntity, "%v", err)
+			return nil, errorf(http.StatusUnprocessableEntity, "%s", editorMessage(err))
 		}
 		if p.Hash != fileHash {
 			return nil, errorf(http.StatusConflict, "%s changed while the import was planned; plan again", path)
@@ -824,7 +845,7 @@ func (s *Server) applyImport(r *http.Request) (wire.ImportResult, error) {
 	if ip.file != nil && ip.file.Changed() {
 		if err := s.writeClientFile(ip.file); err != nil {
 			return wire.ImportResult{}, errorf(http.StatusConflict,
-				"the servers were imported, but %s was not rewritten: %v; plan the import again to replace them", ip.file.Path, err)
+				"the servers were imported, but %s was not rewritten: %s; plan the import again to replace them", ip.file.Path, editorMessage(err))
 		}
 	}
 	v, err := s.viewOf(s.clients, ip.env, ip.view.Client)
@@ -909,7 +930,7 @@ func (s *Server) restorePlan(r *http.Request) (*clients.Plan, wire.RestoreReques
 	}
 	p, err := co.Editor.PlanRestore(c, env, b)
 	if err != nil {
-		return nil, req, env, errorf(http.StatusUnprocessableEntity, "%v", err)
+		return nil, req, env, errorf(http.StatusUnprocessableEntity, "%s", editorMessage(err))
 	}
 	return p, req, env, nil
 }
@@ -934,7 +955,7 @@ func (s *Server) applyRestore(r *http.Request) (wire.ClientView, error) {
 		return wire.ClientView{}, errorf(http.StatusConflict, "%s changed since the plan was shown; look at the new plan first", p.Path)
 	}
 	if err := s.writeClientFile(p); err != nil {
-		return wire.ClientView{}, errorf(http.StatusConflict, "restoring %s: %v", p.Path, err)
+		return wire.ClientView{}, errorf(http.StatusConflict, "restoring %s: %s", p.Path, editorMessage(err))
 	}
 	s.log.Info("restored a client's config from its backup", "client", p.Client.ID, "backup", req.Backup)
 	return s.viewOf(s.clients, env, p.Client.ID)

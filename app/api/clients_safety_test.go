@@ -82,8 +82,12 @@ func TestClientConflictsSecretsAndRevoke(t *testing.T) {
 	}
 	change.Hash = plan.Hash
 	_, err = e.client.ApplyClient(ctx, "cursor", change)
-	if statusOf(err) != 409 || !strings.Contains(err.Error(), "did not write") {
-		t.Fatalf("apply over a conflict = %v, want 409", err)
+	// The clients package says what stopped the change; the flag that gets
+	// past it is the API's wording, shown as it is by the command line.
+	wantConflict := path + ` already has "switchboard" (https://elsewhere.example.com/mcp), which Switchboard did not write; ` +
+		"it was left as it is (rename it, or replace it: --replace on the command line)"
+	if statusOf(err) != 409 || err.Error() != wantConflict {
+		t.Fatalf("apply over a conflict = %v, want 409 %q", err, wantConflict)
 	}
 	if got, _ := os.ReadFile(path); string(got) != cursorWithConflict {
 		t.Fatal("a refused apply changed the file")
@@ -243,5 +247,33 @@ func TestEarlierSwitchboardEntryThroughAPI(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != lookalike {
 		t.Error("a refused apply changed the file")
+	}
+}
+
+// A read-only client file is refused with the flag that gets past it: the
+// clients package's error says it is read-only, the API adds --force.
+func TestReadOnlyClientFileThroughAPI(t *testing.T) {
+	e := newClientsEnv(t)
+	ctx := t.Context()
+	const original = `{"mcpServers": {"a": {"command": "x"}}}` + "\n"
+	path := e.write(t, "cursor", original)
+	if err := os.Chmod(path, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	want := path + " is read-only (the file has mode 0444): Switchboard does not change a file someone made read-only; " +
+		"make it writable, or pass --force to change it anyway"
+	change := wire.ClientChange{Action: "connect"}
+	if _, err := e.client.PlanClient(ctx, "cursor", change); statusOf(err) != 409 || err.Error() != want {
+		t.Errorf("plan of a read-only file = %v, want 409 %q", err, want)
+	}
+	change.Hash = "x"
+	if _, err := e.client.ApplyClient(ctx, "cursor", change); statusOf(err) != 409 || err.Error() != want {
+		t.Errorf("apply to a read-only file = %v, want 409 %q", err, want)
+	}
+	if _, err := e.client.PlanImport(ctx, "cursor", "", wire.ImportRequest{Replace: true}); statusOf(err) != 422 || err.Error() != want {
+		t.Errorf("import replacing in a read-only file = %v, want 422 %q", err, want)
+	}
+	if data, _ := os.ReadFile(path); string(data) != original {
+		t.Errorf("the file was changed: %s", data)
 	}
 }

@@ -25,7 +25,9 @@ var ErrChanged = errors.New("the file changed since the plan was made; make a ne
 var ErrConflict = errors.New("the file has entries of the same name that Switchboard did not write")
 
 // A ConflictError is Apply's refusal to replace entries Switchboard did
-// not write.
+// not write. Its message names them and says the file was left as it is;
+// how to replace them anyway (Connect.TakeOver) is the caller's to word
+// (the API names the command line's --replace).
 type ConflictError struct {
 	Path      string
 	Conflicts []Conflict
@@ -36,8 +38,8 @@ func (e *ConflictError) Error() string {
 	for _, c := range e.Conflicts {
 		names = append(names, c.String())
 	}
-	return fmt.Sprintf("%s already has %s, which Switchboard did not write; "+
-		"it was left as it is (rename it, or replace it: --replace on the command line)", e.Path, strings.Join(names, " and "))
+	return fmt.Sprintf("%s already has %s, which Switchboard did not write; it was left as it is",
+		e.Path, strings.Join(names, " and "))
 }
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }

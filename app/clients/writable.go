@@ -8,11 +8,14 @@ import (
 	"path/filepath"
 )
 
-// ErrReadOnly is returned (wrapped) by Plan for a file or folder that is
-// read-only, unless the change is forced.
+// ErrReadOnly is returned (wrapped, in a *ReadOnlyError) by Plan for a file
+// or folder that is read-only, unless the change is forced.
 var ErrReadOnly = errors.New("read-only")
 
-// A ReadOnlyError is a client file, or its folder, that is read-only.
+// A ReadOnlyError is a client file, or its folder, that is read-only. Its
+// message says so and ends in "make it writable"; the other way past it, a
+// forced change (Connect.Force, Disconnect.Force), is the caller's to word
+// (the API names the command line's --force).
 type ReadOnlyError struct {
 	Path   string // the file or folder
 	Folder bool
@@ -25,7 +28,7 @@ func (e *ReadOnlyError) Error() string {
 		what = "its folder"
 	}
 	return fmt.Sprintf("%s is read-only (%s has mode %04o): Switchboard does not change a file someone made read-only; "+
-		"make it writable, or pass --force to change it anyway", e.Path, what, e.Mode.Perm())
+		"make it writable", e.Path, what, e.Mode.Perm())
 }
 
 func (e *ReadOnlyError) Unwrap() error { return ErrReadOnly }
@@ -57,6 +60,20 @@ func checkWritable(path string, exists bool) error {
 	}
 }
 
+// A MakeWritableError is a forced change's failure to give a read-only
+// folder the owner's write permission (see makeWritable): Apply wrote
+// nothing.
+type MakeWritableError struct {
+	Dir string // the folder
+	Err error  // chmod's error
+}
+
+func (e *MakeWritableError) Error() string {
+	return fmt.Sprintf("making %s writable: %v", e.Dir, e.Err)
+}
+
+func (e *MakeWritableError) Unwrap() error { return e.Err }
+
 // makeWritable gives the folder of path (a forced change) the owner's
 // write permission, and returns what puts its mode back. The file's own
 // mode is kept by the atomic replace.
@@ -71,7 +88,7 @@ func makeWritable(path string) (func(), error) {
 		return func() {}, nil
 	}
 	if err := os.Chmod(dir, fi.Mode().Perm()|0o200); err != nil {
-		return nil, fmt.Errorf("making %s writable (--force): %w", dir, err)
+		return nil, &MakeWritableError{Dir: dir, Err: err}
 	}
 	return func() { _ = os.Chmod(dir, fi.Mode().Perm()) }, nil
 }

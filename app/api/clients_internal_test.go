@@ -1,0 +1,42 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"testing"
+
+	"github.com/switchboardhq/switchboard/app/clients"
+)
+
+// editorMessage words the clients package's errors as the API always has:
+// the package's message, and the flag of `switchboard clients` that gets
+// past it, wherever the error sits in the chain.
+func TestEditorMessage(t *testing.T) {
+	conflict := &clients.ConflictError{Path: "/h/.cursor/mcp.json",
+		Conflicts: []clients.Conflict{{Name: "switchboard", Target: "runs other"}, {Name: "switchboard-fs", Target: "https://x/mcp"}}}
+	readOnly := &clients.ReadOnlyError{Path: "/h/.cursor/mcp.json", Mode: 0o444}
+	folder := &clients.ReadOnlyError{Path: "/h/.cursor/mcp.json", Folder: true, Mode: fs.ModeDir | 0o555}
+	chmod := &clients.MakeWritableError{Dir: "/h/.cursor", Err: fs.ErrPermission}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"conflict", conflict, `/h/.cursor/mcp.json already has "switchboard" (runs other) and "switchboard-fs" (https://x/mcp), ` +
+			"which Switchboard did not write; it was left as it is (rename it, or replace it: --replace on the command line)"},
+		{"read-only file", readOnly, "/h/.cursor/mcp.json is read-only (the file has mode 0444): " +
+			"Switchboard does not change a file someone made read-only; make it writable, or pass --force to change it anyway"},
+		{"read-only folder, wrapped", fmt.Errorf("cursor: %w", folder), "cursor: /h/.cursor/mcp.json is read-only (its folder has mode 0555): " +
+			"Switchboard does not change a file someone made read-only; make it writable, or pass --force to change it anyway"},
+		{"chmod, wrapped", fmt.Errorf("writing x: %w", chmod), "writing x: making /h/.cursor writable (--force): permission denied"},
+		{"another error", errors.New("reading x: boom"), "reading x: boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := editorMessage(tt.err); got != tt.want {
+				t.Errorf("editorMessage =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
