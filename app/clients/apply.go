@@ -159,7 +159,7 @@ func (ed *Editor) apply(f *fileState, p *Plan) error {
 		return err
 	}
 	after := hashOf(p.New)
-	if len(f.wrote) > 64 {
+	if len(f.wrote) > writeHistoryLimit {
 		clear(f.wrote)
 	}
 	f.wrote[p.Hash] = after

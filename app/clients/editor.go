@@ -46,9 +46,21 @@ type fileState struct {
 	mu sync.Mutex // held while a change of the file is planned and applied
 	// wrote maps the hash of the file before each of Switchboard's own
 	// writes to the hash after it, so that a plan made before such a write
-	// is known to be outdated by Switchboard alone.
+	// is known to be outdated by Switchboard alone. It is cleared when it
+	// holds more than writeHistoryLimit.
 	wrote map[string]string
 }
+
+// writeHistoryLimit bounds a file's write history (fileState.wrote). The
+// history serves a plan the user was shown and has not confirmed yet,
+// which only the few writes Switchboard made meanwhile outdate (two
+// connects at once, a connect racing a disconnect): 64 is ample for those,
+// and keeps the map of a daemon that runs for months at about 10 KiB per
+// file (an entry is two 64-byte hex hashes) however often it rewrites the
+// file. Clearing forgets the chains that started before it, so that a plan
+// older than that is refused (ErrChanged) and planned again: never a lost
+// write, only a rare second look.
+const writeHistoryLimit = 64
 
 // New returns an Editor.
 func New(opts Options) (*Editor, error) {
