@@ -25,7 +25,8 @@ import (
 //
 // After every message run reconciles: it hands waiting callers a process,
 // starts processes (within max, after any backoff), stops idle or retired
-// ones, and publishes state changes.
+// ones, and publishes state changes. Every stop, whatever asks for it, goes
+// through stopProc on run, which hands it to the proc's goroutine (stop).
 type Pool struct {
 	sup    *Supervisor
 	name   string
@@ -263,12 +264,7 @@ func (p *Pool) Restart(ctx context.Context) error {
 	ready := make(chan error, 1)
 	if !p.do(func() {
 		p.gen++
-		// stopProc marks each process stopping, so that the retirement of
-		// the old generation (reconcile) does not stop it, and publish
-		// its stopping event, a second time.
-		for _, pr := range p.procs {
-			p.stopProc(pr, false)
-		}
+		p.stopAll()
 		p.wanted, p.keepOne = true, true
 		p.clearFailing()
 		p.readyWait = append(p.readyWait, ready)
@@ -460,9 +456,7 @@ func (p *Pool) handle(ev procEvent, now time.Time) {
 		pr.lastPing = now
 		if ev.err != nil && pr.state == procReady {
 			p.sup.logger.Warn("server stopped answering pings; restarting it", "server", p.name, "pid", pr.pid, "err", ev.err)
-			pr.unhealthy.Store(true)
-			pr.state = procStopping
-			pr.stop(true)
+			p.stopProc(pr, stopUnhealthy)
 		}
 
 	case procEventExited:
@@ -568,9 +562,7 @@ func (p *Pool) reconcile(now time.Time) {
 	}
 
 	if p.closing || !p.wanted || p.failing(now) {
-		for _, pr := range p.procs {
-			p.stopProc(pr, false)
-		}
+		p.stopAll()
 		err := p.unavailable(now)
 		p.failWaiters(err)
 		p.notifyReady(err)
@@ -587,7 +579,7 @@ func (p *Pool) reconcile(now time.Time) {
 	// Processes of an older spec retire once nothing uses them.
 	for _, pr := range p.procs {
 		if pr.gen != p.gen && pr.inFlight == 0 && !pr.leased {
-			p.stopProc(pr, false)
+			p.stopProc(pr, stopAsked)
 		}
 	}
 	p.dispatch(now)
@@ -705,7 +697,7 @@ func (p *Pool) stopIdle(now time.Time) {
 		}
 		if pr.gen == p.gen && pr.state == procReady && pr.inFlight == 0 && !pr.leased && now.Sub(pr.lastUsed) >= idle {
 			p.sup.logger.Info("stopping idle server process", "server", p.name, "pid", pr.pid, "idle", now.Sub(pr.lastUsed).Round(time.Second))
-			p.stopProc(pr, false)
+			p.stopProc(pr, stopAsked)
 			p.keepOne = false
 			live--
 		}
@@ -727,13 +719,38 @@ func (p *Pool) pingDue(now time.Time) {
 	}
 }
 
-func (p *Pool) stopProc(pr *proc, now bool) {
+// stopProc is the pool's one way to stop a process, whatever the reason:
+// Stop, close and a failing server (reconcile, stopAll), Restart, a
+// retired spec, an idle process (stopIdle), a session's released lease, a
+// failed health check (handle). It runs on the run goroutine, which owns
+// pr.state: the process is marked stopping, so that dispatch hands it no
+// more calls, scale counts it out and a second stop does nothing. A stop
+// the pool no longer wants the process for is announced (EventStopping);
+// a hung one is told of by its end, as a crash (EventCrashed). The OS side
+// is the proc's supervise goroutine's (proc.stop): shutdown escalates to
+// SIGKILL of the whole group and reaps what is left of it, so that no
+// stop leaves a process or a grandchild running. (A remote session the
+// server ended is no stop: the connection ends by itself, as a process
+// exits; see proc.sessionEnded.)
+func (p *Pool) stopProc(pr *proc, why stopReason) {
 	if pr.state == procStopping {
 		return
 	}
 	pr.state = procStopping
-	p.publish(Event{Kind: EventStopping, PID: pr.pid})
-	pr.stop(now)
+	if why == stopAsked {
+		p.publish(Event{Kind: EventStopping, PID: pr.pid})
+	}
+	pr.stop(why)
+}
+
+// stopAll stops every process (stopProc): the pool is stopped, closing or
+// failing, or restarting. Marking them stopping here also keeps the
+// retirement of an older generation (reconcile) from stopping them, and
+// announcing it, a second time.
+func (p *Pool) stopAll() {
+	for _, pr := range p.procs {
+		p.stopProc(pr, stopAsked)
+	}
 }
 
 // nextWake is when reconcile has something to do with no message arriving:
@@ -818,7 +835,7 @@ func (p *Pool) release(pr *proc, light bool) {
 		pr.lastUsed = time.Now()
 		if pr.leased {
 			pr.leased = false
-			p.stopProc(pr, false)
+			p.stopProc(pr, stopAsked)
 		}
 	})
 }

@@ -60,16 +60,21 @@ type proc struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	stopCh    chan struct{} // closed to ask for a stop
-	stopOnce  sync.Once
-	stopNow   atomic.Bool // skip the polite steps (the process is hung)
-	unhealthy atomic.Bool // stopped because it failed a health check: counts as a crash
+	stopCh   chan struct{} // closed to ask for a stop (Pool.stopProc)
+	stopOnce sync.Once
+	// stopWhy is why the pool asked for the stop (a stopReason), stored
+	// before stopCh is closed: supervise reads it once stopCh is.
+	stopWhy atomic.Int32
 	// gone is set the moment the OS process has exited, before its exit is
 	// described and reported, so that no new call is handed to it meanwhile.
 	gone atomic.Bool
 	// expired is set when a remote server answered 404 to the session
 	// (remote.go): the connection is ended and its calls may be retried.
 	expired atomic.Bool
+	// sessionEnded is closed, once, when expired is set: runRemote ends the
+	// connection on it, as run ends on the process's exit. It is the
+	// server's end of the session, not a stop: the pool asked for nothing.
+	sessionEnded chan struct{}
 
 	// Owned by the pool's run goroutine.
 	pid      int // 0 until spawned
@@ -87,16 +92,38 @@ type proc struct {
 func newProc(p *Pool, spec Spec, gen int) *proc {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &proc{pool: p, spec: spec, gen: gen, ctx: ctx, cancel: cancel,
-		stopCh: make(chan struct{}), lastUsed: time.Now()}
+		stopCh: make(chan struct{}), sessionEnded: make(chan struct{}), lastUsed: time.Now()}
 }
 
-// stop asks the process to stop; now skips closing stdin and SIGTERM.
-func (pr *proc) stop(now bool) {
-	if now {
-		pr.stopNow.Store(true)
-	}
-	pr.stopOnce.Do(func() { close(pr.stopCh) })
+// A stopReason is why the pool stops a process (see Pool.stopProc): it
+// decides which steps the shutdown takes and how the process's end is
+// reported.
+type stopReason int32
+
+const (
+	// stopAsked: the pool no longer wants the process (Stop, Restart, the
+	// server closing or failing, a retired spec, an idle process, a
+	// session's lease released). The polite shutdown: stdin closed, then
+	// SIGTERM, then SIGKILL, each to the whole group; the end is a stop
+	// (ErrStopped).
+	stopAsked stopReason = iota + 1
+	// stopUnhealthy: the process failed a health check, so it is hung: its
+	// group is killed at once, and the end counts as a crash.
+	stopUnhealthy
+)
+
+// stop hands the stop to the proc's supervise goroutine, which shuts the
+// process down (shutdown, runRemote). Only Pool.stopProc calls it, once per
+// process; the Once keeps a second call harmless all the same.
+func (pr *proc) stop(why stopReason) {
+	pr.stopOnce.Do(func() {
+		pr.stopWhy.Store(int32(why))
+		close(pr.stopCh)
+	})
 }
+
+// stopReason is why the pool stopped the process; 0 while it has not.
+func (pr *proc) stopReason() stopReason { return stopReason(pr.stopWhy.Load()) }
 
 func (pr *proc) stopRequested() bool {
 	select {
@@ -264,7 +291,7 @@ func (pr *proc) run() error {
 		return err
 	case <-pr.stopCh:
 		pr.shutdown(stdinW, exited, grp)
-		if pr.unhealthy.Load() {
+		if pr.stopReason() == stopUnhealthy {
 			return &ExitError{Server: pr.spec.Name, PID: pid, Status: exitStatus(cmd, waitErr),
 				Reason: "stopped answering pings and was restarted", Stderr: pr.stderrTail()}
 		}
@@ -346,7 +373,9 @@ func (pr *proc) describeExit(hsErr error, waitErr *error, exited, stderrDone <-c
 
 // shutdown follows the MCP stdio shutdown order, applied to the whole group:
 // close stdin, wait; SIGTERM, wait; SIGKILL. Then the descendants left in the
-// group get the same. It returns once the process has exited.
+// group get the same. It returns once the process has exited. A hung
+// process (stopUnhealthy) goes straight to SIGKILL: it would answer
+// neither, and the polite steps only cost two StopGraces.
 //
 // From the spec (basic/transports, stdio): "the client SHOULD initiate
 // shutdown by first closing the input stream to the child process, waiting
@@ -354,12 +383,13 @@ func (pr *proc) describeExit(hsErr error, waitErr *error, exited, stderrDone <-c
 // within a reasonable time, and then SIGKILL".
 func (pr *proc) shutdown(stdin *os.File, exited <-chan struct{}, grp *group) {
 	grace := pr.pool.sup.opts.StopGrace
+	hung := pr.stopReason() == stopUnhealthy
 	stdin.Close()
-	if !pr.stopNow.Load() && waitFor(exited, grace) {
+	if !hung && waitFor(exited, grace) {
 		pr.reapGroup(grp)
 		return
 	}
-	if !pr.stopNow.Load() {
+	if !hung {
 		_ = grp.terminate()
 		if waitFor(exited, grace) {
 			pr.reapGroup(grp)

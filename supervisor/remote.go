@@ -167,6 +167,13 @@ func (pr *proc) runRemote() error {
 		if pr.stopRequested() {
 			return fmt.Errorf("server %q (remote %s) was %w while connecting", pr.spec.Name, shown, ErrStopped)
 		}
+		if pr.expired.Load() {
+			// The server ended the session it had just made (a 404 to a
+			// request of the handshake that carried the session's id): no
+			// failure of the server's, and the next call connects again.
+			p.remoteLog("ended the session it had just made (HTTP 404); the next call starts a new one")
+			return &RemoteError{Server: pr.spec.Name, URL: shown, Reason: reasonExpired, Err: ErrSessionExpired}
+		}
 		p.remoteLog("cannot connect: %v", err)
 		return &StartError{Server: pr.spec.Name, Err: fmt.Errorf("connecting to %s: %w", shown, err)}
 	}
@@ -182,6 +189,17 @@ func (pr *proc) runRemote() error {
 
 	ended := make(chan error, 1)
 	go func() { ended <- cs.Wait() }()
+	// The server ended the session (sessionEnded): the connection is ended
+	// before the session is closed, so that the calls that fail with it
+	// learn that the session expired.
+	expired := func() error {
+		e := &RemoteError{Server: pr.spec.Name, URL: shown, Reason: reasonExpired, Err: ErrSessionExpired}
+		pr.cancel(e)
+		cs.Close()
+		<-ended
+		p.remoteLog("%s", e.Reason)
+		return e
+	}
 	select {
 	case err := <-ended:
 		err = scrub(err, r.URL)
@@ -195,20 +213,15 @@ func (pr *proc) runRemote() error {
 		p.remoteLog("%s", e.Reason+": "+e.Err.Error())
 		pr.cancel(e)
 		return e
+	case <-pr.sessionEnded:
+		return expired()
 	case <-pr.stopCh:
 		if pr.expired.Load() {
-			// Ended before the session is closed: the calls that fail with
-			// it learn that the session expired.
-			e := &RemoteError{Server: pr.spec.Name, URL: shown, Reason: reasonExpired, Err: ErrSessionExpired}
-			pr.cancel(e)
-			cs.Close()
-			<-ended
-			p.remoteLog("%s", e.Reason)
-			return e
+			return expired() // the server ended the session as the pool stopped it
 		}
 		cs.Close() // ends the session on the server (DELETE)
 		<-ended
-		if pr.unhealthy.Load() {
+		if pr.stopReason() == stopUnhealthy {
 			p.remoteLog("stopped answering pings; reconnecting")
 			return &RemoteError{Server: pr.spec.Name, URL: shown, Reason: "stopped answering pings and is reconnected"}
 		}
@@ -237,6 +250,8 @@ func (pr *proc) connectRemote(ctx context.Context, shown string) (*mcp.ClientSes
 		select {
 		case <-pr.stopCh:
 			cancel(ErrStopped)
+		case <-pr.sessionEnded:
+			cancel(ErrSessionExpired)
 		case <-connecting:
 		}
 	}()
@@ -368,7 +383,7 @@ func (t *remoteRoundTripper) RoundTrip(req *http.Request) (*http.Response, error
 	// the next call starts a new session.
 	if resp.StatusCode == http.StatusNotFound && req.Method != http.MethodDelete && req.Header.Get("Mcp-Session-Id") != "" &&
 		t.proc.expired.CompareAndSwap(false, true) {
-		t.proc.stop(true)
+		close(t.proc.sessionEnded)
 	}
 	return resp, nil
 }

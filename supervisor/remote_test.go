@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -280,6 +281,43 @@ func TestRemoteSessionExpired(t *testing.T) {
 	}
 	if st := status(t, s, "r"); st.Restarts != 0 {
 		t.Errorf("restarts = %d, want 0: an expired session is no crash", st.Restarts)
+	}
+}
+
+// A remote server that ends the session it has just made, during the
+// handshake (HTTP 404 to the first request carrying the session's id): the
+// connection ends by itself, is no crash, and the call gets a new session.
+func TestRemoteSessionExpiredWhileConnecting(t *testing.T) {
+	remote := newTestRemote(t, supervisor.RemoteStreamableHTTP, "")
+	var refused atomic.Bool
+	h := remote.srv.Config.Handler
+	remote.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") != "" && refused.CompareAndSwap(false, true) {
+			http.NotFound(w, req)
+			return
+		}
+		h.ServeHTTP(w, req)
+	})
+	s := newSupervisor(t, remoteOptions(t))
+	apply(t, s, remoteSpec("r", remote.url(), supervisor.RemoteStreamableHTTP, nil))
+	var res *mcp.CallToolResult
+	var err error
+	for range 2 { // the gateway sends a call again once on ErrSessionExpired
+		if res, _, err = call(t.Context(), s, "r", "echo", map[string]any{"text": "x"}); !errors.Is(err, supervisor.ErrSessionExpired) {
+			break
+		}
+	}
+	if err != nil || text(res) != "x" {
+		t.Fatalf("call = %v, %v", res, err)
+	}
+	if !refused.Load() {
+		t.Fatal("the server never refused the session")
+	}
+	if !slices.ContainsFunc(status(t, s, "r").Logs, func(l supervisor.LogLine) bool { return strings.Contains(l.Text, "it had just made") }) {
+		t.Errorf("no log line says the session ended during the handshake: %v", status(t, s, "r").Logs)
+	}
+	if st := status(t, s, "r"); st.Restarts != 0 || st.LastError != "" {
+		t.Errorf("restarts %d, last error %q: an expired session is no crash", st.Restarts, st.LastError)
 	}
 }
 
