@@ -354,9 +354,9 @@ func planError(err error) error {
 // with the flag of `switchboard clients` that gets past it: the package
 // says what stopped a change and leaves how to ask for it anyway (a field
 // of the change) to its caller. The API's answers have always named the
-// command line's flags, which the command line prints as they are and the
-// app shows beside its own switches, so the wording is added here, where
-// the typed error is found, in place of the error's own message.
+// command line's flags, and the command line prints them as they are, so
+// the wording is added here, where the typed error is found, in place of
+// the error's own message wherever the chain holds it.
 func editorMessage(err error) string {
 	msg := err.Error()
 	if conflict, ok := errors.AsType[*clients.ConflictError](err); ok {
