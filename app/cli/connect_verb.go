@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/switchboardhq/switchboard/app/bridge"
 	"github.com/switchboardhq/switchboard/app/daemon"
-	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
 
@@ -55,7 +55,7 @@ func connectVerb() verb {
 					tok, err := store.EnsureClient(*client)
 					if errors.Is(err, tokens.ErrAdminLabel) {
 						// No retry gives this label a token: the bridge says so.
-						return "", "", nil, fmt.Errorf("%w: --client: %w", gateway.ErrRefused, err)
+						return "", "", nil, fmt.Errorf("%w: --client: %w", bridge.ErrRefused, err)
 					}
 					if err != nil {
 						return "", "", nil, err
@@ -64,8 +64,8 @@ func connectVerb() verb {
 				}
 				return info.Address + path, token, info.Alive, nil
 			}
-			return gateway.RunBridge(ctx, gateway.BridgeOptions{Locate: locate, In: os.Stdin, Out: os.Stdout,
-				Logger: logger, Version: e.version})
+			return bridge.Run(ctx, bridge.Options{Locate: locate, In: os.Stdin, Out: os.Stdout,
+				Logger: logger, Version: e.version, Front: daemon.NewBridgeFront})
 		},
 	}
 }

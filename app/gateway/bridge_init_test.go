@@ -22,16 +22,29 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboardhq/switchboard/app/bridge"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
 )
 
+// relayFront serves the bridge's client with the gateway's Relay, as
+// daemon.NewBridgeFront does for switchboard connect.
+func relayFront(acquire func(context.Context) (bridge.Lease, error), logger *slog.Logger, version string) bridge.Front {
+	return gateway.NewRelay(func(ctx context.Context) (gateway.Lease, error) {
+		l, err := acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}, logger, version)
+}
+
 // rawBridge runs a bridge to the fixture's gateway and returns a writer of
 // the client's lines, a channel of the bridge's, and leave, which closes
-// the client's side and returns what RunBridge returned.
-func rawBridge(t *testing.T, f *fixture, opts gateway.BridgeOptions) (send func(string), lines <-chan map[string]any, leave func() error) {
+// the client's side and returns what bridge.Run returned.
+func rawBridge(t *testing.T, f *fixture, opts bridge.Options) (send func(string), lines <-chan map[string]any, leave func() error) {
 	t.Helper()
 	if opts.Locate == nil {
 		daemon := httptest.NewServer(f.gw.Handler())
@@ -42,12 +55,12 @@ func rawBridge(t *testing.T, f *fixture, opts gateway.BridgeOptions) (send func(
 	}
 	toBridge, toBridgeW := io.Pipe()
 	fromBridge, bridgeOut := io.Pipe()
-	opts.In, opts.Out, opts.Version = toBridge, bridgeOut, "test"
+	opts.In, opts.Out, opts.Version, opts.Front = toBridge, bridgeOut, "test", relayFront
 	if opts.Reconnect == 0 {
 		opts.Reconnect = 5 * time.Second
 	}
 	done := make(chan error, 1)
-	go func() { done <- gateway.RunBridge(context.Background(), opts) }()
+	go func() { done <- bridge.Run(context.Background(), opts) }()
 	out := make(chan map[string]any, 100)
 	go func() {
 		defer close(out)
@@ -137,7 +150,7 @@ func TestBridgeSendsNothingBeforeInitialize(t *testing.T) {
 	direct := f.connect(t, "/mcp", "2025-11-25", nil)
 	f.waitTools(t, direct, "alpha__echo")
 	var listed listedLog
-	send, lines, _ := rawBridge(t, f, gateway.BridgeOptions{Logger: slog.New(slog.NewTextHandler(&listed, nil))})
+	send, lines, _ := rawBridge(t, f, bridge.Options{Logger: slog.New(slog.NewTextHandler(&listed, nil))})
 	testutil.Eventually(t, 20*time.Second, "the bridge's first list", func() bool { return listed.lists.Load() > 0 })
 	addTool := func(name string) {
 		t.Helper()
@@ -232,7 +245,7 @@ func TestBridgeRefusedTellsTheClient(t *testing.T) {
 			return f.url + "/mcp/p/", "the-real-token", func() bool { return true }, nil
 		}, "a profile name is missing"},
 		{"reserved label", func(context.Context) (string, string, func() bool, error) {
-			return "", "", nil, fmt.Errorf("%w: --client: the label \"cli\" is reserved", gateway.ErrRefused)
+			return "", "", nil, fmt.Errorf("%w: --client: the label \"cli\" is reserved", bridge.ErrRefused)
 		}, `the label "cli" is reserved`},
 	} {
 		for _, era := range []string{"2025-11-25", ""} {
@@ -242,7 +255,7 @@ func TestBridgeRefusedTellsTheClient(t *testing.T) {
 				ended := make(chan error, 1)
 				go func() {
 					// Reconnect is long: the answers must not wait for it.
-					ended <- gateway.RunBridge(context.Background(), gateway.BridgeOptions{Locate: tt.locate,
+					ended <- bridge.Run(context.Background(), bridge.Options{Front: relayFront, Locate: tt.locate,
 						In: toBridge, Out: bridgeOut, Version: "test", Reconnect: time.Minute})
 				}()
 				defer fromBridge.Close()
@@ -261,8 +274,8 @@ func TestBridgeRefusedTellsTheClient(t *testing.T) {
 				toBridgeW.Close()
 				select {
 				case err := <-ended:
-					if !errors.Is(err, gateway.ErrRefused) {
-						t.Errorf("RunBridge returned %v, want the refusal", err)
+					if !errors.Is(err, bridge.ErrRefused) {
+						t.Errorf("bridge.Run returned %v, want the refusal", err)
 					}
 				case <-time.After(10 * time.Second):
 					t.Fatal("the bridge did not end when its client left")
@@ -301,7 +314,7 @@ func TestBridgeTokenRevokedDuringSession(t *testing.T) {
 			ended := make(chan error, 1)
 			go func() {
 				// Reconnect is long: the refusal must not wait for it.
-				ended <- gateway.RunBridge(context.Background(), gateway.BridgeOptions{
+				ended <- bridge.Run(context.Background(), bridge.Options{Front: relayFront,
 					Locate: func(context.Context) (string, string, func() bool, error) {
 						return daemon.URL + "/mcp", "a-token", func() bool { return true }, nil
 					},
@@ -347,8 +360,8 @@ func TestBridgeTokenRevokedDuringSession(t *testing.T) {
 			toBridgeW.Close()
 			select {
 			case err := <-ended:
-				if !errors.Is(err, gateway.ErrRefused) {
-					t.Errorf("RunBridge returned %v, want the refusal", err)
+				if !errors.Is(err, bridge.ErrRefused) {
+					t.Errorf("bridge.Run returned %v, want the refusal", err)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("the bridge did not end when its client left")
@@ -369,7 +382,7 @@ func TestBridgeReconnectsOnUnknownSession(t *testing.T) {
 	current.Store(&h)
 	daemon := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) }))
 	t.Cleanup(daemon.Close)
-	send, lines, leave := rawBridge(t, first, gateway.BridgeOptions{
+	send, lines, leave := rawBridge(t, first, bridge.Options{
 		Locate: func(context.Context) (string, string, func() bool, error) {
 			return daemon.URL + "/mcp", "", func() bool { return true }, nil
 		},
@@ -391,6 +404,6 @@ func TestBridgeReconnectsOnUnknownSession(t *testing.T) {
 	current.Store(&h2)
 	echo(3)
 	if err := leave(); err != nil {
-		t.Errorf("RunBridge returned %v, want nil", err)
+		t.Errorf("bridge.Run returned %v, want nil", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/switchboardhq/switchboard/app/bridge"
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
@@ -41,7 +42,7 @@ func TestBridge(t *testing.T) {
 			cs.Close()
 			toBridgeW.Close()
 			if err := <-ended; err != nil {
-				t.Errorf("RunBridge: %v", err)
+				t.Errorf("bridge.Run: %v", err)
 			}
 			fromBridge.Close()
 		}
@@ -50,7 +51,7 @@ func TestBridge(t *testing.T) {
 		toBridge, toBridgeW = io.Pipe()
 		t.Cleanup(func() { toBridgeW.Close(); fromBridge.Close() }) // ends the bridge if the test fails
 		go func() {
-			ended <- gateway.RunBridge(context.Background(), gateway.BridgeOptions{
+			ended <- bridge.Run(context.Background(), bridge.Options{Front: relayFront,
 				Locate: func(context.Context) (string, string, func() bool, error) {
 					located.Add(1)
 					if down.Load() {
@@ -95,7 +96,7 @@ func TestBridge(t *testing.T) {
 	select {
 	case err := <-ended:
 		if err != nil {
-			t.Errorf("RunBridge: %v", err)
+			t.Errorf("bridge.Run: %v", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the bridge did not end when its client left")

@@ -64,7 +64,8 @@
 //	raw.go, eras.go  results passed on as sent, shaped per protocol era
 //	sessionguard.go, idle.go, httpchecks.go, keepalive.go
 //	                 sessions' owners and idle timeout, malformed requests, keep-alive
-//	bridge.go        switchboard connect (a gateway whose backend is the daemon)
+//	relay.go         Relay: a gateway of one server whose backend is another
+//	                 endpoint, what app/bridge (switchboard connect) serves with
 //	transport.go, lineconn.go
 //	                 the backend processes' transport, read a line at a time
 //	fastfront.go, faststream.go, fastscan.go, fastback.go
@@ -93,7 +94,8 @@ import (
 
 // Backends is what the gateway needs of the supervisor: processes to lease,
 // and word of servers becoming ready. FromSupervisor adapts a Supervisor;
-// the stdio bridge has its own (the daemon's endpoint, over HTTP).
+// a Relay has its own (for the stdio bridge, the daemon's endpoint over
+// HTTP).
 type Backends interface {
 	Acquire(ctx context.Context, server string) (Lease, error)
 	Subscribe(buffer int) (<-chan supervisor.Event, func())

@@ -1,4 +1,11 @@
-package gateway
+// Package bridge is switchboard connect: it serves MCP on stdio, for the
+// clients (like Claude Desktop) that can only launch a command, by relaying
+// to the daemon's streamable-HTTP endpoint. It is a client of that
+// endpoint; what serves its own client, a gateway of one server whose
+// backend is the daemon's endpoint, it is given (Options.Front: the
+// gateway's Relay, see daemon.NewBridgeFront), so it links none of the
+// daemon.
+package bridge
 
 import (
 	"bytes"
@@ -9,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,12 +25,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboardhq/switchboard/supervisor"
 )
 
-// BridgeOptions configure RunBridge.
-type BridgeOptions struct {
+// Options configure Run.
+type Options struct {
 	// Locate returns the URL of the daemon's MCP endpoint to bridge to, the
 	// bearer token to use, and a check that this daemon still runs,
 	// starting the daemon when it is not running. It is called again to
@@ -36,6 +42,43 @@ type BridgeOptions struct {
 	Version string
 	// Reconnect bounds waiting for the daemon to come back; 0 means 30 s.
 	Reconnect time.Duration
+	// Front makes what serves the client, whose upstream sessions acquire
+	// gives (see Front).
+	Front func(acquire func(context.Context) (Lease, error), logger *slog.Logger, version string) Front
+}
+
+// A Front serves the bridge's client: a gateway of one server whose
+// backend is the daemon's endpoint (gateway.Relay is one). MCP ends at the
+// front and starts again upstream, in sessions it gets from acquire.
+type Front interface {
+	// Start lists the upstream in the background; the other methods but
+	// Client are for after Start.
+	Start()
+	// Server serves the client.
+	Server() *mcp.Server
+	// Client is what an upstream session is opened with, introducing
+	// itself as impl, so that what the daemon says (progress, logging,
+	// list changes, sampling, elicitation, roots) comes back to the
+	// client.
+	Client(impl *mcp.Implementation) *mcp.Client
+	// Relist lists the upstream again, without waiting for the list.
+	Relist()
+	// Tried is closed after the first list attempt, whatever its outcome.
+	Tried() <-chan struct{}
+	// Listed reports whether the upstream's lists are known.
+	Listed() bool
+	Close()
+}
+
+// A Lease is the use of the upstream session (gateway.Lease's methods).
+type Lease interface {
+	Session() *mcp.ClientSession
+	// Do runs fn with the session, and returns why the upstream failed if
+	// it did during fn.
+	Do(ctx context.Context, fn func(context.Context, *mcp.ClientSession) error) error
+	Release()
+	Err() error
+	PID() int
 }
 
 // ErrRefused is wrapped by the errors that retrying does not cure:
@@ -43,13 +86,14 @@ type BridgeOptions struct {
 // the server or profile it bridges to (HTTP 404 naming it), or Locate
 // refused to give a token (a label reserved for Switchboard's own programs).
 // The bridge then answers its client's requests with the reason and
-// RunBridge returns it once the client leaves.
+// Run returns it once the client leaves.
 var ErrRefused = errors.New("Switchboard refused the bridge") //lint:ignore ST1005 the message starts with the product's name, which users read in their client's log
 
-// bridgeServer is the bridge's name for its one upstream.
-const bridgeServer = "switchboard"
+// bridgeName is how the bridge introduces itself upstream before its
+// client did.
+const bridgeName = "switchboard"
 
-// RunBridge serves MCP on In/Out (for clients, like Claude Desktop, that can
+// Run serves MCP on In/Out (for clients, like Claude Desktop, that can
 // only launch a command) by relaying to the daemon's streamable-HTTP
 // endpoint, until the client closes In or ctx ends.
 //
@@ -58,7 +102,10 @@ const bridgeServer = "switchboard"
 // upstream. So when the daemon restarts, the bridge opens a new upstream
 // session and lists again, and the client's session goes on; only calls in
 // flight at that moment fail.
-func RunBridge(ctx context.Context, opts BridgeOptions) error {
+func Run(ctx context.Context, opts Options) error {
+	if opts.Front == nil {
+		return errors.New("bridge: no Front to serve the client with")
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -67,23 +114,22 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 	}
 	upCtx, stop := context.WithCancel(ctx)
 	up := &upstream{opts: opts, ctx: upCtx}
-	g := New(Options{Backends: up, Logger: opts.Logger, Version: opts.Version})
-	up.gw = g
+	front := opts.Front(up.Acquire, opts.Logger, opts.Version)
+	up.front = front
 	defer func() {
 		stop() // first: a reconnect in progress holds the upstream's lock
-		g.Close()
+		front.Close()
 		up.close()
 		up.wg.Wait()
 	}()
-	// The daemon applies its own timeouts; the bridge only relays.
-	g.Sync([]ServerConfig{{Name: bridgeServer, Timeout: 24 * time.Hour}})
-	b, _ := g.backend(bridgeServer)
+	front.Start()
+	server := front.Server()
 	// The daemon records calls under the client that opened the upstream
 	// session: once the real client introduces itself (at initialize, or
 	// in each request's _meta in the stateless era), the upstream session
 	// is opened again in its name (see upstream.introduce).
 	var initialized atomic.Bool // the client sent notifications/initialized
-	b.front.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if r, ok := req.(*mcp.ServerRequest[*mcp.InitializeParams]); ok && r.Params != nil && r.Params.ClientInfo != nil {
 				up.introduce(r.Params.ClientInfo.Name, r.Params.ClientInfo.Version)
@@ -104,7 +150,7 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 	// nothing, and it lists after initializing. (A client of the stateless
 	// era never initializes: it hears of changes on its
 	// subscriptions/listen stream, whose notifications carry its id.)
-	b.front.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	server.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if isListChanged(method) && !initialized.Load() && !forSubscription(req) {
 				return nil, nil
@@ -116,7 +162,7 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 	// Sync lists the new server in the background; wait for that first
 	// list rather than making a second one.
 	select {
-	case <-b.tried:
+	case <-front.Tried():
 	case <-ctx.Done():
 		return nil
 	}
@@ -127,7 +173,7 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 		// never come. It gets the reason instead, and the bridge's exit
 		// status says it failed.
 		opts.Logger.Error("Switchboard refused this bridge; answering the client with the reason", "err", refused)
-		b.front.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 				if strings.HasPrefix(method, "notifications/") {
 					return nil, nil
@@ -135,10 +181,10 @@ func RunBridge(ctx context.Context, opts BridgeOptions) error {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: refused.Error()}
 			}
 		})
-	case !b.listed.Load():
+	case !front.Listed():
 		opts.Logger.Warn("cannot reach Switchboard yet; serving an empty list until it answers")
 	}
-	err := b.front.Run(ctx, &mcp.IOTransport{Reader: opts.In, Writer: opts.Out})
+	err := server.Run(ctx, &mcp.IOTransport{Reader: opts.In, Writer: opts.Out})
 	if refused != nil {
 		return refused
 	}
@@ -173,11 +219,11 @@ func forSubscription(req mcp.Request) bool {
 	return ok
 }
 
-// upstream is the bridge's Backends: a client session to the daemon's
+// upstream is the front's backend: a client session to the daemon's
 // endpoint, reopened when it breaks.
 type upstream struct {
-	opts BridgeOptions
-	gw   *Gateway
+	opts  Options
+	front Front
 	// ctx ends when the bridge does; the background reconnects (wg) use it.
 	ctx context.Context
 	wg  sync.WaitGroup
@@ -199,15 +245,9 @@ type upstream struct {
 // to connect or during the session; nil when it did not.
 func (u *upstream) refused() error { return u.refusal.get() }
 
-func (u *upstream) Subscribe(int) (<-chan supervisor.Event, func()) {
-	ch := make(chan supervisor.Event)
-	var once sync.Once
-	return ch, func() { once.Do(func() { close(ch) }) }
-}
-
 // Acquire returns the current upstream session, opening one if there is
 // none (waiting up to opts.Reconnect for the daemon to come back).
-func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
+func (u *upstream) Acquire(ctx context.Context) (Lease, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed {
@@ -235,7 +275,7 @@ func (u *upstream) Acquire(ctx context.Context, _ string) (Lease, error) {
 	// After a reconnect the daemon's tools may differ: list them again.
 	// (The first session is opened by the bridge's own first listing.)
 	if u.dialed {
-		u.gw.Relist(bridgeServer) // asks for a relist; does not wait for it
+		u.front.Relist() // asks for a relist; does not wait for it
 	}
 	u.dialed = true
 	return &upstreamLease{u: u, cs: cs, note: note}, nil
@@ -276,11 +316,11 @@ func (u *upstream) dialOnce(ctx context.Context) (*mcp.ClientSession, *refusalNo
 		HTTPClient: &http.Client{Transport: bearer{token: token, next: http.DefaultTransport, refused: refusal}}}
 	// The session era keeps one upstream session per bridge, so a
 	// session-mode server gives this client one process of its own.
-	impl := &mcp.Implementation{Name: bridgeServer, Version: u.opts.Version}
+	impl := &mcp.Implementation{Name: bridgeName, Version: u.opts.Version}
 	if u.client != nil {
 		impl = u.client
 	}
-	cs, err := u.gw.newClient(bridgeServer, impl).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := u.front.Client(impl).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		if r := refusal.get(); r != nil {
 			return nil, nil, nil, r
@@ -314,7 +354,7 @@ func (u *upstream) watch(cs *mcp.ClientSession) {
 		return
 	}
 	u.opts.Logger.Info("lost the connection to Switchboard; reconnecting")
-	if _, err := u.Acquire(u.ctx, bridgeServer); err != nil {
+	if _, err := u.Acquire(u.ctx); err != nil {
 		u.opts.Logger.Warn("cannot reconnect to Switchboard yet", "err", err)
 	}
 }
@@ -350,7 +390,7 @@ func (u *upstream) reconnect() {
 		return
 	}
 	u.wg.Go(func() {
-		if _, err := u.Acquire(u.ctx, bridgeServer); err != nil {
+		if _, err := u.Acquire(u.ctx); err != nil {
 			u.opts.Logger.Warn("cannot reconnect to Switchboard yet", "err", err)
 		}
 	})
@@ -402,7 +442,7 @@ func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.Cl
 	}
 	l.u.drop(l.cs)
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, mcp.ErrSessionMissing) {
-		fresh, aerr := l.u.Acquire(ctx, bridgeServer)
+		fresh, aerr := l.u.Acquire(ctx)
 		if aerr != nil {
 			//lint:ignore ST1005 the message starts with the product's name, which users read in their client's log
 			return fmt.Errorf("Switchboard went away and did not come back: %w", aerr)
@@ -439,7 +479,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	reason := strings.TrimSpace(string(body))
 	if resp.StatusCode == http.StatusNotFound {
 		// Only the 404 of an endpoint the daemon does not serve (an
-		// unknown server or profile, see refuseUnknownEndpoint) is a
+		// unknown server or profile, see the gateway's refuseUnknownEndpoint) is a
 		// refusal: a 404 of a session the daemon does not know (it
 		// restarted) means connecting again.
 		var e struct {
@@ -519,4 +559,35 @@ func (n *refusalNote) get() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.err
+}
+
+// clientInfo returns the name and version of the client that sent req:
+// from the request's _meta (stateless calls carry it there), else from the
+// session's initialize; "" when neither names it. (The gateway's rule,
+// app/gateway/record.go, which records calls by it; the go-sdk's
+// ClientInfo decodes the _meta value by encoding and decoding it again.)
+func clientInfo(req mcp.Request) (name, version string) {
+	// A request sent without params ({"method":"notifications/initialized"},
+	// as the TypeScript SDK sends it) holds typed-nil params.
+	if p := req.GetParams(); p != nil && !isNilPointer(p) {
+		switch info := p.GetMeta()[mcp.MetaKeyClientInfo].(type) {
+		case map[string]any:
+			name, _ = info["name"].(string)
+			version, _ = info["version"].(string)
+			return name, version
+		case *mcp.Implementation:
+			return info.Name, info.Version
+		}
+	}
+	if sr, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok {
+		if info := sr.ClientInfo(); info != nil {
+			return info.Name, info.Version
+		}
+	}
+	return "", ""
+}
+
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
