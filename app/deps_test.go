@@ -17,9 +17,10 @@ const module = "github.com/switchboardhq/switchboard"
 // every build variant: the supervisor knows nothing of the app or of any
 // GUI library, only app/window imports Wails and only app/tray imports
 // systray, the gateway knows no SQLite (app/history, app/toolsearch), the
-// history knows no supervisor, and the daemon's clients (app/cli, app/tray,
-// app/window) do not import its internals. It lists the whole module from
-// wherever go test runs.
+// history knows no supervisor, the daemon's clients (app/cli, app/tray,
+// app/window) do not import its internals, with no exception, and the stdio
+// bridge (app/bridge) links of the module only the API's client and
+// contract. It lists the whole module from wherever go test runs.
 func TestDependencies(t *testing.T) {
 	for _, tags := range []string{"", "tray", "desktop,production,webkit2_41"} {
 		t.Run("tags="+tags, func(t *testing.T) {
@@ -99,8 +100,7 @@ func dependencyProblems(pkg string, imports, deps []string) []string {
 				problems = append(problems, pkg+" imports "+imp+", the daemon's server: "+client+" uses its client (app/api/client) and contract (app/api/wire)")
 				continue
 			}
-			inner := daemonInternal(imp)
-			if inner == "" || slices.Contains(clientImportExceptions[client], inner) {
+			if daemonInternal(imp) == "" {
 				continue
 			}
 			problems = append(problems, pkg+" imports "+imp+": "+client+" talks to the daemon only through its API (app/api/client)")
@@ -123,6 +123,17 @@ func dependencyProblems(pkg string, imports, deps []string) []string {
 		for _, d := range deps {
 			if !isStd(d) {
 				problems = append(problems, pkg+" depends on "+d+": app/installable, the catalog's rules the CLI shares, imports only the standard library")
+			}
+		}
+	}
+	// The stdio bridge is a client of the daemon's endpoint: of the module
+	// it may link only the API's client and contract. What serves its own
+	// client (the gateway's Relay) it is given.
+	if within(rel, "app/bridge") {
+		for _, d := range deps {
+			if inModule := d == module || strings.HasPrefix(d, module+"/"); inModule && !within(strings.TrimPrefix(d, module+"/"), "app/api/client") &&
+				!within(strings.TrimPrefix(d, module+"/"), "app/api/wire") {
+				problems = append(problems, pkg+" depends on "+d+": the bridge links nothing of the module but the API's client and contract (app/api/client, app/api/wire)")
 			}
 		}
 	}
@@ -154,20 +165,6 @@ var daemonClients = []string{"app/cli", "app/tray", "app/window"}
 
 // daemonInternals are the daemon's parts its clients must not import.
 var daemonInternals = []string{"app/history", "app/supervisor", "supervisor", "app/events", "app/catalog", "app/gateway"}
-
-// clientImportExceptions are the imports of daemon internals that clients
-// have, each for a reason; this list may only shrink. (The types the
-// clients used to import from the history, the events, the catalog and the
-// supervisor are the API's wire types now, and the catalog's rules of what
-// installs at which version, which the CLI shows, are app/installable's.)
-var clientImportExceptions = map[string][]string{
-	"app/cli": {
-		// gateway.RunBridge: the connect verb is the stdio bridge itself,
-		// run in-process as serve runs app/daemon; ARCHITECTURE.md puts the
-		// bridge in the gateway.
-		"app/gateway",
-	},
-}
 
 // daemonClient is the client app/cli, app/tray or app/window that rel is
 // (or is inside), or "".
@@ -241,11 +238,18 @@ func TestDependencyRules(t *testing.T) {
 		{module + "/app/tray", []string{module + "/app/events", module + "/app/history", module + "/supervisor"}, nil, 3},
 		{module + "/app/tray", []string{module + "/app/api/client", module + "/app/api/wire", module + "/app/autostart"}, nil, 0},
 		{module + "/app/tray", []string{module + "/app/api"}, nil, 1},
-		{module + "/app/cli", []string{module + "/app/gateway", module + "/app/daemon", module + "/app/api/client", module + "/app/installable"}, nil, 0}, // the exception
+		{module + "/app/cli", []string{module + "/app/daemon", module + "/app/bridge", module + "/app/api/client", module + "/app/installable"}, nil, 0},
+		{module + "/app/cli", []string{module + "/app/gateway"}, nil, 1}, // no exception
 		{module + "/app/cli", []string{module + "/app/catalog"}, nil, 1},
 		{module + "/app/installable", nil, []string{"fmt", "net/url"}, 0},
 		{module + "/app/installable", nil, []string{"fmt", module + "/app/config"}, 1},
 		{module + "/app/cli", []string{module + "/app/history", module + "/app/events", module + "/supervisor"}, nil, 3},
+		// The bridge links of the module only the API's client and contract.
+		{module + "/app/bridge", nil, []string{"net/http", "github.com/modelcontextprotocol/go-sdk/mcp", module + "/app/api/client", module + "/app/api/wire"}, 0},
+		{module + "/app/bridge", nil, []string{"net/http", module + "/app/gateway", module + "/supervisor"}, 2},
+		{module + "/app/bridge/x", nil, []string{module + "/app/tokens", module + "/app/api/wire"}, 1},
+		{module + "/app/bridgex", nil, []string{module + "/app/gateway"}, 0}, // prefixes are not parents
+		{module + "/app/gateway", []string{module + "/app/bridge"}, []string{module + "/app/bridge"}, 0},
 		// The API's client links only the contract; the contract only std.
 		{module + "/app/api/client", nil, []string{"net/http", module + "/app/api/wire"}, 0},
 		{module + "/app/api/client", nil, []string{module + "/app/api/wire", module + "/app/api", module + "/app/catalog/install"}, 2},
@@ -272,10 +276,12 @@ func TestDependencyCheckerReports(t *testing.T) {
 		module + "/supervisor|os/exec|os/exec " + module + "/app/config",
 		module + "/app/api/client|" + module + "/app/api/wire|" + module + "/app/api/wire " + module + "/app/api " + module + "/app/clients",
 		module + "/app/history|" + module + "/app/record|" + module + "/app/record " + module + "/supervisor",
+		module + "/app/cli|" + module + "/app/gateway|" + module + "/app/gateway",
+		module + "/app/bridge|" + module + "/app/api/client|" + module + "/app/api/client " + module + "/app/gateway",
 		// Allowed.
 		module + "/app/window|" + module + "/app/api/client " + module + "/app/tokens|" + module + "/app/api/client " + module + "/app/api/wire",
 		module + "/app/api|" + module + "/app/history " + module + "/app/gateway|" + module + "/app/history " + module + "/supervisor",
-		module + "/app/cli|" + module + "/app/gateway|" + module + "/app/gateway",
+		module + "/app/cli|" + module + "/app/daemon " + module + "/app/bridge|" + module + "/app/daemon " + module + "/app/gateway " + module + "/app/bridge",
 		module + "/app/api/wire|time|time encoding/json",
 	}
 	problems, checked := listProblems([]byte(strings.Join(lines, "\n") + "\n"))
@@ -289,6 +295,8 @@ func TestDependencyCheckerReports(t *testing.T) {
 		module + "/app/api/client depends on " + module + "/app/api:",
 		module + "/app/api/client depends on " + module + "/app/clients",
 		module + "/app/history depends on " + module + "/supervisor",
+		module + "/app/cli imports " + module + "/app/gateway",
+		module + "/app/bridge depends on " + module + "/app/gateway",
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, w) }) {
