@@ -155,9 +155,9 @@ func (f *testFront) Listed() bool                                { return f.list
 func (f *testFront) Close()                                      { f.cancel(); f.wg.Wait() }
 
 // runBridge runs the bridge with opts (and a testFront) and connects a
-// client of the protocol era era to it; leave closes the client's side
-// and returns what Run returned.
-func runBridge(t *testing.T, opts Options, era string) (cs *mcp.ClientSession, connectErr error, leave func() error) {
+// client of the protocol era era to it, returning the connection's error;
+// leave closes the client's side and returns what Run returned.
+func runBridge(t *testing.T, opts Options, era string) (cs *mcp.ClientSession, leave func() error, connectErr error) {
 	t.Helper()
 	toBridge, toBridgeW := io.Pipe()
 	fromBridge, bridgeOut := io.Pipe()
@@ -186,7 +186,7 @@ func runBridge(t *testing.T, opts Options, era string) (cs *mcp.ClientSession, c
 	defer cancel()
 	cs, connectErr = mcp.NewClient(&mcp.Implementation{Name: "claude-ai", Version: "0.9"}, nil).Connect(ctx,
 		&mcp.IOTransport{Reader: fromBridge, Writer: toBridgeW}, &mcp.ClientSessionOptions{ProtocolVersion: era})
-	return cs, connectErr, leave
+	return cs, leave, connectErr
 }
 
 func callText(ctx context.Context, cs *mcp.ClientSession, name string) (string, error) {
@@ -215,7 +215,7 @@ func TestRunRelaysInTheClientsName(t *testing.T) {
 	d := newTestDaemon(t)
 	for _, era := range []string{"2025-11-25", ""} {
 		t.Run("era="+era, func(t *testing.T) {
-			cs, err, leave := runBridge(t, Options{Locate: d.locate("the-token")}, era)
+			cs, leave, err := runBridge(t, Options{Locate: d.locate("the-token")}, era)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +253,7 @@ func TestRunRefusedAnswersTheClient(t *testing.T) {
 		for _, era := range []string{"2025-11-25", ""} {
 			t.Run(tt.name+" era="+era, func(t *testing.T) {
 				// Reconnect is long: the answers must not wait for it.
-				cs, err, leave := runBridge(t, Options{Locate: tt.locate, Reconnect: time.Minute}, era)
+				cs, leave, err := runBridge(t, Options{Locate: tt.locate, Reconnect: time.Minute}, era)
 				if err == nil {
 					_, err = cs.ListTools(t.Context(), nil)
 				}
@@ -280,7 +280,7 @@ func TestRunServesWhileTheDaemonIsAway(t *testing.T) {
 	locate := func(context.Context) (string, string, func() bool, error) {
 		return "", "", nil, errors.New("Switchboard is not running")
 	}
-	cs, err, leave := runBridge(t, Options{Locate: locate, Reconnect: 200 * time.Millisecond}, "2025-11-25")
+	cs, leave, err := runBridge(t, Options{Locate: locate, Reconnect: 200 * time.Millisecond}, "2025-11-25")
 	if err != nil {
 		t.Fatalf("the client could not initialize: %v", err)
 	}
