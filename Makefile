@@ -165,11 +165,11 @@ FUZZ_TARGETS := \
 	./app/history:FuzzCallQuery \
 	./app/history:FuzzRedactJSON \
 	./app/redact:FuzzValues \
-	./app/gateway:FuzzPlainToolResult \
-	./app/gateway:FuzzScanMessage \
-	./app/gateway:FuzzScanToolParams \
-	./app/gateway:FuzzScanResponse \
-	./supervisor:FuzzValidJSON \
+	./internal/mcpscan:FuzzPlainToolResult \
+	./internal/mcpscan:FuzzScanMessage \
+	./internal/mcpscan:FuzzScanToolParams \
+	./internal/mcpscan:FuzzScanResponse \
+	./internal/mcpscan:FuzzValidJSON \
 	./app/catalog:FuzzRegistryJSON \
 	./app/toolsearch:FuzzMatchExpression
 

@@ -18,9 +18,11 @@ const module = "github.com/switchboardhq/switchboard"
 // GUI library, only app/window imports Wails and only app/tray imports
 // systray, the gateway knows no SQLite (app/history, app/toolsearch), the
 // history knows no supervisor, the daemon's clients (app/cli, app/tray,
-// app/window) do not import its internals, with no exception, and the stdio
+// app/window) do not import its internals, with no exception, the stdio
 // bridge (app/bridge) links of the module only the API's client and
-// contract. It lists the whole module from wherever go test runs.
+// contract, and the leaves (app/api/wire, app/installable,
+// internal/mcpscan) import only the standard library. It lists the whole
+// module from wherever go test runs.
 func TestDependencies(t *testing.T) {
 	for _, tags := range []string{"", "tray", "desktop,production,webkit2_41"} {
 		t.Run("tags="+tags, func(t *testing.T) {
@@ -137,6 +139,16 @@ func dependencyProblems(pkg string, imports, deps []string) []string {
 			}
 		}
 	}
+	// The parsers of outside input that read MCP messages as bytes are a
+	// leaf that the supervisor (which must not know the app) and the
+	// gateway share: they import only the standard library.
+	if within(rel, "internal/mcpscan") {
+		for _, d := range deps {
+			if !isStd(d) {
+				problems = append(problems, pkg+" depends on "+d+": internal/mcpscan, the byte parsers the supervisor and the gateway share, imports only the standard library")
+			}
+		}
+	}
 	if within(rel, "app/api/client") {
 		for _, d := range deps {
 			if inModule := d == module || strings.HasPrefix(d, module+"/"); inModule && !within(strings.TrimPrefix(d, module+"/"), "app/api/wire") {
@@ -250,6 +262,10 @@ func TestDependencyRules(t *testing.T) {
 		{module + "/app/bridge/x", nil, []string{module + "/app/tokens", module + "/app/api/wire"}, 1},
 		{module + "/app/bridgex", nil, []string{module + "/app/gateway"}, 0}, // prefixes are not parents
 		{module + "/app/gateway", []string{module + "/app/bridge"}, []string{module + "/app/bridge"}, 0},
+		// The byte parsers import only std; the supervisor may use them.
+		{module + "/internal/mcpscan", nil, []string{"bytes", "encoding/json", "unicode/utf8"}, 0},
+		{module + "/internal/mcpscan", nil, []string{"bytes", "github.com/modelcontextprotocol/go-sdk/jsonrpc", module + "/app/record"}, 2},
+		{module + "/supervisor", nil, []string{"bytes", module + "/internal/mcpscan"}, 0},
 		// The API's client links only the contract; the contract only std.
 		{module + "/app/api/client", nil, []string{"net/http", module + "/app/api/wire"}, 0},
 		{module + "/app/api/client", nil, []string{module + "/app/api/wire", module + "/app/api", module + "/app/catalog/install"}, 2},

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/internal/mcpscan"
 )
 
 // maxJunkLine caps how much of a non-protocol stdout line is kept for the log.
@@ -298,7 +300,7 @@ func (lr *lineReader) next() ([]byte, jsonrpc.Message, error) {
 		// Not JSON at all (pretty-printed fragments, console.log objects,
 		// a message cut short): output, judged here, in order. JSON that is
 		// no JSON-RPC message is judged when it is decoded.
-		if !validJSON(line) {
+		if !mcpscan.ValidJSON(line) {
 			lr.onJunk(junkText(line))
 			if broken := failedResponse(line, brokenResponse); broken != nil {
 				return nil, broken, nil

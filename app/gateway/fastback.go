@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/internal/mcpscan"
 )
 
 // The fast path's backend hop. A forwarded call is written onto the
@@ -166,16 +168,16 @@ func decodeRPCError(obj []byte) *jsonrpc.Error {
 // false for anything else. The gateway's ids are plain strings (no
 // escapes), so the id is compared as it is written.
 func fastEnvelope(line []byte) (id string, result, errObj []byte, ok bool) {
-	r, ok := scanResponse(line)
-	if !ok || (r.result == nil) == (r.err == nil) {
+	r, ok := mcpscan.ScanResponse(line)
+	if !ok || (r.Result == nil) == (r.Error == nil) {
 		return "", nil, nil, false
 	}
-	idRaw := r.id
+	idRaw := r.ID
 	if len(idRaw) < len(fastIDPrefix)+3 || idRaw[0] != '"' || idRaw[len(idRaw)-1] != '"' ||
 		string(idRaw[1:1+len(fastIDPrefix)]) != fastIDPrefix {
 		return "", nil, nil, false
 	}
-	return string(idRaw[1 : len(idRaw)-1]), r.result, r.err, true
+	return string(idRaw[1 : len(idRaw)-1]), r.Result, r.Error, true
 }
 
 // lineWriter is a connection that writes encoded messages as they are

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/record"
+	"github.com/switchboardhq/switchboard/internal/mcpscan"
 )
 
 // The fast path's front hop. Gateway.Handler gives serveFast every
@@ -99,11 +100,11 @@ func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request, body []byte)
 	if !hostChecked(r) {
 		return false // the go-sdk's DNS rebinding protection answers 403
 	}
-	env, ok := scanMessage(body)
+	env, ok := mcpscan.ScanMessage(body)
 	if !ok {
 		return false
 	}
-	switch env.method {
+	switch env.Method {
 	case "":
 		return g.fastReply(w, r, sid, env)
 	case "notifications/cancelled":
@@ -170,14 +171,14 @@ func (g *Gateway) endFastSession(sid string) {
 }
 
 // fastReply routes a client's reply to a request the fast path sent it.
-func (g *Gateway) fastReply(w http.ResponseWriter, r *http.Request, sid string, env message) bool {
-	id, ok := plainStringID(env.id)
-	if !ok || (env.result == nil) == (env.errObj == nil) {
+func (g *Gateway) fastReply(w http.ResponseWriter, r *http.Request, sid string, env mcpscan.Message) bool {
+	id, ok := mcpscan.PlainStringID(env.ID)
+	if !ok || (env.Result == nil) == (env.Error == nil) {
 		return false
 	}
 	var rpcErr *jsonrpc.Error
-	if env.errObj != nil {
-		if rpcErr, ok = clientError(env.errObj); !ok {
+	if env.Error != nil {
+		if rpcErr, ok = clientError(env.Error); !ok {
 			return false // the go-sdk refuses the message (400)
 		}
 	}
@@ -191,20 +192,20 @@ func (g *Gateway) fastReply(w http.ResponseWriter, r *http.Request, sid string, 
 	g.fast.mu.Lock()
 	delete(g.fast.asks, key)
 	g.fast.mu.Unlock()
-	ch <- fastReply{result: env.result, err: rpcErr} // buffered
+	ch <- fastReply{result: env.Result, err: rpcErr} // buffered
 	w.WriteHeader(http.StatusAccepted)
 	return true
 }
 
 // fastCancel ends a fast call the client cancelled.
-func (g *Gateway) fastCancel(w http.ResponseWriter, r *http.Request, sid string, env message) bool {
-	if env.hasID {
+func (g *Gateway) fastCancel(w http.ResponseWriter, r *http.Request, sid string, env mcpscan.Message) bool {
+	if env.HasID {
 		return false
 	}
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
-	if json.Unmarshal(env.params, &p) != nil || p.RequestID == nil {
+	if json.Unmarshal(env.Params, &p) != nil || p.RequestID == nil {
 		return false
 	}
 	key := fastKey{sid, string(bytes.TrimSpace(p.RequestID))}
@@ -221,11 +222,11 @@ func (g *Gateway) fastCancel(w http.ResponseWriter, r *http.Request, sid string,
 
 // fastToolCall serves a tools/call, or returns false if it is not one the
 // fast path takes.
-func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid string, env message) bool {
-	if !env.hasID || !echoableID(env.id) {
+func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid string, env mcpscan.Message) bool {
+	if !env.HasID || !mcpscan.EchoableID(env.ID) {
 		return false
 	}
-	p, ok := scanToolParams(env.params)
+	p, ok := mcpscan.ScanToolParams(env.Params)
 	if !ok {
 		return false
 	}
@@ -238,7 +239,7 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	if ss == nil || ss.InitializeParams() == nil {
 		return false // unknown, closed or not yet initialized: the go-sdk answers
 	}
-	server, original, canonical, unlisted, ok := g.fastTool(front, endpoint, p.name)
+	server, original, canonical, unlisted, ok := g.fastTool(front, endpoint, p.Name)
 	if !ok {
 		return false // an unknown tool: the go-sdk's error
 	}
@@ -251,12 +252,12 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 		return false // askFirst asks the user first (asks.go)
 	}
 	var meta mcp.Meta
-	if p.meta != nil && string(p.meta) != "null" {
-		if json.Unmarshal(p.meta, &meta) != nil {
+	if p.Meta != nil && string(p.Meta) != "null" {
+		if json.Unmarshal(p.Meta, &meta) != nil {
 			return false
 		}
 	}
-	key := fastKey{sid, string(env.id)}
+	key := fastKey{sid, string(env.ID)}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
 	g.fast.mu.Lock()
@@ -266,7 +267,7 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 		// go-sdk does not know of (it would serve this one), or one of
 		// the go-sdk path (sdkRequest). Refused as the go-sdk refuses a
 		// duplicate id.
-		refuseDuplicate(w, env.id)
+		refuseDuplicate(w, env.ID)
 		return true
 	}
 	g.fast.calls[key] = cancel
@@ -295,8 +296,8 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	defer kw.stop()
 	stream := &fastStream{w: kw, g: g, session: sid}
 	ctx = context.WithValue(ctx, fastStreamKey{}, stream)
-	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: p.name, Arguments: p.arguments, Meta: meta}}
-	g.fastCall(ctx, stream, env.id, req, endpoint, server, original, canonical, unlisted)
+	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: meta}}
+	g.fastCall(ctx, stream, env.ID, req, endpoint, server, original, canonical, unlisted)
 	return true
 }
 
@@ -310,11 +311,11 @@ func (g *Gateway) sdkRequest(w http.ResponseWriter, r *http.Request, body []byte
 	if r.Method != http.MethodPost || sid == "" {
 		return func() {}, false
 	}
-	env, ok := scanMessage(body)
-	if !ok || !env.hasID || env.method == "" || !echoableID(env.id) {
+	env, ok := mcpscan.ScanMessage(body)
+	if !ok || !env.HasID || env.Method == "" || !mcpscan.EchoableID(env.ID) {
 		return func() {}, false // fast calls have echoable ids
 	}
-	key := fastKey{sid, string(env.id)}
+	key := fastKey{sid, string(env.ID)}
 	g.fast.mu.Lock()
 	_, dup := g.fast.calls[key]
 	if !dup {
@@ -323,7 +324,7 @@ func (g *Gateway) sdkRequest(w http.ResponseWriter, r *http.Request, body []byte
 	g.fast.mu.Unlock()
 	if dup {
 		if g.ownedBy(r, sid) {
-			refuseDuplicate(w, env.id)
+			refuseDuplicate(w, env.ID)
 			return nil, true
 		}
 		return func() {}, false // the session guard answers 404
@@ -517,7 +518,7 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 		}
 	} else if decoded == nil {
 		if !unlisted {
-			plain, resultType = plainToolResultKeys(raw)
+			plain, resultType = mcpscan.PlainToolResultKeys(raw)
 		}
 		if !plain {
 			decoded = &mcp.CallToolResult{}

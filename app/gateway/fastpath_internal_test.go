@@ -80,36 +80,6 @@ func TestBackendCallsDeliver(t *testing.T) {
 	}
 }
 
-func TestScanMessageAndToolParams(t *testing.T) {
-	m, ok := scanMessage([]byte(` {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a\u00e9","arguments":{"x":[1,"}"]},"_meta":{"progressToken":1}}} `))
-	if !ok || m.method != "tools/call" || string(m.id) != "7" || !m.hasID {
-		t.Fatalf("scanMessage = %+v, %v", m, ok)
-	}
-	p, ok := scanToolParams(m.params)
-	if !ok || p.name != "a\u00e9" || string(p.arguments) != `{"x":[1,"}"]}` || string(p.meta) != `{"progressToken":1}` {
-		t.Errorf("scanToolParams = %+v, %v", p, ok)
-	}
-	for _, params := range []string{`{}`, `{"name":""}`, `{"name":5}`, `{"name":"a","requestState":"s"}`, `{"name":"a","\u0072equestState":"s"}`, `[1]`} {
-		if _, ok := scanToolParams([]byte(params)); ok {
-			t.Errorf("scanToolParams(%s) took params the go-sdk should judge", params)
-		}
-	}
-	for _, body := range []string{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":1,"method":"tools\/call"}`, `{"id":1} x`} {
-		if m, ok := scanMessage([]byte(body)); ok && m.method == "tools/call" {
-			t.Errorf("scanMessage(%s) took it as tools/call", body)
-		}
-	}
-}
-
-func TestEchoableID(t *testing.T) {
-	for id, want := range map[string]bool{`1`: true, `-12`: true, `"abc"`: true, `""`: true, `0`: true,
-		`01`: false, `1.0`: false, `1e3`: false, `"a\"b"`: false, `null`: false, `1234567890123456`: false, `true`: false} {
-		if got := echoableID([]byte(id)); got != want {
-			t.Errorf("echoableID(%s) = %v", id, got)
-		}
-	}
-}
-
 // TestNeedsCompact: a result is compacted exactly when encoding/json would
 // change it.
 func TestNeedsCompact(t *testing.T) {

@@ -68,8 +68,11 @@
 //	                 endpoint, what app/bridge (switchboard connect) serves with
 //	transport.go, lineconn.go
 //	                 the backend processes' transport, read a line at a time
-//	fastfront.go, faststream.go, fastscan.go, fastback.go
+//	fastfront.go, faststream.go, fastback.go
 //	                 the fast path: tools/call on sessions routed as bytes
+//
+// The byte parsers these use (a message's envelope, tools/call params, a
+// response line, a result's isError and resultType) are internal/mcpscan's.
 package gateway
 
 import (

@@ -26,7 +26,7 @@ import (
 //   - the refusal of a request whose id is in flight (refuseDuplicate);
 //   - a tool result's content never null (normalizeToolResult);
 //   - messages decoded with keys matched case-sensitively (decodeAnswer;
-//     raw.go's plainToolResult reads keys the same way), a reply's error
+//     mcpscan.PlainToolResult reads keys the same way), a reply's error
 //     among them (clientError);
 //   - the ids of the SDK's client are numbers, which the gateway's own
 //     calls on a backend connection rely on (fastIDPrefix).

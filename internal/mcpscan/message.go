@@ -1,30 +1,39 @@
-package gateway
+// Package mcpscan holds the parsers of outside input that read MCP's
+// JSON-RPC messages as bytes, without decoding them and without state: a
+// client's POST body and a tools/call's params (ScanMessage,
+// ScanToolParams, the gateway's fast path), a server's stdout line
+// (ValidJSON, the supervisor; ScanResponse, the gateway), a tool result's
+// envelope (PlainToolResult). Each is checked by a fuzz target against the
+// decoding it stands in for (the go-sdk's, or encoding/json's); a parser
+// may decline what it cannot take as it is, and the caller then decodes
+// the message the usual way. The package imports only the standard
+// library (app/deps_test.go): the supervisor, which must not import the
+// app, and the gateway both use it.
+package mcpscan
 
 import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// message is the envelope of a JSON-RPC message, its parts as bytes.
-type message struct {
-	method string
-	hasID  bool
-	id     json.RawMessage
-	params json.RawMessage
-	result json.RawMessage
-	errObj json.RawMessage
+// Message is the envelope of a JSON-RPC message, its parts as bytes.
+type Message struct {
+	Method string
+	HasID  bool
+	ID     json.RawMessage
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  json.RawMessage
 }
 
-// scanMessage scans one JSON-RPC message (not a batch) without decoding its
+// ScanMessage scans one JSON-RPC message (not a batch) without decoding its
 // params; ok is false for anything it cannot take as it is (a method name
 // with escapes, a key with escapes, which the go-sdk reads decoded, an
 // empty method, no "jsonrpc": "2.0" with that exact key, neither a method
-// nor an id, a batch). Its values are skipped, not checked: the body it
-// reads is valid JSON (checkRequest).
-func scanMessage(body []byte) (m message, ok bool) {
+// nor an id, a batch). Its values are skipped, not checked: the caller
+// gives it a body it found valid JSON (the gateway's checkRequest).
+func ScanMessage(body []byte) (m Message, ok bool) {
 	s := scanner{b: body}
 	s.space()
 	if !s.eat('{') {
@@ -60,39 +69,39 @@ func scanMessage(body []byte) (m message, ok bool) {
 			if len(v) <= 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
 				return m, false // not a plain method name, or empty: the go-sdk answers
 			}
-			m.method = string(v[1 : len(v)-1])
+			m.Method = string(v[1 : len(v)-1])
 		case `"id"`:
 			switch v[0] {
 			case '{', '[', 't', 'f':
 				return m, false // an id is a string or a number
 			case 'n':
-				m.hasID, m.id = false, nil // null: no id, as the go-sdk reads it
+				m.HasID, m.ID = false, nil // null: no id, as the go-sdk reads it
 			default:
-				m.hasID, m.id = true, v
+				m.HasID, m.ID = true, v
 			}
 		case `"params"`:
-			m.params = v
+			m.Params = v
 		case `"result"`:
-			m.result = v
+			m.Result = v
 		case `"error"`:
-			m.errObj = v
+			m.Error = v
 		}
 	}
 	s.space()
 	// Without a method it is a response, which has an id.
-	return m, version && (m.method != "" || m.hasID) && s.i == len(body)
+	return m, version && (m.Method != "" || m.HasID) && s.i == len(body)
 }
 
-// toolParams are the parts of tools/call params the fast path reads.
-type toolParams struct {
-	name      string
-	arguments json.RawMessage
-	meta      json.RawMessage
+// ToolParams are the parts of tools/call params the fast path reads.
+type ToolParams struct {
+	Name      string
+	Arguments json.RawMessage // nil for null
+	Meta      json.RawMessage
 }
 
-// scanToolParams scans tools/call params; ok is false for params it leaves
+// ScanToolParams scans tools/call params; ok is false for params it leaves
 // to the go-sdk (no object, no name, the stateless era's fields).
-func scanToolParams(params []byte) (p toolParams, ok bool) {
+func ScanToolParams(params []byte) (p ToolParams, ok bool) {
 	s := scanner{b: params}
 	s.space()
 	if !s.eat('{') {
@@ -125,19 +134,19 @@ func scanToolParams(params []byte) (p toolParams, ok bool) {
 			}
 			if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
 				// Decoded as the go-sdk decodes it (bad UTF-8 as U+FFFD).
-				if json.Unmarshal(v, &p.name) != nil {
+				if json.Unmarshal(v, &p.Name) != nil {
 					return p, false
 				}
 			} else {
-				p.name = string(v[1 : len(v)-1])
+				p.Name = string(v[1 : len(v)-1])
 			}
 			hasName = true
 		case `"arguments"`:
 			if string(v) != "null" {
-				p.arguments = v
+				p.Arguments = v
 			}
 		case `"_meta"`:
-			p.meta = v
+			p.Meta = v
 		case `"inputResponses"`, `"requestState"`:
 			return p, false
 		default:
@@ -146,12 +155,12 @@ func scanToolParams(params []byte) (p toolParams, ok bool) {
 			}
 		}
 	}
-	return p, hasName && p.name != ""
+	return p, hasName && p.Name != ""
 }
 
-// echoableID reports whether the go-sdk writes id back as it is written: an
+// EchoableID reports whether the go-sdk writes id back as it is written: an
 // integer that fits an int64, or a string without escapes in valid UTF-8.
-func echoableID(id []byte) bool {
+func EchoableID(id []byte) bool {
 	if len(id) == 0 {
 		return false
 	}
@@ -173,19 +182,10 @@ func echoableID(id []byte) bool {
 	return true
 }
 
-// plainStringID returns the text of a string id without escapes.
-func plainStringID(id []byte) (string, bool) {
+// PlainStringID returns the text of a string id without escapes.
+func PlainStringID(id []byte) (string, bool) {
 	if len(id) < 2 || id[0] != '"' || id[len(id)-1] != '"' || bytes.IndexByte(id, '\\') >= 0 {
 		return "", false
 	}
 	return string(id[1 : len(id)-1]), true
-}
-
-// decodeID turns an id as written into a jsonrpc.ID.
-func decodeID(id []byte) (jsonrpc.ID, error) {
-	var v any
-	if err := json.Unmarshal(id, &v); err != nil {
-		return jsonrpc.ID{}, err
-	}
-	return jsonrpc.MakeID(v)
 }

@@ -1,4 +1,4 @@
-package supervisor
+package mcpscan
 
 import (
 	"encoding/json"
@@ -16,27 +16,29 @@ var validJSONSeeds = []string{
 
 func TestValidJSON(t *testing.T) {
 	for _, s := range validJSONSeeds {
-		if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
-			t.Errorf("validJSON(%q) = %v, encoding/json says %v", s, got, want)
+		if got, want := ValidJSON([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("ValidJSON(%q) = %v, encoding/json says %v", s, got, want)
 		}
 	}
 	for _, depth := range []int{maxJSONDepth - 1, maxJSONDepth, maxJSONDepth + 1} {
 		for _, s := range []string{strings.Repeat("[", depth) + strings.Repeat("]", depth),
 			strings.Repeat(`{"a":`, depth-1) + "{}" + strings.Repeat("}", depth-1)} {
-			if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
-				t.Errorf("validJSON at depth %d = %v, encoding/json says %v", depth, got, want)
+			if got, want := ValidJSON([]byte(s)), json.Valid([]byte(s)); got != want {
+				t.Errorf("ValidJSON at depth %d = %v, encoding/json says %v", depth, got, want)
 			}
 		}
 	}
 }
 
+// FuzzValidJSON checks ValidJSON, which the supervisor runs on every line
+// a server writes to stdout, against encoding/json's Valid.
 func FuzzValidJSON(f *testing.F) {
 	for _, s := range validJSONSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Errorf("validJSON(%q) = %v, encoding/json says %v", b, got, want)
+		if got, want := ValidJSON(b), json.Valid(b); got != want {
+			t.Errorf("ValidJSON(%q) = %v, encoding/json says %v", b, got, want)
 		}
 	})
 }
@@ -45,9 +47,9 @@ func BenchmarkValidJSON(b *testing.B) {
 	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{
 		"content": []any{map[string]any{"type": "text", "text": strings.Repeat("the quick brown fox jumps over the lazy dog\n", 6000)}}}})
 	b.SetBytes(int64(len(line)))
-	b.Run("validJSON", func(b *testing.B) {
+	b.Run("ValidJSON", func(b *testing.B) {
 		for b.Loop() {
-			validJSON(line)
+			ValidJSON(line)
 		}
 	})
 	b.Run("encoding/json", func(b *testing.B) {

@@ -1,4 +1,4 @@
-package gateway
+package mcpscan
 
 import (
 	"bytes"
@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// FuzzPlainToolResult checks the gateway's quick test of a tools/call
-// result envelope (plainToolResult, which decides whether a result is
+// FuzzPlainToolResult checks the quick test of a tools/call result
+// envelope (PlainToolResult, which the gateway uses to decide whether a result is
 // passed on as raw bytes) against a full decoding with the go-sdk's rules:
 // exact, case-sensitive keys, escapes in keys decoded. A result is plain
 // when it is not an error (isError true) and not an input-required result
@@ -31,19 +31,19 @@ func FuzzPlainToolResult(f *testing.F) {
 		if want := bytes.Contains(data, []byte(`"isError"`)) || resultType || escapedLetterBySearch(data); mayHaveKey != want {
 			t.Fatalf("resultKeys(%s): mayHaveKey = %v, the searches say %v", data, mayHaveKey, want)
 		}
-		if plain, rt := plainToolResultKeys(data); plain != plainToolResult(data) || rt != resultType {
-			t.Fatalf("plainToolResultKeys(%s) = %v, %v: not plainToolResult's answer and resultKeys'", data, plain, rt)
+		if plain, rt := PlainToolResultKeys(data); plain != PlainToolResult(data) || rt != resultType {
+			t.Fatalf("PlainToolResultKeys(%s) = %v, %v: not PlainToolResult's answer and resultKeys'", data, plain, rt)
 		}
 		want, keys, ok := plainByDecoding(data)
 		if !ok {
 			return // not a JSON object: the go-sdk reports it, whatever the quick test says
 		}
-		got := plainToolResult(json.RawMessage(data))
+		got := PlainToolResult(json.RawMessage(data))
 		if got && !want {
-			t.Fatalf("plainToolResult(%s) = true, but decoded it is not plain", data)
+			t.Fatalf("PlainToolResult(%s) = true, but decoded it is not plain", data)
 		}
 		if !got && !keys {
-			t.Fatalf("plainToolResult(%s) = false for a result with neither key", data)
+			t.Fatalf("PlainToolResult(%s) = false for a result with neither key", data)
 		}
 	})
 }

@@ -1,14 +1,14 @@
-package supervisor
+package mcpscan
 
 import "encoding/binary"
 
-// validJSON reports whether b is one JSON value (with space around it),
+// ValidJSON reports whether b is one JSON value (with space around it),
 // exactly as encoding/json's Valid does, nesting limit included. It exists
 // for speed: every line a server writes is checked before it is taken as
 // a message, and a tool result of 256 KiB is almost all string, which
 // encoding/json's scanner walks a byte at a time through a state machine
 // (about 7 ns a byte; this loop is several times faster).
-func validJSON(b []byte) bool {
+func ValidJSON(b []byte) bool {
 	var stackBuf [32]byte
 	stack := stackBuf[:0] // '{' or '[' per open container
 	i := jsonSpace(b, 0)
