@@ -43,6 +43,7 @@ func FuzzScanMessage(f *testing.F) {
 	for _, s := range messageSeeds {
 		f.Add([]byte(s))
 	}
+	addSessionSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, ok := ScanMessage(data)
 		if !ok || !json.Valid(data) {
@@ -125,6 +126,7 @@ func FuzzScanToolParams(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	addSessionParts(f, "params")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, ok := ScanToolParams(data)
 		if !ok || !json.Valid(data) {
@@ -158,6 +160,7 @@ func FuzzScanResponse(f *testing.F) {
 	for _, s := range messageSeeds {
 		f.Add([]byte(s))
 	}
+	addSessionSeeds(f)
 	f.Add([]byte(`{"id":"sbf-1","result":{},"jsonrpc":"2.0"}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"sbf-1","result":{},"error":null}`))
 	f.Fuzz(func(t *testing.T, line []byte) {

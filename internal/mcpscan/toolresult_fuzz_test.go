@@ -16,12 +16,14 @@ import (
 // as a success, or an input request is not acted on); the reverse only
 // costs a decoding, but a JSON object without either key, spelled plainly
 // or escaped, must be plain.
-// Seeds are in testdata/fuzz/FuzzPlainToolResult.
+// Seeds are in testdata/fuzz/FuzzPlainToolResult, and the results of
+// mcpSession.
 func FuzzPlainToolResult(f *testing.F) {
 	f.Add([]byte(`{"content":[{"type":"text","text":"hi"}],"isError":false}`))
 	f.Add([]byte(`{"content":[],"isError":false,"resultType":"complete"}`))
 	f.Add([]byte(`{"content":[{"type":"text","text":"a\\u0041"}],"x":"\u00"}`))
 	f.Add([]byte(`""resultType":1}`))
+	addSessionParts(f, "result")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The one-pass look at the bytes finds what the plain searches find.
 		mayHaveKey, resultType := resultKeys(data)

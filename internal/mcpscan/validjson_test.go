@@ -36,6 +36,7 @@ func FuzzValidJSON(f *testing.F) {
 	for _, s := range validJSONSeeds {
 		f.Add([]byte(s))
 	}
+	addSessionSeeds(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := ValidJSON(b), json.Valid(b); got != want {
 			t.Errorf("ValidJSON(%q) = %v, encoding/json says %v", b, got, want)
