@@ -25,6 +25,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/api"
 	"github.com/switchboardhq/switchboard/app/approvals"
+	"github.com/switchboardhq/switchboard/app/asks"
 	"github.com/switchboardhq/switchboard/app/autostart"
 	"github.com/switchboardhq/switchboard/app/catalog"
 	"github.com/switchboardhq/switchboard/app/catalog/install"
@@ -121,144 +122,352 @@ var ErrAlreadyRunning = errors.New("switchboard is already running")
 // ShutdownTimeout bounds stopping every server when the daemon exits.
 const ShutdownTimeout = 20 * time.Second
 
+// historyCloseTimeout bounds flushing the history's queue when the daemon
+// exits.
+const historyCloseTimeout = 10 * time.Second
+
 // Run starts the daemon and serves until ctx ends, then stops every server
 // and returns.
+//
+// It takes the steps of (*run).steps in order. A step that starts something
+// pushes what stops it on a teardown, which runs in reverse when Run
+// returns: once ctx ends (or POST /api/v1/quit), once serving fails, or as
+// soon as a step fails. A step's failure is Run's error, naming the step
+// (see stepError), and leaves nothing behind: no server process and no
+// reaper, no goroutine, no listener, no daemon.json, and the lock released.
+//
+// On a normal stop the teardown drains HTTP (stopServing: the calls in
+// flight are answered), stops following config.json, removes daemon.json,
+// closes the API (installs roll back), the sign-ins and the catalog, then
+// the gateway's sessions and the servers (the supervisor kills what does
+// not stop in time, then the reaper), and last flushes the history and the
+// journal and releases the lock.
 func Run(ctx context.Context, opts Options) error {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	r := &run{opts: opts, home: opts.Home, log: opts.Logger}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
 	}
-	home := opts.Home
-	if err := os.MkdirAll(home, 0o700); err != nil {
+	// POST /api/v1/quit ends the daemon as ending ctx does. Cancelled after
+	// the teardown, as nothing stops on it.
+	ctx, r.quit = context.WithCancel(ctx)
+	defer r.quit()
+	r.down.log = r.log
+	defer r.down.run()
+	for _, s := range r.steps() {
+		if err := s.start(ctx); err != nil {
+			return &stepError{step: s.name, err: err}
+		}
+	}
+	r.log.Info("switchboard is running", "address", r.info.Address, "home", r.home, "pid", r.info.PID)
+	if opts.Ready != nil {
+		opts.Ready(r.info)
+	}
+	select {
+	case <-ctx.Done():
+		r.log.Info("shutting down")
+		return nil
+	case err := <-r.serveErr:
+		return fmt.Errorf("serving %s: %w", r.info.Address, err)
+	}
+}
+
+// A stepError is Run's error when one of its steps fails: "<step>: <why>".
+type stepError struct {
+	step string // what Run was doing: "opening the history"
+	err  error
+}
+
+func (e *stepError) Error() string { return e.step + ": " + e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// A step is one part of starting the daemon.
+type step struct {
+	name  string // in the error when it fails (stepError)
+	start func(ctx context.Context) error
+}
+
+// A run is one call of Run: the parts its steps built, each set by one
+// step, and the teardown that stops them.
+type run struct {
+	opts Options
+	home string
+	log  *slog.Logger
+	quit context.CancelFunc
+	down teardown
+
+	store     *config.Store
+	toks      *tokens.Store
+	bus       *events.Bus
+	secrets   *secrets.Store
+	journal   *history.Journal
+	hist      *history.Store
+	dropped   *droppedFeed
+	approved  *approvals.Policy
+	index     *toolsearch.Index
+	signIns   *signIns
+	sup       *supervisor.Supervisor
+	profiled  *profileWarnings
+	board     *asks.Board
+	gw        *gateway.Gateway
+	cat       *catalog.Catalog
+	installer *install.Installer
+	ln        net.Listener
+	d         *daemon
+	started   time.Time
+	mux       *http.ServeMux
+	info      Info
+	serveErr  chan error // what Serve returned, if it ended before ctx
+}
+
+// steps are Run's steps, in the order the parts need each other. The
+// listener is opened once everything it serves is built but what needs its
+// address (host:port, which a port 0 picks only then): the sign-ins'
+// redirect, the check that no remote server is the daemon itself, the
+// confined servers' policies, the MCP URL given to the API and to clients;
+// serving starts last, once daemon.json says where.
+func (r *run) steps() []step {
+	return []step{
+		{"creating the data directory", r.makeHome},
+		{"locking the data directory", r.lockHome},
+		{"opening the config", r.openConfig},
+		{"opening the tokens", r.openTokens},
+		{"starting the live feed", r.startFeed},
+		{"opening the secret store", r.openSecrets},
+		{"opening the history", r.openHistory},
+		{"opening the tool approvals", r.openApprovals},
+		{"building the tool search index", r.openToolIndex},
+		{"starting the supervisor", r.startSupervisor},
+		{"building the gateway", r.buildGateway},
+		{"opening the catalog", r.openCatalog},
+		{"preparing the installer", r.prepareInstaller},
+		{"opening the listener", r.listen},
+		{"starting the remote sign-ins", r.startSignIns},
+		{"applying the config", r.applyConfig},
+		{"building the API", r.buildAPI},
+		{"writing daemon.json", r.writeInfo},
+		{"watching the config file", r.watchConfig},
+		{"serving", r.serve},
+	}
+}
+
+func (r *run) makeHome(context.Context) error {
+	if err := os.MkdirAll(r.home, 0o700); err != nil {
 		return fmt.Errorf("creating data directory: %w", err)
 	}
-	if err := tightenHome(home, log); err != nil {
-		return err
-	}
+	return tightenHome(r.home, r.log)
+}
 
-	lock := flock.New(filepath.Join(home, lockFile))
+// lockHome takes the data directory's lock, held until the teardown's
+// very end: a second daemon for the same home refuses to start.
+func (r *run) lockHome(context.Context) error {
+	lock := flock.New(filepath.Join(r.home, lockFile))
 	locked, err := lock.TryLock()
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", lock.Path(), err)
 	}
 	if !locked {
-		if info, err := ReadInfo(home); err == nil {
-			return fmt.Errorf("%w for %s (pid %d, %s)", ErrAlreadyRunning, home, info.PID, info.Address)
+		if info, err := ReadInfo(r.home); err == nil {
+			return fmt.Errorf("%w for %s (pid %d, %s)", ErrAlreadyRunning, r.home, info.PID, info.Address)
 		}
-		return fmt.Errorf("%w for %s (another process holds %s)", ErrAlreadyRunning, home, lock.Path())
+		return fmt.Errorf("%w for %s (another process holds %s)", ErrAlreadyRunning, r.home, lock.Path())
 	}
-	defer lock.Unlock()
-	// POST /api/v1/quit ends the daemon as ending ctx does.
-	ctx, quit := context.WithCancel(ctx)
-	defer quit()
+	r.down.push("unlocking the data directory", lock.Unlock)
+	return nil
+}
 
-	store, err := config.NewStore(filepath.Join(home, ConfigFile), log)
+func (r *run) openConfig(context.Context) error {
+	store, err := config.NewStore(filepath.Join(r.home, ConfigFile), r.log)
 	if err != nil {
 		return err
 	}
 	if p := store.Problem(); p != nil {
-		log.Error("config file has an error; fix it and it is picked up at once", "err", p)
+		r.log.Error("config file has an error; fix it and it is picked up at once", "err", p)
 	}
-	toks, err := tokens.Open(filepath.Join(home, TokensFile))
+	r.store = store
+	return nil
+}
+
+func (r *run) openTokens(context.Context) error {
+	toks, err := tokens.Open(filepath.Join(r.home, TokensFile))
 	if err != nil {
 		return err
 	}
 	if _, err := toks.Ensure("cli"); err != nil {
 		return err
 	}
+	r.toks = toks
+	return nil
+}
 
-	// The live feed: calls once stored, and what the supervisor reports.
-	bus := events.New(0)
-	defer bus.Close()
-	secretStore, err := secrets.Open(ctx, secrets.Options{Dir: home, Logger: log})
+// startFeed starts the live feed: calls once stored, and what the
+// supervisor reports.
+func (r *run) startFeed(context.Context) error {
+	r.bus = events.New(0)
+	r.down.push("closing the live feed", func() error { r.bus.Close(); return nil })
+	r.dropped = &droppedFeed{log: r.log, bus: r.bus}
+	return nil
+}
+
+func (r *run) openSecrets(ctx context.Context) error {
+	store, err := secrets.Open(ctx, secrets.Options{
+		Dir:    r.home,
+		Logger: r.log,
+	})
 	if err != nil {
 		return err
 	}
-	if why := secretStore.FallbackReason(); why != "" {
-		log.Info("server secrets are kept in a 0600 file: no OS keychain answered", "why", why)
+	if why := store.FallbackReason(); why != "" {
+		r.log.Info("server secrets are kept in a 0600 file: no OS keychain answered", "why", why)
 	}
+	r.secrets = store
+	return nil
+}
 
-	// Calls are noted in the journal when they start: those an earlier
-	// daemon left in flight when it died are recorded as interrupted.
-	callJournal, interrupted, err := history.OpenJournal(filepath.Join(home, JournalFile), log)
+// openHistory opens the call journal and the history. Calls are noted in
+// the journal when they start: those an earlier daemon left in flight when
+// it died are recorded as interrupted. The journal closes after the
+// history, whose writer ends the calls in it.
+func (r *run) openHistory(ctx context.Context) error {
+	callJournal, interrupted, err := history.OpenJournal(filepath.Join(r.home, JournalFile), r.log)
 	if err != nil {
 		return err
 	}
-	defer callJournal.Close() // after the history: its writer ends calls
+	r.journal = callJournal
+	r.down.push("closing the call journal", callJournal.Close)
 
-	retention := store.Current().History
-	dropped := &droppedFeed{log: log, bus: bus}
-	hist, err := history.Open(ctx, filepath.Join(home, HistoryFile), history.Options{Logger: log,
-		MaxAge: retention.MaxAge.Duration, MaxBytes: retention.MaxBytes, KeepSecretValues: retention.KeepSecretValues,
-		Journal: callJournal,
+	retention := r.store.Current().History
+	hist, err := history.Open(ctx, filepath.Join(r.home, HistoryFile), history.Options{
+		Logger:           r.log,
+		MaxAge:           retention.MaxAge.Duration,
+		MaxBytes:         retention.MaxBytes,
+		KeepSecretValues: retention.KeepSecretValues,
+		Journal:          callJournal,
 		OnCommit: func(calls []history.Call, droppedSoFar uint64) {
 			for _, c := range calls {
-				publish(log, bus, events.TypeCall, c)
+				publish(r.log, r.bus, events.TypeCall, c)
 			}
-			dropped.check(droppedSoFar)
-		}})
+			r.dropped.check(droppedSoFar)
+		},
+	})
 	if err != nil {
 		return err
 	}
-	if r := hist.Recovered(); r != nil {
-		log.Error("the history database was damaged; it was moved aside and a new one started", "detail", r.String())
+	r.hist = hist
+	r.down.push("closing the history database", func() error {
+		closeCtx, cancel := context.WithTimeout(context.Background(), historyCloseTimeout)
+		defer cancel()
+		return hist.Close(closeCtx)
+	})
+	if rec := hist.Recovered(); rec != nil {
+		r.log.Error("the history database was damaged; it was moved aside and a new one started", "detail", rec.String())
 	}
 	if len(interrupted) > 0 {
-		log.Warn("calls were in flight when the last daemon stopped; recorded as interrupted", "calls", len(interrupted))
+		r.log.Warn("calls were in flight when the last daemon stopped; recorded as interrupted", "calls", len(interrupted))
 	}
 	for _, c := range interrupted {
 		hist.RecordCall(c)
 	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := hist.Close(closeCtx); err != nil {
-			log.Error("closing the history database", "err", err)
-		}
-	}()
+	return nil
+}
 
-	// Tool approval: new and changed tools are held from clients until the
-	// user approves them. A damaged file stops the start: holding nothing
-	// would defeat it.
-	approvalStore, err := approvals.Open(filepath.Join(home, approvals.FileName))
+// openApprovals opens the tool approvals: new and changed tools are held
+// from clients until the user approves them. A damaged file stops the
+// start: holding nothing would defeat it.
+func (r *run) openApprovals(context.Context) error {
+	approvalStore, err := approvals.Open(filepath.Join(r.home, approvals.FileName))
 	if err != nil {
 		return err
 	}
-	approved := approvals.NewPolicy(approvalStore, approvals.PolicyOptions{Logger: log, Report: reportApprovals(log, hist, bus), Configured: func(server string) bool {
-		_, ok := store.Current().Servers[server]
-		return ok
-	}})
-	approved.Prune(maps.Keys(store.Current().Servers))
+	r.approved = approvals.NewPolicy(approvalStore, approvals.PolicyOptions{
+		Logger: r.log,
+		Report: reportApprovals(r.log, r.hist, r.bus),
+		Configured: func(server string) bool {
+			_, ok := r.store.Current().Servers[server]
+			return ok
+		},
+	})
+	r.approved.Prune(maps.Keys(r.store.Current().Servers))
+	return nil
+}
 
-	// The supervisor runs the servers; the gateway leases their processes
-	// and talks to them with MCP clients of its own, which the supervisor
-	// gets as hooks before any process exists (d.apply, below, makes them).
-	// The confining launcher is the same binary as the reaper, re-run
-	// (main calls both confine.RunIfRequested and RunReaperIfRequested).
-	// Remote servers connect through their sign-in (OAuth), whose Manager
-	// is made once the listener (the redirect's address) is known.
-	remoteSignIns := newSignIns(ctx, log, store.Current, bus)
-	sup, err := supervisor.New(ctx, supervisor.Options{Logger: log, StateDir: home, Reaper: opts.Reaper, Launcher: opts.Reaper,
-		RemoteRoundTripper: remoteSignIns.roundTripper})
-	if err != nil {
-		return err
-	}
-	// The tool search index lives in memory: it is fed from the servers'
-	// lists (kept ones included) whenever the gateway rebuilds /mcp.
+// openToolIndex builds the tool search index. It lives in memory: it is fed
+// from the servers' lists (kept ones included) whenever the gateway rebuilds
+// /mcp, and closes once the gateway and the servers are stopped.
+func (r *run) openToolIndex(context.Context) error {
 	index, err := toolsearch.New()
 	if err != nil {
 		return err
 	}
-	defer index.Close()
+	r.index = index
+	r.down.push("closing the tool search index", index.Close)
+	return nil
+}
+
+// startSupervisor starts the supervisor, which runs the servers (none yet:
+// applyConfig names them), its reaper, and the following of its events.
+// The confining launcher is the same binary as the reaper, re-run (main
+// calls both confine.RunIfRequested and RunReaperIfRequested). Remote
+// servers connect through their sign-in (OAuth), whose Manager is made once
+// the listener (the redirect's address) is known.
+func (r *run) startSupervisor(ctx context.Context) error {
+	r.signIns = newSignIns(ctx, r.log, r.store.Current, r.bus)
+	sup, err := supervisor.New(ctx, supervisor.Options{
+		Logger:             r.log,
+		StateDir:           r.home,
+		Reaper:             r.opts.Reaper,
+		Launcher:           r.opts.Reaper,
+		RemoteRoundTripper: r.signIns.roundTripper,
+	})
+	if err != nil {
+		return err
+	}
+	r.sup = sup
+	// Server logs, lifecycle events and resource samples go to the history
+	// and to the live feed: followed until the supervisor has stopped every
+	// server, so that their last events are recorded too.
+	supEvents, stopEvents := sup.Subscribe(4096)
+	var recording sync.WaitGroup
+	recording.Go(func() { forward(r.log, supEvents, r.hist, r.bus, r.dropped) })
+	r.down.push("stopping servers", func() error {
+		stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		defer cancel()
+		err := sup.Close(stopCtx)
+		stopEvents()
+		recording.Wait()
+		return err
+	})
+	return nil
+}
+
+// buildGateway builds the gateway, which leases the supervisor's processes
+// and talks to them with MCP clients of its own: the supervisor gets them
+// as hooks before any process exists (applyConfig makes them). It closes
+// its sessions before the supervisor stops the servers.
+func (r *run) buildGateway(context.Context) error {
 	// What a profile names that its endpoint leaves out is logged when new;
 	// a server's tools once they are known (set before any server runs,
-	// in d.apply).
-	profiled := &profileWarnings{log: log}
-	board := newAskBoard(log, bus, hist)
-	gw := gateway.New(gateway.Options{Asker: boardAsker{board}, AskTimeout: store.Current().AskTimeout.Duration, Backends: gateway.FromSupervisor(sup), Recorder: callFeed{Store: hist, log: log, bus: bus}, Journal: callJournal, Logger: log,
-		Version: opts.Version, ClientLabel: api.TokenLabel, ClientToken: api.TokenID, ClientMaxTier: api.TokenMaxTier,
-		SessionTimeout: store.Current().SessionTimeout.Duration, KeepAlive: opts.KeepAlive, ListsDir: filepath.Join(home, ListsDir), Reviewer: approved,
-		ToolSearch: store.Current().ToolSearch, ToolIndex: toolIndex{index},
+	// in applyConfig).
+	profiled := &profileWarnings{log: r.log}
+	r.profiled = profiled
+	r.board = newAskBoard(r.log, r.bus, r.hist)
+	cfg := r.store.Current()
+	gw := gateway.New(gateway.Options{
+		Asker:          boardAsker{r.board},
+		AskTimeout:     cfg.AskTimeout.Duration,
+		Backends:       gateway.FromSupervisor(r.sup),
+		Recorder:       callFeed{Store: r.hist, log: r.log, bus: r.bus},
+		Journal:        r.journal,
+		Logger:         r.log,
+		Version:        r.opts.Version,
+		ClientLabel:    api.TokenLabel,
+		ClientToken:    api.TokenID,
+		ClientMaxTier:  api.TokenMaxTier,
+		SessionTimeout: cfg.SessionTimeout.Duration,
+		KeepAlive:      r.opts.KeepAlive,
+		ListsDir:       filepath.Join(r.home, ListsDir),
+		Reviewer:       r.approved,
+		ToolSearch:     cfg.ToolSearch,
+		ToolIndex:      toolIndex{r.index},
 		// A client token's label is its client's ID (api's EnsureClient):
 		// Claude Code's sessions get names that its mcp__switchboard__
 		// prefix keeps within 64 characters.
@@ -266,171 +475,276 @@ func Run(ctx context.Context, opts Options) error {
 			return clients.ToolNameBudget(api.TokenLabel(ctx), server)
 		},
 		Listed: func(server string) {
-			publish(log, bus, events.TypeTools, events.Tools{Server: server})
+			publish(r.log, r.bus, events.TypeTools, events.Tools{Server: server})
 			profiled.listed(server)
-		}})
-	profiled.tools = gw.Tools
-	approved.SetShow(gw.Recheck)
-	// Server logs, lifecycle events and resource samples go to the history
-	// and to the live feed.
-	supEvents, stopEvents := sup.Subscribe(4096)
-	var recording sync.WaitGroup
-	recording.Go(func() { forward(log, supEvents, hist, bus, dropped) })
-	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-		defer cancel()
-		log.Info("stopping every server")
+		},
+	})
+	r.gw = gw
+	r.down.push("closing the gateway", func() error {
+		r.log.Info("stopping every server")
 		gw.Close()
-		if err := sup.Close(stopCtx); err != nil {
-			log.Error("stopping servers", "err", err)
-		}
-		stopEvents()
-		recording.Wait()
-	}()
-	if err := sup.SetHooks(supervisor.Hooks{NewClient: gw.NewClient, WrapTransport: gw.WrapTransport,
-		WrapRemoteHTTP: gw.WrapRemoteHTTP, Prepare: gw.Prepare}); err != nil {
+		return nil
+	})
+	profiled.tools = gw.Tools
+	r.approved.SetShow(gw.Recheck)
+	if err := r.sup.SetHooks(supervisor.Hooks{
+		NewClient:      gw.NewClient,
+		WrapTransport:  gw.WrapTransport,
+		WrapRemoteHTTP: gw.WrapRemoteHTTP,
+		Prepare:        gw.Prepare,
+	}); err != nil {
 		return err
 	}
-	for _, p := range sup.Swept() {
-		log.Warn("stopped a server process left behind by an earlier daemon", "server", p.Server, "pid", p.PID)
+	for _, p := range r.sup.Swept() {
+		r.log.Warn("stopped a server process left behind by an earlier daemon", "server", p.Server, "pid", p.PID)
 	}
+	return nil
+}
 
-	listen := opts.Listen
-	if listen == "" {
-		listen = store.Current().Listen
+func (r *run) openCatalog(context.Context) error {
+	cat, err := catalog.New(catalog.Options{
+		RegistryURL: cmp.Or(r.opts.RegistryURL, os.Getenv(RegistryEnv)),
+		CacheDir:    filepath.Join(r.home, "catalog"),
+		Logger:      r.log,
+	})
+	if err != nil {
+		return err
 	}
+	r.cat = cat
+	r.down.push("closing the catalog", func() error { cat.Close(); return nil })
+	return nil
+}
+
+func (r *run) prepareInstaller(context.Context) error {
+	installer, err := install.New(install.Options{
+		Home:    r.home,
+		Secrets: r.secrets,
+		Logger:  r.log,
+		PATH:    r.sup.PATH(),
+	})
+	if err != nil {
+		return err
+	}
+	r.installer = installer
+	return nil
+}
+
+// listen opens the listener; serve accepts on it. Until then a client's
+// connection waits in the backlog.
+func (r *run) listen(context.Context) error {
+	listen := cmp.Or(r.opts.Listen, r.store.Current().Listen)
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			// The config file may not exist yet (a first run): say how to
 			// make it rather than point at a file the user cannot find.
-			fix := fmt.Sprintf("set \"listen\" in %s to another loopback address", store.Path())
-			if _, statErr := os.Stat(store.Path()); errors.Is(statErr, fs.ErrNotExist) {
-				fix = fmt.Sprintf("create %s with {\"version\": 1, \"listen\": \"127.0.0.1:7392\"}", store.Path())
+			fix := fmt.Sprintf("set \"listen\" in %s to another loopback address", r.store.Path())
+			if _, statErr := os.Stat(r.store.Path()); errors.Is(statErr, fs.ErrNotExist) {
+				fix = fmt.Sprintf("create %s with {\"version\": 1, \"listen\": \"127.0.0.1:7392\"}", r.store.Path())
 			}
 			return fmt.Errorf("cannot listen on %s: the address is in use by another program; "+
 				"pass --listen 127.0.0.1:7392 (make run LISTEN=127.0.0.1:7392), or %s", listen, fix)
 		}
 		return fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
+	r.ln = ln
+	// Once serving, stopServing has closed it already.
+	r.down.push("closing the listener", func() error {
+		if err := ln.Close(); !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
+	return nil
+}
 
-	if err := remoteSignIns.start(secretStore, ln.Addr().String(), func(ctx context.Context, server string) {
-		if sc, ok := store.Current().Servers[server]; !ok || !sc.IsEnabled() {
+// startSignIns makes the remote sign-ins' Manager, with the listener as
+// the redirect's address. They end before the supervisor stops: a sign-in
+// that completes starts its server.
+func (r *run) startSignIns(context.Context) error {
+	err := r.signIns.start(r.secrets, r.ln.Addr().String(), func(ctx context.Context, server string) {
+		if sc, ok := r.store.Current().Servers[server]; !ok || !sc.IsEnabled() {
 			return // signed in while disabled: it connects when enabled
 		}
 		startCtx, cancel := context.WithTimeout(ctx, signedInStartTimeout)
 		defer cancel()
-		if err := sup.Start(startCtx, server); err != nil {
-			log.Warn("the remote server did not connect after its sign-in", "server", server, "err", err)
+		if err := r.sup.Start(startCtx, server); err != nil {
+			r.log.Warn("the remote server did not connect after its sign-in", "server", server, "err", err)
 		}
-	}); err != nil {
-		ln.Close()
+	})
+	if err != nil {
 		return err
 	}
-	defer remoteSignIns.close() // before the supervisor stops (deferred earlier)
-	d := &daemon{listen: ln.Addr().String(), log: log, store: store, sup: sup, gw: gw, bus: bus, secrets: secretStore, hist: hist, approvals: approved, profileWarnings: profiled,
-		sandbox: newSandboxer(home, ln.Addr(), log)}
-	if err := d.apply(ctx); err != nil {
-		log.Error("the config was not applied; no server runs until it is", "err", err)
-	}
+	r.down.push("ending the remote sign-ins", func() error { r.signIns.close(); return nil })
+	return nil
+}
 
-	started := time.Now()
-	address := "http://" + ln.Addr().String()
-	clientOpts := api.ClientsOptions{GatewayURL: address + "/mcp", BinaryPath: opts.Binary, OpenApp: browser.OpenApp}
+// applyConfig starts the servers of the config in force. A config the
+// supervisor does not take does not stop the start: the daemon serves with
+// no server, so that the user can fix it through the API.
+func (r *run) applyConfig(ctx context.Context) error {
+	r.d = &daemon{
+		listen:          r.ln.Addr().String(),
+		log:             r.log,
+		store:           r.store,
+		sup:             r.sup,
+		gw:              r.gw,
+		bus:             r.bus,
+		secrets:         r.secrets,
+		hist:            r.hist,
+		approvals:       r.approved,
+		profileWarnings: r.profiled,
+		sandbox:         newSandboxer(r.home, r.ln.Addr(), r.log),
+	}
+	err := r.d.apply(ctx)
+	if errors.Is(err, supervisor.ErrStillStopping) {
+		r.log.Warn("applying config", "err", err)
+	} else if err != nil {
+		r.log.Error("the config was not applied; no server runs until it is", "err", err)
+	}
+	return nil
+}
+
+// buildAPI builds the API and the handlers of every path the listener
+// serves. It closes before the supervisor stops: installs roll back.
+func (r *run) buildAPI(context.Context) error {
+	r.started = time.Now()
+	address := "http://" + r.ln.Addr().String()
+	clientOpts := api.ClientsOptions{
+		GatewayURL: address + "/mcp",
+		BinaryPath: r.opts.Binary,
+		OpenApp:    browser.OpenApp,
+	}
 	// A bridge started by a client (Claude Desktop) does not have this
 	// daemon's environment: it is told the data directory unless it is the
 	// default one.
-	if def, err := DefaultHome(); err != nil || filepath.Clean(def) != filepath.Clean(home) {
-		clientOpts.Home = home
+	if def, err := DefaultHome(); err != nil || filepath.Clean(def) != filepath.Clean(r.home) {
+		clientOpts.Home = r.home
 	}
 	if env, err := clients.EnvFromOS(""); err != nil {
-		log.Warn("client configs are not available", "err", err)
-	} else if clientOpts.Editor, err = clients.New(clients.Options{BackupDir: filepath.Join(home, "backups"),
-		StateDir: filepath.Join(home, "clients"), GatewayURL: clientOpts.GatewayURL, BinaryPath: opts.Binary}); err == nil {
+		r.log.Warn("client configs are not available", "err", err)
+	} else if clientOpts.Editor, err = clients.New(clients.Options{
+		BackupDir:  filepath.Join(r.home, "backups"),
+		StateDir:   filepath.Join(r.home, "clients"),
+		GatewayURL: clientOpts.GatewayURL,
+		BinaryPath: r.opts.Binary,
+	}); err == nil {
 		clientOpts.Env = env
 	}
-	cat, err := catalog.New(catalog.Options{RegistryURL: cmp.Or(opts.RegistryURL, os.Getenv(RegistryEnv)), CacheDir: filepath.Join(home, "catalog"), Logger: log})
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	defer cat.Close()
-	installer, err := install.New(install.Options{Home: home, Secrets: secretStore, Logger: log, PATH: sup.PATH()})
-	if err != nil {
-		ln.Close()
-		return err
-	}
 	var startAtLogin autostart.Entry
-	if len(opts.AutostartCommand) > 0 {
+	if len(r.opts.AutostartCommand) > 0 {
 		if env, err := autostart.EnvFromOS(); err != nil {
-			log.Warn("start at login is not available", "err", err)
+			r.log.Warn("start at login is not available", "err", err)
 		} else if startAtLogin, err = autostart.New(env); err != nil {
-			log.Warn("start at login is not available", "err", err)
+			r.log.Warn("start at login is not available", "err", err)
 		}
 	}
-	apiServer, err := api.New(api.Options{Autostart: startAtLogin, AutostartCommand: opts.AutostartCommand, Supervisor: sup, Config: d, Tokens: toks, History: hist, Clients: clientOpts, Events: bus, Secrets: secretStore,
-		Catalog: cat, Installer: installer, Tools: gw, Journal: journal(hist), Approvals: approved, SignIns: remoteSignIns, Asks: board,
-		CapsChanged: gw.CapsChanged,
+	apiServer, err := api.New(api.Options{
+		Autostart:        startAtLogin,
+		AutostartCommand: r.opts.AutostartCommand,
+		Supervisor:       r.sup,
+		Config:           r.d,
+		Tokens:           r.toks,
+		History:          r.hist,
+		Clients:          clientOpts,
+		Events:           r.bus,
+		Secrets:          r.secrets,
+		Catalog:          r.cat,
+		Installer:        r.installer,
+		Tools:            r.gw,
+		Journal:          journal(r.hist),
+		Approvals:        r.approved,
+		SignIns:          r.signIns,
+		Asks:             r.board,
+		CapsChanged:      r.gw.CapsChanged,
 		Revoked: func(tokenID string) {
-			if n := gw.CloseSessionsOf(tokenID); n > 0 {
-				log.Info("closed the MCP sessions of a revoked token", "token", tokenID, "sessions", n)
+			if n := r.gw.CloseSessionsOf(tokenID); n > 0 {
+				r.log.Info("closed the MCP sessions of a revoked token", "token", tokenID, "sessions", n)
 			}
 		},
-		Quit: quit, Logger: log, Version: opts.Version, Home: home, Started: started, MCPURL: clientOpts.GatewayURL})
+		Quit:    r.quit,
+		Logger:  r.log,
+		Version: r.opts.Version,
+		Home:    r.home,
+		Started: r.started,
+		MCPURL:  clientOpts.GatewayURL,
+	})
 	if err != nil {
-		ln.Close()
 		return err
 	}
+	r.down.push("closing the API", func() error { apiServer.Close(); return nil })
 	mux := http.NewServeMux()
 	mux.Handle("/api/", apiServer)
 	// The browser comes back from a sign-in without a Switchboard token.
-	mux.Handle(remoteauth.CallbackPath, apiServer.HostOnly(remoteSignIns.manager.Load().Callback()))
-	mux.Handle("/", apiServer.Dashboard(opts.Dashboard))
-	mcpHandler := apiServer.Protect(gw.Handler())
+	mux.Handle(remoteauth.CallbackPath, apiServer.HostOnly(r.signIns.manager.Load().Callback()))
+	mux.Handle("/", apiServer.Dashboard(r.opts.Dashboard))
+	mcpHandler := apiServer.Protect(r.gw.Handler())
 	for _, p := range []string{"/mcp", "/mcp/", "/sse", "/sse/"} {
 		mux.Handle(p, mcpHandler)
 	}
-	if opts.RuntimeStats {
+	if r.opts.RuntimeStats {
 		mux.Handle(RuntimeStatsPath, apiServer.Protect(runtimeStatsHandler()))
 	}
-	defer apiServer.Close() // before the supervisor stops: installs roll back
-	limits := opts.HTTP.withDefaults()
-	open := newOpenRequests()
-	srv := limits.server(open.track(mux))
-	srv.BaseContext, srv.ConnState = open.base, open.connState
-	defer open.end(nil)
-	// What net/http logs is a bug or a resource limit (a handler's panic,
-	// a superfluous WriteHeader, accept errors): a warning, not debug noise.
-	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(limitListener(ln, limits.MaxConns)) }()
+	r.mux = mux
+	r.info = Info{
+		PID:     os.Getpid(),
+		Address: address,
+		Home:    r.home,
+		Version: r.opts.Version,
+		Started: r.started,
+	}
+	return nil
+}
 
-	info := Info{PID: os.Getpid(), Address: address, Home: home,
-		Version: opts.Version, Started: started}
-	if err := writeInfo(home, info); err != nil {
-		srv.Close()
+// writeInfo writes daemon.json, which CLI verbs, the window and a second
+// launch read to find the daemon; it is removed before the lock is
+// released.
+func (r *run) writeInfo(context.Context) error {
+	if err := writeInfo(r.home, r.info); err != nil {
 		return err
 	}
-	defer os.Remove(filepath.Join(home, InfoFile))
+	r.down.push("removing daemon.json", func() error {
+		if err := os.Remove(filepath.Join(r.home, InfoFile)); !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+	return nil
+}
 
-	var wg sync.WaitGroup
+// watchConfig follows hand edits of config.json until the teardown, which
+// stops it once HTTP is drained.
+func (r *run) watchConfig(ctx context.Context) error {
+	var watching sync.WaitGroup
 	watchCtx, stopWatching := context.WithCancel(ctx)
-	wg.Go(func() { d.watch(watchCtx) })
-	defer wg.Wait()
-	defer stopWatching()
+	watching.Go(func() { r.d.watch(watchCtx) })
+	r.down.push("stopping the config watch", func() error {
+		stopWatching()
+		watching.Wait()
+		return nil
+	})
+	return nil
+}
 
-	log.Info("switchboard is running", "address", info.Address, "home", home, "pid", info.PID)
-	if opts.Ready != nil {
-		opts.Ready(info)
-	}
-
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case err := <-serveErr:
-		return fmt.Errorf("serving %s: %w", info.Address, err)
-	}
-	stopServing(log, srv, open, gw, bus)
+// serve accepts on the listener, last: everything it serves is ready. Its
+// closer, the first to run, drains HTTP (see stopServing), so that every
+// call in flight is answered before anything it uses stops; it does so
+// also when Serve ended with an error, whose connections may still be open.
+func (r *run) serve(context.Context) error {
+	limits := r.opts.HTTP.withDefaults()
+	open := newOpenRequests()
+	srv := limits.server(open.track(r.mux))
+	srv.BaseContext, srv.ConnState = open.base, open.connState
+	// What net/http logs is a bug or a resource limit (a handler's panic,
+	// a superfluous WriteHeader, accept errors): a warning, not debug noise.
+	srv.ErrorLog = slog.NewLogLogger(r.log.Handler(), slog.LevelWarn)
+	r.serveErr = make(chan error, 1)
+	go func() { r.serveErr <- srv.Serve(limitListener(r.ln, limits.MaxConns)) }()
+	r.down.push("stopping serving", func() error {
+		stopServing(r.log, srv, open, r.gw, r.bus)
+		open.end(nil)
+		return nil
+	})
 	return nil
 }
 
@@ -462,11 +776,12 @@ type daemon struct {
 }
 
 // apply makes the supervisor run the enabled servers of the config in force.
-// It returns an error only when the supervisor took none of it (it refused
-// a server, or it is shutting down): what runs is then still the config
+// When the supervisor took none of it (it refused a server, or it is
+// shutting down), the error says why: what runs is then still the config
 // applied before, and nothing else (gateway, settings, history) changed.
-// Removed servers that were still stopping when ctx ended are logged: the
-// config is in force, they go on stopping.
+// When removed servers were still stopping as ctx ended, the config is in
+// force all the same (they go on stopping) and the error wraps
+// supervisor.ErrStillStopping: each caller decides what that is worth.
 func (d *daemon) apply(ctx context.Context) error {
 	d.applyMu.Lock()
 	defer d.applyMu.Unlock()
@@ -475,10 +790,9 @@ func (d *daemon) apply(ctx context.Context) error {
 	// starts it causes, but only once the supervisor took it.
 	changed := time.Now()
 	specs := d.sandbox.withConfinement(d.log, withSecrets(d.log, Specs(cfg), cfg, d.secrets), cfg)
-	if err := d.sup.Apply(ctx, d.notSelf(cfg, specs)); errors.Is(err, supervisor.ErrStillStopping) {
-		d.log.Warn("applying config", "err", err)
-	} else if err != nil {
-		return fmt.Errorf("applying the config: %w", err)
+	stillStopping := d.sup.Apply(ctx, d.notSelf(cfg, specs))
+	if stillStopping != nil && !errors.Is(stillStopping, supervisor.ErrStillStopping) {
+		return fmt.Errorf("applying the config: %w", stillStopping)
 	}
 	var relaunched []string
 	if d.applied != nil { // at start the servers are not news
@@ -508,7 +822,7 @@ func (d *daemon) apply(ctx context.Context) error {
 	d.hist.SetRetention(cfg.History.MaxAge.Duration, cfg.History.MaxBytes)
 	d.hist.SetKeepSecretValues(cfg.History.KeepSecretValues)
 	publish(d.log, d.bus, events.TypeConfig, struct{}{})
-	return nil
+	return stillStopping
 }
 
 // GatewayConfigs are the gateway's settings of the enabled servers of cfg.
@@ -547,7 +861,9 @@ func (d *daemon) watch(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-changed:
-				if err := d.apply(ctx); err != nil {
+				if err := d.apply(ctx); errors.Is(err, supervisor.ErrStillStopping) {
+					d.log.Warn("applying config", "err", err)
+				} else if err != nil {
 					d.log.Error("an edit of the config file was not applied", "err", err)
 				}
 			}
@@ -592,7 +908,10 @@ func (d *daemon) Update(ctx context.Context, fn func(*config.Config) error) (*co
 	if err != nil {
 		return nil, err
 	}
-	if err := d.apply(ctx); err != nil {
+	if err := d.apply(ctx); errors.Is(err, supervisor.ErrStillStopping) {
+		// In force: the removed servers go on stopping.
+		d.log.Warn("applying config", "err", err)
+	} else if err != nil {
 		if _, undo := d.store.Update(func(c *config.Config) error { *c = *before; return nil }); undo != nil {
 			d.log.Error("cannot put the config file back after a change that was not applied", "err", undo)
 			return nil, fmt.Errorf("the change was not applied, and %s still holds it (putting it back failed: %v): %w", d.store.Path(), undo, err)
