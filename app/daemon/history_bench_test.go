@@ -23,6 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	testmcp.RunIfRequested()
+	supervisor.RunReaperIfRequested()
 	runGuardDaemonIfRequested()
 	os.Exit(m.Run())
 }
