@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gofrs/flock"
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
@@ -182,5 +184,29 @@ func writeFile(t *testing.T, path, data string) {
 	mkdir(t, filepath.Dir(path))
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTeardownRunsInReverse: the closers run last pushed first, every one
+// of them even after one fails, whose error is logged under its name.
+func TestTeardownRunsInReverse(t *testing.T) {
+	var logged testutil.SyncBuffer
+	down := teardown{log: slog.New(slog.NewTextHandler(&logged, nil))}
+	var ran []string
+	for _, name := range []string{"first", "second", "third"} {
+		down.push("stopping "+name, func() error {
+			ran = append(ran, name)
+			if name == "second" {
+				return errors.New("stuck")
+			}
+			return nil
+		})
+	}
+	down.run()
+	if diff := cmp.Diff([]string{"third", "second", "first"}, ran); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	if got := logged.String(); !strings.Contains(got, `level=ERROR msg="stopping second" err=stuck`) || strings.Count(got, "\n") != 1 {
+		t.Errorf("logged %q, want one error line naming the closer", got)
 	}
 }
