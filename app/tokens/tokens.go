@@ -204,7 +204,8 @@ func (t Token) LogValue() slog.Value {
 // use, and several processes may use the same file (see the package doc).
 //
 // Reads (Verify, List) use the tokens last read from the file, after checking
-// with one stat call whether the file changed since; changes (Issue, Ensure,
+// with one stat call (or, after WatchFile, the inotify events queued) whether
+// the file changed since; changes (Issue, Ensure,
 // Revoke) re-read the file under the lock first, so another process's
 // change is never lost.
 type Store struct {
@@ -225,6 +226,9 @@ type Store struct {
 	// unscoped is whether the file as last read had entries without a
 	// scope (a version 1 file), which Open migrates.
 	unscoped bool
+	// watch, once WatchFile made it, tells refreshLocked whether the file
+	// may have changed, instead of a stat per check; nil: stat each time.
+	watch *fileWatch
 }
 
 // Open returns the store of the token file at path (normally
@@ -669,14 +673,54 @@ func (s *Store) change(fn func([]Token) ([]Token, error)) error {
 	return nil
 }
 
+// WatchFile makes the checks of Verify, Known, Lookup, List and Problem
+// learn from the kernel (inotify) whether the file changed since the last
+// check rather than stat it each time: the daemon verifies a token on every
+// request. A change is seen as promptly as with the stat (the next check
+// after the change's system call returned; see fileWatch). On systems
+// without it (or when inotify is out of instances) it returns an error and
+// the store goes on with a stat per check. Close ends the watch.
+func (s *Store) WatchFile() error {
+	w, err := newFileWatch(s.path)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watch != nil {
+		s.watch.close()
+	}
+	s.watch = w
+	return nil
+}
+
+// Close ends the watch WatchFile made, if any; the store then stats the
+// file on every check again.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watch == nil {
+		return nil
+	}
+	err := s.watch.close()
+	s.watch = nil
+	return err
+}
+
 // refreshLocked reads the file again if it changed since it was last read.
 func (s *Store) refreshLocked() {
+	if s.watch != nil && !s.watch.mayHaveChanged() {
+		return
+	}
 	fi, err := os.Stat(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		fi = nil
 	case err != nil:
 		s.problem = fmt.Errorf("token file: %w", err)
+		if s.watch != nil {
+			s.watch.statFailed()
+		}
 		return
 	}
 	if sameFile(s.stamp, fi) {

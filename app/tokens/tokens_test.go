@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -349,10 +350,29 @@ func TestListAndRevoke(t *testing.T) {
 }
 
 // TestOtherProcess: a CLI issuing or revoking a token while the daemon runs
-// is honoured by the daemon's Verify without a Reload.
+// is honoured by the daemon's Verify without a Reload, on the very next
+// call: with a stat per check, and with the daemon's WatchFile (inotify),
+// where the change must be seen as promptly.
 func TestOtherProcess(t *testing.T) {
+	for _, watched := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stat", true: "watched"}[watched], func(t *testing.T) {
+			testOtherProcess(t, watched)
+		})
+	}
+}
+
+func testOtherProcess(t *testing.T, watched bool) {
 	path := tokenPath(t)
 	daemon := open(t, path)
+	if watched {
+		if err := daemon.WatchFile(); err != nil {
+			if runtime.GOOS == "linux" {
+				t.Fatalf("WatchFile: %v", err)
+			}
+			t.Skipf("no file watch here: %v", err)
+		}
+		t.Cleanup(func() { daemon.Close() })
+	}
 	cliTok, err := daemon.Ensure("cli")
 	if err != nil {
 		t.Fatal(err)
@@ -406,6 +426,36 @@ func TestOtherProcess(t *testing.T) {
 	}
 	if err := daemon.Problem(); err != nil {
 		t.Errorf("Problem after removal = %v", err)
+	}
+
+	// Made again, then edited in place (the same file, truncated and
+	// rewritten, as an editor saving over it does): each is seen at once.
+	again := issue(t, open(t, path), "cursor")
+	if _, ok := daemon.Verify(again.Secret); !ok {
+		t.Fatal("the daemon does not see the token of a file made again")
+	}
+	kept := issue(t, open(t, path), "zed")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []map[string]any
+	if err := json.Unmarshal(data, &entries); err != nil {
+		t.Fatal(err)
+	}
+	entries = slices.DeleteFunc(entries, func(e map[string]any) bool { return e["id"] == again.ID })
+	edited, err := json.Marshal(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := daemon.Verify(again.Secret); ok {
+		t.Error("the daemon accepts a token edited out of the file in place")
+	}
+	if _, ok := daemon.Verify(kept.Secret); !ok {
+		t.Error("the daemon refuses a token the edit kept")
 	}
 }
 
