@@ -170,6 +170,7 @@ FUZZ_TARGETS := \
 	./internal/mcpscan:FuzzScanToolParams \
 	./internal/mcpscan:FuzzScanResponse \
 	./internal/mcpscan:FuzzValidJSON \
+	./app/gateway:FuzzJSONRPCProblem \
 	./app/catalog:FuzzRegistryJSON \
 	./app/toolsearch:FuzzMatchExpression
 

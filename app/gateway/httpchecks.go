@@ -59,7 +59,7 @@ func checkRequest(w http.ResponseWriter, r *http.Request) (body []byte, ok bool)
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: the body is not valid JSON")
 		return nil, false
 	}
-	if why := notJSONRPC(body); why != "" {
+	if why := jsonRPCProblem(body); why != "" {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Invalid Request: "+why)
 		return nil, false
 	}
@@ -82,7 +82,13 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 		refuseTooLarge(w, r.ContentLength)
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	var err error
+	if r.ContentLength >= 0 {
+		// net/http's body ends at its Content-Length, under the bound.
+		body, err = readSized(r.Body, r.ContentLength)
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	}
 	r.Body.Close()
 	if err != nil {
 		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
@@ -94,6 +100,27 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, true
+}
+
+// readSized reads r to its end into one buffer made for the size bytes it
+// declares (one more, for the read that meets the end: reading to the end
+// lets the daemon's read deadline go, see app/daemon/limits.go), instead
+// of io.ReadAll's growing from 512 bytes.
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // refuseTooLarge answers a body over maxRequestBody (of size bytes, -1
@@ -225,15 +252,11 @@ type messageShape struct {
 }
 
 func (m messageShape) problem() string {
-	switch {
-	case m.JSONRPC == nil || *m.JSONRPC != "2.0":
-		return `the message lacks "jsonrpc": "2.0"`
-	case m.Method != nil && *m.Method == "":
-		return "the method is empty"
-	case m.Method == nil && !(bool(m.ID) && (bool(m.Result) || bool(m.Error))):
-		return "the message is neither a request, a notification nor a response"
-	}
-	return ""
+	return shapeFacts{
+		hasVersion: m.JSONRPC != nil, version20: m.JSONRPC != nil && *m.JSONRPC == "2.0",
+		hasMethod: m.Method != nil, emptyMethod: m.Method != nil && *m.Method == "",
+		id: bool(m.ID), result: bool(m.Result), error: bool(m.Error),
+	}.problem()
 }
 
 // notJSONRPC says why valid JSON body is not a JSON-RPC 2.0 message or a
