@@ -23,13 +23,14 @@ const inotifyMask = unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_MOVED_TO | un
 // inotifyWatcher is a dirWatcher on an inotify instance of its own.
 type inotifyWatcher struct {
 	f      *os.File // the inotify descriptor, non-blocking: Close ends a Read
+	name   string
 	names  chan string
 	errs   chan error
 	closed chan struct{}
 	done   chan struct{} // closed when run has returned
 }
 
-func newDirWatcher(dir string) (dirWatcher, error) {
+func newDirWatcher(dir, name string) (dirWatcher, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("watching the directory %s: inotify: %w", dir, err)
@@ -38,7 +39,7 @@ func newDirWatcher(dir string) (dirWatcher, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("watching the directory %s: %w", dir, err)
 	}
-	w := &inotifyWatcher{f: os.NewFile(uintptr(fd), "inotify"), names: make(chan string), errs: make(chan error, 1),
+	w := &inotifyWatcher{f: os.NewFile(uintptr(fd), "inotify"), name: name, names: make(chan string), errs: make(chan error, 1),
 		closed: make(chan struct{}), done: make(chan struct{})}
 	go w.run()
 	return w, nil
@@ -68,11 +69,11 @@ func (w *inotifyWatcher) run() {
 			if i := bytes.IndexByte(name, 0); i >= 0 {
 				name = name[:i]
 			}
-			if len(name) == 0 {
-				continue // the directory itself (deleted or moved)
+			if string(name) != w.name {
+				continue // another file, or the directory itself (deleted or moved)
 			}
 			select {
-			case w.names <- string(name):
+			case w.names <- w.name:
 			case <-w.closed:
 				return
 			}

@@ -13,11 +13,12 @@ import (
 // each creation, write, removal or rename of it.
 type fsnotifyWatcher struct {
 	w     *fsnotify.Watcher
+	name  string
 	names chan string
 	done  chan struct{}
 }
 
-func newDirWatcher(dir string) (dirWatcher, error) {
+func newDirWatcher(dir, name string) (dirWatcher, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watching the directory %s: %w", dir, err)
@@ -26,7 +27,7 @@ func newDirWatcher(dir string) (dirWatcher, error) {
 		w.Close()
 		return nil, fmt.Errorf("watching the directory %s: %w", dir, err)
 	}
-	fw := &fsnotifyWatcher{w: w, names: make(chan string), done: make(chan struct{})}
+	fw := &fsnotifyWatcher{w: w, name: name, names: make(chan string), done: make(chan struct{})}
 	go fw.run()
 	return fw, nil
 }
@@ -34,11 +35,14 @@ func newDirWatcher(dir string) (dirWatcher, error) {
 func (fw *fsnotifyWatcher) run() {
 	defer close(fw.names)
 	for ev := range fw.w.Events {
-		if !ev.Has(fsnotify.Create | fsnotify.Write | fsnotify.Remove | fsnotify.Rename) {
+		// fsnotify (ReadDirectoryChangesW on Windows) cannot be asked for
+		// one file: it reports every write to the history database and
+		// the journal. They end here, not in a hand-off to Watch.
+		if !ev.Has(fsnotify.Create|fsnotify.Write|fsnotify.Remove|fsnotify.Rename) || filepath.Base(ev.Name) != fw.name {
 			continue
 		}
 		select {
-		case fw.names <- filepath.Base(ev.Name):
+		case fw.names <- fw.name:
 		case <-fw.done:
 			return
 		}

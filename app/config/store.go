@@ -268,7 +268,7 @@ func (s *Store) Watch(ctx context.Context, onChange func(cfg *Config, err error)
 		onChange = func(*Config, error) {}
 	}
 	dir, name := filepath.Dir(s.path), filepath.Base(s.path)
-	w, err := newDirWatcher(dir)
+	w, err := newDirWatcher(dir, name)
 	if err != nil {
 		return fmt.Errorf("watching config file %s: %w", s.path, err)
 	}
