@@ -61,12 +61,22 @@ type openRequests struct {
 	// open (the gateway closes its MCP sessions).
 	revoked func(tokenID string)
 
-	mu       sync.Mutex
-	open     map[string]map[*openRequest]struct{} // token id → requests
-	watching bool                                 // a watch goroutine runs
+	mu sync.Mutex
+	// open: token id → the latest of its requests in progress, the head
+	// of a list of them through prev and next (no map per token to make
+	// and drop around each request of a client with one call at a time).
+	open     map[string]*openRequest
+	watching bool // a watch goroutine runs
 }
 
-type openRequest struct{ cancel context.CancelCauseFunc }
+// An openRequest is a request in progress, in the list of its token's.
+type openRequest struct {
+	o          *openRequests
+	id         string // its token's
+	cancel     context.CancelCauseFunc
+	prev, next *openRequest
+	listed     bool // in o.open[id]'s list; end takes a token's list whole
+}
 
 // errRevoked ends the requests of a revoked token.
 var errRevoked = revokedError{}
@@ -79,38 +89,60 @@ func (revokedError) Error() string { return "the token was revoked" }
 // the token is revoked, and the function to call when the request is done.
 func (o *openRequests) add(ctx context.Context, id string) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	req := &openRequest{cancel: cancel}
+	req := &openRequest{o: o, id: id, cancel: cancel, listed: true}
 	o.mu.Lock()
 	if o.open == nil {
-		o.open = map[string]map[*openRequest]struct{}{}
+		o.open = map[string]*openRequest{}
 	}
-	if o.open[id] == nil {
-		o.open[id] = map[*openRequest]struct{}{}
+	if head := o.open[id]; head != nil {
+		req.next, head.prev = head, req
 	}
-	o.open[id][req] = struct{}{}
+	o.open[id] = req
 	if !o.watching {
 		o.watching = true
 		go o.watch()
 	}
 	o.mu.Unlock()
-	return ctx, func() {
-		o.mu.Lock()
-		delete(o.open[id], req)
-		if len(o.open[id]) == 0 {
-			delete(o.open, id)
+	return ctx, req.done
+}
+
+// done takes the request out of its token's list and ends its context.
+func (r *openRequest) done() {
+	o := r.o
+	o.mu.Lock()
+	if r.listed {
+		r.listed = false
+		switch {
+		case r.prev != nil:
+			r.prev.next = r.next
+		case r.next != nil:
+			o.open[r.id] = r.next
+		default:
+			delete(o.open, r.id)
 		}
-		o.mu.Unlock()
-		cancel(nil)
+		if r.next != nil {
+			r.next.prev = r.prev
+		}
+		r.prev, r.next = nil, nil
 	}
+	o.mu.Unlock()
+	r.cancel(nil)
 }
 
 // end cancels every open request of token id and tells revoked.
 func (o *openRequests) end(id string) {
 	o.mu.Lock()
-	reqs := o.open[id]
+	var reqs []*openRequest
+	for r := o.open[id]; r != nil; r = r.next {
+		r.listed = false
+		reqs = append(reqs, r)
+	}
+	for _, r := range reqs {
+		r.prev, r.next = nil, nil
+	}
 	delete(o.open, id)
 	o.mu.Unlock()
-	for r := range reqs {
+	for _, r := range reqs {
 		r.cancel(errRevoked)
 	}
 	if o.revoked != nil {
