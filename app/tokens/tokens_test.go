@@ -525,3 +525,27 @@ func TestNoSecretInOutput(t *testing.T) {
 		t.Fatalf("id missing from output:\n%s", buf.String())
 	}
 }
+
+// TestVerifyAllocatesNothing: the daemon verifies a token on every
+// request; with the file watched, a check that finds it unchanged
+// allocates nothing (a stat allocated its FileInfo, the hash its copy of
+// the secret).
+func TestVerifyAllocatesNothing(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the file is watched on Linux only")
+	}
+	path := tokenPath(t)
+	s := open(t, path)
+	tok := issue(t, s, "cursor")
+	if err := s.WatchFile(); err != nil {
+		t.Fatalf("WatchFile: %v", err)
+	}
+	defer s.Close()
+	if allocs := testing.AllocsPerRun(200, func() {
+		if _, ok := s.Verify(tok.Secret); !ok {
+			t.Fatal("the token does not verify")
+		}
+	}); allocs != 0 {
+		t.Errorf("Verify allocates %.1f times per call, want 0", allocs)
+	}
+}
