@@ -32,8 +32,8 @@ import (
 const maxDaemonEchoCallAllocation = 16 << 10
 
 // maxDaemonEchoCallObjects is the limit on the objects allocated per echo
-// call, steadier than the bytes (13.2 to 14.2 KiB over three runs, 146 to
-// 148 objects). Measured when it was set: 146 to 148 without -race, 173
+// call, steadier than the bytes (12.8 to 14.2 KiB over seven runs, 145 to
+// 149 objects). Measured when it was set: 145 to 149 without -race, 166-173
 // under it; 159 to 162 before the token file's watch, the scanned
 // JSON-RPC check and the list of open requests (issue 33), which this
 // would fail.
