@@ -9,10 +9,14 @@ import (
 	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
-// maxEchoCallAllocation is issue 18's target for the bytes the gateway
-// allocates per echo tools/call (fast path on, calls recorded): the CI
-// guard below fails past it. Raise it only with a reason written here.
-const maxEchoCallAllocation = 16 << 10
+// maxEchoCallAllocation is the limit on the bytes the gateway allocates
+// per echo tools/call (fast path on, calls recorded): the CI guard below
+// fails past it. Issue 18's target was 16 KiB; measured 6.8 KiB (102 to
+// 103 objects; 9.6 KiB under -race) once checkRequest scanned the
+// JSON-RPC envelope instead of decoding it (issue 33), so 12 KiB (room
+// for Windows, where the daemon measured 3.8 KiB more per call). Raise
+// it only with a reason written here.
+const maxEchoCallAllocation = 12 << 10
 
 // raceAllocationAllowance is added to the limit when the tests run with
 // -race (as make test does): the race detector's sync.Pool drops a quarter
