@@ -170,7 +170,7 @@ FUZZ_TARGETS := \
 	./internal/mcpscan:FuzzScanToolParams \
 	./internal/mcpscan:FuzzScanResponse \
 	./internal/mcpscan:FuzzValidJSON \
-	./app/gateway:FuzzJSONRPCProblem \
+	./internal/mcpscan:FuzzJSONRPCProblem \
 	./app/catalog:FuzzRegistryJSON \
 	./app/toolsearch:FuzzMatchExpression
 

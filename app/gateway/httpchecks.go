@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/switchboardhq/switchboard/internal/mcpscan"
 	"io"
 	"mime"
 	"net/http"
@@ -59,7 +60,7 @@ func checkRequest(w http.ResponseWriter, r *http.Request) (body []byte, ok bool)
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: the body is not valid JSON")
 		return nil, false
 	}
-	if why := jsonRPCProblem(body); why != "" {
+	if why := mcpscan.JSONRPCProblem(body); why != "" {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Invalid Request: "+why)
 		return nil, false
 	}
@@ -234,61 +235,6 @@ func accepts(values []string) (jsonOK, sseOK bool) {
 		}
 	}
 	return jsonOK, sseOK
-}
-
-// present records that a key is there without keeping its value.
-type present bool
-
-func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
-
-// messageShape is what tells a JSON-RPC 2.0 message: its version, and a
-// method (request, notification) or an id with a result or error (response).
-type messageShape struct {
-	JSONRPC *string `json:"jsonrpc"`
-	Method  *string `json:"method"`
-	ID      present `json:"id"`
-	Result  present `json:"result"`
-	Error   present `json:"error"`
-}
-
-func (m messageShape) problem() string {
-	return shapeFacts{
-		hasVersion: m.JSONRPC != nil, version20: m.JSONRPC != nil && *m.JSONRPC == "2.0",
-		hasMethod: m.Method != nil, emptyMethod: m.Method != nil && *m.Method == "",
-		id: bool(m.ID), result: bool(m.Result), error: bool(m.Error),
-	}.problem()
-}
-
-// notJSONRPC says why valid JSON body is not a JSON-RPC 2.0 message or a
-// batch of them, or "" when it is one.
-func notJSONRPC(body []byte) string {
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	switch {
-	case len(trimmed) > 0 && trimmed[0] == '{':
-		var m messageShape
-		if err := json.Unmarshal(trimmed, &m); err != nil {
-			return "the message has a field of the wrong type: " + err.Error()
-		}
-		return m.problem()
-	case len(trimmed) > 0 && trimmed[0] == '[':
-		var batch []json.RawMessage
-		if err := json.Unmarshal(trimmed, &batch); err != nil {
-			return "the batch is not an array of messages"
-		}
-		if len(batch) == 0 {
-			return "the batch is empty"
-		}
-		for _, raw := range batch {
-			if len(raw) == 0 || raw[0] != '{' {
-				return "a batch element is not a JSON object"
-			}
-			if why := notJSONRPC(raw); why != "" {
-				return "a batch element: " + why
-			}
-		}
-		return ""
-	}
-	return "the body is not a JSON object"
 }
 
 // jsonRefusals makes the go-sdk handler next answer its refusals as the

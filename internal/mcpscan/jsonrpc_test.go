@@ -1,4 +1,4 @@
-package gateway
+package mcpscan
 
 import (
 	"encoding/json"
@@ -52,8 +52,8 @@ func TestScanShape(t *testing.T) {
 				t.Errorf("%s: scan says %q, want %q", tc.body, got, tc.want)
 			}
 		}
-		if got, want := jsonRPCProblem(body), notJSONRPC(body); got != want {
-			t.Errorf("%s: jsonRPCProblem %q, the full decode %q", tc.body, got, want)
+		if got, want := JSONRPCProblem(body), notJSONRPC(body); got != want {
+			t.Errorf("%s: JSONRPCProblem %q, the full decode %q", tc.body, got, want)
 		}
 	}
 }
@@ -68,8 +68,8 @@ func FuzzJSONRPCProblem(f *testing.F) {
 		if !json.Valid(body) {
 			return
 		}
-		if got, want := jsonRPCProblem(body), notJSONRPC(body); got != want {
-			t.Fatalf("%q: jsonRPCProblem %q, the full decode %q", body, got, want)
+		if got, want := JSONRPCProblem(body), notJSONRPC(body); got != want {
+			t.Fatalf("%q: JSONRPCProblem %q, the full decode %q", body, got, want)
 		}
 	})
 }

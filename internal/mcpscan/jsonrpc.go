@@ -1,11 +1,12 @@
-package gateway
+package mcpscan
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 )
 
-// jsonRPCProblem is notJSONRPC for a body that json.Valid accepted: why it
+// JSONRPCProblem says, for a body that json.Valid accepted: why it
 // is not a JSON-RPC 2.0 message or batch, or "" when it is one. A single
 // message whose top-level keys and "jsonrpc" and "method" values are plain
 // (every well-formed request a client sends) is decided by scanning its
@@ -14,7 +15,7 @@ import (
 // non-ASCII key, a key that is one of the fields' names in another case,
 // which encoding/json matches too, a value of another type) gets the full
 // decode, which also words the error.
-func jsonRPCProblem(body []byte) string {
+func JSONRPCProblem(body []byte) string {
 	if shape, ok := scanShape(body); ok {
 		return shape.problem()
 	}
@@ -45,7 +46,7 @@ func (f shapeFacts) problem() string {
 
 // scanShape reads the top-level keys of body, valid JSON, when it is an
 // object; ok is false when body is something else or has something the
-// scan leaves to encoding/json (see jsonRPCProblem).
+// scan leaves to encoding/json (see JSONRPCProblem).
 func scanShape(body []byte) (f shapeFacts, ok bool) {
 	i := skipSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
@@ -196,4 +197,59 @@ func skipValue(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// present records that a key is there without keeping its value.
+type present bool
+
+func (p *present) UnmarshalJSON([]byte) error { *p = true; return nil }
+
+// messageShape is what tells a JSON-RPC 2.0 message: its version, and a
+// method (request, notification) or an id with a result or error (response).
+type messageShape struct {
+	JSONRPC *string `json:"jsonrpc"`
+	Method  *string `json:"method"`
+	ID      present `json:"id"`
+	Result  present `json:"result"`
+	Error   present `json:"error"`
+}
+
+func (m messageShape) problem() string {
+	return shapeFacts{
+		hasVersion: m.JSONRPC != nil, version20: m.JSONRPC != nil && *m.JSONRPC == "2.0",
+		hasMethod: m.Method != nil, emptyMethod: m.Method != nil && *m.Method == "",
+		id: bool(m.ID), result: bool(m.Result), error: bool(m.Error),
+	}.problem()
+}
+
+// notJSONRPC says why valid JSON body is not a JSON-RPC 2.0 message or a
+// batch of them, or "" when it is one.
+func notJSONRPC(body []byte) string {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '{':
+		var m messageShape
+		if err := json.Unmarshal(trimmed, &m); err != nil {
+			return "the message has a field of the wrong type: " + err.Error()
+		}
+		return m.problem()
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		var batch []json.RawMessage
+		if err := json.Unmarshal(trimmed, &batch); err != nil {
+			return "the batch is not an array of messages"
+		}
+		if len(batch) == 0 {
+			return "the batch is empty"
+		}
+		for _, raw := range batch {
+			if len(raw) == 0 || raw[0] != '{' {
+				return "a batch element is not a JSON object"
+			}
+			if why := notJSONRPC(raw); why != "" {
+				return "a batch element: " + why
+			}
+		}
+		return ""
+	}
+	return "the body is not a JSON object"
 }
