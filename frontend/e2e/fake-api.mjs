@@ -444,6 +444,14 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
     }
     if (m === 'GET' && p === '/clients') return json(res, 200, Object.values(st.clients));
     if (m === 'GET' && p === '/profiles') return json(res, 200, st.profiles.map(profileView));
+    if (m === 'PUT' && (r = /^\/profiles\/([^/]+)\/ask-before-destructive$/.exec(p))) {
+      const prof = st.profiles.find((x) => x.name === decodeURIComponent(r[1]));
+      if (!prof) return json(res, 404, { error: `no profile "${decodeURIComponent(r[1])}" in config.json` });
+      const b = await body(req);
+      prof.askBeforeDestructive = !!b?.enabled || undefined;
+      emit('config', {});
+      return json(res, 200, { enabled: !!b?.enabled });
+    }
     if ((m === 'POST' && p === '/profiles') || (r = /^\/profiles\/([^/]+)$/.exec(p))) {
       // As app/api/profiles.go: the errors name the request's field; a
       // profile a client is bound to is not deleted.
@@ -466,7 +474,8 @@ export function startFakeApi({ port = 0, dist = resolve(fileURLToPath(new URL('.
       if (!b.servers?.length) return json(res, 400, { error: 'invalid profile: servers: missing: a profile needs at least one server' });
       const unknown = b.servers.findIndex((x) => !st.servers[x]);
       if (unknown >= 0) return json(res, 400, { error: `invalid profile: servers[${unknown}]: unknown server "${b.servers[unknown]}"` });
-      const prof = { name: pname, endpoint: `/mcp/p/${pname}`, servers: b.servers, tools: b.tools, toolSearch: b.toolSearch || undefined, maxTier: b.maxTier || undefined };
+      // As the daemon's PUT: asking first (its own route) is kept.
+      const prof = { name: pname, endpoint: `/mcp/p/${pname}`, servers: b.servers, tools: b.tools, toolSearch: b.toolSearch || undefined, maxTier: b.maxTier || undefined, askBeforeDestructive: (i >= 0 && st.profiles[i].askBeforeDestructive) || undefined };
       if (i >= 0) st.profiles[i] = prof;
       else st.profiles.push(prof);
       emit('config', {});

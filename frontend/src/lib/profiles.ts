@@ -40,17 +40,20 @@ export interface ProfileDraft {
   limits: Record<string, string[]>;
   toolSearch: boolean;
   maxTier: '' | 'read' | 'write';
+  /** A destructive tool called through the profile's endpoint waits for the user's yes (its own route, not in the request). */
+  askFirst: boolean;
 }
 
 /** draftOf starts a draft from a profile (an edit) or empty (a new one). */
 export function draftOf(p?: ProfileView): ProfileDraft {
-  if (!p) return { name: '', servers: [], limits: {}, toolSearch: false, maxTier: '' };
+  if (!p) return { name: '', servers: [], limits: {}, toolSearch: false, maxTier: '', askFirst: false };
   return {
     name: p.name,
     servers: [...p.servers, ...(p.missing ?? [])],
     limits: Object.fromEntries(Object.entries(p.tools ?? {}).map(([s, t]) => [s, [...t]])),
     toolSearch: !!p.toolSearch,
     maxTier: p.maxTier === 'read' || p.maxTier === 'write' ? p.maxTier : '',
+    askFirst: !!p.askBeforeDestructive,
   };
 }
 

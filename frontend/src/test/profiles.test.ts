@@ -28,7 +28,8 @@ describe('profileFacts', () => {
 describe('profile drafts', () => {
   it('turns a profile into a draft and back into the request the daemon takes', () => {
     const d = draftOf({ ...docs, missing: ['old'] });
-    expect(d).toEqual({ name: 'docs', servers: ['fs', 'old'], limits: { fs: ['read_file'] }, toolSearch: false, maxTier: 'read' });
+    expect(d).toEqual({ name: 'docs', servers: ['fs', 'old'], limits: { fs: ['read_file'] }, toolSearch: false, maxTier: 'read', askFirst: false });
+    expect(draftOf({ ...docs, askBeforeDestructive: true }).askFirst).toBe(true);
     expect(requestOf(d, false)).toEqual({ servers: ['fs', 'old'], tools: { fs: ['read_file'] }, maxTier: 'read' });
     // A limit of a server no longer chosen is left out.
     expect(requestOf({ ...d, servers: ['old'], toolSearch: true }, true)).toEqual({ name: 'docs', servers: ['old'], toolSearch: true, maxTier: 'read' });
@@ -132,6 +133,51 @@ describe('ProfilesCard', () => {
     await settle();
     expect(sent[1].body).toEqual({ servers: ['fs'], maxTier: 'read' });
     expect(document.querySelector('dialog')).toBeNull();
+  });
+
+  it('turns asking before destructive calls on in the editor, through its own route after the profile is saved', async () => {
+    const { sent, fetchFn } = fakeFetch((m, url, body) => (url.endsWith('/ask-before-destructive') ? [200, body] : [200, docs]));
+    const changed: (ProfileView | undefined)[] = [];
+    const target = await render(ProfilesCard, { props: { profiles: [docs], servers, onchanged: (p?: ProfileView) => changed.push(p), fetchFn } });
+    expect(target.querySelector('[data-profile="docs"] [data-asks-first]')).toBeNull();
+    click(buttonNamed(target, 'Edit profile docs'));
+    const dlg = document.querySelector('dialog')!;
+    const ask = dlg.querySelector<HTMLInputElement>('[data-ask-first]')!;
+    expect(ask.checked).toBe(false);
+    check(ask, true);
+    click(buttonNamed(dlg, 'Save'));
+    await settle();
+    expect(sent).toEqual([
+      { method: 'PUT', url: '/api/v1/profiles/docs', body: { servers: ['fs'], tools: { fs: ['read_file'] }, maxTier: 'read' } },
+      { method: 'PUT', url: '/api/v1/profiles/docs/ask-before-destructive', body: { enabled: true } },
+    ]);
+    expect(changed).toEqual([{ ...docs, askBeforeDestructive: true }]);
+    expect(document.querySelector('dialog')).toBeNull();
+  });
+
+  it('shows a profile that asks first, leaves the setting alone when it is not changed, and says when turning it off failed', async () => {
+    const asking = { ...docs, askBeforeDestructive: true };
+    const { sent, fetchFn } = fakeFetch((m, url) => (url.endsWith('/ask-before-destructive') ? [500, { error: 'config.json is read-only' }] : [200, asking]));
+    const target = await render(ProfilesCard, { props: { profiles: [asking], servers, onchanged: () => {}, fetchFn } });
+    expect(target.querySelector('[data-profile="docs"] [data-asks-first]')!.textContent).toContain('asks before destructive calls');
+    click(buttonNamed(target, 'Edit profile docs'));
+    let dlg = document.querySelector('dialog')!;
+    expect(dlg.querySelector<HTMLInputElement>('[data-ask-first]')!.checked).toBe(true);
+    click(buttonNamed(dlg, 'Save'));
+    await settle();
+    expect(sent.map((r) => r.url)).toEqual(['/api/v1/profiles/docs']);
+    expect(document.querySelector('dialog')).toBeNull();
+
+    click(buttonNamed(target, 'Edit profile docs'));
+    dlg = document.querySelector('dialog')!;
+    check(dlg.querySelector('[data-ask-first]'), false);
+    click(buttonNamed(dlg, 'Save'));
+    await settle();
+    expect(sent.slice(1).map((r) => [r.url, r.body])).toEqual([
+      ['/api/v1/profiles/docs', { servers: ['fs'], tools: { fs: ['read_file'] }, maxTier: 'read' }],
+      ['/api/v1/profiles/docs/ask-before-destructive', { enabled: false }],
+    ]);
+    expect(dlg.querySelector('[role=alert]')!.textContent).toContain('Saved, but asking before destructive calls is still on: config.json is read-only');
   });
 
   it('deletes a profile after a confirmation, and offers no Delete for one a client is connected to', async () => {
