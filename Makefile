@@ -124,7 +124,8 @@ test: doctor fmt-check vet node-deps frontend frontend-test
 	SWITCHBOARD_REQUIRE_ALL=1 $(GO) test -race -count=1 -timeout 10m -run '^TestDashboardInChromium$$' ./app/e2e/
 
 # The README's screenshots (docs/screenshots): the dashboard walk in
-# Chromium and the window's and tray's tests under Xvfb, told to leave their
+# Chromium (in docs/screenshots/dashboard, each named by what it shows) and
+# the window's and tray's tests under Xvfb, told to leave their
 # screenshots there (make test leaves them in temporary directories, so a
 # test run changes nothing in the tree). Commit what changed.
 screenshots: node-deps frontend

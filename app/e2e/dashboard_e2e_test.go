@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -40,7 +43,13 @@ import (
 // and tool; beta's tools are tried from its Tools tab (a text, an image, a
 // tool error, a checked form) and one is run again from History. The first
 // run leads with the catalog's featured servers; a profile is created on
-// the Clients page and Cursor connected to it there.
+// the Clients page (asking before destructive calls turned on in its
+// editor) and Cursor connected to it there, after the Connect dialog warned
+// of Cursor's tool limit with its choices. An install whose server exits
+// at start fails at verify, after its folder was checked before Install,
+// and Back keeps what was typed; the installed server stopped shows no
+// figures from before; the registry taken offline is one line in the
+// Catalog. The screenshots each issue 30 asked for are checked to be there.
 func TestDashboardInChromium(t *testing.T) {
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
@@ -64,10 +73,23 @@ func TestDashboardInChromium(t *testing.T) {
 	// A registry with one server to install: this test binary as the
 	// test MCP server, asking for a required input and a secret.
 	const entryName = "io.github.switchboard-test/notes"
-	registry := fakeRegistry(t, entryName,
-		map[string]any{"name": "NOTES_DIR", "description": "Where the notes live", "isRequired": true},
-		map[string]any{"name": "NOTES_API_KEY", "description": "API key of the notes service", "isRequired": true, "isSecret": true})
+	// And one whose server exits at start: its install fails at verify,
+	// after a folder input the dialog checks before Install.
+	const brokenEntry = "io.github.switchboard-test/notes-broken"
+	registry, offline := fakeRegistryOf(t,
+		registryEntry{Name: entryName, Title: "Notes (test)", Inputs: []map[string]any{
+			{"name": "NOTES_DIR", "description": "Where the notes live", "isRequired": true},
+			{"name": "NOTES_API_KEY", "description": "API key of the notes service", "isRequired": true, "isSecret": true}}},
+		registryEntry{Name: brokenEntry, Title: "Notes, broken (test)", Env: map[string]string{"SWITCHBOARD_TESTMCP_FAIL_START": "1"}, Inputs: []map[string]any{
+			{"name": "NOTES_DIR", "description": "Where the notes live", "isRequired": true, "format": "directory"}}})
 	t.Setenv(daemon.RegistryEnv, registry.URL)
+	// The walk takes the registry offline through this switch (PUT
+	// "true"), to see the catalog's one line about it.
+	registrySwitch := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		offline.Store(strings.TrimSpace(string(body)) == "true")
+	}))
+	t.Cleanup(registrySwitch.Close)
 
 	// First run: Switchboard has no server; Cursor, "installed" in the
 	// daemon's temp HOME, has one (alpha: the test MCP server), which the
@@ -120,17 +142,18 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The walk's own screenshots (NN-name.png) are replaced; the window's
-	// and the tray's, taken by their tests, stay.
-	screenshotsDir := testutil.ScreenshotsDir(t)
-	old, _ := filepath.Glob(filepath.Join(screenshotsDir, "[0-9][0-9]-*.png"))
+	// The walk's screenshots, named by what they show, go in dashboard/,
+	// emptied first (a step that is gone leaves no stale file); the
+	// window's and the tray's, taken by their tests, stay beside it.
+	screenshotsDir := filepath.Join(testutil.ScreenshotsDir(t), "dashboard")
+	old, _ := filepath.Glob(filepath.Join(screenshotsDir, "*.png"))
 	for _, f := range old {
 		if err := os.Remove(f); err != nil {
 			t.Fatal(err)
 		}
 	}
 	cmd := exec.CommandContext(t.Context(), node, "../../frontend/e2e/walk.mjs", "--base", d.info.Address, "--login", lc.URL,
-		"--out", screenshotsDir, "--mutate", "--first-run", "cursor", "--install", entryName, "--add", "beta="+string(addCfg),
+		"--out", screenshotsDir, "--mutate", "--first-run", "cursor", "--install", entryName, "--install-fail", brokenEntry, "--registry-switch", registrySwitch.URL, "--add", "beta="+string(addCfg),
 		"--call", "/mcp/alpha", "--burst", "20", "--broken", "broken", "--remote", "gamma="+remoteURL, "--revoke", "cursor", "--held", "alpha", "--signin", "delta="+oauth.URL("/mcp"), "--try", "beta", "--chromium", chromium)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_E2E_TOKEN="+d.client.Token, "TMPDIR="+t.TempDir())
 	start := time.Now()
@@ -169,13 +192,19 @@ func TestDashboardInChromium(t *testing.T) {
 	if installed == "" {
 		t.Errorf("no server installed from %s in config.json: %v", entryName, cfg.Servers)
 	}
+	// The install that failed in the page left nothing behind.
+	for name, s := range cfg.Servers {
+		if s.Install != nil && s.Install.Entry == brokenEntry {
+			t.Errorf("the install of %s failed in the page, yet config.json has it as %s", brokenEntry, name)
+		}
+	}
 	cursor, _ := os.ReadFile(cursorFile)
 	if !strings.Contains(string(cursor), `"switchboard"`) {
 		t.Errorf("Cursor's file after connecting in the page:\n%s", cursor)
 	}
 	// The profile made in the page, and Cursor connected to it there.
-	if p, ok := cfg.Profiles["walk"]; !ok || len(p.Servers) != 1 || p.Servers[0] != "alpha" || !p.ToolSearch || len(p.Tools["alpha"]) != 2 {
-		t.Errorf("the profile created in the page: %+v (present %v), want alpha with two of its tools, in search mode", p, ok)
+	if p, ok := cfg.Profiles["walk"]; !ok || len(p.Servers) != 1 || p.Servers[0] != "alpha" || !p.ToolSearch || len(p.Tools["alpha"]) != 2 || !p.AskBeforeDestructive {
+		t.Errorf("the profile created in the page: %+v (present %v), want alpha with two of its tools, in search mode, asking before destructive calls", p, ok)
 	}
 	if !strings.Contains(string(cursor), "/mcp/p/walk") {
 		t.Errorf("Cursor's file after connecting it to the profile in the page:\n%s", cursor)
@@ -230,6 +259,21 @@ func TestDashboardInChromium(t *testing.T) {
 	shots, _ := filepath.Glob(filepath.Join(screenshotsDir, "*.png"))
 	if len(shots) < 20 {
 		t.Errorf("%d screenshots in %s, want every page in light and dark", len(shots), screenshotsDir)
+	}
+	// What issue 30 asked to see, light and dark: the walk took each.
+	for _, name := range []string{
+		"install-path-missing", "install-failed", "install-back", // a failed install, Back with the inputs kept
+		"connect-tool-limit", "connect-tool-limit-profile", "connect-tool-search", // the warning inside the Connect dialog
+		"profile-new", "profile-created", "profile-ask-first", "profile-connect", "profile-client-connected", // a profile made in the page, a client on it
+		"history-names", "history-unknown", "history-unknown-tool-detail", "history-profile-call", // the same names on every endpoint
+		"try-text", "try-image", "try-tool-error", "run-again", // Try a tool, Run again
+		"server-stopped", "catalog-900", "catalog-registry-offline", "settings-tokens",
+	} {
+		for _, scheme := range []string{"light", "dark"} {
+			if _, err := os.Stat(filepath.Join(screenshotsDir, name+"-"+scheme+".png")); err != nil {
+				t.Errorf("the walk took no screenshot %s-%s: %v", name, scheme, err)
+			}
+		}
 	}
 }
 

@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboardhq/switchboard/app/daemon"
@@ -18,29 +21,64 @@ import (
 // test binary run as the test MCP server, with extra inputs.
 func fakeRegistry(t *testing.T, name string, inputs ...map[string]any) *httptest.Server {
 	t.Helper()
-	var env []map[string]any
-	for _, kv := range testmcp.Env(testmcp.Options{}) {
-		k, v, _ := strings.Cut(kv, "=")
-		if v != "" {
-			env = append(env, map[string]any{"name": k, "value": v})
-		}
-	}
-	env = append(env, inputs...)
+	registry, _ := fakeRegistryOf(t, registryEntry{Name: name, Title: "Notes (test)", Inputs: inputs})
+	return registry
+}
+
+// A registryEntry is a server of fakeRegistryOf: the test MCP server
+// (this test binary), with inputs and more fixed environment entries.
+type registryEntry struct {
+	Name, Title string
+	Inputs      []map[string]any
+	Env         map[string]string
+}
+
+// fakeRegistryOf serves entries as an MCP registry's v0.1 API does (the
+// list and each one's latest version). The returned switch takes it
+// offline: every request then fails with 503, as a registry behind a
+// failing proxy does.
+func fakeRegistryOf(t *testing.T, entries ...registryEntry) (*httptest.Server, *atomic.Bool) {
+	t.Helper()
 	exe, _ := os.Executable()
-	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		server := map[string]any{"name": name, "title": "Notes (test)", "description": "A test server installed from a fake registry",
+	envelopes := make([]any, len(entries))
+	for i, e := range entries {
+		var env []map[string]any
+		for _, kv := range testmcp.Env(testmcp.Options{}) {
+			k, v, _ := strings.Cut(kv, "=")
+			if v != "" {
+				env = append(env, map[string]any{"name": k, "value": v})
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+			env = append(env, map[string]any{"name": k, "value": e.Env[k]})
+		}
+		env = append(env, e.Inputs...)
+		server := map[string]any{"name": e.Name, "title": e.Title, "description": "A test server installed from a fake registry",
 			"version": "1.0.0", "packages": []map[string]any{{"registryType": "command", "identifier": exe, "version": "1.0.0",
 				"transport": map[string]string{"type": "stdio"}, "environmentVariables": env}}}
-		envelope := map[string]any{"server": server, "_meta": map[string]any{
+		envelopes[i] = map[string]any{"server": server, "_meta": map[string]any{
 			"io.modelcontextprotocol.registry/official": map[string]any{"status": "active", "isLatest": true}}}
-		if strings.HasSuffix(r.URL.Path, "/versions/latest") {
-			json.NewEncoder(w).Encode(envelope)
+	}
+	offline := new(atomic.Bool)
+	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if offline.Load() {
+			http.Error(w, "registry unavailable", http.StatusServiceUnavailable)
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{"servers": []any{envelope}, "metadata": map[string]any{"count": 1}})
+		if strings.HasSuffix(r.URL.Path, "/versions/latest") {
+			for i, e := range entries {
+				if strings.Contains(r.URL.Path, "/servers/"+e.Name+"/") {
+					json.NewEncoder(w).Encode(envelopes[i])
+					return
+				}
+			}
+			http.NotFound(w, r)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"servers": envelopes, "metadata": map[string]any{"count": len(envelopes)}})
 	}))
 	t.Cleanup(registry.Close)
-	return registry
+	return registry, offline
 }
 
 // TestInstallOutputIsShort: `switchboard install` says what it does in a

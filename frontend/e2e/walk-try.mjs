@@ -66,6 +66,12 @@ export async function walkNames({ page, go, shotBoth, mcpSession, fake, scheme, 
   await page.getByLabel('Outcome').selectOption('');
   // A profile's call: the endpoint says so, the names are /mcp's.
   await page.getByLabel('Free-text search').fill(fake ? '' : 'named the same way');
+  // The fake's live calls (Cursor's, on /mcp, one every 4 s) would push its
+  // profile's calls further down the longer the walk: VS Code's alone.
+  if (fake) {
+    await page.getByLabel('Client').fill('vscode');
+    await page.waitForTimeout(400); // the filter applies 300 ms after typing
+  }
   if (!fake) await page.waitForFunction(() => /^5 calls loaded/.test(document.querySelector('.table .foot')?.textContent.trim() ?? ''), null, { timeout: 20000 });
   const profileRow = page.locator('.scroller a.tr').filter({ hasText: 'echo' });
   for (let i = 0; i < (await profileRow.count()) && i < 40; i++) {
@@ -78,6 +84,7 @@ export async function walkNames({ page, go, shotBoth, mcpSession, fake, scheme, 
       await shotBoth('history-profile-call', scheme);
       await page.keyboard.press('Escape');
       await dlg.waitFor({ state: 'detached' });
+      if (fake) await page.getByLabel('Client').fill('');
       return `names: ${echo.length} echo rows alike, unknown server and tool marked, a profile's call read as ${server} · ${tool}`;
     }
     await page.keyboard.press('Escape');

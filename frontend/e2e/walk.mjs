@@ -31,6 +31,13 @@
 // in on the page goes live to signed in (the link shown while under way);
 // Sign out asks first and then reads "signed out"; Sign in in the list
 // signs it in again.
+// --install-fail ENTRY installs a catalog entry whose server exits at
+// start, with a folder input: the folder is checked before Install, the
+// install fails at verify (that phase marked, its error once), and Back
+// keeps what was typed. The entry installed with --install is then
+// stopped in the list: no figures from before it stopped.
+// --registry-switch URL takes the daemon's registry offline (PUT "true")
+// and back (PUT "false"), to see the Catalog's one dismissible line.
 // --install-remote ENTRY installs a catalog entry that has only remotes:
 // its header inputs (the secret one a password field), the install's
 // phases, and the sign-in it asks for offered in the dialog and done there.
@@ -57,7 +64,7 @@ const BURST_RATE = 300;
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 function parseArgs(argv) {
-  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', add: '', call: '', revoke: '', burst: 0, broken: '', remote: '', firstRun: '', held: '', signin: '', installRemote: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
+  const o = { base: '', login: '', out: 'e2e-out', fake: false, mutate: false, install: '', installFail: '', registrySwitch: '', add: '', call: '', revoke: '', burst: 0, broken: '', remote: '', firstRun: '', held: '', signin: '', installRemote: '', chromium: process.env.CHROMIUM ?? '/usr/bin/chromium' };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -68,6 +75,8 @@ function parseArgs(argv) {
     else if (a === '--login') o.login = val();
     else if (a === '--out') o.out = val();
     else if (a === '--install') o.install = val();
+    else if (a === '--install-fail') o.installFail = val();
+    else if (a === '--registry-switch') o.registrySwitch = val();
     else if (a === '--add') o.add = val();
     else if (a === '--call') o.call = val();
     else if (a === '--revoke') o.revoke = val();
@@ -162,10 +171,15 @@ const consoleErrors = [];
 page.on('pageerror', (e) => pageErrors.push(String(e)));
 page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
 
+// Screenshots are named by what they show (NAME.png, the scheme's
+// -light/-dark in the name where both are taken), never by their order: a
+// new step adds its files and changes no other. A name taken twice is a
+// mistake in the walk.
 const shots = [];
 let step = 'start';
 async function shot(name) {
-  const file = join(outDir, `${String(shots.length + 1).padStart(2, '0')}-${name}.png`);
+  const file = join(outDir, `${name}.png`);
+  if (shots.includes(file) && name !== 'failure') throw new Error(`the screenshot ${name} is taken twice`);
   await page.waitForTimeout(150); // let transitions and charts settle
   await page.screenshot({ path: file });
   shots.push(file);
@@ -295,6 +309,40 @@ async function navMs(route) {
   return page.evaluate(() => window.__nav);
 }
 
+// stoppedServer checks a stopped server shows no figures from before it
+// stopped, in the list and on its page, and that the list says Calls/min is
+// a 15-min average. With stop, it stops the (running) server in the list
+// first, and starts it again after.
+async function stoppedServer(name, scheme, stop = false) {
+  step = `a stopped server (${name}): no figures from before it stopped; the list says Calls/min is a 15-min average`;
+  await go('servers');
+  const row = page.locator(`tr[data-server="${name}"]`);
+  let before = '';
+  if (stop) {
+    await row.locator('[data-state="running"]').waitFor({ timeout: 60000 });
+    // Its figures first: the memory of its process, sampled while it runs.
+    await row.locator('td').nth(5).filter({ hasText: /\d/ }).waitFor({ timeout: 30000 });
+    before = (await row.locator('td').nth(5).innerText()).trim();
+    await row.getByRole('button', { name: `Stop ${name}` }).click();
+    await row.locator('[data-state="stopped"]').waitFor({ timeout: 30000 });
+  }
+  const mem = (await row.locator('td').nth(5).innerText()).trim();
+  if (mem !== '—') throw new Error(`a stopped server's Memory in the list reads ${mem}`);
+  const head = (await page.locator('table.servers thead').innerText()).replace(/\s+/g, ' ');
+  if (!/Calls\/min 15-min avg/.test(head)) throw new Error(`the list's header: ${head}`);
+  await go(`servers/${name}`);
+  const kpi = page.locator('.kpi', { hasText: 'Memory' });
+  const big = (await kpi.locator('.big').innerText()).trim();
+  if (big !== '—') throw new Error(`a stopped server's Memory reads ${big}`);
+  await shotBoth('server-stopped', scheme);
+  console.log(`stopped server: ${name}${stop ? ` (Memory ${before} while it ran)` : ''}: Memory ${mem} in the list, ${big} on its page`);
+  if (stop) {
+    await go('servers');
+    await row.getByRole('button', { name: `Start ${name}` }).click();
+    await row.locator('[data-state="running"]').waitFor({ timeout: 60000 });
+  }
+}
+
 async function walkPages(scheme, interact) {
   step = `${scheme}: servers`;
   await go('servers');
@@ -417,41 +465,51 @@ async function walkPages(scheme, interact) {
     await row.locator('[data-auth-row]').waitFor({ state: 'detached', timeout: 30000 });
     console.log(`sign-in: ${name} needed one (first use), signed in from its page${linkShown ? ` (link shown: ${new URL(linkShown).origin})` : ' (back before the link showed)'}, signed out after the confirmation, signed in again from the list`);
   }
-  if (interact && opts.fake) {
+  if (interact && (opts.fake || opts.installFail)) {
+    // The fake's Filesystem fails at its download; the daemon's entry
+    // (--install-fail) is a server that exits at start: it fails at verify.
+    const F = opts.fake
+      ? { entry: 'io.github.modelcontextprotocol/server-filesystem', dir: 'allowed_directory', missing: '/home/me/nope', good: '/home/me/code', level: true, name: 'offline-files', failedAt: 1, error: 'exit status 1' }
+      : { entry: opts.installFail, dir: 'NOTES_DIR', missing: '/nonexistent/notes', good: '/tmp', level: false, name: 'notes-broken', failedAt: 3, error: 'exit status 3' };
     step = 'install with a folder that does not exist: told at the field before Install';
-    await go(`catalog/${encodeURIComponent('io.github.modelcontextprotocol/server-filesystem')}`);
+    await go(`catalog/${encodeURIComponent(F.entry)}`);
     await page.getByRole('button', { name: 'Install…' }).click();
     const dlg = page.locator('dialog[open]');
     await dlg.locator('#inst-name').waitFor();
-    const dir = dlg.locator('#inst-allowed_directory');
-    await dir.fill('/home/me/nope');
+    const dir = dlg.locator(`#inst-${F.dir}`);
+    await dir.fill(F.missing);
     await dir.blur();
-    const help = dlg.locator('#inst-allowed_directory-help');
+    const help = dlg.locator(`#inst-${F.dir}-help`);
     await help.filter({ hasText: 'does not exist' }).waitFor();
     await dlg.getByRole('button', { name: 'Install', exact: true }).click();
     if (await dlg.locator('ol.phases').count()) throw new Error('Install went ahead with a folder that does not exist');
     await shotBoth('install-path-missing', scheme);
     step = 'a failed install: the phase it failed in marked, the error once, Back with the inputs kept';
-    await dir.fill('/home/me/code');
-    await dlg.locator('#inst-LOG_LEVEL').selectOption('debug');
-    await dlg.locator('#inst-name').fill('offline-files');
+    await dir.fill(F.good);
+    if (F.level) await dlg.locator('#inst-LOG_LEVEL').selectOption('debug');
+    await dlg.locator('#inst-name').fill(F.name);
     await dlg.getByRole('button', { name: 'Install', exact: true }).click();
-    await dlg.locator('[data-install-failure]').waitFor();
+    await dlg.locator('[data-install-failure]').waitFor({ timeout: 60000 });
     const chips = (await dlg.locator('ol.phases li').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
-    if (!/^✓ Resolve/.test(chips[0]) || !/^✕ Download/.test(chips[1]) || !/^3 Install/.test(chips[2]) || !/^4 Verify/.test(chips[3])) throw new Error(`the failed install's chips: ${chips.join(' | ')}`);
+    const names = ['Resolve', 'Download', 'Install', 'Verify'];
+    const want = names.map((n, i) => (i < F.failedAt ? `✓ ${n}` : i === F.failedAt ? `✕ ${n}` : `${i + 1} ${n}`));
+    if (chips.length !== 4 || chips.some((c, i) => !c.startsWith(want[i]))) throw new Error(`the failed install's chips: ${chips.join(' | ')}, want ${want.join(' | ')}`);
     const alert = await dlg.locator('[data-install-failure]').innerText();
     const text = await dlg.innerText();
-    const times = text.split('exit status 1').length - 1;
-    if (times !== 1) throw new Error(`the install's error is shown ${times} times: ${text}`);
+    const times = text.split(F.error).length - 1;
+    if (times !== 1) throw new Error(`the install's error (${F.error}) is shown ${times} times: ${text}`);
     await shotBoth('install-failed', scheme);
     await dlg.getByRole('button', { name: 'Back' }).click();
     await dir.waitFor();
-    const kept = [await dir.inputValue(), await dlg.locator('#inst-LOG_LEVEL').inputValue(), await dlg.locator('#inst-name').inputValue()];
-    if (kept.join(',') !== '/home/me/code,debug,offline-files') throw new Error(`Back kept ${kept.join(', ')}`);
+    const kept = [await dir.inputValue(), ...(F.level ? [await dlg.locator('#inst-LOG_LEVEL').inputValue()] : []), await dlg.locator('#inst-name').inputValue()];
+    const wantKept = [F.good, ...(F.level ? ['debug'] : []), F.name];
+    if (kept.join(',') !== wantKept.join(',')) throw new Error(`Back kept ${kept.join(', ')}, want ${wantKept.join(', ')}`);
     await shotBoth('install-back', scheme);
-    console.log(`failed install: chips ${chips.join(' ')}; "${alert}"; Back kept ${kept.join(', ')}`);
+    console.log(`failed install: chips ${chips.join(' ')}; "${alert.replace(/\s+/g, ' ').trim()}"; Back kept ${kept.join(', ')}`);
     await page.keyboard.press('Escape');
     await dlg.waitFor({ state: 'detached' });
+    await go('servers'); // where the steps below start
+    await page.locator('table.servers').waitFor();
   }
 
   if (interact && opts.installRemote) {
@@ -519,24 +577,13 @@ async function walkPages(scheme, interact) {
   }
 
   if (interact && opts.fake) {
-    step = 'a stopped server: no figures from before it stopped; the list says Calls/min is a 15-min average';
-    await go('servers');
-    const row = page.locator('tr[data-server="time"]');
-    const mem = (await row.locator('td').nth(5).innerText()).trim();
-    if (mem !== '—') throw new Error(`a stopped server's Memory in the list reads ${mem}`);
-    const head = (await page.locator('table.servers thead').innerText()).replace(/\s+/g, ' ');
-    if (!/Calls\/min 15-min avg/.test(head)) throw new Error(`the list's header: ${head}`);
-    await go('servers/time');
-    const kpi = page.locator('.kpi', { hasText: 'Memory' });
-    const big = (await kpi.locator('.big').innerText()).trim();
-    if (big !== '—') throw new Error(`a stopped server's Memory reads ${big}`);
-    await shotBoth('server-stopped', scheme);
+    await stoppedServer('time', scheme);
     step = 'an installed server at the latest version: no Update offered';
     await go('servers/everything');
     await page.locator('[data-latest]').waitFor();
     const latest = await page.locator('[data-latest]').innerText();
     if (await page.getByRole('button', { name: /^Update/ }).count()) throw new Error('Update is offered at the latest version');
-    console.log(`stopped server: Memory ${mem} in the list, ${big} on its page; everything reads "${latest}", no Update`);
+    console.log(`everything reads "${latest}", no Update`);
   }
 
   step = `${scheme}: catalog`;
@@ -609,6 +656,8 @@ async function walkPages(scheme, interact) {
         await page.waitForTimeout(100);
       }
       console.log(`install: the servers list said ${[...seen].map((t) => `"${t}"`).join(', then ')} tools`);
+      // The fake's stopped server is its own (time, above).
+      if (!opts.fake) await stoppedServer(installedName, scheme, true);
       await go('catalog');
     } else {
       await page.keyboard.press('Escape');
@@ -640,7 +689,9 @@ async function walkPages(scheme, interact) {
     }
   }
 
-  if (interact && opts.fake) {
+  // Cursor (connected to /mcp above, against the daemon) takes 40 tools;
+  // /mcp has more: the fake's 48, the daemon's three test servers' 70.
+  if (interact && (opts.fake || (opts.mutate && (await page.locator('article.client[data-client="cursor"]').getByRole('button', { name: 'Reconnect…' }).count())))) {
     step = 'connect over the tool limit: the warning and its choices inside the Connect dialog, before the write';
     const card = page.locator('article.client[data-client="cursor"]');
     await card.getByRole('button', { name: 'Reconnect…' }).click();
@@ -648,12 +699,12 @@ async function walkPages(scheme, interact) {
     const warn = dlg.locator('[data-tool-limit]');
     await warn.waitFor();
     const said = (await warn.locator('strong').innerText()).trim();
-    if (said !== 'Cursor would see 48 tools on /mcp, more than the 40 it takes') throw new Error(`the Connect dialog warns: ${said}`);
+    if (opts.fake ? said !== 'Cursor would see 48 tools on /mcp, more than the 40 it takes' : !/^Cursor would see (4[1-9]|[5-9]\d|\d{3,}) tools on \/mcp, more than the 40 it takes$/.test(said)) throw new Error(`the Connect dialog warns: ${said}`);
     await shotBoth('connect-tool-limit', scheme);
     await warn.locator('select').selectOption('coding');
     await dlg.locator('[data-tool-limit-ok]').waitFor();
     const ok = await dlg.locator('[data-tool-limit-ok]').innerText();
-    if (!/12 tools; it takes 40/.test(ok) || !/profile coding/.test(await dlg.locator('h2, header').first().innerText())) throw new Error(`after picking profile coding: ${ok}`);
+    if (!(opts.fake ? /12 tools; it takes 40/ : /^Cursor will see ([1-9]|[1-3]\d|40) tools; it takes 40/).test(ok) || !/profile coding/.test(await dlg.locator('h2, header').first().innerText())) throw new Error(`after picking profile coding: ${ok}`);
     await shotBoth('connect-tool-limit-profile', scheme);
     await dlg.locator('[data-tool-limit-ok]').waitFor();
     await page.keyboard.press('Escape');
@@ -673,9 +724,7 @@ async function walkPages(scheme, interact) {
   }
 
   if (interact && opts.mutate) {
-    // Screenshotted from the fake only (docs/screenshots/walkthrough): against
-    // the daemon they would renumber the README's screenshots after them.
-    const profileShot = (name) => (opts.fake ? shotBoth(name, scheme) : Promise.resolve());
+    const profileShot = (name) => shotBoth(name, scheme);
     step = 'profiles: one created in the page (some tools of a server, search mode), a client connected to it, its Delete held back';
     await go('clients');
     const card = page.locator('[data-profiles]');
@@ -698,6 +747,16 @@ async function walkPages(scheme, interact) {
     const facts = (await row.locator('[data-facts]').innerText()).trim();
     if (facts !== 'search · 2 tools behind 2') throw new Error(`the new profile's facts read "${facts}"`);
     await profileShot('profile-created');
+    step = 'profiles: asking before destructive calls turned on in the editor';
+    await row.getByRole('button', { name: 'Edit profile walk' }).click();
+    const ed = page.locator('dialog[open]');
+    const ask = ed.locator('[data-ask-first]');
+    if (await ask.isChecked()) throw new Error('a new profile asks before destructive calls');
+    await ask.check();
+    await profileShot('profile-ask-first');
+    await ed.getByRole('button', { name: 'Save' }).click();
+    await ed.waitFor({ state: 'detached' });
+    await row.locator('[data-asks-first]').waitFor();
     step = 'profiles: a client connected to the new profile';
     const client = opts.fake ? 'claude-code' : 'cursor';
     const cc = page.locator(`article.client[data-client="${client}"]`);
@@ -725,7 +784,7 @@ async function walkPages(scheme, interact) {
     const del = page.locator('dialog[open]');
     await del.locator('[data-in-use]').waitFor();
     if (!(await del.getByRole('button', { name: 'Delete', exact: true }).isDisabled())) throw new Error('Delete is offered for a profile a client is connected to');
-    if (opts.fake) await shot('profile-delete-in-use');
+    await shot('profile-delete-in-use');
     await page.keyboard.press('Escape');
     await del.waitFor({ state: 'detached' });
     console.log(`profiles: "walk" created in the page (${server}, two tools, search mode): "${facts}"; ${client} connected to it ("${onIt}"); Delete held back`);
@@ -839,7 +898,7 @@ async function walkPages(scheme, interact) {
     const loaded = await page.locator('.table .foot').innerText();
     const load = (await readFile('/proc/loadavg', 'utf8').catch(() => '?')).split(' ').slice(0, 3).join(' ');
     console.log(
-      `history burst: ${stats.sent} calls sent in ${stats.sendSeconds.toFixed(1)} s (${Math.round(stats.sent / stats.sendSeconds)}/s), ${stats.ok} answered, ${stats.failed} failed, the last after ${stats.seconds.toFixed(1)} s; load average after it ${load}; ` +
+      `history burst: ${stats.sent} calls sent in ${stats.sendSeconds.toFixed(1)} s (${Math.round(stats.sent / stats.sendSeconds)}/s), ${stats.ok} answered, ${stats.failed} failed ${JSON.stringify(stats.errors)}, at most ${stats.peakInflight} in flight, the last after ${stats.seconds.toFixed(1)} s; load average after it ${load}; ` +
         `long tasks: ${long.length}, ${Math.round(long.reduce((a, b) => a + b, 0))} ms in all, longest ${Math.round(longest)} ms [${long.map(Math.round).join(' ')}]; ` +
         `trace tasks over 50 ms, wall/CPU ms: [${traceLong.map((t) => `${Math.round(t.wall)}/${Math.round(t.cpu)}`).join(' ')}]; ` +
         `${navs.length} nav clicks, slowest ${Math.round(slowest)} ms: ${navs.map(([r, ms]) => `${r} ${Math.round(ms)}`).join(', ')}; rows in the DOM ${inDom}; ${loaded.trim()}`,
@@ -1067,28 +1126,6 @@ try {
   await inputs.scrollIntoViewIfNeeded();
   await shotBoth('catalog-900');
   console.log(`catalog at 900 px: the inputs table ends at ${clip.right} px, inside its box (${clip.box} px)`);
-  if (fake) {
-    step = 'the registry offline: one dismissible line';
-    fake.setRegistryOffline(true);
-    await page.setViewportSize({ width: 1280, height: 800 });
-    await go('catalog');
-    await page.reload(); // the Catalog page was open: search again
-    const line = page.locator('[data-registry-line]');
-    await line.waitFor();
-    const text = (await line.innerText()).replace('×', '').trim();
-    if (text !== '⚠ registry offline: showing the 1 built-in server') throw new Error(`the registry-offline line: ${text}`);
-    const height = (await line.boundingBox()).height;
-    if (height > 40) throw new Error(`the registry-offline line is ${height} px high`);
-    await shotBoth('catalog-registry-offline');
-    await line.getByRole('button', { name: /^Dismiss/ }).click();
-    await line.waitFor({ state: 'detached' });
-    await go('servers');
-    await go('catalog');
-    await page.locator('.entries li').first().waitFor();
-    if (await line.count()) throw new Error('the dismissed registry-offline line came back on the next visit');
-    console.log(`registry offline: "${text}" (${height} px high), dismissed, not back on the next visit`);
-    fake.setRegistryOffline(false);
-  }
   await page.setViewportSize({ width: 1280, height: 800 });
 
   await page.emulateMedia({ colorScheme: 'dark' });
@@ -1100,6 +1137,33 @@ try {
   const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   if (bg !== 'rgb(246, 247, 249)') throw new Error(`the light override did not apply over a dark OS: body is ${bg}`);
   await page.getByLabel('Follow the system').check();
+
+  if (fake || opts.registrySwitch) {
+    // The fake's registry is offline from the start (it shows its one
+    // built-in server); the daemon's answered before and is taken
+    // offline through the test's switch (the daemon shows its cached
+    // answers).
+    step = 'the registry offline: one dismissible line';
+    const setOffline = (on) => (fake ? fake.setRegistryOffline(on) : fetch(opts.registrySwitch, { method: 'PUT', body: String(on) }).then((r) => r.ok || Promise.reject(new Error(`the registry switch: HTTP ${r.status}`))));
+    await setOffline(true);
+    await go('catalog');
+    await page.reload(); // the Catalog page was open: search again
+    const line = page.locator('[data-registry-line]');
+    await line.waitFor();
+    const text = (await line.innerText()).replace('×', '').trim();
+    if (fake ? text !== '⚠ registry offline: showing the 1 built-in server' : !/^⚠ registry offline: showing (the \d+ built-in servers?|\d+ servers? from its cached answers)$/.test(text)) throw new Error(`the registry-offline line: ${text}`);
+    const height = (await line.boundingBox()).height;
+    if (height > 40) throw new Error(`the registry-offline line is ${height} px high`);
+    await shotBoth('catalog-registry-offline');
+    await line.getByRole('button', { name: /^Dismiss/ }).click();
+    await line.waitFor({ state: 'detached' });
+    await go('servers');
+    await go('catalog');
+    await page.locator('.entries li').first().waitFor();
+    if (await line.count()) throw new Error('the dismissed registry-offline line came back on the next visit');
+    console.log(`registry offline: "${text}" (${height} px high), dismissed, not back on the next visit`);
+    await setOffline(false);
+  }
 
   if (opts.held) {
     step = `a changed tool of ${opts.held} is held, shown with its diff, and approved in the page`;
