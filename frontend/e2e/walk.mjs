@@ -891,7 +891,8 @@ async function walkPages(scheme, interact) {
     const traceLong = trace
       .filter((e) => mains.has(e.tid) && e.cat === 'toplevel' && /RunTask$/.test(e.name) && e.dur >= 50_000)
       .map((e) => ({ wall: e.dur / 1000, cpu: (e.tdur ?? e.dur) / 1000 }));
-    const long = (await page.evaluate(() => window.__longTasks)).filter(([t, d]) => t + d >= burstStart && t <= burstEnd).map(([, d]) => d);
+    const longAt = (await page.evaluate(() => window.__longTasks)).filter(([t, d]) => t + d >= burstStart && t <= burstEnd);
+    const long = longAt.map(([, d]) => d);
     const longest = Math.max(0, ...long);
     const slowest = Math.max(0, ...navs.map(([, ms]) => ms));
     const inDom = await page.locator('.scroller a.tr').count();
@@ -899,7 +900,7 @@ async function walkPages(scheme, interact) {
     const load = (await readFile('/proc/loadavg', 'utf8').catch(() => '?')).split(' ').slice(0, 3).join(' ');
     console.log(
       `history burst: ${stats.sent} calls sent in ${stats.sendSeconds.toFixed(1)} s (${Math.round(stats.sent / stats.sendSeconds)}/s), ${stats.ok} answered, ${stats.failed} failed ${JSON.stringify(stats.errors)}, at most ${stats.peakInflight} in flight, the last after ${stats.seconds.toFixed(1)} s; load average after it ${load}; ` +
-        `long tasks: ${long.length}, ${Math.round(long.reduce((a, b) => a + b, 0))} ms in all, longest ${Math.round(longest)} ms [${long.map(Math.round).join(' ')}]; ` +
+        `long tasks: ${long.length}, ${Math.round(long.reduce((a, b) => a + b, 0))} ms in all, longest ${Math.round(longest)} ms [${longAt.map(([t, d]) => `${Math.round(d)}@${((t - burstStart) / 1000).toFixed(1)}s`).join(' ')}]; ` +
         `trace tasks over 50 ms, wall/CPU ms: [${traceLong.map((t) => `${Math.round(t.wall)}/${Math.round(t.cpu)}`).join(' ')}]; ` +
         `${navs.length} nav clicks, slowest ${Math.round(slowest)} ms: ${navs.map(([r, ms]) => `${r} ${Math.round(ms)}`).join(', ')}; rows in the DOM ${inDom}; ${loaded.trim()}`,
     );
