@@ -295,9 +295,9 @@ func (r *run) openTokens(context.Context) error {
 	// Every request's token is verified: the kernel says when tokens.json
 	// changed, instead of a stat per request. Without it, each check stats.
 	if err := toks.WatchFile(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		log.Warn("token file: checking it with a stat per request", "err", err)
+		r.log.Warn("token file: checking it with a stat per request", "err", err)
 	}
-	defer toks.Close()
+	r.down.push("closing the token file's watch", toks.Close)
 	if _, err := toks.Ensure("cli"); err != nil {
 		return err
 	}
