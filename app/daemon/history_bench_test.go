@@ -126,7 +126,12 @@ func (st *benchStack) close(b *testing.B) {
 // is one call on each; every 64 iterations, 16 concurrent callers make 256
 // calls on each, for throughput. Reported: p50 per mode, calls/s at
 // concurrency 16 per mode, and the on/off ratios (target: within 5%), for
-// throughput also the median of the burst-by-burst ratios.
+// throughput also the median of the burst-by-burst ratios. Also every 64
+// iterations, 128 calls one after another on each; over these and the
+// bursts of 16 callers, the process's CPU per call per mode, the history's
+// commit of the calls included (a Flush at the end of each): "history-c1"
+// and "history-c16" are what recording costs a call in CPU (on less off;
+// target: 10 µs), also as the median of the burst-by-burst differences.
 // SWITCHBOARD_BENCH_AA=1 runs it with history off on both sides: the
 // ratios then show the benchmark's own bias and noise.
 // SWITCHBOARD_BENCH_RECORDER=noop gives the "on" side a recorder that
@@ -141,25 +146,64 @@ func BenchmarkHistoryOnOff(b *testing.B) {
 	busy := [2]time.Duration{}
 	calls := [2]int{}
 	var bursts [2][]time.Duration
+	// cpu[c][i] is the process's CPU in the bursts of mode i at
+	// concurrency 1 (c=0) and 16 (c=1), the history's commit of their
+	// calls included; cpuCalls[c][i] their calls.
+	var cpu, cpuCalls [2][2]float64
+	var cpuPaired [2][]float64 // on less off, µs per call, burst by burst
+	_, haveCPU := processCPU()
 
-	burst := func(i int) {
+	// measured returns the process's CPU that f and then committing the
+	// history's queue (when mode i has one) took.
+	measured := func(i int, f func()) time.Duration {
+		cpu0, _ := processCPU()
+		f()
+		if h := stacks[i].hist; h != nil {
+			if err := h.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cpu1, _ := processCPU()
+		return cpu1 - cpu0
+	}
+	burst := func(i int) time.Duration {
 		const conc, per = 16, 16
 		var wg sync.WaitGroup
-		start := time.Now()
-		for range conc {
-			wg.Go(func() {
-				for range per {
-					if err := stacks[i].call(ctx); err != nil {
-						b.Error(err)
-						return
+		d := measured(i, func() {
+			start := time.Now()
+			for range conc {
+				wg.Go(func() {
+					for range per {
+						if err := stacks[i].call(ctx); err != nil {
+							b.Error(err)
+							return
+						}
 					}
-				}
-			})
-		}
-		wg.Wait()
-		busy[i] += time.Since(start)
-		bursts[i] = append(bursts[i], time.Since(start))
+				})
+			}
+			wg.Wait()
+			busy[i] += time.Since(start)
+			bursts[i] = append(bursts[i], time.Since(start))
+		})
+		cpu[1][i] += float64(d.Microseconds())
+		cpuCalls[1][i] += conc * per
 		calls[i] += conc * per
+		return d
+	}
+	// serial is the c=1 counterpart of burst, for the CPU per call only.
+	const serialCalls = 128
+	serial := func(i int) time.Duration {
+		const per = serialCalls
+		d := measured(i, func() {
+			for range per {
+				if err := stacks[i].call(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		cpu[0][i] += float64(d.Microseconds())
+		cpuCalls[0][i] += per
+		return d
 	}
 
 	b.ResetTimer()
@@ -174,14 +218,21 @@ func BenchmarkHistoryOnOff(b *testing.B) {
 		}
 		if n%64 == 63 {
 			k := n / 64 // n itself is always odd here
-			burst(k % 2)
-			burst((k + 1) % 2)
+			var d [2]time.Duration
+			d[k%2] = burst(k % 2)
+			d[(k+1)%2] = burst((k + 1) % 2)
+			cpuPaired[1] = append(cpuPaired[1], float64((d[1]-d[0]).Microseconds())/256)
+			d[k%2] = serial(k % 2)
+			d[(k+1)%2] = serial((k + 1) % 2)
+			cpuPaired[0] = append(cpuPaired[0], float64((d[1]-d[0]).Microseconds())/serialCalls)
 		}
 	}
 	b.StopTimer()
 	if calls[0] == 0 {
 		burst(0)
 		burst(1)
+		serial(0)
+		serial(1)
 	}
 
 	p50 := func(d []time.Duration) float64 {
@@ -206,6 +257,22 @@ func BenchmarkHistoryOnOff(b *testing.B) {
 	}
 	slices.Sort(paired)
 	b.ReportMetric(paired[len(paired)/2], "on/off-c16-paired-median")
+	if haveCPU {
+		// The process's CPU per call (the echo servers are other
+		// processes): what recording costs a call is on less off.
+		for c, name := range []string{"c1", "c16"} {
+			off, on := cpu[c][0]/cpuCalls[c][0], cpu[c][1]/cpuCalls[c][1]
+			b.ReportMetric(off, "off-"+name+"-cpu-µs/call")
+			b.ReportMetric(on, "on-"+name+"-cpu-µs/call")
+			b.ReportMetric(on-off, "history-"+name+"-cpu-µs/call")
+			// The same burst by burst, its median less moved by a
+			// neighbour on the machine taking a core for a while.
+			if p := cpuPaired[c]; len(p) > 0 {
+				slices.Sort(p)
+				b.ReportMetric(p[len(p)/2], "history-"+name+"-cpu-µs/call-paired-median")
+			}
+		}
+	}
 	b.ReportMetric(0, "ns/op")
 
 	// The recorded history holds the calls (nothing was dropped).

@@ -1,0 +1,18 @@
+//go:build unix
+
+package daemon
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU is the user + system time this process has used; ok is false
+// where it cannot be read.
+func processCPU() (_ time.Duration, ok bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
+}
