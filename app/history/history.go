@@ -25,7 +25,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -54,8 +53,18 @@ type Options struct {
 	// BatchSize is the most records committed in one transaction (default 512).
 	BatchSize int
 	// BatchDelay is the longest a queued record waits for its batch to fill
-	// before it is committed (default 50 ms).
+	// before it is committed (default 50 ms) while calls are few.
 	BatchDelay time.Duration
+	// MaxBatchDelay is that wait under a steady stream of records (default
+	// 4 × BatchDelay): each batch committed by the timer that held at
+	// least an eighth of BatchSize doubles the wait, up to this; a smaller
+	// one sets it back to BatchDelay. A commit costs SQLite a fixed amount
+	// beside its rows (the search index's new segment and its merging, the
+	// WAL's frames for the pages every batch changes): at 2,500 calls/s,
+	// batches of 125 cost about a third more per call than batches of 500.
+	// A call waiting for its batch is in the journal, so a crash loses
+	// none of them either way; the live feed shows it that much later.
+	MaxBatchDelay time.Duration
 	// MaxAge is how long records are kept (default 30 days; negative: forever).
 	MaxAge time.Duration
 	// MaxBytes bounds the database's used size; past it the oldest calls and
@@ -134,6 +143,9 @@ func (o *Options) setDefaults() {
 	if o.BatchDelay <= 0 {
 		o.BatchDelay = 50 * time.Millisecond
 	}
+	if o.MaxBatchDelay < o.BatchDelay {
+		o.MaxBatchDelay = 4 * o.BatchDelay
+	}
 	if o.MaxAge == 0 {
 		o.MaxAge = 30 * 24 * time.Hour
 	}
@@ -174,13 +186,18 @@ type Store struct {
 	// last store on it did not close (the daemon was killed or crashed).
 	unclean bool
 
+	// The queue: the records waiting for the writer (see writer.go),
+	// under mu.
 	mu      sync.Mutex
 	pending []item // records waiting for the writer, oldest first
 	// pendingBytes is the size of pending (see itemSize).
 	pendingBytes int64
 	spare        []item // the array the writer last emptied, for the next swap
-	wake         chan struct{}
-	dropped      atomic.Uint64
+	// taken, when a Flush waits for room in a full queue, is closed when
+	// the writer next takes the queue.
+	taken   chan struct{}
+	wake    chan struct{} // the writer has work (see enqueue)
+	dropped atomic.Uint64
 	// maxAge and maxBytes are Options.MaxAge and MaxBytes, changed by
 	// SetRetention while the store runs.
 	maxAge, maxBytes atomic.Int64
@@ -202,16 +219,9 @@ type Store struct {
 	checking atomic.Bool
 	corrupt  chan error
 
-	journalIDs []uint64 // the writer's, reused by endJournaled
-	// batchCalls, callInserts and callArgs are the writer's: the calls of
-	// a batch waiting for their INSERT, that INSERT's text for each number
-	// of rows (see insertCalls), and its values.
-	batchCalls  []*record.Call
-	callInserts []string
-	callArgs    []any
-	checkCtx    context.Context
-	stopCheck   context.CancelFunc
-	background  sync.WaitGroup
+	checkCtx   context.Context
+	stopCheck  context.CancelFunc
+	background sync.WaitGroup
 }
 
 // conns are the connections to one database file: the writer's (one
@@ -296,7 +306,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	s.keepValues.Store(opts.KeepSecretValues)
 	s.writeCtx, s.cancelW = context.WithCancel(context.Background())
 	s.checkCtx, s.stopCheck = context.WithCancel(context.Background())
-	go s.writer()
+	go newWriter(s).run()
 	go s.retainLoop()
 	if rec == nil {
 		delay := opts.CleanCheckDelay
@@ -619,7 +629,8 @@ func (s *Store) Flush(ctx context.Context) error {
 		return ErrClosed
 	}
 	done := make(chan error, 1)
-	// A flush waits for room rather than being dropped.
+	// A flush waits for room rather than being dropped: until the writer
+	// next takes the queue.
 	for {
 		s.mu.Lock()
 		if len(s.pending) < s.opts.QueueSize+1 {
@@ -627,14 +638,18 @@ func (s *Store) Flush(ctx context.Context) error {
 			s.mu.Unlock()
 			break
 		}
+		if s.taken == nil {
+			s.taken = make(chan struct{})
+		}
+		taken := s.taken
 		s.mu.Unlock()
 		s.wakeWriter()
 		select {
+		case <-taken:
 		case <-s.writerDone:
 			return ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Millisecond):
 		}
 	}
 	s.wakeWriter()
@@ -685,41 +700,6 @@ func (s *Store) Close(ctx context.Context) error {
 	return s.closeErr
 }
 
-// writer is the one goroutine that commits records. Woken by the first
-// record of a batch, it waits until the batch is full, BatchDelay has
-// passed, a Flush asks or the store closes; then it commits what is pending
-// in transactions of at most BatchSize records, answering the flushes among
-// them in order.
-func (s *Store) writer() {
-	defer close(s.writerDone)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		select {
-		case <-s.wake:
-		case err := <-s.corrupt:
-			s.replaceDatabase(err)
-			continue
-		case <-s.stop:
-			s.commitPending()
-			return
-		}
-		if !s.batchReady() {
-			timer.Reset(s.opts.BatchDelay)
-			select {
-			case <-timer.C:
-			case <-s.wake: // a full batch or a flush
-				timer.Stop()
-			case <-s.stop:
-				timer.Stop()
-				s.commitPending()
-				return
-			}
-		}
-		s.commitPending()
-	}
-}
-
 // batchReady reports whether the pending records should be committed
 // without waiting: a full batch, or a flush among them.
 func (s *Store) batchReady() bool {
@@ -736,355 +716,58 @@ func (s *Store) batchReady() bool {
 	return false
 }
 
-// commitPending takes every pending record and commits them in batches.
-func (s *Store) commitPending() {
+// take hands the writer every pending record, and tells a Flush waiting
+// for room that there is some.
+func (s *Store) take() []item {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	items := s.pending
 	s.pending = s.spare[:0]
+	s.spare = nil
 	s.pendingBytes = 0
-	s.mu.Unlock()
-	batch := make([]item, 0, min(len(items), s.opts.BatchSize))
-	var flushes []chan error
-	for _, it := range items {
-		if it.flush != nil {
-			flushes = append(flushes, it.flush)
-			err := s.commit(batch)
-			for _, f := range flushes {
-				f <- err
-			}
-			batch, flushes = batch[:0], flushes[:0]
-			continue
-		}
-		batch = append(batch, it)
-		if len(batch) >= s.opts.BatchSize {
-			s.commit(batch)
-			batch = batch[:0]
-		}
+	if s.taken != nil {
+		close(s.taken)
+		s.taken = nil
 	}
-	if len(batch) > 0 {
-		s.commit(batch)
-	}
+	return items
+}
+
+// giveBack returns the array of items, committed, for the next swap.
+func (s *Store) giveBack(items []item) {
 	clear(items)
 	s.mu.Lock()
-	s.spare = items[:0] // the next swap reuses this array
+	s.spare = items[:0]
 	s.mu.Unlock()
 }
 
-// commit writes one batch in one transaction. A failed batch is lost and
-// counted in Dropped.
-func (s *Store) commit(batch []item) error {
-	if s.opts.beforeCommit != nil {
-		s.opts.beforeCommit()
+// insertEvent writes one server event of a batch: EventLog lines to
+// the logs, EventUsage samples to the samples, every other kind to the
+// events; values says whether credentials in its text are redacted.
+func (s *Store) insertEvent(b *rawBatch, ev *record.Event, values bool) error {
+	t := ev.Time
+	if t.IsZero() {
+		t = s.opts.Now()
 	}
-	if len(batch) == 0 {
-		return nil
-	}
-	calls, err := s.commitBatch(batch)
-	s.endJournaled(batch)
-	if err != nil {
-		s.dropped.Add(uint64(len(batch)))
-		s.opts.Logger.Warn("history: lost a batch of records", "records", len(batch), "err", err)
-		if isCorrupt(err) {
-			s.checkInBackground(0)
+	var err error
+	switch ev.Kind {
+	case record.EventLog:
+		_, err = b.exec(insertLog, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, redactText(ev.Message, values))
+	case record.EventUsage:
+		u := ev.Usage
+		_, err = b.exec(insertSample, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
+	default:
+		msg := redactText(ev.Message, values)
+		if msg == "" && ev.Delay > 0 {
+			msg = "next start in " + ev.Delay.String()
 		}
-		return err
+		_, err = b.exec(insertEvent, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, ev.State)
 	}
-	if len(calls) > 0 {
-		s.opts.OnCommit(calls, s.Dropped())
-	}
-	return nil
+	return err
 }
 
-// endJournaled ends the batch's journaled calls in the journal, in one
-// line: stored, or lost with a failed batch (and counted in Dropped).
-func (s *Store) endJournaled(batch []item) {
-	if s.opts.Journal == nil {
-		return
-	}
-	ids := s.journalIDs[:0]
-	for _, it := range batch {
-		if it.call != nil && it.call.Journal != 0 {
-			ids = append(ids, it.call.Journal)
-		}
-	}
-	if len(ids) > 0 {
-		s.opts.Journal.End(ids...)
-	}
-	s.journalIDs = ids[:0]
-}
-
-// commitBatch writes batch in one transaction and, when there is an
-// OnCommit, returns the calls it stored.
-//
-// It works on the driver's connection itself (sql.Conn.Raw): through
-// database/sql every row cost a fresh slice of converted arguments and
-// the package's locking, a third of what recording a call allocated. The
-// statements are prepared once per batch and reused for its rows, with
-// one argument slice.
-func (s *Store) commitBatch(batch []item) (stored []Call, err error) {
-	ctx := s.writeCtx
-	conn, err := s.wdb().Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	err = conn.Raw(func(dc any) error {
-		stored, err = s.commitRaw(ctx, dc, batch)
-		return err
-	})
-	return stored, err
-}
-
-// The statements of a batch.
+// The statements of an event.
 const (
-	insertCallsInto = `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
-			session, endpoint, server, method, name, arguments, outcome, error, response_size,
-			response_preview, pid, tier, tool, unknown, decided_by, decision_allowed, decided_at) VALUES `
 	insertLog    = `INSERT INTO logs (time, server, pid, stream, text) VALUES (?,?,?,?,?)`
 	insertEvent  = `INSERT INTO events (time, server, kind, pid, exit, message, state) VALUES (?,?,?,?,?,?,?)`
 	insertSample = `INSERT INTO samples (time, server, cpu, rss, processes) VALUES (?,?,?,?,?)`
 )
-
-// rawBatch runs one batch's statements on a driver connection.
-type rawBatch struct {
-	ctx   context.Context // rows run under it; it cannot end (see commitRaw)
-	conn  driver.ConnPrepareContext
-	stmts map[string]driver.Stmt
-	args  []driver.NamedValue // reused by every statement
-}
-
-// exec runs query (prepared at its first use in the batch) with args,
-// converted as database/sql converts them.
-func (b *rawBatch) exec(query string, args ...any) (driver.Result, error) {
-	st := b.stmts[query]
-	if st == nil {
-		var err error
-		if st, err = b.conn.PrepareContext(b.ctx, query); err != nil {
-			return nil, err
-		}
-		b.stmts[query] = st
-	}
-	b.args = b.args[:0]
-	for i, a := range args {
-		v, err := driver.DefaultParameterConverter.ConvertValue(a)
-		if err != nil {
-			return nil, fmt.Errorf("argument %d of %.40q: %w", i+1, query, err)
-		}
-		b.args = append(b.args, driver.NamedValue{Ordinal: i + 1, Value: v})
-	}
-	sx, ok := st.(driver.StmtExecContext)
-	if !ok {
-		return nil, fmt.Errorf("history: the SQLite driver's statement (%T) has no ExecContext", st)
-	}
-	res, err := sx.ExecContext(b.ctx, b.args)
-	clear(b.args) // let the row's values go
-	return res, err
-}
-
-func (b *rawBatch) close() {
-	for _, st := range b.stmts {
-		st.Close()
-	}
-}
-
-// commitRaw is commitBatch on the driver connection dc.
-func (s *Store) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, error) {
-	conn, ok := dc.(interface {
-		driver.ConnBeginTx
-		driver.ConnPrepareContext
-		driver.ExecerContext
-	})
-	if !ok {
-		return nil, fmt.Errorf("history: the SQLite driver's connection (%T) lacks a method the writer uses", dc)
-	}
-	tx, err := conn.BeginTx(ctx, driver.TxOptions{})
-	if err != nil {
-		return nil, err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			tx.Rollback()
-		}
-	}()
-	// Rows are inserted under a context that cannot end: under one that
-	// can, the driver starts a goroutine for each statement to watch it.
-	// Once ctx ends the batch still stops, at the next row, and rolls back.
-	b := &rawBatch{ctx: context.WithoutCancel(ctx), conn: conn, stmts: make(map[string]driver.Stmt, 4),
-		args: make([]driver.NamedValue, 0, 16)}
-	defer b.close()
-	var firstCall int64 // the id of the batch's first call, 0 if none
-	var stored []Call
-	values := !s.keepValues.Load() // redact credentials in values
-	calls := s.batchCalls[:0]      // calls waiting for their insert
-	defer func() { clear(calls); s.batchCalls = calls[:0] }()
-	for _, it := range batch {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		switch {
-		case it.call != nil:
-			calls = append(calls, it.call)
-			if len(calls) == callsPerInsert {
-				stored, err = s.insertCalls(b, calls, stored, &firstCall, values)
-				calls = calls[:0]
-			}
-		case it.event != nil:
-			ev := it.event
-			t := ev.Time
-			if t.IsZero() {
-				t = s.opts.Now()
-			}
-			switch ev.Kind {
-			case record.EventLog:
-				_, err = b.exec(insertLog, t.UnixMicro(), ev.Server, ev.PID, ev.Stream, redactText(ev.Message, values))
-			case record.EventUsage:
-				u := ev.Usage
-				_, err = b.exec(insertSample, t.UnixMicro(), ev.Server, u.CPUPercent, int64(u.RSSBytes), u.Processes)
-			default:
-				msg := redactText(ev.Message, values)
-				if msg == "" && ev.Delay > 0 {
-					msg = "next start in " + ev.Delay.String()
-				}
-				_, err = b.exec(insertEvent, t.UnixMicro(), ev.Server, string(ev.Kind), ev.PID, ev.Exit, msg, ev.State)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if len(calls) > 0 {
-		if stored, err = s.insertCalls(b, calls, stored, &firstCall, values); err != nil {
-			return nil, err
-		}
-	}
-	if firstCall > 0 {
-		// Last, so that no later statement of the batch makes FTS5 flush again.
-		if _, err := conn.ExecContext(b.ctx, indexCalls, []driver.NamedValue{{Ordinal: 1, Value: firstCall}}); err != nil {
-			return nil, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
-	}
-	committed = true
-	return stored, nil
-}
-
-// callsPerInsert is the most calls one INSERT statement writes. Each
-// statement costs SQLite a fixed amount beside its rows (opening the table,
-// its indexes and sqlite_sequence, AUTOINCREMENT's update of it, the
-// statement journal): several rows a statement share it.
-const callsPerInsert = 32
-
-// callColumns is how many values insertCall binds for one call.
-const callColumns = 22
-
-// appendDecision appends the decision columns of a call to args: who
-// decided ("" when nobody was asked), whether it was allowed, when.
-func appendDecision(args []any, d *record.Decision) []any {
-	if d == nil {
-		return append(args, "", 0, int64(0))
-	}
-	allowed := 0
-	if d.Allowed {
-		allowed = 1
-	}
-	return append(args, d.By, allowed, d.At.UnixMicro())
-}
-
-// withDecision is c with d as stored: its time to the microsecond, in UTC.
-func (c Call) withDecision(d *record.Decision) Call {
-	if d != nil {
-		at := time.UnixMicro(d.At.UnixMicro()).UTC()
-		c.DecidedBy, c.DecisionAllowed, c.DecidedAt = d.By, d.Allowed, &at
-	}
-	return c
-}
-
-// callInsert returns the INSERT of n calls (1 ≤ n ≤ callsPerInsert), built
-// once per n by the writer.
-func (s *Store) callInsert(n int) string {
-	if s.callInserts == nil {
-		s.callInserts = make([]string, callsPerInsert+1)
-	}
-	if q := s.callInserts[n]; q != "" {
-		return q
-	}
-	row := "(" + strings.Repeat("?,", callColumns-1) + "?)"
-	q := insertCallsInto + strings.Repeat(row+",", n-1) + row
-	s.callInserts[n] = q
-	return q
-}
-
-// insertCalls writes calls in one statement and appends them, with their
-// ids, to stored when there is an OnCommit; *firstCall is set to the id of
-// the batch's first call. One statement on the one writer connection gives
-// its rows consecutive ids (AUTOINCREMENT: each one past the largest the
-// table ever had), so the last row's id names them all; the statement's
-// count of changed rows is checked against that.
-func (s *Store) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, firstCall *int64, values bool) ([]Call, error) {
-	args := s.callArgs[:0]
-	defer func() { clear(args); s.callArgs = args[:0] }()
-	var errTexts [callsPerInsert]string
-	for i, c := range calls {
-		var arguments any
-		if a := prepareArguments(c.Arguments, s.opts.ArgumentsLimit, values); a != nil {
-			arguments = string(a)
-		}
-		errTexts[i] = redactText(c.Error, values)
-		args = append(args, c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
-			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, errTexts[i], int64(c.ResponseSize),
-			preparePreview(c.Response, s.opts.PreviewLimit, values), int64(c.PID), c.Tier, toolOf(c), c.Unknown)
-		args = appendDecision(args, c.Decision)
-	}
-	res, err := b.exec(s.callInsert(len(calls)), args...)
-	if err != nil {
-		return stored, err
-	}
-	last, err := res.LastInsertId()
-	if err != nil {
-		return stored, err
-	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(calls)) {
-		return stored, fmt.Errorf("history: inserting %d calls changed %d rows (%v)", len(calls), n, err)
-	}
-	first := last - int64(len(calls)) + 1
-	if *firstCall == 0 {
-		*firstCall = first
-	}
-	if s.opts.OnCommit != nil {
-		for i, c := range calls {
-			stored = append(stored, Call{ID: first + int64(i), Start: time.UnixMicro(c.Start.UnixMicro()).UTC(), Duration: c.Duration.Truncate(time.Microsecond),
-				ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
-				Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
-				Outcome: c.Outcome, Error: errTexts[i], ResponseSize: c.ResponseSize, PID: c.PID, Tier: c.Tier,
-				Tool: toolOf(c), Unknown: c.Unknown}.withDecision(c.Decision))
-		}
-	}
-	return stored, nil
-}
-
-// toolOf is c's tool as its server calls it: c.Tool, which the gateway
-// sets; for a call that does not carry it (one the journal carried over a
-// crash), what migration 0006 derives for older calls: a tool's or
-// prompt's name after the first "__" on an aggregated endpoint, else the
-// name (a resource's URI whole).
-func toolOf(c *record.Call) string {
-	if c.Tool != "" {
-		return c.Tool
-	}
-	if (c.Method == "tools/call" || c.Method == "prompts/get") && (c.Endpoint == "" || strings.HasPrefix(c.Endpoint, "p/")) {
-		if i := strings.Index(c.Name, "__"); i > 0 {
-			return c.Name[i+2:]
-		}
-	}
-	return c.Name
-}
-
-// indexCalls adds the calls from id ?1 on to the search index.
-const indexCalls = `INSERT INTO calls_fts(rowid, name, arguments, error)
-	SELECT id, name, arguments, error FROM calls WHERE id >= ?1`

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"database/sql/driver"
+	"log/slog"
 	"testing"
 	"time"
 )
@@ -49,7 +50,10 @@ func BenchmarkInsertCost(b *testing.B) {
 // without the search index unless search is.
 func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
 	ctx := context.Background()
-	s := openTest(b, testOptions())
+	opts := testOptions()
+	opts.CleanCheckDelay = -1 // the check of the new file at once, before the measured loop
+	opts.Logger = slog.New(slog.DiscardHandler)
+	s := openTest(b, opts)
 	db := s.wdb()
 	var drop []string
 	if !search {
@@ -80,14 +84,14 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
 	row := func(i int) []any {
 		return []any{t0.UnixMicro() + int64(i), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
 			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, "", c.ResponseSize, preview, c.PID,
-			c.Tier, toolOf(&c), c.Unknown}
+			c.Tier, toolOf(&c), c.Unknown, "", 0, int64(0)} // no decision
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer conn.Close()
-	var inserts Store // for callInsert
+	var inserts writer // for callInsert
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0, haveCPU := processCPU()
@@ -106,7 +110,11 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
 			}
 			defer tx.Rollback()
 			rb := &rawBatch{ctx: ctx, conn: conn, stmts: map[string]driver.Stmt{}}
-			defer rb.close()
+			defer func() {
+				for _, st := range rb.stmts {
+					st.Close()
+				}
+			}()
 			var first int64
 			for i := 0; i < n; i += callsPerInsert {
 				k := min(callsPerInsert, n-i)

@@ -1,0 +1,454 @@
+package history
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/record"
+)
+
+// A writer is the one goroutine that commits the Store's queue, and what
+// only that goroutine touches: its prepared statements and the buffers it
+// reuses from one batch to the next. The Store keeps the queue (enqueue,
+// take) and the public API; the writer takes the queue, commits it in
+// transactions of at most BatchSize records, ends the batch's calls in the
+// journal, answers the flushes among them in order and hands the stored
+// calls to OnCommit.
+//
+// Nothing in it is locked: only run (and what it calls) uses it.
+type writer struct {
+	s *Store
+
+	// stmts are the statements prepared on the driver connection stmtConn,
+	// kept from one batch to the next (preparing the INSERT of 32 calls,
+	// the search index's catch-up and the events' INSERTs again for every
+	// batch cost about 6 % of what storing a call did). They are made
+	// again when the writer finds another connection under it.
+	stmtConn any
+	stmts    map[string]driver.Stmt
+	args     []driver.NamedValue // reused by every statement
+
+	batch      []item       // the records of the transaction being made
+	flushes    []chan error // the flushes it answers once committed
+	journalIDs []uint64     // reused by endJournaled
+	// batchCalls, callInserts and callArgs: the calls of a batch waiting
+	// for their INSERT, that INSERT's text for each number of rows (see
+	// insertCalls), and its values.
+	batchCalls  []*record.Call
+	callInserts []string
+	callArgs    []any
+}
+
+func newWriter(s *Store) *writer {
+	return &writer{s: s, stmts: make(map[string]driver.Stmt, 8), args: make([]driver.NamedValue, 0, callColumns*callsPerInsert),
+		batch: make([]item, 0, s.opts.BatchSize)}
+}
+
+// run commits records until the store closes. Woken by the first record
+// of a batch, it waits until the batch is full, the batch delay has passed
+// (see Options.MaxBatchDelay), a Flush asks or the store closes; then it
+// commits what is pending.
+func (w *writer) run() {
+	s := w.s
+	defer close(s.writerDone)
+	defer w.closeStatements()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	delay := s.opts.BatchDelay
+	for {
+		select {
+		case <-s.wake:
+		case err := <-s.corrupt:
+			w.closeStatements()
+			s.replaceDatabase(err)
+			continue
+		case <-s.stop:
+			w.commitPending()
+			return
+		}
+		timed := false
+		if !s.batchReady() {
+			timer.Reset(delay)
+			select {
+			case <-timer.C:
+				timed = true
+			case <-s.wake: // a full batch or a flush
+				timer.Stop()
+			case <-s.stop:
+				timer.Stop()
+				w.commitPending()
+				return
+			}
+		}
+		n := w.commitPending()
+		if timed {
+			delay = w.nextDelay(delay, n)
+		}
+	}
+}
+
+// nextDelay is the wait for the batch after one of n records that the
+// timer committed after waiting delay (see Options.MaxBatchDelay).
+func (w *writer) nextDelay(delay time.Duration, n int) time.Duration {
+	o := &w.s.opts
+	if n < max(o.BatchSize/8, 1) {
+		return o.BatchDelay
+	}
+	return min(2*delay, o.MaxBatchDelay)
+}
+
+// commitPending takes every pending record and commits them in batches,
+// and returns how many it took.
+func (w *writer) commitPending() int {
+	items := w.s.take()
+	n := len(items)
+	batch := w.batch[:0]
+	for _, it := range items {
+		if it.flush != nil {
+			w.flushes = append(w.flushes, it.flush)
+			err := w.commit(batch)
+			for _, f := range w.flushes {
+				f <- err
+			}
+			clear(w.flushes)
+			batch, w.flushes = batch[:0], w.flushes[:0]
+			continue
+		}
+		batch = append(batch, it)
+		if len(batch) >= w.s.opts.BatchSize {
+			w.commit(batch)
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		w.commit(batch)
+	}
+	clear(batch[:cap(batch)]) // let the records go
+	w.batch = batch[:0]
+	w.s.giveBack(items)
+	return n
+}
+
+// commit writes one batch in one transaction. A failed batch is lost and
+// counted in Dropped.
+func (w *writer) commit(batch []item) error {
+	s := w.s
+	if s.opts.beforeCommit != nil {
+		s.opts.beforeCommit()
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	calls, err := w.commitBatch(batch)
+	w.endJournaled(batch)
+	if err != nil {
+		s.dropped.Add(uint64(len(batch)))
+		s.opts.Logger.Warn("history: lost a batch of records", "records", len(batch), "err", err)
+		if isCorrupt(err) {
+			s.checkInBackground(0)
+		}
+		return err
+	}
+	if len(calls) > 0 {
+		s.opts.OnCommit(calls, s.Dropped())
+	}
+	return nil
+}
+
+// endJournaled ends the batch's journaled calls in the journal, in one
+// line: stored, or lost with a failed batch (and counted in Dropped).
+func (w *writer) endJournaled(batch []item) {
+	if w.s.opts.Journal == nil {
+		return
+	}
+	ids := w.journalIDs[:0]
+	for _, it := range batch {
+		if it.call != nil && it.call.Journal != 0 {
+			ids = append(ids, it.call.Journal)
+		}
+	}
+	if len(ids) > 0 {
+		w.s.opts.Journal.End(ids...)
+	}
+	w.journalIDs = ids[:0]
+}
+
+// commitBatch writes batch in one transaction and, when there is an
+// OnCommit, returns the calls it stored.
+//
+// It works on the driver's connection itself (sql.Conn.Raw): through
+// database/sql every row cost a fresh slice of converted arguments and
+// the package's locking, a third of what recording a call allocated. The
+// statements are prepared once and reused for every row of every batch,
+// with one argument slice.
+func (w *writer) commitBatch(batch []item) (stored []Call, err error) {
+	ctx := w.s.writeCtx
+	conn, err := w.s.wdb().Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		stored, err = w.commitRaw(ctx, dc, batch)
+		return err
+	})
+	return stored, err
+}
+
+// closeStatements closes the writer's prepared statements, before the
+// connection they were prepared on is closed.
+func (w *writer) closeStatements() {
+	if len(w.stmts) == 0 {
+		return
+	}
+	conn, err := w.s.wdb().Conn(context.Background())
+	if err == nil {
+		_ = conn.Raw(func(dc any) error {
+			if dc == w.stmtConn {
+				for _, st := range w.stmts {
+					st.Close()
+				}
+			}
+			return nil
+		})
+		conn.Close()
+	}
+	clear(w.stmts)
+	w.stmtConn = nil
+}
+
+// The statement of a batch's calls.
+const insertCallsInto = `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
+			session, endpoint, server, method, name, arguments, outcome, error, response_size,
+			response_preview, pid, tier, tool, unknown, decided_by, decision_allowed, decided_at) VALUES `
+
+// rawBatch runs one batch's statements on a driver connection.
+type rawBatch struct {
+	ctx   context.Context // rows run under it; it cannot end (see commitRaw)
+	conn  driver.ConnPrepareContext
+	stmts map[string]driver.Stmt // prepared on conn, kept by the writer
+	args  []driver.NamedValue    // reused by every statement
+}
+
+// exec runs query (prepared at its first use on the connection) with args,
+// converted as database/sql converts them.
+func (b *rawBatch) exec(query string, args ...any) (driver.Result, error) {
+	st := b.stmts[query]
+	if st == nil {
+		var err error
+		if st, err = b.conn.PrepareContext(b.ctx, query); err != nil {
+			return nil, err
+		}
+		b.stmts[query] = st
+	}
+	b.args = b.args[:0]
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return nil, fmt.Errorf("argument %d of %.40q: %w", i+1, query, err)
+		}
+		b.args = append(b.args, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	sx, ok := st.(driver.StmtExecContext)
+	if !ok {
+		return nil, fmt.Errorf("history: the SQLite driver's statement (%T) has no ExecContext", st)
+	}
+	res, err := sx.ExecContext(b.ctx, b.args)
+	clear(b.args) // let the row's values go
+	return res, err
+}
+
+// commitRaw is commitBatch on the driver connection dc.
+func (w *writer) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, error) {
+	conn, ok := dc.(interface {
+		driver.ConnBeginTx
+		driver.ConnPrepareContext
+	})
+	if !ok {
+		return nil, fmt.Errorf("history: the SQLite driver's connection (%T) lacks a method the writer uses", dc)
+	}
+	if dc != w.stmtConn {
+		// A new connection (the pool made another, or the database was
+		// replaced): the statements of the old one are not used on it.
+		// Those of a connection still open were closed by
+		// closeStatements; a dead one's go with it.
+		clear(w.stmts)
+		w.stmtConn = dc
+	}
+	tx, err := conn.BeginTx(ctx, driver.TxOptions{})
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tx.Rollback()
+		}
+	}()
+	// Rows are inserted under a context that cannot end: under one that
+	// can, the driver starts a goroutine for each statement to watch it.
+	// Once ctx ends the batch still stops, at the next row, and rolls back.
+	b := &rawBatch{ctx: context.WithoutCancel(ctx), conn: conn, stmts: w.stmts, args: w.args}
+	defer func() { w.args = b.args[:0] }()
+	var firstCall int64 // the id of the batch's first call, 0 if none
+	var stored []Call
+	values := !w.s.keepValues.Load() // redact credentials in values
+	calls := w.batchCalls[:0]        // calls waiting for their insert
+	defer func() { clear(calls); w.batchCalls = calls[:0] }()
+	for _, it := range batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		switch {
+		case it.call != nil:
+			calls = append(calls, it.call)
+			if len(calls) == callsPerInsert {
+				stored, err = w.insertCalls(b, calls, stored, &firstCall, values)
+				calls = calls[:0]
+			}
+		case it.event != nil:
+			err = w.s.insertEvent(b, it.event, values)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(calls) > 0 {
+		if stored, err = w.insertCalls(b, calls, stored, &firstCall, values); err != nil {
+			return nil, err
+		}
+	}
+	if firstCall > 0 {
+		// Last, so that no later statement of the batch makes FTS5 flush again.
+		if _, err := b.exec(indexCalls, firstCall); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	committed = true
+	return stored, nil
+}
+
+// callsPerInsert is the most calls one INSERT statement writes. Each
+// statement costs SQLite a fixed amount beside its rows (opening the table,
+// its indexes and sqlite_sequence, AUTOINCREMENT's update of it, the
+// statement journal): several rows a statement share it.
+const callsPerInsert = 32
+
+// callColumns is how many values insertCall binds for one call.
+const callColumns = 22
+
+// appendDecision appends the decision columns of a call to args: who
+// decided ("" when nobody was asked), whether it was allowed, when.
+func appendDecision(args []any, d *record.Decision) []any {
+	if d == nil {
+		return append(args, "", 0, int64(0))
+	}
+	allowed := 0
+	if d.Allowed {
+		allowed = 1
+	}
+	return append(args, d.By, allowed, d.At.UnixMicro())
+}
+
+// withDecision is c with d as stored: its time to the microsecond, in UTC.
+func (c Call) withDecision(d *record.Decision) Call {
+	if d != nil {
+		at := time.UnixMicro(d.At.UnixMicro()).UTC()
+		c.DecidedBy, c.DecisionAllowed, c.DecidedAt = d.By, d.Allowed, &at
+	}
+	return c
+}
+
+// callInsert returns the INSERT of n calls (1 ≤ n ≤ callsPerInsert), built
+// once per n by the writer.
+func (w *writer) callInsert(n int) string {
+	if w.callInserts == nil {
+		w.callInserts = make([]string, callsPerInsert+1)
+	}
+	if q := w.callInserts[n]; q != "" {
+		return q
+	}
+	row := "(" + strings.Repeat("?,", callColumns-1) + "?)"
+	q := insertCallsInto + strings.Repeat(row+",", n-1) + row
+	w.callInserts[n] = q
+	return q
+}
+
+// insertCalls writes calls in one statement and appends them, with their
+// ids, to stored when there is an OnCommit; *firstCall is set to the id of
+// the batch's first call. One statement on the one writer connection gives
+// its rows consecutive ids (AUTOINCREMENT: each one past the largest the
+// table ever had), so the last row's id names them all; the statement's
+// count of changed rows is checked against that.
+func (w *writer) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, firstCall *int64, values bool) ([]Call, error) {
+	opts := &w.s.opts
+	args := w.callArgs[:0]
+	defer func() { clear(args); w.callArgs = args[:0] }()
+	var errTexts [callsPerInsert]string
+	for i, c := range calls {
+		var arguments any
+		if a := prepareArguments(c.Arguments, opts.ArgumentsLimit, values); a != nil {
+			arguments = string(a)
+		}
+		errTexts[i] = redactText(c.Error, values)
+		args = append(args, c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
+			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, errTexts[i], int64(c.ResponseSize),
+			preparePreview(c.Response, opts.PreviewLimit, values), int64(c.PID), c.Tier, toolOf(c), c.Unknown)
+		args = appendDecision(args, c.Decision)
+	}
+	res, err := b.exec(w.callInsert(len(calls)), args...)
+	if err != nil {
+		return stored, err
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return stored, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(calls)) {
+		return stored, fmt.Errorf("history: inserting %d calls changed %d rows (%v)", len(calls), n, err)
+	}
+	first := last - int64(len(calls)) + 1
+	if *firstCall == 0 {
+		*firstCall = first
+	}
+	if opts.OnCommit != nil {
+		for i, c := range calls {
+			stored = append(stored, Call{ID: first + int64(i), Start: time.UnixMicro(c.Start.UnixMicro()).UTC(), Duration: c.Duration.Truncate(time.Microsecond),
+				ClientLabel: c.ClientLabel, ClientName: c.ClientName, ClientVersion: c.ClientVersion,
+				Session: c.Session, Endpoint: c.Endpoint, Server: c.Server, Method: c.Method, Name: c.Name,
+				Outcome: c.Outcome, Error: errTexts[i], ResponseSize: c.ResponseSize, PID: c.PID, Tier: c.Tier,
+				Tool: toolOf(c), Unknown: c.Unknown}.withDecision(c.Decision))
+		}
+	}
+	return stored, nil
+}
+
+// toolOf is c's tool as its server calls it: c.Tool, which the gateway
+// sets; for a call that does not carry it (one the journal carried over a
+// crash), what migration 0006 derives for older calls: a tool's or
+// prompt's name after the first "__" on an aggregated endpoint, else the
+// name (a resource's URI whole).
+func toolOf(c *record.Call) string {
+	if c.Tool != "" {
+		return c.Tool
+	}
+	if (c.Method == "tools/call" || c.Method == "prompts/get") && (c.Endpoint == "" || strings.HasPrefix(c.Endpoint, "p/")) {
+		if i := strings.Index(c.Name, "__"); i > 0 {
+			return c.Name[i+2:]
+		}
+	}
+	return c.Name
+}
+
+// indexCalls adds the calls from id ?1 on to the search index.
+const indexCalls = `INSERT INTO calls_fts(rowid, name, arguments, error)
+	SELECT id, name, arguments, error FROM calls WHERE id >= ?1`
