@@ -693,3 +693,78 @@ func TestQueueBoundedInBytes(t *testing.T) {
 		t.Errorf("preview of the big call (%d bytes): %.80q %v", len(full.ResponsePreview), full.ResponsePreview, err)
 	}
 }
+
+// Columns that hold one value in every row of an INSERT are bound once
+// (shareColumns): whichever columns vary from call to call, in whatever
+// rows, every call is stored as it was recorded.
+func TestSharedColumnsInABatch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vary func(i int, c *record.Call)
+	}{
+		{"all alike", func(i int, c *record.Call) {}},
+		{"starts only", func(i int, c *record.Call) { c.Duration = time.Millisecond }},
+		{"one call differs", func(i int, c *record.Call) {
+			if i == callsPerInsert+3 {
+				c.ClientName, c.Error, c.Outcome, c.Arguments = "Other", "boom", record.OutcomeToolError, nil
+			}
+		}},
+		{"every column varies", func(i int, c *record.Call) {
+			c.ClientLabel, c.ClientName, c.ClientVersion = fmt.Sprint("l", i%2), fmt.Sprint("n", i%3), fmt.Sprint("v", i%5)
+			c.Session, c.Endpoint, c.Server, c.Method = fmt.Sprint("s", i%7), fmt.Sprint("e", i%2), fmt.Sprint("srv", i%3), "tools/call"
+			c.Name, c.Tool, c.Tier, c.Unknown = fmt.Sprint("t", i%4), fmt.Sprint("t", i%4), []string{"", "read"}[i%2], []string{"", "tool"}[i%3/2]
+			c.PID, c.ResponseSize = 1000+i%4, i
+			if i%3 == 0 {
+				c.Outcome, c.Error = record.OutcomeToolError, fmt.Sprint("failed ", i)
+			}
+			if i%4 == 1 {
+				c.Decision = &record.Decision{By: record.DecidedByDashboard, Allowed: i%8 == 1, At: t0.Add(time.Duration(i) * time.Second)}
+			}
+			if i%5 == 2 {
+				c.Arguments = nil
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, committed := openCollecting(t)
+			const n = 2*callsPerInsert + 7
+			want := make([]record.Call, n)
+			for i := range n {
+				c := call(0, "files", "read_file", fmt.Sprintf(`{"path":"word%d"}`, i%3))
+				c.Start = t0.Add(time.Duration(i) * time.Second)
+				tc.vary(i, &c)
+				want[i] = c
+				s.RecordCall(c)
+			}
+			flush(t, s)
+			page, err := s.Calls(ctx, CallQuery{Limit: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page.Calls) != n {
+				t.Fatalf("%d calls stored, want %d", len(page.Calls), n)
+			}
+			slices.Reverse(page.Calls) // newest first → the order of recording
+			if diff := cmp.Diff(page.Calls, committed()); diff != "" {
+				t.Errorf("stored calls differ from the ones recorded (-Calls +OnCommit):\n%s", diff)
+			}
+			for i, got := range page.Calls {
+				w := want[i]
+				full, err := s.Call(ctx, got.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var args string
+				if w.Arguments != nil {
+					args = string(w.Arguments)
+				}
+				if !full.Start.Equal(w.Start) || full.Duration != w.Duration || string(full.Arguments) != args ||
+					full.ClientName != w.ClientName || full.Session != w.Session || full.PID != w.PID || full.Error != w.Error ||
+					(full.DecidedAt != nil) != (w.Decision != nil) || full.ResponsePreview != string(w.Response) {
+					t.Errorf("call %d stored as %+v, recorded %+v", i, full, w)
+				}
+			}
+		})
+	}
+}
