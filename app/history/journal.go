@@ -1,7 +1,6 @@
 package history
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"errors"
@@ -326,6 +325,11 @@ type begunCall struct {
 // readJournal returns the calls of the journal at path begun and never
 // ended, in order, and the id after the largest seen. A line cut short by
 // a crash, or otherwise unreadable, is skipped.
+//
+// Only the B lines of calls still open are parsed in full: the journal is
+// read again each time it is compacted with calls open (as it is under a
+// steady load, every journalRewrite bytes), and parsing every call's line
+// then cost more than writing it had.
 func readJournal(path string) ([]begunCall, uint64, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -334,24 +338,27 @@ func readJournal(path string) ([]begunCall, uint64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("history: reading the call journal: %w", err)
 	}
-	var begun []begunCall
-	index := map[uint64]int{}
+	type begin struct {
+		id   uint64
+		line []byte
+	}
+	var begins []begin
 	ended := map[uint64]bool{}
 	var maxID uint64
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 4*journalArgsLimit+1<<10)
-	for sc.Scan() {
-		line := sc.Bytes()
+	for line := range bytes.Lines(data) {
+		// The lines stay in data, which begins points into.
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if len(line) > maxJournalLine {
+			continue // not a line Begin writes
+		}
 		switch {
 		case bytes.HasPrefix(line, []byte("B ")):
-			b, ok := parseBegin(line)
-			if !ok {
+			idText, _, ok := bytes.Cut(line[2:], []byte(" "))
+			id, err := strconv.ParseUint(string(idText), 10, 64)
+			if !ok || err != nil {
 				continue
 			}
-			maxID = max(maxID, b.id)
-			b.line = append(append([]byte(nil), line...), '\n')
-			index[b.id] = len(begun)
-			begun = append(begun, b)
+			begins = append(begins, begin{id, line})
 		case bytes.HasPrefix(line, []byte("E ")):
 			for _, f := range bytes.Fields(line[2:]) {
 				if id, err := strconv.ParseUint(string(f), 10, 64); err == nil {
@@ -361,14 +368,26 @@ func readJournal(path string) ([]begunCall, uint64, error) {
 			}
 		}
 	}
-	open := begun[:0]
-	for _, b := range begun {
-		if !ended[b.id] {
-			open = append(open, b)
+	var open []begunCall
+	for _, bl := range begins {
+		if ended[bl.id] {
+			maxID = max(maxID, bl.id)
+			continue
 		}
+		b, ok := parseBegin(bl.line)
+		if !ok {
+			continue
+		}
+		maxID = max(maxID, b.id)
+		b.line = append(append([]byte(nil), bl.line...), '\n')
+		open = append(open, b)
 	}
 	return open, maxID + 1, nil
 }
+
+// maxJournalLine bounds the lines readJournal reads: a B line holds at
+// most journalArgsLimit bytes of arguments, in base64, beside its fields.
+const maxJournalLine = 4*journalArgsLimit + 1<<10
 
 func parseBegin(line []byte) (begunCall, bool) {
 	fields := string(line[2:])

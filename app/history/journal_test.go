@@ -195,3 +195,24 @@ func BenchmarkJournalBeginEnd(b *testing.B) {
 		j.End(j.Begin(&c))
 	}
 }
+
+// BenchmarkJournalBeginEndUnderLoad: the same with a call always open, as
+// under a steady load: the journal is never empty when a batch ends, so it
+// is compacted by reading it (readJournal) every journalRewrite bytes.
+func BenchmarkJournalBeginEndUnderLoad(b *testing.B) {
+	j, _, err := OpenJournal(filepath.Join(b.TempDir(), "calls.journal"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	c := record.Call{Start: time.Now(), ClientLabel: "cli", ClientName: "Cursor", ClientVersion: "1.2",
+		Session: "0123456789abcdef", Endpoint: "files", Server: "files", Method: "tools/call", Name: "read_file",
+		Arguments: []byte(`{"path":"/home/me/projects/switchboard/README.md"}`)}
+	open := j.Begin(&c)
+	b.ReportAllocs()
+	for b.Loop() {
+		next := j.Begin(&c)
+		j.End(open)
+		open = next
+	}
+}
