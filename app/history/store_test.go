@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -766,5 +767,68 @@ func TestSharedColumnsInABatch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A Flush that finds the queue full waits for the writer to take it (no
+// polling), then for the commit of what was queued before it; one whose
+// context ends first returns that error.
+func TestFlushWaitsForRoomInAFullQueue(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	opts := testOptions()
+	opts.QueueSize = 8
+	entered := make(chan struct{}, 1)
+	opts.beforeCommit = func() {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	s := openTest(t, opts)
+	defer once.Do(func() { close(release) })
+	s.RecordCall(call(0, "a", "first", ""))
+	go s.Flush(context.Background()) // the writer takes it and is held in beforeCommit
+	<-entered
+	for i := range opts.QueueSize + 1 { // the queue is full again (one more flush fits), one call dropped
+		s.RecordCall(call(i+1, "a", "queued", ""))
+	}
+	if d := s.Dropped(); d != 1 {
+		t.Fatalf("Dropped = %d, want 1", d)
+	}
+	// A flush has room beyond QueueSize: one takes it.
+	first := make(chan error, 1)
+	go func() { first <- s.Flush(context.Background()) }()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		s.mu.Lock()
+		n := len(s.pending)
+		s.mu.Unlock()
+		if n == opts.QueueSize+1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first flush was not queued: %d pending", n)
+		}
+		runtime.Gosched()
+	}
+
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Flush(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Flush of a full queue with the writer held = %v, want the context's error", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Flush(context.Background()) }()
+	once.Do(func() { close(release) })
+	if err := <-done; err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the first Flush: %v", err)
+	}
+	page, err := s.Calls(context.Background(), CallQuery{Tool: "queued", Limit: 100})
+	if err != nil || len(page.Calls) != opts.QueueSize {
+		t.Fatalf("%d queued calls stored (%v), want %d", len(page.Calls), err, opts.QueueSize)
 	}
 }
