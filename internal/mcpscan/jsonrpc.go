@@ -48,11 +48,11 @@ func (f shapeFacts) problem() string {
 // object; ok is false when body is something else or has something the
 // scan leaves to encoding/json (see JSONRPCProblem).
 func scanShape(body []byte) (f shapeFacts, ok bool) {
-	i := skipSpace(body, 0)
+	i := jsonSpace(body, 0)
 	if i >= len(body) || body[i] != '{' {
 		return f, false
 	}
-	i = skipSpace(body, i+1)
+	i = jsonSpace(body, i+1)
 	if i < len(body) && body[i] == '}' {
 		return f, true
 	}
@@ -63,8 +63,8 @@ func scanShape(body []byte) (f shapeFacts, ok bool) {
 			return f, false
 		}
 		key := body[i+1 : end-1]
-		i = skipSpace(body, end)
-		i = skipSpace(body, i+1) // the colon
+		i = jsonSpace(body, end)
+		i = jsonSpace(body, i+1) // the colon
 		if i >= len(body) {
 			return f, false
 		}
@@ -100,14 +100,14 @@ func scanShape(body []byte) (f shapeFacts, ok bool) {
 			}
 			i = skipValue(body, i)
 		}
-		i = skipSpace(body, i)
+		i = jsonSpace(body, i)
 		if i >= len(body) {
 			return f, false
 		}
 		if body[i] == '}' {
 			return f, true
 		}
-		i = skipSpace(body, i+1) // the comma
+		i = jsonSpace(body, i+1) // the comma
 	}
 	return f, false
 }
@@ -127,20 +127,6 @@ func foldsToShapeKey(key []byte) bool {
 		}
 	}
 	return false
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON whitespace.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // stringEnd returns the index after the string of valid JSON that starts
