@@ -78,8 +78,12 @@ func timeToServe(t *testing.T, home string) (d *daemonProc, status, call time.Du
 }
 
 // TestServesAtOnceWithBigHistory: with a 1 GB history.db the daemon answers
-// its API and an MCP call within a second of starting, after a clean stop
-// and after a kill -9 (when the history is checked, in the background).
+// its API and an MCP call within a second of when it does with no history,
+// after a clean stop and after a kill -9 (when the history is checked, in
+// the background). The baseline, a home with the same server and no
+// history, is timed in the same run: most of the time to a call is the
+// server's start, which on a loaded 2-core machine alone can pass a second
+// (1.25 s in a CI-like run at load 8), and that is not the history's.
 func TestServesAtOnceWithBigHistory(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "alpha")
@@ -88,12 +92,20 @@ func TestServesAtOnceWithBigHistory(t *testing.T) {
 	fi, _ := os.Stat(filepath.Join(home, daemon.HistoryFile))
 	t.Logf("built a %.2f GB history.db in %s", float64(fi.Size())/1e9, time.Since(built).Round(time.Millisecond))
 
+	empty := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, empty, "alpha")
+	d, baseStatus, baseCall := timeToServe(t, empty)
+	t.Logf("with no history: status answered %s after start, tools/call %s", baseStatus.Round(time.Millisecond), baseCall.Round(time.Millisecond))
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	<-d.done
+
 	for _, stop := range []string{"clean", "kill -9"} {
 		d, status, call := timeToServe(t, home)
 		t.Logf("after a %s stop: status answered %s after start, tools/call %s",
 			stop, status.Round(time.Millisecond), call.Round(time.Millisecond))
-		if status > time.Second || call > time.Second {
-			t.Errorf("after a %s stop: status after %s, call after %s; want both within 1 s", stop, status, call)
+		if status > baseStatus+time.Second || call > baseCall+time.Second {
+			t.Errorf("after a %s stop: status after %s, call after %s; want both within 1 s of the start with no history (%s, %s)",
+				stop, status, call, baseStatus, baseCall)
 		}
 		if stop == "kill -9" {
 			if !strings.Contains(d.out.String(), "checking the database in the background") {
