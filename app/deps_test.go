@@ -20,7 +20,7 @@ const module = "github.com/switchboardhq/switchboard"
 // history knows no supervisor, the daemon's clients (app/cli, app/tray,
 // app/window) do not import its internals, with no exception, the stdio
 // bridge (app/bridge) links of the module only the API's client and
-// contract, and the leaves (app/api/wire, app/installable,
+// contract and internal/mcpreq (a leaf: nothing of the module), and the leaves (app/api/wire, app/installable,
 // internal/mcpscan) import only the standard library. It lists the whole
 // module from wherever go test runs.
 func TestDependencies(t *testing.T) {
@@ -129,13 +129,26 @@ func dependencyProblems(pkg string, imports, deps []string) []string {
 		}
 	}
 	// The stdio bridge is a client of the daemon's endpoint: of the module
-	// it may link only the API's client and contract. What serves its own
-	// client (the gateway's Relay) it is given.
+	// it may link only the API's client and contract, and internal/mcpreq,
+	// the leaf that reads a go-sdk request's params and client the same way
+	// for the bridge and the gateway (one rule, not a copy in each). What
+	// serves its own client (the gateway's Relay) it is given.
 	if within(rel, "app/bridge") {
 		for _, d := range deps {
 			if inModule := d == module || strings.HasPrefix(d, module+"/"); inModule && !within(strings.TrimPrefix(d, module+"/"), "app/api/client") &&
-				!within(strings.TrimPrefix(d, module+"/"), "app/api/wire") {
-				problems = append(problems, pkg+" depends on "+d+": the bridge links nothing of the module but the API's client and contract (app/api/client, app/api/wire)")
+				!within(strings.TrimPrefix(d, module+"/"), "app/api/wire") && !within(strings.TrimPrefix(d, module+"/"), "internal/mcpreq") {
+				problems = append(problems, pkg+" depends on "+d+": the bridge links nothing of the module but the API's client and contract (app/api/client, app/api/wire) and internal/mcpreq")
+			}
+		}
+	}
+	// What the bridge and the gateway both read of a go-sdk request is a
+	// leaf: it links nothing of the module (the go-sdk, which the bridge
+	// links anyway, and the standard library are all it imports), so
+	// allowing it to the bridge lets nothing else in.
+	if within(rel, "internal/mcpreq") {
+		for _, d := range deps {
+			if d == module || strings.HasPrefix(d, module+"/") {
+				problems = append(problems, pkg+" depends on "+d+": internal/mcpreq, what the bridge and the gateway share, links nothing of the module")
 			}
 		}
 	}
@@ -262,6 +275,11 @@ func TestDependencyRules(t *testing.T) {
 		{module + "/app/bridge/x", nil, []string{module + "/app/tokens", module + "/app/api/wire"}, 1},
 		{module + "/app/bridgex", nil, []string{module + "/app/gateway"}, 0}, // prefixes are not parents
 		{module + "/app/gateway", []string{module + "/app/bridge"}, []string{module + "/app/bridge"}, 0},
+		// internal/mcpreq, which the bridge shares with the gateway, is a leaf.
+		{module + "/app/bridge", nil, []string{"github.com/modelcontextprotocol/go-sdk/mcp", module + "/internal/mcpreq", module + "/app/api/client"}, 0},
+		{module + "/app/bridge", nil, []string{module + "/internal/mcpscan"}, 1},
+		{module + "/internal/mcpreq", nil, []string{"reflect", "github.com/modelcontextprotocol/go-sdk/mcp", "golang.org/x/oauth2"}, 0},
+		{module + "/internal/mcpreq", nil, []string{"github.com/modelcontextprotocol/go-sdk/mcp", module + "/app/record"}, 1},
 		// The byte parsers import only std; the supervisor may use them.
 		{module + "/internal/mcpscan", nil, []string{"bytes", "encoding/json", "unicode/utf8"}, 0},
 		{module + "/internal/mcpscan", nil, []string{"bytes", "github.com/modelcontextprotocol/go-sdk/jsonrpc", module + "/app/record"}, 2},

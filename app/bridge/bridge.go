@@ -16,7 +16,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +24,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/internal/mcpreq"
 )
 
 // Options configure Run.
@@ -133,7 +134,7 @@ func Run(ctx context.Context, opts Options) error {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if r, ok := req.(*mcp.ServerRequest[*mcp.InitializeParams]); ok && r.Params != nil && r.Params.ClientInfo != nil {
 				up.introduce(r.Params.ClientInfo.Name, r.Params.ClientInfo.Version)
-			} else if name, version := clientInfo(req); name != "" {
+			} else if name, version := mcpreq.ClientInfo(req); name != "" {
 				up.introduce(name, version)
 			}
 			res, err := next(ctx, method, req)
@@ -211,8 +212,8 @@ func isListChanged(method string) bool {
 // forSubscription reports whether the notification req answers a
 // subscriptions/listen request (its _meta names the subscription).
 func forSubscription(req mcp.Request) bool {
-	p := req.GetParams()
-	if p == nil || isNilPointer(p) {
+	p := mcpreq.Params(req)
+	if p == nil {
 		return false
 	}
 	_, ok := p.GetMeta()[mcp.MetaKeySubscriptionID]
@@ -559,35 +560,4 @@ func (n *refusalNote) get() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.err
-}
-
-// clientInfo returns the name and version of the client that sent req:
-// from the request's _meta (stateless calls carry it there), else from the
-// session's initialize; "" when neither names it. (The gateway's rule,
-// app/gateway/record.go, which records calls by it; the go-sdk's
-// ClientInfo decodes the _meta value by encoding and decoding it again.)
-func clientInfo(req mcp.Request) (name, version string) {
-	// A request sent without params ({"method":"notifications/initialized"},
-	// as the TypeScript SDK sends it) holds typed-nil params.
-	if p := req.GetParams(); p != nil && !isNilPointer(p) {
-		switch info := p.GetMeta()[mcp.MetaKeyClientInfo].(type) {
-		case map[string]any:
-			name, _ = info["name"].(string)
-			version, _ = info["version"].(string)
-			return name, version
-		case *mcp.Implementation:
-			return info.Name, info.Version
-		}
-	}
-	if sr, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok {
-		if info := sr.ClientInfo(); info != nil {
-			return info.Name, info.Version
-		}
-	}
-	return "", ""
-}
-
-func isNilPointer(v any) bool {
-	rv := reflect.ValueOf(v)
-	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/app/record"
+	"github.com/switchboardhq/switchboard/internal/mcpreq"
 	"github.com/switchboardhq/switchboard/supervisor"
 )
 
@@ -214,7 +214,7 @@ func describeRequest(c *record.Call, req mcp.Request) {
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 		c.Session = ss.ID()
 	}
-	c.ClientName, c.ClientVersion = clientInfo(req)
+	c.ClientName, c.ClientVersion = mcpreq.ClientInfo(req)
 	switch p := req.GetParams().(type) {
 	case *mcp.CallToolParamsRaw:
 		c.Name, c.Arguments = p.Name, p.Arguments
@@ -229,36 +229,6 @@ func describeRequest(c *record.Call, req mcp.Request) {
 		}
 		c.Arguments, _ = json.Marshal(p.Argument)
 	}
-}
-
-// clientInfo returns the name and version of the client that sent req:
-// from the request's _meta (stateless calls carry it there), else from the
-// session's initialize. The go-sdk's ClientInfo does the same, but decodes
-// the _meta value by encoding and decoding it again, on every call.
-func clientInfo(req mcp.Request) (name, version string) {
-	// A request sent without params ({"method":"notifications/initialized"},
-	// as the TypeScript SDK sends it) holds typed-nil params.
-	if p := req.GetParams(); p != nil && !isNilPointer(p) {
-		switch info := p.GetMeta()[mcp.MetaKeyClientInfo].(type) {
-		case map[string]any:
-			name, _ = info["name"].(string)
-			version, _ = info["version"].(string)
-			return name, version
-		case *mcp.Implementation:
-			return info.Name, info.Version
-		}
-	}
-	if sr, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok {
-		if info := sr.ClientInfo(); info != nil {
-			return info.Name, info.Version
-		}
-	}
-	return "", ""
-}
-
-func isNilPointer(v any) bool {
-	rv := reflect.ValueOf(v)
-	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // classify maps an error to an outcome.
