@@ -149,40 +149,14 @@ func stringEnd(b []byte, i int) (end int, plain bool) {
 }
 
 // skipValue returns the index after the value of valid JSON that starts at
-// b[i].
+// b[i], or len(b) when none ends there. It is the walk ScanResponse uses
+// (scanner.value): one walk over values for both scans.
 func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		end, _ := stringEnd(b, i)
-		return end
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i, _ = stringEnd(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
+	s := scanner{b: b, i: i}
+	if !s.value() {
+		return len(b)
 	}
-	// A number, true, false or null.
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return i
-		}
-		i++
-	}
-	return i
+	return s.i
 }
 
 // present records that a key is there without keeping its value.

@@ -2,6 +2,7 @@ package mcpscan
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -72,4 +73,26 @@ func FuzzJSONRPCProblem(f *testing.F) {
 			t.Fatalf("%q: JSONRPCProblem %q, the full decode %q", body, got, want)
 		}
 	})
+}
+
+// BenchmarkJSONRPCProblem is the endpoint's check of each request body: a
+// tools/call whose arguments (skipped by the scan's walk over values) hold
+// a long text with escapes, and a small one.
+func BenchmarkJSONRPCProblem(b *testing.B) {
+	large, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{
+		"name": "write_file", "arguments": map[string]any{"path": "/tmp/x", "content": strings.Repeat("the \"quick\" brown fox\njumps over the lazy dog\n", 2000)}}})
+	small := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello","n":[1,2,3]}}}`)
+	for _, bc := range []struct {
+		name string
+		body []byte
+	}{{"large", large}, {"small", small}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.body)))
+			for b.Loop() {
+				if p := JSONRPCProblem(bc.body); p != "" {
+					b.Fatal(p)
+				}
+			}
+		})
+	}
 }
