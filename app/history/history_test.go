@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 )
 
@@ -235,9 +236,7 @@ func BenchmarkRecordJournaled(b *testing.B) {
 			opts.CleanCheckDelay = -1 // the check of the new file, at once, not in the measured loop
 			opts.Logger = slog.New(slog.DiscardHandler)
 			s := openTest(b, opts)
-			for s.Checking() {
-				time.Sleep(time.Millisecond)
-			}
+			testutil.EventuallyEvery(b, 20*time.Second, time.Millisecond, "the integrity check of the new history file (Checking) to end before the measured loop", func() bool { return !s.Checking() })
 			calls := make([]record.Call, 64)
 			for i := range calls {
 				calls[i] = call(i, "echo", "echo", fmt.Sprintf(`{"text":"hello, history %d"}`, i))
