@@ -371,6 +371,22 @@ func editorMessage(err error) string {
 	return msg
 }
 
+// skipMessage is why import leaves an entry alone, with, for a server
+// that can still be added by hand, the command line that adds it: the
+// clients package says what is missing in its own terms (SkippedEntry's
+// ByHand) and the API names the flags, as editorMessage does.
+func skipMessage(sk clients.SkippedEntry) string {
+	switch sk.ByHand {
+	case clients.ByHandSecretHeader:
+		return sk.Reason + " (on the command line: `switchboard install --url URL --name NAME --secret-header NAME=VALUE`)"
+	case clients.ByHandBearerToken:
+		return sk.Reason + " (on the command line: `switchboard install --url URL --name NAME --secret-header Authorization=\"Bearer …\"`)"
+	case clients.ByHandValue:
+		return sk.Reason + " (on the command line: `switchboard install --url URL --name NAME`, with --header or --secret-header)"
+	}
+	return sk.Reason
+}
+
 func conflicts(cs []clients.Conflict) []wire.Conflict {
 	var out []wire.Conflict
 	for _, c := range cs {
@@ -559,7 +575,7 @@ func (s *Server) importPlan(r *http.Request, req wire.ImportRequest) (*importPla
 	importable, skipped := clients.EntriesToImport(c, entries, co.GatewayURL, os.LookupEnv)
 	ip.skip = map[string]string{}
 	for _, sk := range skipped {
-		ip.skip[sk.Name] = sk.Reason
+		ip.skip[sk.Name] = skipMessage(sk)
 	}
 	var chosen []clients.ImportEntry
 	for _, ie := range importable {

@@ -40,3 +40,26 @@ func TestEditorMessage(t *testing.T) {
 		})
 	}
 }
+
+// skipMessage adds to the clients package's reason for leaving an entry
+// alone the command line that adds the server by hand; the package's own
+// reasons name no flag.
+func TestSkipMessage(t *testing.T) {
+	tests := []struct {
+		sk   clients.SkippedEntry
+		want string
+	}{
+		{clients.SkippedEntry{Name: "a", Reason: "it is Switchboard's own entry"}, "it is Switchboard's own entry"},
+		{clients.SkippedEntry{Name: "b", Reason: "header X-Key takes its value from $K", ByHand: clients.ByHandSecretHeader},
+			"header X-Key takes its value from $K (on the command line: `switchboard install --url URL --name NAME --secret-header NAME=VALUE`)"},
+		{clients.SkippedEntry{Name: "c", Reason: "it needs its bearer token from $T", ByHand: clients.ByHandBearerToken},
+			"it needs its bearer token from $T (on the command line: `switchboard install --url URL --name NAME --secret-header Authorization=\"Bearer …\"`)"},
+		{clients.SkippedEntry{Name: "d", Reason: "it takes a value from a file", ByHand: clients.ByHandValue},
+			"it takes a value from a file (on the command line: `switchboard install --url URL --name NAME`, with --header or --secret-header)"},
+	}
+	for _, tt := range tests {
+		if got := skipMessage(tt.sk); got != tt.want {
+			t.Errorf("skipMessage(%s) =\n%s\nwant\n%s", tt.sk.Name, got, tt.want)
+		}
+	}
+}

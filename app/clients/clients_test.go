@@ -453,7 +453,7 @@ func TestEntriesToImport(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 	own := "it is Switchboard's own entry"
-	if d := cmp.Diff([]SkippedEntry{{"switchboard", own}, {"gw", own}, {"old-bridge", own}}, skipped); d != "" {
+	if d := cmp.Diff([]SkippedEntry{{Name: "switchboard", Reason: own}, {Name: "gw", Reason: own}, {Name: "old-bridge", Reason: own}}, skipped); d != "" {
 		t.Errorf("skipped (-want +got):\n%s", d)
 	}
 }

@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -57,10 +58,41 @@ type EnvVar struct {
 }
 
 // A SkippedEntry is an entry of a client's file that import cannot take
-// over, and why.
+// over, and why. ByHand, when set, says how the server can still be added
+// by hand as a remote server: the caller words that in its own terms (the
+// API names the command line's `switchboard install --url` and its flags).
 type SkippedEntry struct {
 	Name   string
 	Reason string
+	ByHand ByHand `json:",omitempty"`
+}
+
+// ByHand is what a remote server added by hand needs that the client's
+// entry could not give.
+type ByHand string
+
+// What a skipped remote server needs when it is added by hand.
+const (
+	// ByHandSecretHeader: a header whose value is a secret.
+	ByHandSecretHeader ByHand = "secret-header"
+	// ByHandBearerToken: the Authorization header, "Bearer " and a token,
+	// as a secret.
+	ByHandBearerToken ByHand = "bearer-token"
+	// ByHandValue: a value the client would have asked for or read.
+	ByHandValue ByHand = "value"
+)
+
+// byHandError is a reason to skip an entry whose server can still be
+// added by hand.
+type byHandError struct {
+	msg string
+	how ByHand
+}
+
+func (e *byHandError) Error() string { return e.msg }
+
+func byHandf(how ByHand, format string, args ...any) error {
+	return &byHandError{msg: fmt.Sprintf(format, args...), how: how}
 }
 
 // LookupEnv finds an environment variable, as os.LookupEnv does.
@@ -81,12 +113,16 @@ func EntriesToImport(c Client, entries []Entry, gatewayURL string, lookupEnv Loo
 	var skipped []SkippedEntry
 	for _, e := range entries {
 		if IsSwitchboard(e, gatewayURL) {
-			skipped = append(skipped, SkippedEntry{e.Name, "it is Switchboard's own entry"})
+			skipped = append(skipped, SkippedEntry{Name: e.Name, Reason: "it is Switchboard's own entry"})
 			continue
 		}
 		ie, err := importEntry(c, e, lookupEnv)
 		if err != nil {
-			skipped = append(skipped, SkippedEntry{e.Name, err.Error()})
+			sk := SkippedEntry{Name: e.Name, Reason: err.Error()}
+			if bh, ok := errors.AsType[*byHandError](err); ok {
+				sk.ByHand = bh.how
+			}
+			skipped = append(skipped, sk)
 			continue
 		}
 		out = append(out, ie)
@@ -139,8 +175,8 @@ func importEnabled(c Client, e Entry, lookupEnv LookupEnv) (ImportEntry, error) 
 	for _, h := range slices.Sorted(maps.Keys(e.EnvHeaders)) {
 		v, ok := lookupEnv(e.EnvHeaders[h])
 		if !ok {
-			return ImportEntry{}, fmt.Errorf("header %s takes its value from $%s (env_http_headers), which is not set in Switchboard's environment; "+
-				"set it and import again, or add the server with `switchboard install --url` and --secret-header", h, e.EnvHeaders[h])
+			return ImportEntry{}, byHandf(ByHandSecretHeader, "header %s takes its value from $%s (env_http_headers), which is not set in Switchboard's environment; "+
+				"set it and import again, or add the server by hand with the header as a secret", h, e.EnvHeaders[h])
 		}
 		r.headers[h] = v
 		r.secretVars = append(r.secretVars, h)
@@ -148,8 +184,8 @@ func importEnabled(c Client, e Entry, lookupEnv LookupEnv) (ImportEntry, error) 
 	if e.BearerTokenEnv != "" {
 		v, ok := lookupEnv(e.BearerTokenEnv)
 		if !ok {
-			return ImportEntry{}, fmt.Errorf("it needs its bearer token from $%s (bearer_token_env_var), which is not set in Switchboard's environment; "+
-				"set it and import again, or add the server with `switchboard install --url` and --secret-header Authorization=\"Bearer …\"", e.BearerTokenEnv)
+			return ImportEntry{}, byHandf(ByHandBearerToken, "it needs its bearer token from $%s (bearer_token_env_var), which is not set in Switchboard's environment; "+
+				"set it and import again, or add the server by hand with the token as a secret Authorization header", e.BearerTokenEnv)
 		}
 		r.headers["Authorization"] = "Bearer " + v
 	}
@@ -180,8 +216,8 @@ func remoteEntry(name string, r remote, lookupEnv LookupEnv) (ImportEntry, error
 	// logs only if config.json holds a reference, which it cannot: say so.
 	for _, ref := range refs {
 		if LooksSecret(ref) {
-			return ImportEntry{}, fmt.Errorf("its URL holds a secret ($%s); Switchboard keeps secrets only in headers: "+
-				"add the server with `switchboard install --url` and --secret-header", ref)
+			return ImportEntry{}, byHandf(ByHandSecretHeader, "its URL holds a secret ($%s); Switchboard keeps secrets only in headers: "+
+				"add the server by hand with the secret in a header", ref)
 		}
 	}
 	ie := ImportEntry{Name: name, URL: u, Transport: r.transport}
@@ -214,8 +250,8 @@ func expandRefs(s string, lookupEnv LookupEnv) (string, []string, error) {
 			return m
 		}
 		if id, ok := strings.CutPrefix(ref, "input:"); ok {
-			problem = fmt.Errorf("asks the client to prompt for ${input:%s}, which Switchboard cannot do: "+
-				"add the server with `switchboard install --url` and give the value there", id)
+			problem = byHandf(ByHandValue, "asks the client to prompt for ${input:%s}, which Switchboard cannot do: "+
+				"add the server by hand and give the value there", id)
 			return m
 		}
 		ref = strings.TrimPrefix(ref, "env:")
@@ -251,8 +287,8 @@ func openCodeRefs(r *remote) error {
 			sub := openCodeRef.FindStringSubmatch(m)
 			if sub[1] == "file" {
 				if problem == nil {
-					problem = fmt.Errorf("it takes a value from a file ({file:%s}), which Switchboard does not read: "+
-						"add the server with `switchboard install --url` and give the value there", sub[2])
+					problem = byHandf(ByHandValue, "it takes a value from a file ({file:%s}), which Switchboard does not read: "+
+						"add the server by hand and give the value there", sub[2])
 				}
 				return m
 			}
