@@ -358,12 +358,28 @@ func planError(err error) error {
 // the wording is added here, where the typed error is found, in place of
 // the error's own message wherever the chain holds it.
 func editorMessage(err error) string {
+	return editorMessageFor(err, true)
+}
+
+// importEditorMessage is editorMessage for `clients import --replace`,
+// which has no --force (wire.ImportRequest has no Force; the plan it makes
+// never forces): a read-only file is left to the user to make writable,
+// and the import to be run again.
+func importEditorMessage(err error) string {
+	return editorMessageFor(err, false)
+}
+
+func editorMessageFor(err error, canForce bool) string {
 	msg := err.Error()
 	if conflict, ok := errors.AsType[*clients.ConflictError](err); ok {
 		msg = strings.Replace(msg, conflict.Error(), conflict.Error()+" (rename it, or replace it: --replace on the command line)", 1)
 	}
 	if readOnly, ok := errors.AsType[*clients.ReadOnlyError](err); ok {
-		msg = strings.Replace(msg, readOnly.Error(), readOnly.Error()+", or pass --force to change it anyway", 1)
+		advice := ", or pass --force to change it anyway"
+		if !canForce {
+			advice = " and import again"
+		}
+		msg = strings.Replace(msg, readOnly.Error(), readOnly.Error()+advice, 1)
 	}
 	if chmod, ok := errors.AsType[*clients.MakeWritableError](err); ok {
 		msg = strings.Replace(msg, chmod.Error(), fmt.Sprintf("making %s writable (--force): %v", chmod.Dir, chmod.Err), 1)
@@ -637,7 +653,7 @@ func (s *Server) importPlan(r *http.Request, req wire.ImportRequest) (*importPla
 			Connect: clients.Connect{URL: co.GatewayURL, Token: tok.Secret, BinaryPath: co.BinaryPath, Home: co.Home,
 				Profile: tok.Profile}}) // the client keeps its profile
 		if err != nil {
-			return nil, errorf(http.StatusUnprocessableEntity, "%s", editorMessage(err))
+			return nil, errorf(http.StatusUnprocessableEntity, "%s", importEditorMessage(err))
 		}
 		if p.Hash != fileHash {
 			return nil, errorf(http.StatusConflict, "%s changed while the import was planned; plan again", path)
@@ -861,7 +877,7 @@ func (s *Server) applyImport(r *http.Request) (wire.ImportResult, error) {
 	if ip.file != nil && ip.file.Changed() {
 		if err := s.writeClientFile(ip.file); err != nil {
 			return wire.ImportResult{}, errorf(http.StatusConflict,
-				"the servers were imported, but %s was not rewritten: %s; plan the import again to replace them", ip.file.Path, editorMessage(err))
+				"the servers were imported, but %s was not rewritten: %s; plan the import again to replace them", ip.file.Path, importEditorMessage(err))
 		}
 	}
 	v, err := s.viewOf(s.clients, ip.env, ip.view.Client)

@@ -41,6 +41,20 @@ func TestEditorMessage(t *testing.T) {
 	}
 }
 
+// An import that replaces the client's entries has no --force: its advice
+// on a read-only file is to make it writable and import again.
+func TestImportEditorMessage(t *testing.T) {
+	readOnly := &clients.ReadOnlyError{Path: "/h/.cursor/mcp.json", Mode: 0o444}
+	want := "cursor: /h/.cursor/mcp.json is read-only (the file has mode 0444): " +
+		"Switchboard does not change a file someone made read-only; make it writable and import again"
+	if got := importEditorMessage(fmt.Errorf("cursor: %w", readOnly)); got != want {
+		t.Errorf("importEditorMessage =\n%s\nwant\n%s", got, want)
+	}
+	if got := importEditorMessage(errors.New("reading x: boom")); got != "reading x: boom" {
+		t.Errorf("importEditorMessage(another error) = %s", got)
+	}
+}
+
 // skipMessage adds to the clients package's reason for leaving an entry
 // alone the command line that adds the server by hand; the package's own
 // reasons name no flag.

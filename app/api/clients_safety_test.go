@@ -251,7 +251,8 @@ func TestEarlierSwitchboardEntryThroughAPI(t *testing.T) {
 }
 
 // A read-only client file is refused with the flag that gets past it: the
-// clients package's error says it is read-only, the API adds --force.
+// clients package's error says it is read-only, the API adds --force (to
+// connect's and disconnect's answers; import has no --force).
 func TestReadOnlyClientFileThroughAPI(t *testing.T) {
 	e := newClientsEnv(t)
 	ctx := t.Context()
@@ -270,8 +271,11 @@ func TestReadOnlyClientFileThroughAPI(t *testing.T) {
 	if _, err := e.client.ApplyClient(ctx, "cursor", change); statusOf(err) != 409 || err.Error() != want {
 		t.Errorf("apply to a read-only file = %v, want 409 %q", err, want)
 	}
-	if _, err := e.client.PlanImport(ctx, "cursor", "", wire.ImportRequest{Replace: true}); statusOf(err) != 422 || err.Error() != want {
-		t.Errorf("import replacing in a read-only file = %v, want 422 %q", err, want)
+	// An import has no --force: make the file writable and import again.
+	wantImport := path + " is read-only (the file has mode 0444): Switchboard does not change a file someone made read-only; " +
+		"make it writable and import again"
+	if _, err := e.client.PlanImport(ctx, "cursor", "", wire.ImportRequest{Replace: true}); statusOf(err) != 422 || err.Error() != wantImport {
+		t.Errorf("import replacing in a read-only file = %v, want 422 %q", err, wantImport)
 	}
 	if data, _ := os.ReadFile(path); string(data) != original {
 		t.Errorf("the file was changed: %s", data)

@@ -65,6 +65,9 @@ func TestCommandLineUsage(t *testing.T) {
 		{[]string{"clients", "import", "cursor", "--profile", "coding"}, exitUsage, "--profile goes with connect"},
 		{[]string{"clients", "disconnect", "cursor", "--profile", "coding"}, exitUsage, "--profile goes with connect"},
 		{[]string{"clients", "backups", "cursor", "--revoke"}, exitUsage, "--revoke goes with disconnect"},
+		// import has no --force (its API request has none): refused, not ignored.
+		{[]string{"clients", "import", "cursor", "--replace", "--force"}, exitUsage, "--force goes with connect or disconnect"},
+		{[]string{"clients", "restore", "cursor", "b", "--force"}, exitUsage, "--force goes with connect or disconnect"},
 		{[]string{"status"}, exitError, "switchboard is not running for " + home},
 		// The verbs of profiles and approvals with the daemon down: as every
 		// other verb, exit 1 saying how to start it.

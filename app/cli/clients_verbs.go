@@ -66,6 +66,9 @@ func clientsVerb() verb {
 			if *revoke && action != "disconnect" {
 				return usageError{"--revoke goes with disconnect"}
 			}
+			if *force && action != "connect" && action != "disconnect" {
+				return usageError{"--force goes with connect or disconnect"}
+			}
 			if *profile != "" && action != "connect" {
 				return usageError{"--profile goes with connect"}
 			}
