@@ -166,10 +166,13 @@ func decodeRPCError(obj []byte) *jsonrpc.Error {
 // fastEnvelope finds, in a line, the id of a response to one of the
 // gateway's calls and its result or error, without decoding them; ok is
 // false for anything else. The gateway's ids are plain strings (no
-// escapes), so the id is compared as it is written.
+// escapes), so the id is compared as it is written. An "error": null is
+// no error (responseError); a response with neither a result nor an
+// error, or with both, is left to the go-sdk (deliverMessage).
 func fastEnvelope(line []byte) (id string, result, errObj []byte, ok bool) {
 	r, ok := mcpscan.ScanResponse(line)
-	if !ok || (r.Result == nil) == (r.Error == nil) {
+	errObj = responseError(r.Error)
+	if !ok || (r.Result == nil) == (errObj == nil) {
 		return "", nil, nil, false
 	}
 	idRaw := r.ID
@@ -177,7 +180,7 @@ func fastEnvelope(line []byte) (id string, result, errObj []byte, ok bool) {
 		string(idRaw[1:1+len(fastIDPrefix)]) != fastIDPrefix {
 		return "", nil, nil, false
 	}
-	return string(idRaw[1 : len(idRaw)-1]), r.Result, r.Error, true
+	return string(idRaw[1 : len(idRaw)-1]), r.Result, errObj, true
 }
 
 // lineWriter is a connection that writes encoded messages as they are

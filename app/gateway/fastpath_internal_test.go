@@ -27,6 +27,9 @@ func TestFastEnvelope(t *testing.T) {
 		{line: `{"jsonrpc":"2.0","id":"sbf-6","result":{},"error":{"code":1}}`},        // both
 		{line: `{"jsonrpc":"2.0","id":"sbf-7","result":{"a":1}`},                       // cut short
 		{line: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":1}}`}, // a notification
+		// "error": null is no error, as the go-sdk reads it (responseError).
+		{line: `{"jsonrpc":"2.0","id":"sbf-8","result":{"a":1},"error":null}`, id: "sbf-8", result: `{"a":1}`},
+		{line: `{"jsonrpc":"2.0","id":"sbf-9","error" : null }`}, // neither: the go-sdk's empty result
 	} {
 		id, result, eobj, ok := fastEnvelope([]byte(c.line))
 		if ok != (c.id != "") || id != c.id || string(result) != c.result || string(eobj) != c.eobj {

@@ -29,7 +29,8 @@ import (
 //     mcpscan.PlainToolResult reads keys the same way), a reply's error
 //     among them (clientError);
 //   - the ids of the SDK's client are numbers, which the gateway's own
-//     calls on a backend connection rely on (fastIDPrefix).
+//     calls on a backend connection rely on (fastIDPrefix);
+//   - a response's "error": null is no error (responseError).
 
 // clientError decodes the error of a client's reply as the go-sdk decodes
 // a message's error member (case-sensitively, a code that is an integer);
@@ -40,6 +41,17 @@ func clientError(obj []byte) (*jsonrpc.Error, bool) {
 		return nil, false
 	}
 	return &e, true
+}
+
+// responseError is the error member of a backend's response, as
+// mcpscan.ScanResponse found it, the way the go-sdk reads it: null is no
+// error (its decoder leaves the *WireError nil, so the response is its
+// result, or an empty one), anything else is the error; nil when absent.
+func responseError(raw []byte) []byte {
+	if string(raw) == "null" {
+		return nil
+	}
+	return raw
 }
 
 // sessionVersion reports whether v is an MCP-Protocol-Version of the

@@ -386,6 +386,42 @@ func TestSDKRuleClientError(t *testing.T) {
 	}
 }
 
+// TestSDKRuleNullError gives a backend's response to the SDK's decoder and
+// to fastEnvelope: where the fast path takes it, it reads an error exactly
+// when the SDK does, and the same result; "error": null is none.
+func TestSDKRuleNullError(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":"sbf-1","result":{"a":1},"error":null}`,
+		`{"jsonrpc":"2.0","id":"sbf-1","error":null,"result":{}}`,
+		`{"jsonrpc":"2.0","id":"sbf-1","result":null,"error": null }`,
+		`{"jsonrpc":"2.0","id":"sbf-1","error":null}`,
+		`{"jsonrpc":"2.0","id":"sbf-1","error":{"code":-32602,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":"sbf-1","result":{"a":1}}`,
+	} {
+		msg, err := jsonrpc.DecodeMessage([]byte(line))
+		resp, isResp := msg.(*jsonrpc.Response)
+		if err != nil || !isResp {
+			t.Fatalf("%s: the SDK reads %T, %v; want a response", line, msg, err)
+		}
+		_, result, errObj, ok := fastEnvelope([]byte(line))
+		if !ok {
+			// Left to the go-sdk, which delivers it (deliverMessage): fine
+			// for a response with neither member, which fastEnvelope
+			// cannot tell a result of.
+			if resp.Error == nil && resp.Result != nil {
+				t.Errorf("%s: the fast path leaves to the SDK a plain result", line)
+			}
+			continue
+		}
+		if (errObj != nil) != (resp.Error != nil) {
+			t.Errorf("%s: the fast path reads an error: %v (%s), the SDK: %v", line, errObj != nil, errObj, resp.Error)
+		}
+		if errObj == nil && string(result) != string(resp.Result) {
+			t.Errorf("%s: the fast path reads result %s, the SDK %s", line, result, resp.Result)
+		}
+	}
+}
+
 // TestSDKClientIDsAreNumbers fails if the SDK's client ever sends a
 // request with a string id: the gateway's own calls on a backend
 // connection (fastback.go) use string ids starting fastIDPrefix, which
