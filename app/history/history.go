@@ -239,6 +239,47 @@ func (c *conns) close() error {
 	return errors.Join(errR, c.w.Close())
 }
 
+// Work on the writer connection is never interrupted inside a statement:
+// SQLite interrupted in one, or database/sql rolling back a transaction
+// whose own context ended, makes database/sql drop the connection, and
+// modernc.org/sqlite (v1.62.0) then leaves that connection's files open. On
+// Windows the database could then not be deleted or replaced until the
+// process exits (TestStoppedRetentionLeavesNoFileOpen). So each statement
+// checks ctx before it starts and then runs to its end; every one is bounded
+// (a chunk of rows, a few pages), so a stop waits for one at most.
+
+// execer is a *sql.DB or a *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// execStep runs one statement on db unless ctx has ended.
+func execStep(ctx context.Context, db execer, query string, args ...any) (sql.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return db.ExecContext(context.WithoutCancel(ctx), query, args...)
+}
+
+// scanStep runs one query on db unless ctx has ended, and scans its row
+// into dest.
+func scanStep(ctx context.Context, db execer, query string, args []any, dest ...any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.QueryRowContext(context.WithoutCancel(ctx), query, args...).Scan(dest...)
+}
+
+// beginTx starts a transaction on db unless ctx has ended; the end of ctx
+// does not roll it back (the caller's deferred Rollback does).
+func beginTx(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return db.BeginTx(context.WithoutCancel(ctx), nil)
+}
+
 // wdb is the writer connection, rdb the read-only pool, of the database
 // in use.
 func (s *Store) wdb() *sql.DB { return s.db.Load().w }

@@ -76,8 +76,9 @@ func (s *Store) Retention() (maxAge time.Duration, maxBytes int64) {
 // Retain runs one retention pass now: it deletes records older than MaxAge,
 // downsamples resource samples, then deletes the oldest calls and log lines
 // until the database's used size is under MaxBytes. Every step is a series of
-// small transactions. The background goroutine calls it every
-// RetentionInterval; tests call it with an injected clock.
+// small transactions. When ctx ends the pass stops before its next
+// statement, never inside one (see execStep). The background goroutine
+// calls it every RetentionInterval; tests call it with an injected clock.
 func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 	var rep RetentionReport
 	now := s.opts.Now()
@@ -128,13 +129,13 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 			{"logs", "time", &rep.Logs},
 		} {
 			var rows int64
-			if err := s.wdb().QueryRowContext(ctx, "SELECT count(*) FROM "+t.table).Scan(&rows); err != nil {
+			if err := scanStep(ctx, s.wdb(), "SELECT count(*) FROM "+t.table, nil, &rows); err != nil {
 				return rep, err
 			}
 			todo := int64(math.Ceil(frac * float64(rows)))
 			q := fmt.Sprintf(`DELETE FROM %[1]s WHERE id IN (SELECT id FROM %[1]s ORDER BY %[2]s LIMIT ?)`, t.table, t.col)
 			for todo > 0 {
-				res, err := s.wdb().ExecContext(ctx, q, min(todo, retentionChunk))
+				res, err := execStep(ctx, s.wdb(), q, min(todo, retentionChunk))
 				if err != nil {
 					return rep, err
 				}
@@ -147,7 +148,7 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 			}
 		}
 		for range 8 {
-			if _, err := s.wdb().ExecContext(ctx, `INSERT INTO calls_fts(calls_fts, rank) VALUES ('merge', -256)`); err != nil {
+			if _, err := execStep(ctx, s.wdb(), `INSERT INTO calls_fts(calls_fts, rank) VALUES ('merge', -256)`); err != nil {
 				return rep, err
 			}
 		}
@@ -158,13 +159,13 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 	// Give freed pages back to the file system, a bounded number at a time.
 	for i := 0; i < 64; i++ {
 		var free int64
-		if err := s.wdb().QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
+		if err := scanStep(ctx, s.wdb(), "PRAGMA freelist_count", nil, &free); err != nil {
 			return rep, err
 		}
 		if free == 0 {
 			break
 		}
-		if _, err := s.wdb().ExecContext(ctx, "PRAGMA incremental_vacuum(2048)"); err != nil {
+		if _, err := execStep(ctx, s.wdb(), "PRAGMA incremental_vacuum(2048)"); err != nil {
 			return rep, err
 		}
 	}
@@ -175,7 +176,7 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 // deleteChunks runs a chunked DELETE until it deletes nothing.
 func (s *Store) deleteChunks(ctx context.Context, q string, n *int64, args ...any) error {
 	for {
-		res, err := s.wdb().ExecContext(ctx, q, args...)
+		res, err := execStep(ctx, s.wdb(), q, args...)
 		if err != nil {
 			return err
 		}
@@ -193,8 +194,8 @@ func (s *Store) deleteChunks(ctx context.Context, q string, n *int64, args ...an
 // usedBytes is the size of the database's pages in use (freed pages excluded).
 func (s *Store) usedBytes(ctx context.Context) (int64, error) {
 	var pages, free, size int64
-	err := s.wdb().QueryRowContext(ctx, `SELECT p.page_count, f.freelist_count, s.page_size
-		FROM pragma_page_count p, pragma_freelist_count f, pragma_page_size s`).Scan(&pages, &free, &size)
+	err := scanStep(ctx, s.wdb(), `SELECT p.page_count, f.freelist_count, s.page_size
+		FROM pragma_page_count p, pragma_freelist_count f, pragma_page_size s`, nil, &pages, &free, &size)
 	return (pages - free) * size, err
 }
 
@@ -209,8 +210,7 @@ func (s *Store) downsample(ctx context.Context, now time.Time, age, bucket time.
 	var merged int64
 	for {
 		var lo sql.NullInt64
-		if err := s.wdb().QueryRowContext(ctx, `SELECT min(time) FROM samples WHERE span < ? AND time < ?`, b, cutoff).
-			Scan(&lo); err != nil {
+		if err := scanStep(ctx, s.wdb(), `SELECT min(time) FROM samples WHERE span < ? AND time < ?`, []any{b, cutoff}, &lo); err != nil {
 			return merged, err
 		}
 		if !lo.Valid {
@@ -227,18 +227,18 @@ func (s *Store) downsample(ctx context.Context, now time.Time, age, bucket time.
 }
 
 func (s *Store) mergeWindow(ctx context.Context, b, from, to int64) (int64, error) {
-	tx, err := s.wdb().BeginTx(ctx, nil)
+	tx, err := beginTx(ctx, s.wdb())
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO samples (time, server, cpu, rss, processes, span, n)
+	if _, err := execStep(ctx, tx, `INSERT INTO samples (time, server, cpu, rss, processes, span, n)
 		SELECT (time / ?1) * ?1 AS bucket, server, sum(cpu * n) / sum(n), max(rss), max(processes), ?1, sum(n)
 		FROM samples WHERE span < ?1 AND time >= ?2 AND time < ?3
 		GROUP BY server, bucket`, b, from, to); err != nil {
 		return 0, err
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM samples WHERE span < ?1 AND time >= ?2 AND time < ?3`, b, from, to)
+	res, err := execStep(ctx, tx, `DELETE FROM samples WHERE span < ?1 AND time >= ?2 AND time < ?3`, b, from, to)
 	if err != nil {
 		return 0, err
 	}

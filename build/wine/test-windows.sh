@@ -125,7 +125,7 @@ EOF
 	if [ "$rc" != 0 ] || [ -n "$fails" ] || ! grep -q '^PASS$' "$log"; then
 		failed=1
 		note="FAILED (exit $rc) ${fails}"
-		grep -E '^(--- FAIL|panic:|FAIL)|^\s+\S+_test\.go:[0-9]+:' "$log" | head -40 >&2 || true
+		grep -E '^(--- FAIL|panic:|FAIL)|^\s+\S+\.go:[0-9]+:' "$log" | head -40 >&2 || true
 	fi
 	if [ -n "$selfskip" ]; then
 		failed=1
