@@ -20,9 +20,9 @@ const module = "github.com/switchboardhq/switchboard"
 // history knows no supervisor, the daemon's clients (app/cli, app/tray,
 // app/window) do not import its internals, with no exception, the stdio
 // bridge (app/bridge) links of the module only the API's client and
-// contract and internal/mcpreq (a leaf: nothing of the module), and the leaves (app/api/wire, app/installable,
-// internal/mcpscan) import only the standard library. It lists the whole
-// module from wherever go test runs.
+// contract and internal/mcpreq (a leaf: nothing of the module), and the
+// leaves (app/api/wire, app/installable, internal/mcpscan) import only the
+// standard library. It lists the whole module from wherever go test runs.
 func TestDependencies(t *testing.T) {
 	for _, tags := range []string{"", "tray", "desktop,production,webkit2_41"} {
 		t.Run("tags="+tags, func(t *testing.T) {
