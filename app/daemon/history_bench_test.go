@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app/gateway"
 	"github.com/switchboardhq/switchboard/app/history"
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -151,19 +152,19 @@ func BenchmarkHistoryOnOff(b *testing.B) {
 	// calls included; cpuCalls[c][i] their calls.
 	var cpu, cpuCalls [2][2]float64
 	var cpuPaired [2][]float64 // on less off, µs per call, burst by burst
-	_, haveCPU := processCPU()
+	_, haveCPU := testutil.ProcessCPU()
 
 	// measured returns the process's CPU that f and then committing the
 	// history's queue (when mode i has one) took.
 	measured := func(i int, f func()) time.Duration {
-		cpu0, _ := processCPU()
+		cpu0, _ := testutil.ProcessCPU()
 		f()
 		if h := stacks[i].hist; h != nil {
 			if err := h.Flush(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu1, _ := processCPU()
+		cpu1, _ := testutil.ProcessCPU()
 		return cpu1 - cpu0
 	}
 	burst := func(i int) time.Duration {

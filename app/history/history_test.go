@@ -34,7 +34,7 @@ func BenchmarkRecordCall(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, haveCPU := processCPU()
+	cpu0, haveCPU := testutil.ProcessCPU()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		c := calls[i%len(calls)]
@@ -43,7 +43,7 @@ func BenchmarkRecordCall(b *testing.B) {
 	}
 	flush(b, s)
 	elapsed := time.Since(start)
-	cpu1, _ := processCPU()
+	cpu1, _ := testutil.ProcessCPU()
 	b.StopTimer()
 	if d := s.Dropped(); d != 0 {
 		b.Fatalf("%d dropped", d)
@@ -246,7 +246,7 @@ func BenchmarkRecordJournaled(b *testing.B) {
 			perTick := rate / int(time.Second/tick)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0, haveCPU := processCPU()
+			cpu0, haveCPU := testutil.ProcessCPU()
 			next := time.Now()
 			for i := 0; i < b.N; i++ {
 				if i%perTick == 0 {
@@ -259,7 +259,7 @@ func BenchmarkRecordJournaled(b *testing.B) {
 				s.RecordCall(c)
 			}
 			flush(b, s)
-			cpu1, _ := processCPU()
+			cpu1, _ := testutil.ProcessCPU()
 			b.StopTimer()
 			if d := s.Dropped(); d != 0 {
 				b.Fatalf("%d dropped", d)

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 )
 
 // BenchmarkInsertCost measures what SQLite costs per stored call, schema
@@ -94,7 +96,7 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
 	var inserts writer // for callInsert
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, haveCPU := processCPU()
+	cpu0, haveCPU := testutil.ProcessCPU()
 	start := time.Now()
 	for done := 0; done < b.N; {
 		n := min(batchSize, b.N-done)
@@ -144,7 +146,7 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
 		done += n
 	}
 	wall := time.Since(start)
-	cpu1, _ := processCPU()
+	cpu1, _ := testutil.ProcessCPU()
 	b.StopTimer()
 	conn.Close() // the writer pool's one connection, for the count below
 	b.ReportMetric(float64(wall.Microseconds())/float64(b.N), "wall-µs/row")

@@ -1,15 +1,15 @@
 //go:build unix
 
-package history
+package testutil
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the user + system time this process has used; ok is false
-// where it cannot be read.
-func processCPU() (_ time.Duration, ok bool) {
+// ProcessCPU is the user + system time this process has used; ok is false
+// where it cannot be read (then benchmarks report wall time only).
+func ProcessCPU() (_ time.Duration, ok bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
