@@ -239,14 +239,18 @@ func (c *conns) close() error {
 	return errors.Join(errR, c.w.Close())
 }
 
-// Work on the writer connection is never interrupted inside a statement:
-// SQLite interrupted in one, or database/sql rolling back a transaction
-// whose own context ended, makes database/sql drop the connection, and
-// modernc.org/sqlite (v1.62.0) then leaves that connection's files open. On
-// Windows the database could then not be deleted or replaced until the
-// process exits (TestStoppedRetentionLeavesNoFileOpen). So each statement
-// checks ctx before it starts and then runs to its end; every one is bounded
-// (a chunk of rows, a few pages), so a stop waits for one at most.
+// A write on the writer connection must not be interrupted inside a
+// statement: SQLite interrupted in one, or database/sql rolling back a
+// transaction whose own context ended, makes database/sql drop the
+// connection, and modernc.org/sqlite (v1.62.0) then leaves that
+// connection's files open. On Windows the database could then not be
+// deleted or replaced until the process exits
+// (TestStoppedRetentionLeavesNoFileOpen). So retention, which Close stops,
+// goes through these: each statement checks ctx before it starts and then
+// runs to its end; every one is bounded (a chunk of rows, a few pages), so a
+// stop waits for one at most. (The writer's batches already insert under a
+// context that cannot end; a migration keeps Open's context, since an Open
+// that gives up ends the daemon.)
 
 // execer is a *sql.DB or a *sql.Tx.
 type execer interface {
