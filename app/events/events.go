@@ -5,8 +5,9 @@
 //
 // A Bus keeps the most recent events in a ring, so a client that reconnects
 // with the id of the last event it saw (SSE's Last-Event-ID) gets what it
-// missed; one that was away too long is told to start over (Reset) and
-// refetches its snapshots. Publishing never blocks: a subscriber that cannot
+// missed; one that was away too long (more events, or more bytes of them,
+// than the ring keeps) is told to start over (Reset) and refetches its
+// snapshots. Publishing never blocks: a subscriber that cannot
 // keep up is cut off, and reconnects from where it was.
 package events
 
@@ -185,6 +186,14 @@ const (
 // subscribers: about a minute of a busy daemon.
 const DefaultRingSize = 8192
 
+// DefaultRingBytes bounds the data of the events a Bus keeps: the oldest
+// go first when the newest would pass it. At a desktop's pace that is
+// thousands of events; under a load of thousands of calls a second it is
+// a fraction of a second of them, and a client away longer starts over,
+// which it must be able to do anyway. Without it, 8,192 call events held
+// about 3 MiB, twice that in the heap the GC lets grow around it.
+const DefaultRingBytes = 1 << 20
+
 // DefaultSubscriberBuffer is how many events a subscriber may fall behind
 // before it is cut off.
 const DefaultSubscriberBuffer = 1024
@@ -194,16 +203,18 @@ const DefaultSubscriberBuffer = 1024
 type Bus struct {
 	now func() time.Time
 
-	mu     sync.Mutex
-	ring   []Event // ring[(id-first) % len(ring)] is event id, for the last len(ring) ids
-	first  uint64  // the id of the first event
-	next   uint64  // the id of the next event
-	subs   map[*Subscription]struct{}
-	closed bool
+	mu   sync.Mutex
+	ring []Event // ring[(id-first) % len(ring)] is event id, for ids oldest to next-1
+	// first is the id of the first event, oldest that of the oldest one
+	// kept, next that of the next one.
+	first, oldest, next uint64
+	bytes, maxBytes     int // the Data of the events kept, and its bound
+	subs                map[*Subscription]struct{}
+	closed              bool
 }
 
 // New returns a Bus that keeps the last ringSize events (DefaultRingSize
-// when ringSize <= 0).
+// when ringSize <= 0), at most DefaultRingBytes of them.
 func New(ringSize int) *Bus {
 	if ringSize <= 0 {
 		ringSize = DefaultRingSize
@@ -213,8 +224,8 @@ func New(ringSize int) *Bus {
 	// reconnects after a restart is told to start over instead of being
 	// handed unrelated events. (They stay below 2^53, exact in JavaScript.)
 	first := uint64(time.Now().UnixMicro())
-	return &Bus{now: time.Now, ring: make([]Event, ringSize), first: first, next: first,
-		subs: make(map[*Subscription]struct{})}
+	return &Bus{now: time.Now, ring: make([]Event, ringSize), first: first, oldest: first, next: first,
+		maxBytes: DefaultRingBytes, subs: make(map[*Subscription]struct{})}
 }
 
 // slot is where event id lives in the ring.
@@ -241,8 +252,15 @@ func (b *Bus) PublishJSON(typ string, raw []byte) uint64 {
 		return 0
 	}
 	ev := Event{ID: b.next, Type: typ, Time: b.now(), Data: raw}
+	if b.next-b.oldest == uint64(len(b.ring)) {
+		b.forgetOldest() // its slot is the new event's
+	}
 	b.next++
 	*b.slot(ev.ID) = ev
+	b.bytes += len(raw)
+	for b.bytes > b.maxBytes && b.oldest < ev.ID {
+		b.forgetOldest()
+	}
 	for s := range b.subs {
 		select {
 		case s.c <- ev:
@@ -254,6 +272,14 @@ func (b *Bus) PublishJSON(typ string, raw []byte) uint64 {
 		}
 	}
 	return ev.ID
+}
+
+// forgetOldest drops the oldest event kept; b.mu must be held.
+func (b *Bus) forgetOldest() {
+	ev := b.slot(b.oldest)
+	b.bytes -= len(ev.Data)
+	*ev = Event{}
+	b.oldest++
 }
 
 // LastID is the id of the latest event; before the first event it is one
@@ -318,15 +344,11 @@ func (b *Bus) Subscribe(since uint64, buffer int) *Subscription {
 		// Not an id of this bus (a clock set back between two daemons).
 		s.Reset = true
 	default:
-		oldest := b.first
-		if n := uint64(len(b.ring)); b.next-b.first > n {
-			oldest = b.next - n
-		}
 		from := since + 1
-		if from < oldest {
+		if from < b.oldest {
 			// Missed events, or an id of an earlier daemon.
 			s.Reset = true
-			from = oldest
+			from = b.oldest
 		}
 		for id := from; id <= last; id++ {
 			s.Backlog = append(s.Backlog, *b.slot(id))

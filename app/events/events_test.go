@@ -2,6 +2,8 @@ package events
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +38,46 @@ func TestIDsIncreaseAndDataIsJSON(t *testing.T) {
 	}
 	if _, err := b.Publish(TypeLog, func() {}); err == nil {
 		t.Fatal("publishing a func: no error")
+	}
+}
+
+// TestRingKeepsAtMostItsBytes: the ring drops its oldest events when their
+// data would pass its byte bound, keeps the newest one even when it alone
+// passes it, and a subscriber whose next event was dropped so is told to
+// start over with what is left.
+func TestRingKeepsAtMostItsBytes(t *testing.T) {
+	backlog := func(b *Bus, since uint64) (ids []uint64, reset bool) {
+		s := b.Subscribe(since, 0)
+		defer s.Close()
+		for _, ev := range s.Backlog {
+			ids = append(ids, ev.ID)
+		}
+		return ids, s.Reset
+	}
+	b := New(16)
+	b.maxBytes = 100
+	start := b.LastID()
+	var ids []uint64
+	for range 6 {
+		ids = append(ids, b.PublishJSON(TypeLog, []byte(`"`+strings.Repeat("x", 28)+`"`))) // 30 bytes
+	}
+	if got, reset := backlog(b, start); !reset || !slices.Equal(got, ids[3:]) || b.bytes != 90 {
+		t.Errorf("after six events of 30 bytes in 100: backlog %v (reset %v, %d bytes), want %v, reset", got, reset, b.bytes, ids[3:])
+	}
+	if got, reset := backlog(b, ids[3]); reset || !slices.Equal(got, ids[4:]) {
+		t.Errorf("since the oldest kept: backlog %v (reset %v), want %v", got, reset, ids[4:])
+	}
+	big := b.PublishJSON(TypeLog, []byte(`"`+strings.Repeat("y", 200)+`"`))
+	if got, reset := backlog(b, ids[5]); reset || !slices.Equal(got, []uint64{big}) || b.bytes != 202 {
+		t.Errorf("an event bigger than the bound: backlog %v (reset %v, %d bytes), want only it", got, reset, b.bytes)
+	}
+	// A full ring of small events makes room by count as before, and the
+	// bytes of what it dropped are no longer counted.
+	for range 40 {
+		b.PublishJSON(TypeLog, []byte(`1`))
+	}
+	if got, _ := backlog(b, start); len(got) != 16 || b.bytes != 16 {
+		t.Errorf("after 40 one-byte events: %d kept, %d bytes, want 16 and 16", len(got), b.bytes)
 	}
 }
 

@@ -132,6 +132,9 @@ func startServe(tb testing.TB, client *http.Client, binary, profile string) *ben
 	})
 	cmd.Env = append(cmd.Env, "HOME="+tb.TempDir(), "SWITCHBOARD_HOME="+home, "SWITCHBOARD_RUNTIME_STATS=1")
 	if profile != "" {
+		if err := os.MkdirAll(profile, 0o755); err != nil {
+			tb.Fatal(err)
+		}
 		cmd.Env = append(cmd.Env, "SWITCHBOARD_CPUPROFILE="+filepath.Join(profile, "serve-cpu.pprof"),
 			"SWITCHBOARD_ALLOCPROFILE="+filepath.Join(profile, "serve-allocs.pprof"))
 	}
@@ -140,12 +143,15 @@ func startServe(tb testing.TB, client *http.Client, binary, profile string) *ben
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	stopOnCleanup(tb, cmd, "switchboard serve", &out)
+	exited := stopOnCleanup(tb, cmd, "switchboard serve", &out)
 	var info struct {
 		PID     int    `json:"pid"`
 		Address string `json:"address"`
 	}
 	testutil.Eventually(tb, 60*time.Second, "daemon.json of the daemon started", func() bool {
+		if !running(tb, exited, "switchboard serve") {
+			return false
+		}
 		data, err := os.ReadFile(filepath.Join(home, "daemon.json"))
 		return err == nil && json.Unmarshal(data, &info) == nil && info.PID == cmd.Process.Pid
 	})
@@ -158,7 +164,7 @@ func startServe(tb testing.TB, client *http.Client, binary, profile string) *ben
 		tb.Fatal(err)
 	}
 	gw := &benchGateway{url: info.Address, pid: info.PID, path: "/mcp/echo", auth: tok.Secret, stats: statsRuntime}
-	waitListing(tb, client, gw, "the daemon")
+	waitListing(tb, client, gw, exited, "the daemon")
 	return gw
 }
 
@@ -200,40 +206,62 @@ func startPeer(tb testing.TB, client *http.Client) *benchGateway {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	stopOnCleanup(tb, cmd, "the peer", &out)
+	exited := stopOnCleanup(tb, cmd, "the peer", &out)
 	gw := &benchGateway{url: "http://" + addr, pid: cmd.Process.Pid, path: "/echo/mcp", stats: statsNone}
-	waitListing(tb, client, gw, "the peer")
+	waitListing(tb, client, gw, exited, "the peer")
 	return gw
 }
 
 // stopOnCleanup ends cmd when the benchmark ends: SIGTERM (the daemon
 // writes its profiles then), and SIGKILL if it has not exited within
-// serveStopTimeout.
-func stopOnCleanup(tb testing.TB, cmd *exec.Cmd, what string, out *testutil.SyncBuffer) {
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+// serveStopTimeout. The channel it returns is closed when cmd has exited,
+// so that a wait for it to be ready can stop at once if it never will.
+func stopOnCleanup(tb testing.TB, cmd *exec.Cmd, what string, out *testutil.SyncBuffer) <-chan struct{} {
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
 	tb.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		timer := time.NewTimer(serveStopTimeout)
 		defer timer.Stop()
 		select {
-		case <-done:
+		case <-exited:
 		case <-timer.C:
 			cmd.Process.Kill()
-			<-done
+			<-exited
 			tb.Logf("%s did not stop within %v of SIGTERM: killed", what, serveStopTimeout)
 		}
 		if tb.Failed() {
 			tb.Logf("output of %s:\n%s", what, out.String())
 		}
 	})
+	return exited
 }
 
-// waitListing waits until gw's endpoint lists the echo server's tools.
-func waitListing(tb testing.TB, client *http.Client, gw *benchGateway, what string) {
+// running reports whether the process whose exit closes exited still runs,
+// and fails tb (naming what) if it does not.
+func running(tb testing.TB, exited <-chan struct{}, what string) bool {
+	tb.Helper()
+	select {
+	case <-exited:
+		tb.Fatalf("%s exited before it was ready", what)
+		return false
+	default:
+		return true
+	}
+}
+
+// waitListing waits until gw's endpoint lists the echo server's tools,
+// and fails at once if its process (whose exit closes exited) ends.
+func waitListing(tb testing.TB, client *http.Client, gw *benchGateway, exited <-chan struct{}, what string) {
 	tb.Helper()
 	var scratch bytes.Buffer
 	testutil.Eventually(tb, 60*time.Second, what+" lists the echo server's tools", func() bool {
+		if !running(tb, exited, what) {
+			return false
+		}
 		s, err := openHTTPSession(client, gw.endpoint(), gw.auth, &scratch)
 		if err != nil {
 			return false
