@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -46,19 +48,27 @@ type Journal struct {
 	path string
 	log  *slog.Logger
 
-	mu     sync.Mutex
-	f      *os.File
-	buf    []byte // the line being written, reused
-	next   uint64 // the next id
-	open   int    // calls begun and not ended
-	size   int64  // bytes in the file
-	failed bool   // a write failed; logged once
+	mu   sync.Mutex
+	f    *os.File
+	buf  []byte // the line being written, reused
+	next uint64 // the next id
+	// open holds the calls begun and not ended, and where their B lines
+	// are in the file, so that a rewrite reads those lines only.
+	open   map[uint64]lineSpan
+	size   int64 // bytes in the file
+	failed bool  // a write failed; logged once
 	// touched is when the file was last written or touched.
 	touched     time.Time
 	touchFailed bool // a touch failed; logged once
 
 	stopAlive chan struct{} // closed by Close: keepAlive returns
 	aliveDone chan struct{}
+}
+
+// A lineSpan is where a line is in the journal's file.
+type lineSpan struct {
+	off int64
+	n   int
 }
 
 // AliveInterval is how often the journal touches its file while a call is
@@ -97,7 +107,8 @@ func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	j := &Journal{path: path, log: log, next: next, stopAlive: make(chan struct{}), aliveDone: make(chan struct{})}
+	j := &Journal{path: path, log: log, next: next, open: make(map[uint64]lineSpan, len(begun)),
+		stopAlive: make(chan struct{}), aliveDone: make(chan struct{})}
 	// Start over with only the calls left open, each with the time it ran.
 	var data []byte
 	var calls []record.Call
@@ -108,6 +119,7 @@ func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error)
 			c.Duration = max(alive.Sub(c.Start), 0).Truncate(time.Microsecond)
 			line = withDuration(line, c.Duration)
 		}
+		j.open[b.id] = lineSpan{int64(len(data)), len(line)}
 		data = append(data, line...)
 		c.Outcome, c.Error, c.Journal = JournalOutcome, InterruptedError, b.id
 		calls = append(calls, c)
@@ -118,7 +130,7 @@ func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error)
 	if j.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
 		return nil, nil, fmt.Errorf("history: opening the call journal: %w", err)
 	}
-	j.open, j.size, j.touched = len(begun), int64(len(data)), time.Now()
+	j.size, j.touched = int64(len(data)), time.Now()
 	go j.keepAlive()
 	return j, calls, nil
 }
@@ -157,7 +169,7 @@ func (j *Journal) keepAlive() {
 			return
 		case now := <-tick.C:
 			j.mu.Lock()
-			if j.f != nil && j.open > 0 && now.Sub(j.touched) >= AliveInterval/2 {
+			if j.f != nil && len(j.open) > 0 && now.Sub(j.touched) >= AliveInterval/2 {
 				j.touch(now)
 			}
 			j.mu.Unlock()
@@ -205,10 +217,11 @@ func (j *Journal) Begin(c *record.Call) uint64 {
 	b = base64.StdEncoding.AppendEncode(b, args)
 	b = append(b, '"', '\n')
 	j.buf = b
+	off := j.size
 	if !j.write(b) {
 		return 0
 	}
-	j.open++
+	j.open[id] = lineSpan{off, len(b)}
 	return id
 }
 
@@ -234,7 +247,9 @@ func (j *Journal) End(ids ...uint64) {
 	b = append(b, '\n')
 	j.buf = b
 	if j.write(b) {
-		j.open = max(j.open-n, 0)
+		for _, id := range ids {
+			delete(j.open, id)
+		}
 	}
 	j.compact()
 }
@@ -257,21 +272,21 @@ func (j *Journal) write(b []byte) bool {
 // compact keeps the file small; j.mu is held.
 func (j *Journal) compact() {
 	switch {
-	case j.size > journalCompact && j.open == 0:
+	case j.size > journalCompact && len(j.open) == 0:
 		if err := j.f.Truncate(0); err != nil {
 			j.log.Warn("history: cannot empty the call journal", "err", err)
 			return
 		}
 		j.size = 0
 	case j.size > journalRewrite:
-		begun, _, err := readJournal(j.path)
+		data, open, err := j.openLines()
+		if err != nil {
+			j.log.Warn("history: reading the call journal whole to compact it", "err", err)
+			data, open, err = j.openLinesOfFile()
+		}
 		if err != nil {
 			j.log.Warn("history: cannot compact the call journal", "err", err)
 			return
-		}
-		var data []byte
-		for _, b := range begun {
-			data = append(data, b.line...)
 		}
 		// Windows refuses to replace a file that is open, by this process
 		// too: the append handle is closed for the rename and reopened.
@@ -288,9 +303,57 @@ func (j *Journal) compact() {
 		}
 		j.f = f
 		if rewritten == nil {
-			j.open, j.size = len(begun), int64(len(data))
+			j.open, j.size = open, int64(len(data))
 		}
 	}
+}
+
+// openLines reads the B lines of the open calls, in the order they began,
+// and returns them with where each will be once they are the whole file;
+// j.mu is held. It reads those lines only: under a steady load a call is
+// always open, and the file is rewritten every journalRewrite bytes.
+func (j *Journal) openLines() ([]byte, map[uint64]lineSpan, error) {
+	f, err := os.Open(j.path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("history: reading the call journal: %w", err)
+	}
+	defer f.Close()
+	ids := slices.Sorted(maps.Keys(j.open))
+	var data []byte
+	open := make(map[uint64]lineSpan, len(ids))
+	prefix := make([]byte, 0, 24)
+	for _, id := range ids {
+		at := j.open[id]
+		start := len(data)
+		data = slices.Grow(data, at.n)[:start+at.n]
+		if _, err := f.ReadAt(data[start:], at.off); err != nil {
+			return nil, nil, fmt.Errorf("history: reading the call journal: %w", err)
+		}
+		// A line that is not where it was written means the file changed
+		// under the journal: the caller reads it whole instead.
+		prefix = append(strconv.AppendUint(append(prefix[:0], "B "...), id, 10), ' ')
+		if !bytes.HasPrefix(data[start:], prefix) || data[len(data)-1] != '\n' {
+			return nil, nil, fmt.Errorf("history: the call journal %s changed under it: call %d is not where it was written", j.path, id)
+		}
+		open[id] = lineSpan{int64(start), at.n}
+	}
+	return data, open, nil
+}
+
+// openLinesOfFile is openLines from the calls the file says are open,
+// read whole (as the next daemon would read it).
+func (j *Journal) openLinesOfFile() ([]byte, map[uint64]lineSpan, error) {
+	begun, _, err := readJournal(j.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var data []byte
+	open := make(map[uint64]lineSpan, len(begun))
+	for _, b := range begun {
+		open[b.id] = lineSpan{int64(len(data)), len(b.line)}
+		data = append(data, b.line...)
+	}
+	return data, open, nil
 }
 
 // Close closes the journal file; calls still open stay in it, for the
@@ -301,7 +364,7 @@ func (j *Journal) Close() error {
 		j.mu.Unlock()
 		return nil
 	}
-	if j.open > 0 {
+	if len(j.open) > 0 {
 		j.touch(time.Now())
 	}
 	err := j.f.Close()

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,6 +180,75 @@ func TestJournalCompacts(t *testing.T) {
 	}
 }
 
+// TestJournalRewriteKeepsOpenCallsInOrder: calls left open across several
+// rewrites stay in the file, in the order they began, each where the next
+// rewrite looks for it, until they end.
+func TestJournalRewriteKeepsOpenCallsInOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "calls.journal")
+	j, _, err := OpenJournal(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	args := []byte(`{"text":"` + strings.Repeat("x", 1000) + `"}`)
+	var open []uint64
+	names := []string{"first", "second", "third"}
+	for _, name := range names {
+		open = append(open, j.Begin(&record.Call{Name: name, Arguments: args}))
+		for range 9000 { // more than journalRewrite bytes
+			j.End(j.Begin(&record.Call{Name: "n", Arguments: args}))
+		}
+	}
+	left, _, err := readJournal(path)
+	if err != nil || len(left) != 3 {
+		t.Fatalf("after rewrites: %d open calls (%v), want 3", len(left), err)
+	}
+	for i, b := range left {
+		if b.call.Name != names[i] || b.id != open[i] || string(b.call.Arguments) != string(args) {
+			t.Errorf("open call %d: %s (id %d), want %s (id %d) with its arguments", i, b.call.Name, b.id, names[i], open[i])
+		}
+	}
+	j.End(open[1])
+	for range 9000 {
+		j.End(j.Begin(&record.Call{Name: "n", Arguments: args}))
+	}
+	if left, _, err = readJournal(path); err != nil || len(left) != 2 || left[0].id != open[0] || left[1].id != open[2] {
+		t.Fatalf("after the second ended and a rewrite: %+v %v", left, err)
+	}
+	j.End(open[0], open[2])
+	j.End(j.Begin(&record.Call{Name: "n", Arguments: args}))
+	if fi, _ := os.Stat(path); fi.Size() > journalCompact+4096 {
+		t.Errorf("journal %d bytes with no call open", fi.Size())
+	}
+}
+
+// TestJournalChangedUnderItStillCompacts: a journal file changed by
+// something else (emptied here) is read whole when it is rewritten, not
+// where the open calls were: the journal says so and stays small.
+func TestJournalChangedUnderItStillCompacts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "calls.journal")
+	var logged testutil.SyncBuffer
+	j, _, err := OpenJournal(path, slog.New(slog.NewTextHandler(&logged, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	args := []byte(`{"text":"` + strings.Repeat("x", 1000) + `"}`)
+	j.Begin(&record.Call{Name: "kept open", Arguments: args})
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20000 {
+		j.End(j.Begin(&record.Call{Name: "n", Arguments: args}))
+		if fi, _ := os.Stat(path); fi.Size() > journalRewrite+4096 {
+			t.Fatalf("journal %d bytes after %d calls", fi.Size(), i)
+		}
+	}
+	if !strings.Contains(logged.String(), "reading the call journal whole") || strings.Contains(logged.String(), "cannot compact") {
+		t.Errorf("log: %s", logged.String())
+	}
+}
+
 // BenchmarkJournalBeginEnd: what journaling costs a call (Begin on the
 // call's path; End, batched by the writer, is shown one by one here).
 func BenchmarkJournalBeginEnd(b *testing.B) {
@@ -198,7 +268,7 @@ func BenchmarkJournalBeginEnd(b *testing.B) {
 
 // BenchmarkJournalBeginEndUnderLoad: the same with a call always open, as
 // under a steady load: the journal is never empty when a batch ends, so it
-// is compacted by reading it (readJournal) every journalRewrite bytes.
+// is rewritten with the open calls' lines every journalRewrite bytes.
 func BenchmarkJournalBeginEndUnderLoad(b *testing.B) {
 	j, _, err := OpenJournal(filepath.Join(b.TempDir(), "calls.journal"), nil)
 	if err != nil {
