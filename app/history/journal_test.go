@@ -149,16 +149,28 @@ func TestJournalInterruptedDuration(t *testing.T) {
 	}
 }
 
-// TestJournalCompacts: the file stays small under many calls, with calls
-// still open (rewritten) and without (emptied).
-func TestJournalCompacts(t *testing.T) {
+// openEmptyJournal opens a new journal in a temporary directory, closed
+// when the test ends, and returns it with its file's path.
+func openEmptyJournal(t *testing.T, log *slog.Logger) (*Journal, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "calls.journal")
-	j, _, err := OpenJournal(path, nil)
+	j, _, err := OpenJournal(path, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.Close()
-	args := []byte(`{"text":"` + strings.Repeat("x", 1000) + `"}`)
+	t.Cleanup(func() { j.Close() })
+	return j, path
+}
+
+// kilobyteArgs are a call's arguments of about a kilobyte, so that a few
+// thousand calls pass the journal's compaction thresholds.
+func kilobyteArgs() []byte { return []byte(`{"text":"` + strings.Repeat("x", 1000) + `"}`) }
+
+// TestJournalCompacts: the file stays small under many calls, with calls
+// still open (rewritten) and without (emptied).
+func TestJournalCompacts(t *testing.T) {
+	j, path := openEmptyJournal(t, nil)
+	args := kilobyteArgs()
 	open := j.Begin(&record.Call{Name: "kept open", Arguments: args})
 	for i := range 20000 {
 		id := j.Begin(&record.Call{Name: "n", Arguments: args})
@@ -184,13 +196,8 @@ func TestJournalCompacts(t *testing.T) {
 // rewrites stay in the file, in the order they began, each where the next
 // rewrite looks for it, until they end.
 func TestJournalRewriteKeepsOpenCallsInOrder(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "calls.journal")
-	j, _, err := OpenJournal(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	args := []byte(`{"text":"` + strings.Repeat("x", 1000) + `"}`)
+	j, path := openEmptyJournal(t, nil)
+	args := kilobyteArgs()
 	var open []uint64
 	names := []string{"first", "second", "third"}
 	for _, name := range names {
@@ -226,14 +233,9 @@ func TestJournalRewriteKeepsOpenCallsInOrder(t *testing.T) {
 // something else (emptied here) is read whole when it is rewritten, not
 // where the open calls were: the journal says so and stays small.
 func TestJournalChangedUnderItStillCompacts(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "calls.journal")
 	var logged testutil.SyncBuffer
-	j, _, err := OpenJournal(path, slog.New(slog.NewTextHandler(&logged, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	args := []byte(`{"text":"` + strings.Repeat("x", 1000) + `"}`)
+	j, path := openEmptyJournal(t, slog.New(slog.NewTextHandler(&logged, nil)))
+	args := kilobyteArgs()
 	j.Begin(&record.Call{Name: "kept open", Arguments: args})
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
