@@ -182,8 +182,8 @@ const (
 	ApprovalApproved = "approved"
 )
 
-// DefaultRingSize is how many recent events a Bus keeps for reconnecting
-// subscribers: about a minute of a busy daemon.
+// DefaultRingSize is how many recent events a Bus keeps at most for
+// reconnecting subscribers; DefaultRingBytes bounds them too.
 const DefaultRingSize = 8192
 
 // DefaultRingBytes bounds the data of the events a Bus keeps: the oldest
