@@ -230,9 +230,15 @@ func (c *stdioConn) WriteLine(ctx context.Context, data []byte) error {
 	return err
 }
 
+// Close closes stdin first, as the stdio transport's shutdown does: the
+// server, seeing its input end, exits and so ends its stdout. Closing
+// stdout first waits, on Windows, for the read in progress on it (Close
+// of a pipe cancels it with CancelIoEx, which Wine does not honour for a
+// synchronous read): a process stopped during initialize then kept its
+// stop waiting until the Close timed out, the process still running.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
-		c.closeErr = errors.Join(c.stdout.Close(), c.stdin.Close())
+		c.closeErr = errors.Join(c.stdin.Close(), c.stdout.Close())
 		close(c.closed)
 	})
 	return c.closeErr

@@ -528,3 +528,31 @@ func TestRestartEventsOnce(t *testing.T) {
 		t.Errorf("events of one Restart, by kind and pid (-want +got):\n%s", diff)
 	}
 }
+
+// TestStopDuringStartIsPrompt: a server closed while its process is being
+// started (spawned, assigned to its group, or in initialize) is stopped
+// within the stop's grace periods, wherever in the start the stop lands.
+func TestStopDuringStartIsPrompt(t *testing.T) {
+	opts := fastOptions(t)
+	// Two graces (stdin closed, then terminate) and the kill, with room
+	// for a loaded machine; a stop that waits on a process nothing kills
+	// takes the whole Close timeout.
+	limit := 2*opts.StopGrace + 5*time.Second
+	for i := range 24 {
+		delay := time.Duration(i) * 2 * time.Millisecond
+		s, err := supervisor.New(t.Context(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apply(t, s, testSpec("echo", testmcp.Options{}, supervisor.PoolSpec{Min: 1, Max: 1}))
+		time.Sleep(delay) // where in the start the stop lands: the point of the test
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		start := time.Now()
+		err = s.Close(ctx)
+		took := time.Since(start)
+		cancel()
+		if err != nil || took > limit {
+			t.Errorf("Close %v after Apply: took %v (%v), want under %v", delay, took, err, limit)
+		}
+	}
+}
