@@ -422,9 +422,8 @@ func (l *upstreamLease) PID() int                    { return 0 }
 
 // Do runs fn. A failure that is not an answer from the daemon drops the
 // session, so the next call reconnects; when the request cannot have
-// reached a daemon (the connection was refused, or the restarted daemon does
-// not know the session), Do reconnects at once and sends it again, so the
-// client does not notice the restart.
+// reached a daemon (see unsent), Do reconnects at once and sends it again,
+// so the client does not notice the restart.
 func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.ClientSession) error) error {
 	err := fn(ctx, l.cs)
 	if err == nil || ctx.Err() != nil {
@@ -442,7 +441,7 @@ func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.Cl
 		return err
 	}
 	l.u.drop(l.cs)
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, mcp.ErrSessionMissing) {
+	if unsent(err) {
 		fresh, aerr := l.u.Acquire(ctx)
 		if aerr != nil {
 			//lint:ignore ST1005 the message starts with the product's name, which users read in their client's log
@@ -452,6 +451,18 @@ func (l *upstreamLease) Do(ctx context.Context, fn func(context.Context, *mcp.Cl
 	}
 	l.u.reconnect() // now; the next call reports a failure
 	return fmt.Errorf("the connection to Switchboard broke during the call (it is being re-established): %w", err)
+}
+
+// unsent reports whether a call that failed with err cannot have reached a
+// daemon, so that sending it again cannot run it twice: the connection was
+// refused, the daemon (restarted) does not know the session, or the session
+// was closed before the request was written. The last is a call that leased
+// the session just as another request on it found the session unknown and
+// dropped it (or as the client introduced itself anew): the go-sdk answers
+// it ErrConnectionClosed without sending it.
+func unsent(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, mcp.ErrSessionMissing) ||
+		errors.Is(err, mcp.ErrConnectionClosed)
 }
 
 // bearer adds the token to every request, and notes the daemon refusing it.

@@ -342,6 +342,37 @@ func TestUpstreamReconnectsOnUnknownSession(t *testing.T) {
 	}
 }
 
+// TestUpstreamResendsOnSessionDroppedUnderIt: two calls lease the same
+// session; the first finds it unknown to the restarted daemon and drops
+// it, so the second meets a closed session before its request is written.
+// That call too is sent again in the new session, not failed.
+func TestUpstreamResendsOnSessionDroppedUnderIt(t *testing.T) {
+	d := newTestDaemon(t)
+	u, _ := newTestUpstream(t, Options{Locate: d.locate(""), Reconnect: 5 * time.Second})
+	first, err := u.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := u.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Session() != second.Session() {
+		t.Fatal("the two leases hold different sessions")
+	}
+	whoami := func(ctx context.Context, cs *mcp.ClientSession) error {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+		return err
+	}
+	d.restart()
+	if err := first.Do(t.Context(), whoami); err != nil {
+		t.Fatalf("the call that found the session unknown: %v", err)
+	}
+	if err := second.Do(t.Context(), whoami); err != nil {
+		t.Errorf("the call on the session dropped under it: %v, want it sent in the new session", err)
+	}
+}
+
 // TestUpstreamDial: a daemon that cannot be reached is asked for again
 // until Reconnect runs out; a refusal is not retried.
 func TestUpstreamDial(t *testing.T) {
