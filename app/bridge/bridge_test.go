@@ -312,6 +312,12 @@ func newTestUpstream(t *testing.T, opts Options) (*upstream, *testFront) {
 	return u, f
 }
 
+// whoami calls the test daemon's tool on cs, for a lease's Do.
+func whoami(ctx context.Context, cs *mcp.ClientSession) error {
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	return err
+}
+
 // TestUpstreamReconnectsOnUnknownSession: a daemon that does not know the
 // bridge's session (it restarted on the same address) answers 404 "session
 // not found", which is no refusal: the call is sent again in a new
@@ -322,10 +328,6 @@ func TestUpstreamReconnectsOnUnknownSession(t *testing.T) {
 	lease, err := u.Acquire(t.Context())
 	if err != nil {
 		t.Fatal(err)
-	}
-	whoami := func(ctx context.Context, cs *mcp.ClientSession) error {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
-		return err
 	}
 	if err := lease.Do(t.Context(), whoami); err != nil {
 		t.Fatalf("a call before the restart: %v", err)
@@ -359,10 +361,6 @@ func TestUpstreamResendsOnSessionDroppedUnderIt(t *testing.T) {
 	}
 	if first.Session() != second.Session() {
 		t.Fatal("the two leases hold different sessions")
-	}
-	whoami := func(ctx context.Context, cs *mcp.ClientSession) error {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
-		return err
 	}
 	d.restart()
 	if err := first.Do(t.Context(), whoami); err != nil {
