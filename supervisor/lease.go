@@ -18,6 +18,7 @@ type Lease struct {
 	pool  *Pool
 	proc  *proc
 	light bool
+	quick bool // taken without the pool's goroutine (quicklease.go)
 	once  sync.Once
 }
 
@@ -138,5 +139,11 @@ func (l *Lease) remoteFailure(ctx context.Context, err error) error {
 
 // Release gives the process back to the pool.
 func (l *Lease) Release() {
-	l.once.Do(func() { l.pool.release(l.proc, l.light) })
+	l.once.Do(func() {
+		if l.quick {
+			l.pool.releaseQuick(l.proc)
+			return
+		}
+		l.pool.release(l.proc, l.light)
+	})
 }

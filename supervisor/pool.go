@@ -23,6 +23,10 @@ import (
 //	Release ──calls──▶ │ Pool.run │ ◀──events── proc.ping
 //	Stop/Start ──────▶ └──────────┘ ──stop()──▶ proc
 //
+// A call on a shared pool with a free ready process skips the calls
+// channel: it takes a quick lease (quicklease.go), which run counts but
+// does not hand out.
+//
 // After every message run reconciles: it hands waiting callers a process,
 // starts processes (within max, after any backoff), stops idle or retired
 // ones, and publishes state changes. Every stop, whatever asks for it, goes
@@ -40,6 +44,7 @@ type Pool struct {
 
 	usage       atomic.Pointer[Usage]
 	nonProtocol atomic.Int64 // lines on stdout that were not JSON-RPC messages
+	quickState               // leases taken without run (quicklease.go)
 
 	// Owned by run.
 	spec Spec
@@ -199,7 +204,13 @@ func (p *Pool) addLog(l LogLine) {
 // the process is the caller's alone until it releases the lease, which stops
 // the process.
 func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
-	w := &waiter{reply: make(chan acquired, 1), light: isHousekeeping(ctx)}
+	light := isHousekeeping(ctx)
+	if !light {
+		if l := p.acquireQuick(); l != nil {
+			return l, nil
+		}
+	}
+	w := &waiter{reply: make(chan acquired, 1), light: light}
 	// Queue the waiter without waiting for it to be queued (post, not do):
 	// the caller then wakes once, for the answer, instead of once for the
 	// queueing and again for the answer — a goroutine wake-up fewer on
@@ -380,7 +391,7 @@ func (p *Pool) Status() PoolStatus {
 		}
 		for _, pr := range p.procs {
 			ps := ProcessStatus{PID: pr.pid, State: pr.state.String(), Started: pr.started,
-				InFlight: pr.inFlight, Leased: pr.leased, Transport: string(pr.transport)}
+				InFlight: pr.calls(), Leased: pr.leased, Transport: string(pr.transport)}
 			if pr.pid != 0 { // set with the spawn report, after confinement
 				ps.Confinement = pr.confinement
 			}
@@ -573,13 +584,17 @@ func (p *Pool) reconcile(now time.Time) {
 			p.stoppedWait = nil
 		}
 		p.setState(now)
+		p.publishQuick(false)
 		return
 	}
 
 	// Processes of an older spec retire once nothing uses them.
 	for _, pr := range p.procs {
-		if pr.gen != p.gen && pr.inFlight == 0 && !pr.leased {
-			p.stopProc(pr, stopAsked)
+		if pr.gen != p.gen {
+			pr.closeQuick()
+			if pr.calls() == 0 && !pr.leased {
+				p.stopProc(pr, stopAsked)
+			}
 		}
 	}
 	p.dispatch(now)
@@ -587,6 +602,7 @@ func (p *Pool) reconcile(now time.Time) {
 	p.stopIdle(now)
 	p.pingDue(now)
 	p.setState(now)
+	p.publishQuick(true)
 }
 
 // dispatch hands ready processes to waiting callers: in shared mode the
@@ -598,7 +614,7 @@ func (p *Pool) dispatch(now time.Time) {
 			if pr.state != procReady || pr.gen != p.gen || pr.leased || pr.ctx.Err() != nil || pr.gone.Load() {
 				continue // a process whose ctx ended died: its exit report is on the way
 			}
-			if best == nil || pr.inFlight < best.inFlight {
+			if best == nil || pr.calls() < best.calls() {
 				best = pr
 			}
 		}
@@ -610,9 +626,9 @@ func (p *Pool) dispatch(now time.Time) {
 		if !w.state.CompareAndSwap(waiting, granted) {
 			continue
 		}
-		best.inFlight++
+		best.inFlight.Add(1)
 		if w.light {
-			best.lightInFlight++
+			best.lightInFlight.Add(1)
 		}
 		best.lastUsed = now
 		if p.spec.Pool.Mode == ModeSession {
@@ -643,7 +659,7 @@ func (p *Pool) scale(now time.Time) {
 			starting++
 		case procReady:
 			ready++
-			if pr.inFlight-pr.lightInFlight >= loadedInFlight {
+			if pr.load() >= loadedInFlight {
 				busy++
 			}
 		}
@@ -695,8 +711,9 @@ func (p *Pool) stopIdle(now time.Time) {
 		if live <= p.spec.Pool.Min {
 			return
 		}
-		if pr.gen == p.gen && pr.state == procReady && pr.inFlight == 0 && !pr.leased && now.Sub(pr.lastUsed) >= idle {
-			p.sup.logger.Info("stopping idle server process", "server", p.name, "pid", pr.pid, "idle", now.Sub(pr.lastUsed).Round(time.Second))
+		if pr.gen == p.gen && pr.state == procReady && pr.calls() == 0 && !pr.leased && now.Sub(pr.usedAt()) >= idle &&
+			pr.closeIdleQuick() {
+			p.sup.logger.Info("stopping idle server process", "server", p.name, "pid", pr.pid, "idle", now.Sub(pr.usedAt()).Round(time.Second))
 			p.stopProc(pr, stopAsked)
 			p.keepOne = false
 			live--
@@ -733,6 +750,7 @@ func (p *Pool) pingDue(now time.Time) {
 // server ended is no stop: the connection ends by itself, as a process
 // exits; see proc.sessionEnded.)
 func (p *Pool) stopProc(pr *proc, why stopReason) {
+	pr.closeQuick()
 	if pr.state == procStopping {
 		return
 	}
@@ -771,8 +789,14 @@ func (p *Pool) nextWake(now time.Time) time.Time {
 		if pr.state != procReady {
 			continue
 		}
-		if p.spec.Pool.IdleTimeout > 0 && pr.inFlight == 0 && !pr.leased {
-			earliest(pr.lastUsed.Add(p.spec.Pool.IdleTimeout))
+		if p.spec.Pool.IdleTimeout > 0 && pr.inFlight.Load() == 0 && !pr.leased {
+			// Quick leases end without a word to run: with one held, the
+			// process is looked at again an idle timeout from now.
+			used := pr.usedAt()
+			if pr.quickCalls() > 0 {
+				used = now
+			}
+			earliest(used.Add(p.spec.Pool.IdleTimeout))
 		}
 		if o.HealthInterval > 0 && !pr.pinging {
 			earliest(pr.lastPing.Add(o.HealthInterval))
@@ -828,9 +852,9 @@ func (p *Pool) checkSoon(pr *proc) {
 // release returns a lease's process to the pool.
 func (p *Pool) release(pr *proc, light bool) {
 	p.post(func() {
-		pr.inFlight--
+		pr.inFlight.Add(-1)
 		if light {
-			pr.lightInFlight--
+			pr.lightInFlight.Add(-1)
 		}
 		pr.lastUsed = time.Now()
 		if pr.leased {

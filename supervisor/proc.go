@@ -76,23 +76,33 @@ type proc struct {
 	// server's end of the session, not a stop: the pool asked for nothing.
 	sessionEnded chan struct{}
 
+	// quick counts the quick leases that hold the process, below the bit
+	// quickClosed, which refuses more (quicklease.go); quickUsed is when
+	// the last one ended (Unix ns).
+	quick     atomic.Int64
+	quickUsed atomic.Int64
+
+	// Written by the pool's run goroutine only; read by quick leases too.
+	inFlight atomic.Int32 // leases through run
+	// lightInFlight counts the housekeeping calls among inFlight.
+	lightInFlight atomic.Int32
+
 	// Owned by the pool's run goroutine.
 	pid      int // 0 until spawned
 	started  time.Time
 	state    procState
-	inFlight int
-	// lightInFlight counts the housekeeping calls among inFlight.
-	lightInFlight int
-	leased        bool
-	lastUsed      time.Time
-	lastPing      time.Time
-	pinging       bool
+	leased   bool
+	lastUsed time.Time
+	lastPing time.Time
+	pinging  bool
 }
 
 func newProc(p *Pool, spec Spec, gen int) *proc {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &proc{pool: p, spec: spec, gen: gen, ctx: ctx, cancel: cancel,
+	pr := &proc{pool: p, spec: spec, gen: gen, ctx: ctx, cancel: cancel,
 		stopCh: make(chan struct{}), sessionEnded: make(chan struct{}), lastUsed: time.Now()}
+	pr.quick.Store(quickClosed) // until run finds it ready (publishQuick)
+	return pr
 }
 
 // A stopReason is why the pool stops a process (see Pool.stopProc): it
