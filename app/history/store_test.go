@@ -832,3 +832,10 @@ func TestFlushWaitsForRoomInAFullQueue(t *testing.T) {
 		t.Fatalf("%d queued calls stored (%v), want %d", len(page.Calls), err, opts.QueueSize)
 	}
 }
+
+// The INSERT's column list names every value insertCalls binds.
+func TestCallColumnList(t *testing.T) {
+	if got := len(strings.Split(callColumnList, ", ")); got != callColumns {
+		t.Errorf("callColumnList names %d columns, insertCalls binds %d", got, callColumns)
+	}
+}

@@ -226,10 +226,14 @@ func (w *writer) closeStatements() {
 	w.stmtConn = nil
 }
 
+// callColumnList is the columns a call's INSERT binds, in the order of
+// the values insertCalls appends (callColumns of them).
+const callColumnList = "start, duration_us, client_label, client_name, client_version, " +
+	"session, endpoint, server, method, name, arguments, outcome, error, response_size, " +
+	"response_preview, pid, tier, tool, unknown, decided_by, decision_allowed, decided_at"
+
 // The statement of a batch's calls.
-const insertCallsInto = `INSERT INTO calls (start, duration_us, client_label, client_name, client_version,
-			session, endpoint, server, method, name, arguments, outcome, error, response_size,
-			response_preview, pid, tier, tool, unknown, decided_by, decision_allowed, decided_at) VALUES `
+const insertCallsInto = "INSERT INTO calls (" + callColumnList + ") VALUES "
 
 // rawBatch runs one batch's statements on a driver connection.
 type rawBatch struct {
@@ -446,39 +450,39 @@ func (w *writer) shareColumns(n int, args []any) (string, []any) {
 }
 
 // sharedInsert is the INSERT of n calls whose columns in shared (bit c for
-// column c) are bound once for all rows: see shareColumns.
+// column c) are bound once for all rows: see shareColumns. Its column list
+// names the shared columns first, so that each row is ?1 ... ?k and then
+// a bare ? for each of its own values, numbered on from k by SQLite: the
+// driver asks SQLite the name of every parameter it binds and copies it
+// into a Go string, which a bare ? has none of.
 func sharedInsert(n int, shared uint32) string {
-	var q strings.Builder
-	q.WriteString(insertCallsInto)
+	names := strings.Split(callColumnList, ", ")
+	var cols []string
 	k := 0 // the shared columns' parameters are ?1 ... ?k
-	number := make([]int, callColumns)
-	for c := range callColumns {
+	for c, name := range names {
 		if shared&(1<<c) != 0 {
+			cols = append(cols, name)
 			k++
-			number[c] = k
 		}
 	}
-	next := k + 1
-	for r := range n {
-		if r > 0 {
-			q.WriteByte(',')
+	for c, name := range names {
+		if shared&(1<<c) == 0 {
+			cols = append(cols, name)
 		}
-		q.WriteByte('(')
-		for c := range callColumns {
-			if c > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteByte('?')
-			if number[c] > 0 {
-				q.WriteString(strconv.Itoa(number[c]))
-			} else {
-				q.WriteString(strconv.Itoa(next))
-				next++
-			}
-		}
-		q.WriteByte(')')
 	}
-	return q.String()
+	var row strings.Builder
+	row.WriteByte('(')
+	for i := range len(names) {
+		if i > 0 {
+			row.WriteByte(',')
+		}
+		row.WriteByte('?')
+		if i < k {
+			row.WriteString(strconv.Itoa(i + 1))
+		}
+	}
+	row.WriteByte(')')
+	return "INSERT INTO calls (" + strings.Join(cols, ", ") + ") VALUES " + strings.Repeat(row.String()+",", n-1) + row.String()
 }
 
 // insertCalls writes calls in one statement and appends them, with their
