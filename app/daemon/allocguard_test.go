@@ -27,23 +27,26 @@ import (
 // maxDaemonEchoCallAllocation is issue 33's limit on the bytes the whole
 // daemon (its HTTP stack, limits, token check, the gateway, history and
 // journal) allocates per echo tools/call on /mcp/<server>: the guard
-// below fails past it. Measured when it was set: 13.2 KiB, 169 objects
-// per call without -race. Raise it only with a reason written here.
-const maxDaemonEchoCallAllocation = 16 << 10
+// below fails past it. Measured when it was set: 10.6 to 10.8 KiB per
+// call without -race (12.5 to 12.7 under it); 13.2 KiB when the guard was
+// first set at 16 KiB. Raise it only with a reason written here.
+const maxDaemonEchoCallAllocation = 13 << 10
 
 // maxDaemonEchoCallObjects is the limit on the objects allocated per echo
-// call, steadier than the bytes (12.8 to 14.2 KiB over seven runs, 145 to
-// 149 objects). Measured when it was set: 145 to 149 without -race, 166-173
-// under it; 159 to 162 before the token file's watch, the scanned
-// JSON-RPC check and the list of open requests (issue 33), which this
-// would fail.
-const maxDaemonEchoCallObjects = 156
+// call, steadier than the bytes. Measured when it was set: 136 to 139
+// without -race, 159 to 162 under it, after quick leases (supervisor) and
+// the shared-column INSERT's bare parameters (history); 145 to 149 before
+// them, and 159 to 162 before the token file's watch, the scanned JSON-RPC
+// check and the list of open requests (issue 33), which this would fail.
+const maxDaemonEchoCallObjects = 147
 
 // raceObjectAllowance and windowsObjectAllowance are the allowances above
-// in objects (Windows measured 180 objects before those cuts).
+// in objects (Windows, under Wine, measured 173 objects and 13.3 KiB when
+// the limits were last set, 36 objects above Linux; 180 objects before
+// issue 33's second round).
 const (
 	raceObjectAllowance    = 30
-	windowsObjectAllowance = 30
+	windowsObjectAllowance = 36
 )
 
 // raceAllocationAllowance is added to the limit under -race (as make test
