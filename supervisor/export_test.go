@@ -1,4 +1,4 @@
 package supervisor
 
-// QuickLeases is how many quick leases p handed out (quicklease.go).
-func QuickLeases(p *Pool) int64 { return p.quickLeases.Load() }
+// IsQuick reports whether l is a quick lease (quicklease.go).
+func IsQuick(l *Lease) bool { return l.quick }

@@ -108,7 +108,6 @@ func (p *Pool) acquireQuick() *Lease {
 			continue
 		}
 		if best.quick.CompareAndSwap(v, v+1) {
-			p.quickLeases.Add(1)
 			return &Lease{pool: p, proc: best, quick: true}
 		}
 	}
@@ -153,6 +152,5 @@ func (p *Pool) publishQuick(open bool) {
 // quickState is the pool's part of quick leases.
 type quickState struct {
 	quick        atomic.Pointer[quickSet]
-	quickLeases  atomic.Int64 // quick leases handed out (tests read it)
-	quickScratch []*proc      // run's, reused by publishQuick
+	quickScratch []*proc // run's, reused by publishQuick
 }

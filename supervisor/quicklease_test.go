@@ -16,23 +16,28 @@ import (
 func TestQuickLeasesKeepThePoolsRules(t *testing.T) {
 	s := newSupervisor(t, fastOptions(t))
 	apply(t, s, testSpec("echo", testmcp.Options{}, supervisor.PoolSpec{Mode: supervisor.ModeShared, Min: 1, Max: 2}))
-	p, err := s.Pool("echo")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, _, err := call(t.Context(), s, "echo", "echo", map[string]any{"text": "first"}); err != nil {
 		t.Fatal(err)
 	}
 	status(t, s, "echo") // the pool has published the process it started
-	before := supervisor.QuickLeases(p)
 	const calls = 50
+	quick := 0
 	for i := range calls {
-		if _, _, err := call(t.Context(), s, "echo", "echo", map[string]any{"text": "again"}); err != nil {
+		l, err := s.Acquire(t.Context(), "echo")
+		if err != nil {
+			t.Fatalf("lease %d: %v", i, err)
+		}
+		if supervisor.IsQuick(l) {
+			quick++
+		}
+		_, err = callOn(t.Context(), l, "echo", map[string]any{"text": "again"})
+		l.Release()
+		if err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	if got := supervisor.QuickLeases(p) - before; got != calls {
-		t.Errorf("%d of %d calls one after another took a quick lease", got, calls)
+	if quick != calls {
+		t.Errorf("%d of %d calls one after another took a quick lease", quick, calls)
 	}
 	if st := status(t, s, "echo"); len(st.Processes) != 1 {
 		t.Fatalf("calls one at a time started %d processes, want 1", len(st.Processes))
@@ -43,15 +48,17 @@ func TestQuickLeasesKeepThePoolsRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Release()
+	if !supervisor.IsQuick(held) {
+		t.Error("the lease on the free ready process was not quick")
+	}
 	if st := status(t, s, "echo"); len(st.Processes) != 1 || st.Processes[0].InFlight != 1 {
 		t.Errorf("status with one quick lease held: %+v, want one process with 1 call in flight", st.Processes)
 	}
-	quick := supervisor.QuickLeases(p)
 	second, err := s.Acquire(t.Context(), "echo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if supervisor.QuickLeases(p) != quick {
+	if supervisor.IsQuick(second) {
 		t.Error("a second lease on a busy process of a pool that can grow was quick")
 	}
 	testutil.Eventually(t, 20*time.Second, "a second process for the overlapping calls", func() bool {
@@ -68,22 +75,24 @@ func TestQuickLeasesKeepThePoolsRules(t *testing.T) {
 func TestQuickLeasesAtMax(t *testing.T) {
 	s := newSupervisor(t, fastOptions(t))
 	apply(t, s, testSpec("echo", testmcp.Options{}, supervisor.PoolSpec{Mode: supervisor.ModeShared, Min: 1, Max: 1}))
-	p, _ := s.Pool("echo")
 	if _, _, err := call(t.Context(), s, "echo", "echo", map[string]any{"text": "first"}); err != nil {
 		t.Fatal(err)
 	}
 	status(t, s, "echo") // the pool has published the process it started
-	before := supervisor.QuickLeases(p)
 	var leases []*supervisor.Lease
+	quick := 0
 	for range 3 {
 		l, err := s.Acquire(t.Context(), "echo")
 		if err != nil {
 			t.Fatal(err)
 		}
+		if supervisor.IsQuick(l) {
+			quick++
+		}
 		leases = append(leases, l)
 	}
-	if got := supervisor.QuickLeases(p) - before; got != 3 {
-		t.Errorf("%d of 3 leases held at once on a full pool were quick", got)
+	if quick != 3 {
+		t.Errorf("%d of 3 leases held at once on a full pool were quick", quick)
 	}
 	if st := status(t, s, "echo"); len(st.Processes) != 1 || st.Processes[0].InFlight != 3 {
 		t.Errorf("status: %+v, want one process with 3 calls in flight", st.Processes)
@@ -109,13 +118,11 @@ func TestQuickLeaseHoldsProcessUntilReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	status(t, s, "echo") // the pool has published the process it started
-	p, _ := s.Pool("echo")
-	before := supervisor.QuickLeases(p)
 	held, err := s.Acquire(t.Context(), "echo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if supervisor.QuickLeases(p) != before+1 || held.PID() != oldPID {
+	if !supervisor.IsQuick(held) || held.PID() != oldPID {
 		t.Fatalf("the lease on the ready process (pid %d) was not quick (pid %d)", oldPID, held.PID())
 	}
 
