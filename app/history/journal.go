@@ -40,18 +40,19 @@ import (
 // Begin (the gateway, when a call starts) appends a B line; the history's
 // writer appends one E line for the calls of each batch once the batch has
 // committed, so a call is always in the journal or in the database. The
-// lines are written with one write(2) each and never synced: a killed
-// process loses nothing the kernel already has (only a crash of the whole
-// machine could). The file is compacted when it grows: emptied when no
-// call is open, else rewritten with the open calls only.
+// lines are in the kernel's hands once written (stored into a mapping of
+// the file on Linux, a write(2) each elsewhere: see journalOut) and never
+// synced: a killed process loses nothing the kernel already has (only a
+// crash of the whole machine could). The file is compacted when it grows:
+// emptied when no call is open, else rewritten with the open calls only.
 type Journal struct {
 	path string
 	log  *slog.Logger
 
 	mu   sync.Mutex
-	f    *os.File
-	buf  []byte // the line being written, reused
-	next uint64 // the next id
+	out  journalOut // nil once closed
+	buf  []byte     // the line being written, reused
+	next uint64     // the next id
 	// open holds the calls begun and not ended, and where their B lines
 	// are in the file, so that a rewrite reads those lines only.
 	open   map[uint64]lineSpan
@@ -127,7 +128,7 @@ func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error)
 	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return nil, nil, fmt.Errorf("history: rewriting the call journal: %w", err)
 	}
-	if j.f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+	if j.out, err = openJournalOut(path, int64(len(data)), log); err != nil {
 		return nil, nil, fmt.Errorf("history: opening the call journal: %w", err)
 	}
 	j.size, j.touched = int64(len(data)), time.Now()
@@ -169,7 +170,7 @@ func (j *Journal) keepAlive() {
 			return
 		case now := <-tick.C:
 			j.mu.Lock()
-			if j.f != nil && len(j.open) > 0 && now.Sub(j.touched) >= AliveInterval/2 {
+			if j.out != nil && len(j.open) > 0 && now.Sub(j.touched) >= AliveInterval/2 {
 				j.touch(now)
 			}
 			j.mu.Unlock()
@@ -195,7 +196,7 @@ func (j *Journal) touch(now time.Time) {
 func (j *Journal) Begin(c *record.Call) uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	if j.out == nil {
 		return 0
 	}
 	j.next++
@@ -229,7 +230,7 @@ func (j *Journal) Begin(c *record.Call) uint64 {
 func (j *Journal) End(ids ...uint64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	if j.out == nil {
 		return
 	}
 	b := append(j.buf[:0], 'E')
@@ -256,9 +257,11 @@ func (j *Journal) End(ids ...uint64) {
 
 // write appends b; j.mu is held.
 func (j *Journal) write(b []byte) bool {
-	n, err := j.f.Write(b)
+	n, err := j.out.write(b)
 	j.size += int64(n)
-	j.touched = time.Now()
+	if j.out.stamps() {
+		j.touched = time.Now()
+	}
 	if err != nil {
 		if !j.failed {
 			j.failed = true
@@ -273,7 +276,7 @@ func (j *Journal) write(b []byte) bool {
 func (j *Journal) compact() {
 	switch {
 	case j.size > journalCompact && len(j.open) == 0:
-		if err := j.f.Truncate(0); err != nil {
+		if err := j.out.empty(); err != nil {
 			j.log.Warn("history: cannot empty the call journal", "err", err)
 			return
 		}
@@ -289,22 +292,21 @@ func (j *Journal) compact() {
 			return
 		}
 		// Windows refuses to replace a file that is open, by this process
-		// too: the append handle is closed for the rename and reopened.
-		j.f.Close()
+		// too: the file is let go of for the rename and opened again.
+		j.out.release()
 		rewritten := atomicfile.Write(j.path, data, 0o600)
 		if rewritten != nil {
 			j.log.Warn("history: cannot compact the call journal", "err", rewritten)
-		}
-		f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			// j.f stays closed: each write fails, and write reports it.
-			j.log.Warn("history: cannot reopen the call journal", "err", err)
-			return
-		}
-		j.f = f
-		if rewritten == nil {
+		} else {
 			j.open, j.size = open, int64(len(data))
 		}
+		out, err := openJournalOut(j.path, j.size, j.log)
+		if err != nil {
+			// Each write fails from now on, and write reports it.
+			j.log.Warn("history: cannot reopen the call journal", "err", err)
+			out = failedOut{err}
+		}
+		j.out = out
 	}
 }
 
@@ -360,15 +362,15 @@ func (j *Journal) openLinesOfFile() ([]byte, map[uint64]lineSpan, error) {
 // next daemon to record as interrupted, as having run until now.
 func (j *Journal) Close() error {
 	j.mu.Lock()
-	if j.f == nil {
+	if j.out == nil {
 		j.mu.Unlock()
 		return nil
 	}
+	err := j.out.close()
 	if len(j.open) > 0 {
-		j.touch(time.Now())
+		j.touch(time.Now()) // after the trim of close, which sets the time too
 	}
-	err := j.f.Close()
-	j.f = nil
+	j.out = nil
 	j.mu.Unlock()
 	close(j.stopAlive)
 	<-j.aliveDone
@@ -401,6 +403,10 @@ func readJournal(path string) ([]begunCall, uint64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("history: reading the call journal: %w", err)
 	}
+	// Past the last line, a file mapped for more (journal_out_linux.go) is
+	// zeros, which no line holds (its texts are quoted, its arguments
+	// base64).
+	data = bytes.TrimRight(data, "\x00")
 	type begin struct {
 		id   uint64
 		line []byte
@@ -411,6 +417,9 @@ func readJournal(path string) ([]begunCall, uint64, error) {
 	for line := range bytes.Lines(data) {
 		// The lines stay in data, which begins points into.
 		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		// Zeros before a line are a hole: the file was cut short under a
+		// mapping, and the next line written where it would have gone.
+		line = bytes.TrimLeft(line, "\x00")
 		if len(line) > maxJournalLine {
 			continue // not a line Begin writes
 		}

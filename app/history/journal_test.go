@@ -92,8 +92,8 @@ func (j *Journal) die() {
 	<-j.aliveDone
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.f.Close()
-	j.f = nil // Close has nothing left to do
+	j.out.release()
+	j.out = nil // Close has nothing left to do
 }
 
 // TestJournalInterruptedDuration: an interrupted call is recorded as having
@@ -175,7 +175,7 @@ func TestJournalCompacts(t *testing.T) {
 	for i := range 20000 {
 		id := j.Begin(&record.Call{Name: "n", Arguments: args})
 		j.End(id)
-		if fi, _ := os.Stat(path); fi.Size() > journalRewrite+4096 {
+		if fi, _ := os.Stat(path); fi.Size() > journalRewrite+journalTail+4096 {
 			t.Fatalf("journal %d bytes after %d calls", fi.Size(), i)
 		}
 	}
@@ -187,7 +187,7 @@ func TestJournalCompacts(t *testing.T) {
 	for range 2000 {
 		j.End(j.Begin(&record.Call{Name: "n", Arguments: args}))
 	}
-	if fi, _ := os.Stat(path); fi.Size() > journalCompact+4096 {
+	if fi, _ := os.Stat(path); fi.Size() > journalCompact+journalTail+4096 {
 		t.Errorf("journal %d bytes with no call open", fi.Size())
 	}
 }
@@ -224,7 +224,7 @@ func TestJournalRewriteKeepsOpenCallsInOrder(t *testing.T) {
 	}
 	j.End(open[0], open[2])
 	j.End(j.Begin(&record.Call{Name: "n", Arguments: args}))
-	if fi, _ := os.Stat(path); fi.Size() > journalCompact+4096 {
+	if fi, _ := os.Stat(path); fi.Size() > journalCompact+journalTail+4096 {
 		t.Errorf("journal %d bytes with no call open", fi.Size())
 	}
 }
@@ -242,7 +242,7 @@ func TestJournalChangedUnderItStillCompacts(t *testing.T) {
 	}
 	for i := range 20000 {
 		j.End(j.Begin(&record.Call{Name: "n", Arguments: args}))
-		if fi, _ := os.Stat(path); fi.Size() > journalRewrite+4096 {
+		if fi, _ := os.Stat(path); fi.Size() > journalRewrite+journalTail+4096 {
 			t.Fatalf("journal %d bytes after %d calls", fi.Size(), i)
 		}
 	}
