@@ -4,6 +4,7 @@
 package daemon
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -342,6 +343,7 @@ func (r *run) openHistory(ctx context.Context) error {
 	r.down.push("closing the call journal", callJournal.Close)
 
 	retention := r.store.Current().History
+	var scratch []byte // OnCommit's encoding buffer: only the history's writer calls it
 	hist, err := history.Open(ctx, filepath.Join(r.home, HistoryFile), history.Options{
 		Logger:           r.log,
 		MaxAge:           retention.MaxAge.Duration,
@@ -350,7 +352,9 @@ func (r *run) openHistory(ctx context.Context) error {
 		Journal:          callJournal,
 		OnCommit: func(calls []history.Call, droppedSoFar uint64) {
 			for _, c := range calls {
-				publish(r.log, r.bus, events.TypeCall, c)
+				// The event ring keeps the event: a copy of its size.
+				scratch = c.AppendJSON(scratch[:0])
+				r.bus.PublishJSON(events.TypeCall, bytes.Clone(scratch))
 			}
 			r.dropped.check(droppedSoFar)
 		},

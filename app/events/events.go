@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/internal/jsonappend"
 )
 
 // Event types.
@@ -98,42 +100,18 @@ type CallStart struct {
 // reflection: one is published for every call (Bus.PublishJSON).
 func (c CallStart) AppendJSON(b []byte) []byte {
 	b = append(b, `{"start":`...)
-	if y := c.Start.Year(); y < 0 || y > 9999 {
-		// json.Marshal fails on such a time; encode it as it would any
-		// other (this never comes from a clock).
-		v, _ := json.Marshal(c.Start.Format(time.RFC3339Nano))
-		b = append(b, v...)
-	} else {
-		b = append(b, '"')
-		b = c.Start.AppendFormat(b, time.RFC3339Nano)
-		b = append(b, '"')
-	}
+	b = jsonappend.Time(b, c.Start)
 	for _, f := range [...]struct{ key, v string }{{`,"server":`, c.Server}, {`,"endpoint":`, c.Endpoint},
 		{`,"method":`, c.Method}, {`,"name":`, c.Name}, {`,"clientLabel":`, c.ClientLabel},
 		{`,"clientName":`, c.ClientName}, {`,"session":`, c.Session}} {
 		b = append(b, f.key...)
-		b = appendJSONString(b, f.v)
+		b = jsonappend.String(b, f.v)
 	}
 	if c.Tool != "" { // omitempty
 		b = append(b, `,"tool":`...)
-		b = appendJSONString(b, c.Tool)
+		b = jsonappend.String(b, c.Tool)
 	}
 	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string, as json.Marshal writes it:
-// as it is when it needs no escape (plain ASCII, as names and ids are),
-// else through json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			v, _ := json.Marshal(s)
-			return append(b, v...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // CallProgress is the data of a TypeCallProgress event: a progress
