@@ -12,8 +12,8 @@ import (
 // mapWindow is how much of the file mappedOut maps at a time, past the
 // last line. The window's pages count in the daemon's RSS once written,
 // so it is kept small; moving it costs three system calls, once per about
-// a thousand calls of a few hundred bytes.
-const mapWindow = 256 << 10
+// 250 calls of a few hundred bytes.
+const mapWindow = 64 << 10
 
 // journalTail is how far the journal's file may extend past its last line:
 // the rest of mappedOut's window, zeros that readJournal skips.
