@@ -747,11 +747,13 @@ func onPath(env Env, name string) bool {
 	return false
 }
 
-// Lookup finds a client of Table by its ID.
+// Lookup finds a client of Table by its ID. It copies the one it finds
+// only: the gateway asks on every request (ToolNameBudget), and ranging
+// over Table by value copied every entry.
 func Lookup(id string) (Client, bool) {
-	for _, c := range Table {
-		if c.ID == id {
-			return c, true
+	for i := range Table {
+		if Table[i].ID == id {
+			return Table[i], true
 		}
 	}
 	return Client{}, false
