@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,13 +67,15 @@ func (o *mappedOut) write(b []byte) (int, error) {
 func (o *mappedOut) store(b []byte) (stored bool) {
 	if o.end+int64(len(b)) > o.winOff+int64(len(o.win)) {
 		if err := o.move(len(b)); err != nil {
-			o.fail(err)
+			// A file system without fallocate (NFS, older ZFS) or a full
+			// disk, which the write that follows reports.
+			o.fail(slog.LevelInfo, err)
 			return false
 		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			o.fail(fmt.Errorf("storing a line in the mapped file: %v", r))
+			o.fail(slog.LevelWarn, fmt.Errorf("storing a line in the mapped file: %v", r))
 			stored = false
 		}
 	}()
@@ -113,11 +116,12 @@ func (o *mappedOut) unmap() error {
 	return err
 }
 
-// fail gives the mapping up for pwrite, and says so once.
-func (o *mappedOut) fail(err error) {
+// fail gives the mapping up for pwrite, and says so once: at level, a
+// warning when something cut the file under the mapping.
+func (o *mappedOut) fail(level slog.Level, err error) {
 	o.failed = true
 	_ = o.unmap()
-	o.log.Warn("history: writing the call journal with a system call per line from now on", "err", err)
+	o.log.Log(context.Background(), level, "history: writing the call journal with a system call per line from now on", "path", o.f.Name(), "err", err)
 }
 
 func (o *mappedOut) empty() error {
