@@ -128,7 +128,7 @@ func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error)
 	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return nil, nil, fmt.Errorf("history: rewriting the call journal: %w", err)
 	}
-	if j.out, err = openJournalOut(path, int64(len(data)), log); err != nil {
+	if j.out, err = openJournalOut(path, int64(len(data)), log, nil); err != nil {
 		return nil, nil, fmt.Errorf("history: opening the call journal: %w", err)
 	}
 	j.size, j.touched = int64(len(data)), time.Now()
@@ -300,7 +300,7 @@ func (j *Journal) compact() {
 		} else {
 			j.open, j.size = open, int64(len(data))
 		}
-		out, err := openJournalOut(j.path, j.size, j.log)
+		out, err := openJournalOut(j.path, j.size, j.log, j.out)
 		if err != nil {
 			// Each write fails from now on, and write reports it.
 			j.log.Warn("history: cannot reopen the call journal", "err", err)

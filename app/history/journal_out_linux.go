@@ -42,13 +42,20 @@ type mappedOut struct {
 }
 
 // openJournalOut opens the journal's file, of size bytes of lines, for
-// appending.
-func openJournalOut(path string, size int64, log *slog.Logger) (journalOut, error) {
+// appending; replaced is the out of the file it replaces (nil at first). A
+// mapping that failed on the file before fails on its rewrite too (the
+// file system has no fallocate, or the disk is full): it is not tried,
+// and said, again at every rewrite.
+func openJournalOut(path string, size int64, log *slog.Logger, replaced journalOut) (journalOut, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	return &mappedOut{f: f, log: log, end: size}, nil
+	o := &mappedOut{f: f, log: log, end: size}
+	if r, ok := replaced.(*mappedOut); ok {
+		o.failed = r.failed
+	}
+	return o, nil
 }
 
 func (o *mappedOut) write(b []byte) (int, error) {

@@ -35,6 +35,17 @@ func TestMappedJournalCutUnderIt(t *testing.T) {
 	if !strings.Contains(logged.String(), "system call per line") {
 		t.Errorf("the fault was not logged: %s", logged.String())
 	}
+	// The rewrites that follow (second and third stay open) keep to
+	// pwrite, and say so no more.
+	for range 9000 { // more than journalRewrite bytes
+		j.End(j.Begin(&record.Call{Name: "n", Arguments: kilobyteArgs()}))
+	}
+	if out := j.out.(*mappedOut); !out.failed || out.win != nil {
+		t.Errorf("the rewritten journal mapped again: failed %v, window of %d bytes", out.failed, len(out.win))
+	}
+	if n := strings.Count(logged.String(), "system call per line"); n != 1 {
+		t.Errorf("the fallback logged %d times, want once: %s", n, logged.String())
+	}
 	j.die()
 	left, _, err := readJournal(path)
 	if err != nil {

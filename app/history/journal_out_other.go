@@ -14,7 +14,7 @@ const journalTail = 0
 // openJournalOut opens the journal's file for appending: with a write(2)
 // per line, the mapping of journal_out_linux.go being Linux's alone (its
 // fallocate keeps a full disk from faulting a store).
-func openJournalOut(path string, _ int64, _ *slog.Logger) (journalOut, error) {
+func openJournalOut(path string, _ int64, _ *slog.Logger, _ journalOut) (journalOut, error) {
 	return openAppendOut(path)
 }
 
