@@ -28,6 +28,9 @@ func (s *Store) Export(ctx context.Context, q CallQuery, w io.Writer, format str
 		return fmt.Errorf("history: export: unknown format %q (want jsonl or csv)", format)
 	}
 	q.Cursor, q.Limit = "", 0
+	if err := s.searchable(ctx, q); err != nil {
+		return fmt.Errorf("history: export: %w", err)
+	}
 	where, args := q.where()
 	query := "SELECT " + fullColumns + " FROM calls"
 	if where != "" {

@@ -107,6 +107,11 @@ type Options struct {
 	// recentWindow, if set, replaces the constant of that name (tests).
 	recentWindow int64
 
+	// indexDelay is how long the writer waits with nothing to commit
+	// before it brings the search index up to date (default
+	// defaultIndexDelay; tests shorten it).
+	indexDelay time.Duration
+
 	// beforeCommit, if set, runs in the writer before each batch commits
 	// (tests use it to hold the writer).
 	beforeCommit func()
@@ -130,6 +135,9 @@ const DefaultCleanCheckDelay = 5 * time.Second
 func (o *Options) setDefaults() {
 	if o.CleanCheckDelay == 0 {
 		o.CleanCheckDelay = DefaultCleanCheckDelay
+	}
+	if o.indexDelay <= 0 {
+		o.indexDelay = defaultIndexDelay
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = 65536
@@ -289,11 +297,13 @@ func beginTx(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
 func (s *Store) wdb() *sql.DB { return s.db.Load().w }
 func (s *Store) rdb() *sql.DB { return s.db.Load().r }
 
-// item is one entry of the queue: a call, an event, or a flush request.
+// item is one entry of the queue: a call, an event, or a flush request
+// (which index makes one for a search: see indexTail).
 type item struct {
 	call  *record.Call
 	event *record.Event
 	flush chan error
+	index bool
 }
 
 // Open opens (creating if needed) the history database at path, brings its
@@ -669,7 +679,11 @@ func (s *Store) Dropped() uint64 { return s.dropped.Load() }
 // Flush waits until every record queued before it is committed, and returns
 // the error of the commit that included them, if any. Unlike RecordCall it
 // blocks (until ctx ends) if the queue is full.
-func (s *Store) Flush(ctx context.Context) error {
+func (s *Store) Flush(ctx context.Context) error { return s.flush(ctx, false) }
+
+// flush is Flush; with index, the writer also brings the search index up
+// to date before it answers (see indexTail).
+func (s *Store) flush(ctx context.Context, index bool) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -679,7 +693,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	for {
 		s.mu.Lock()
 		if len(s.pending) < s.opts.QueueSize+1 {
-			s.pending = append(s.pending, item{flush: done})
+			s.pending = append(s.pending, item{flush: done, index: index})
 			s.mu.Unlock()
 			break
 		}

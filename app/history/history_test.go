@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -123,7 +124,7 @@ func benchDB(b *testing.B) string {
 			}
 		}
 		st.Close()
-		if _, benchErr = tx.Exec(indexCalls, 1); benchErr != nil {
+		if _, benchErr = indexTail(context.Background(), tx, math.MaxInt64); benchErr != nil {
 			return
 		}
 		if benchErr = tx.Commit(); benchErr != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -13,8 +14,8 @@ import (
 // BenchmarkInsertCost measures what SQLite costs per stored call, schema
 // part by schema part, with the writer's own batching: one transaction of
 // 512 rows (and other sizes), multi-row INSERTs of callsPerInsert rows on
-// the driver connection, the FTS5 catch-up at the end of the batch when
-// there is a search index. The rows are BenchmarkRecordCall's, already prepared
+// the driver connection, and when there is a search index, the writer's
+// indexTail every indexChunk calls. The rows are BenchmarkRecordCall's, already prepared
 // (redaction and previews are not measured here: BenchmarkRecordCall
 // measures the whole writer).
 //
@@ -22,7 +23,9 @@ import (
 //     the cheapest a row of this design can be stored in modernc.org/sqlite;
 //   - indexes: the table and its secondary indexes as the schema has them;
 //   - schema: the whole schema (indexes and search index), what the writer
-//     pays.
+//     pays;
+//   - schema/index-every-batch: the search index brought up to date at
+//     the end of every batch, as the writer did before migration 0007.
 //
 // It reports CPU µs per row (the process's user + system time, GC
 // included) where the platform gives it, and wall µs per row.
@@ -31,26 +34,30 @@ func BenchmarkInsertCost(b *testing.B) {
 		name            string
 		indexes, search bool
 		batch           int
+		indexEvery      int // calls; 0: at the end of every batch
 	}{
-		{"floor", false, false, 512},
-		{"indexes", true, false, 512},
-		{"schema", true, true, 512},
+		{"floor", false, false, 512, 0},
+		{"indexes", true, false, 512, 0},
+		{"schema", true, true, 512, indexChunk},
+		{"schema/index-every-batch", true, true, 512, 0},
 		// What a batch costs beside its rows (the commit, the search
 		// index's new segment and its merging): smaller and larger
 		// batches. The writer commits at most BatchSize (512) records,
 		// fewer when BatchDelay (50 ms) passes first: at 8,000 calls/s
 		// a batch is 400.
-		{"schema/batch=128", true, true, 128},
-		{"schema/batch=2048", true, true, 2048},
+		{"schema/batch=128", true, true, 128, indexChunk},
+		{"schema/batch=2048", true, true, 2048, indexChunk},
 	} {
-		b.Run(v.name, func(b *testing.B) { benchInsert(b, v.indexes, v.search, v.batch) })
+		b.Run(v.name, func(b *testing.B) { benchInsert(b, v.indexes, v.search, v.batch, v.indexEvery) })
 	}
 }
 
 // benchInsert stores b.N calls in a new database in transactions of
 // batchSize, without the secondary indexes of calls unless indexes is set,
-// without the search index unless search is.
-func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
+// without the search index unless search is; with it, the batch that
+// stores the indexEvery-th call since the last (every batch if 0) and the
+// last batch bring the index up to date.
+func benchInsert(b *testing.B, indexes, search bool, batchSize, indexEvery int) {
 	ctx := context.Background()
 	opts := testOptions()
 	opts.CleanCheckDelay = -1 // the check of the new file at once, before the measured loop
@@ -98,6 +105,7 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
 	b.ResetTimer()
 	cpu0, haveCPU := testutil.ProcessCPU()
 	start := time.Now()
+	unindexed := 0
 	for done := 0; done < b.N; {
 		n := min(batchSize, b.N-done)
 		err := conn.Raw(func(dc any) error {
@@ -117,24 +125,13 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
 					st.Close()
 				}
 			}()
-			var first int64
 			for i := 0; i < n; i += callsPerInsert {
 				k := min(callsPerInsert, n-i)
 				args := make([]any, 0, k*callColumns)
 				for j := range k {
 					args = append(args, row(done+i+j)...)
 				}
-				res, err := rb.exec(inserts.callInsert(k), args...)
-				if err != nil {
-					return err
-				}
-				if first == 0 {
-					last, _ := res.LastInsertId()
-					first = last - int64(k) + 1
-				}
-			}
-			if search {
-				if _, err := conn.ExecContext(ctx, indexCalls, []driver.NamedValue{{Ordinal: 1, Value: first}}); err != nil {
+				if _, err := rb.exec(inserts.callInsert(k), args...); err != nil {
 					return err
 				}
 			}
@@ -144,6 +141,20 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize int) {
 			b.Fatal(err)
 		}
 		done += n
+		// The writer's step: its own transaction after the batch's.
+		if unindexed += n; search && (unindexed >= indexEvery || done == b.N) {
+			tx, err := conn.BeginTx(ctx, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := indexTail(ctx, tx, math.MaxInt64); err != nil {
+				b.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				b.Fatal(err)
+			}
+			unindexed = 0
+		}
 	}
 	wall := time.Since(start)
 	cpu1, _ := testutil.ProcessCPU()

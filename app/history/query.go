@@ -233,6 +233,9 @@ func (s *Store) Calls(ctx context.Context, q CallQuery) (CallPage, error) {
 		limit = 50
 	}
 	limit = min(limit, 1000)
+	if err := s.searchable(ctx, q); err != nil {
+		return CallPage{}, fmt.Errorf("history: calls: %w", err)
+	}
 	from, err := s.callsSource(ctx, q)
 	if err != nil {
 		return CallPage{}, fmt.Errorf("history: calls: %w", err)
@@ -373,6 +376,21 @@ func (s *Store) callsSource(ctx context.Context, q CallQuery) (string, error) {
 		return commonWordSource, nil
 	}
 	return "calls", nil
+}
+
+// searchable brings the search index up to date before a query with free
+// text reads it: the writer commits what is queued and adds the calls the
+// index does not hold yet (see indexTail). Only the end of ctx is an
+// error: a failed step (the writer logs it) or a closed store leaves the
+// search to what the index holds.
+func (s *Store) searchable(ctx context.Context, q CallQuery) error {
+	if ftsQuery(q.Text) == "" {
+		return nil
+	}
+	if err := s.flush(ctx, true); err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // Call returns one call with its arguments and response preview.

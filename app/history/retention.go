@@ -147,10 +147,8 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 				todo -= k
 			}
 		}
-		for range 8 {
-			if _, err := execStep(ctx, s.wdb(), `INSERT INTO calls_fts(calls_fts, rank) VALUES ('merge', -256)`); err != nil {
-				return rep, err
-			}
+		if err := s.compactSearchIndex(ctx); err != nil {
+			return rep, err
 		}
 		if used, err = s.usedBytes(ctx); err != nil {
 			return rep, err
@@ -171,6 +169,47 @@ func (s *Store) Retain(ctx context.Context) (RetentionReport, error) {
 	}
 	rep.UsedBytes, err = s.usedBytes(ctx)
 	return rep, err
+}
+
+// rebuildRows is the size of search index (rows of calls_fts_data, each
+// a page of at most about 4 KB) up to which compactSearchIndex builds it
+// anew: at most about 16 MB written, a fraction of a second.
+const rebuildRows = 4096
+
+// compactSearchIndex gives back pages that deleted calls held in the
+// search index. Deleting a call's entries leaves the index's pages in
+// place, nearly empty, until FTS5 merges their segment with another
+// ('merge' does a bounded amount of that: 2,048 pages here); an index of
+// one segment, as a small history's often is now that calls are indexed
+// in bulk (indexTail), has none to merge with, and even 'optimize' leaves
+// its pages. A small index is built anew instead, with the calls of the
+// tail, in one transaction with the mark that says they are indexed.
+func (s *Store) compactSearchIndex(ctx context.Context) error {
+	var rows int64
+	if err := scanStep(ctx, s.wdb(), "SELECT count(*) FROM calls_fts_data", nil, &rows); err != nil {
+		return err
+	}
+	if rows > rebuildRows {
+		for range 8 {
+			if _, err := execStep(ctx, s.wdb(), `INSERT INTO calls_fts(calls_fts, rank) VALUES ('merge', -256)`); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tx, err := beginTx(ctx, s.wdb())
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	bg := context.WithoutCancel(ctx)
+	if _, err := tx.ExecContext(bg, `INSERT INTO calls_fts(calls_fts) VALUES ('rebuild')`); err != nil {
+		return fmt.Errorf("rebuilding the search index: %w", err)
+	}
+	if _, err := tx.ExecContext(bg, `UPDATE search_index_state SET unindexed_from = max(unindexed_from, (SELECT coalesce(max(id), 0) + 1 FROM calls))`); err != nil {
+		return fmt.Errorf("moving the search index's mark: %w", err)
+	}
+	return tx.Commit()
 }
 
 // deleteChunks runs a chunked DELETE until it deletes nothing.

@@ -74,6 +74,13 @@ func TestRetentionBySize(t *testing.T) {
 			s.Observe(record.Event{Time: t0.Add(time.Duration(i)*time.Second + 1), Server: "a", Kind: record.EventLog,
 				Message: strings.Repeat("x", 500)})
 		}
+		if i == n/2 {
+			// A search indexes the first half: retention then deletes
+			// indexed calls and calls of the index's tail.
+			if p, err := s.Calls(ctx, CallQuery{Text: "lorem", Limit: 1000}); err != nil || len(p.Calls) != i+1 {
+				t.Fatalf("search after %d calls: %d found (%v)", i+1, len(p.Calls), err)
+			}
+		}
 	}
 	flush(t, s)
 	before, err := s.usedBytes(ctx)
@@ -108,7 +115,12 @@ func TestRetentionBySize(t *testing.T) {
 	if len(logs) == 0 || len(logs) == n/20 {
 		t.Errorf("%d log lines left", len(logs))
 	}
-	// The search index followed the deletes.
+	// The search index followed the deletes: a search (which indexes
+	// the tail left) finds every call left, and the index holds them and
+	// no other.
+	if p, err := s.Calls(ctx, CallQuery{Text: "lorem", Limit: 1000}); err != nil || len(p.Calls) != left {
+		t.Errorf("search after retention: %d found (%v), want %d", len(p.Calls), err, left)
+	}
 	var fts int
 	s.rdb().QueryRow("SELECT count(*) FROM calls_fts WHERE calls_fts MATCH 'lorem'").Scan(&fts)
 	if fts != left {

@@ -17,7 +17,8 @@ import (
 // take) and the public API; the writer takes the queue, commits it in
 // transactions of at most BatchSize records, ends the batch's calls in the
 // journal, answers the flushes among them in order and hands the stored
-// calls to OnCommit.
+// calls to OnCommit. Between batches it brings the search index up to
+// date (see indexTail).
 //
 // Nothing in it is locked: only run (and what it calls) uses it.
 type writer struct {
@@ -46,11 +47,15 @@ type writer struct {
 	// their arguments, reused.
 	sharedInserts map[uint64]string
 	rowArgs       []any
+
+	// unindexed counts the calls stored since the search index last held
+	// every call (about: it starts at 1, for what a previous run left).
+	unindexed int
 }
 
 func newWriter(s *Store) *writer {
 	return &writer{s: s, stmts: make(map[string]driver.Stmt, 8), args: make([]driver.NamedValue, 0, callColumns*callsPerInsert),
-		batch: make([]item, 0, s.opts.BatchSize)}
+		batch: make([]item, 0, s.opts.BatchSize), unindexed: 1}
 }
 
 // run commits records until the store closes. Woken by the first record
@@ -63,13 +68,23 @@ func (w *writer) run() {
 	defer w.closeStatements()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	// idle fires once the writer has had nothing to commit for indexDelay
+	// while calls wait for the search index.
+	idle := time.NewTimer(s.opts.indexDelay)
+	defer idle.Stop()
 	delay := s.opts.BatchDelay
 	for {
 		select {
 		case <-s.wake:
+		case <-idle.C:
+			if w.indexStep() {
+				idle.Reset(0) // more of the tail, after what is waiting
+			}
+			continue
 		case err := <-s.corrupt:
 			w.closeStatements()
 			s.replaceDatabase(err)
+			w.unindexed = 1
 			continue
 		case <-s.stop:
 			w.commitPending()
@@ -92,6 +107,12 @@ func (w *writer) run() {
 		n := w.commitPending()
 		if timed {
 			delay = w.nextDelay(delay, n)
+		}
+		if w.unindexed >= indexChunk {
+			w.indexStep()
+		}
+		if w.unindexed > 0 {
+			idle.Reset(s.opts.indexDelay)
 		}
 	}
 }
@@ -116,6 +137,9 @@ func (w *writer) commitPending() int {
 		if it.flush != nil {
 			w.flushes = append(w.flushes, it.flush)
 			err := w.commit(batch)
+			if it.index {
+				w.indexAll()
+			}
 			for _, f := range w.flushes {
 				f <- err
 			}
@@ -157,6 +181,11 @@ func (w *writer) commit(batch []item) error {
 			s.checkInBackground(0)
 		}
 		return err
+	}
+	for _, it := range batch {
+		if it.call != nil {
+			w.unindexed++
+		}
 	}
 	if len(calls) > 0 {
 		s.opts.OnCommit(calls, s.Dropped())
@@ -303,7 +332,6 @@ func (w *writer) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, e
 	// Once ctx ends the batch still stops, at the next row, and rolls back.
 	b := &rawBatch{ctx: context.WithoutCancel(ctx), conn: conn, stmts: w.stmts, args: w.args}
 	defer func() { w.args = b.args[:0] }()
-	var firstCall int64 // the id of the batch's first call, 0 if none
 	var stored []Call
 	values := !w.s.keepValues.Load() // redact credentials in values
 	calls := w.batchCalls[:0]        // calls waiting for their insert
@@ -316,7 +344,7 @@ func (w *writer) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, e
 		case it.call != nil:
 			calls = append(calls, it.call)
 			if len(calls) == callsPerInsert {
-				stored, err = w.insertCalls(b, calls, stored, &firstCall, values)
+				stored, err = w.insertCalls(b, calls, stored, values)
 				calls = calls[:0]
 			}
 		case it.event != nil:
@@ -330,13 +358,7 @@ func (w *writer) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, e
 		return nil, err
 	}
 	if len(calls) > 0 {
-		if stored, err = w.insertCalls(b, calls, stored, &firstCall, values); err != nil {
-			return nil, err
-		}
-	}
-	if firstCall > 0 {
-		// Last, so that no later statement of the batch makes FTS5 flush again.
-		if _, err := b.exec(indexCalls, firstCall); err != nil {
+		if stored, err = w.insertCalls(b, calls, stored, values); err != nil {
 			return nil, err
 		}
 	}
@@ -486,12 +508,11 @@ func sharedInsert(n int, shared uint32) string {
 }
 
 // insertCalls writes calls in one statement and appends them, with their
-// ids, to stored when there is an OnCommit; *firstCall is set to the id of
-// the batch's first call. One statement on the one writer connection gives
+// ids, to stored when there is an OnCommit. One statement on the one writer connection gives
 // its rows consecutive ids (AUTOINCREMENT: each one past the largest the
 // table ever had), so the last row's id names them all; the statement's
 // count of changed rows is checked against that.
-func (w *writer) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, firstCall *int64, values bool) ([]Call, error) {
+func (w *writer) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, values bool) ([]Call, error) {
 	opts := &w.s.opts
 	args := w.callArgs[:0]
 	defer func() { clear(args); w.callArgs = args[:0]; clear(w.rowArgs); w.rowArgs = w.rowArgs[:0] }()
@@ -520,9 +541,6 @@ func (w *writer) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, f
 		return stored, fmt.Errorf("history: inserting %d calls changed %d rows (%v)", len(calls), n, err)
 	}
 	first := last - int64(len(calls)) + 1
-	if *firstCall == 0 {
-		*firstCall = first
-	}
 	if opts.OnCommit != nil {
 		for i, c := range calls {
 			stored = append(stored, Call{ID: first + int64(i), Start: time.UnixMicro(c.Start.UnixMicro()).UTC(), Duration: c.Duration.Truncate(time.Microsecond),
@@ -552,6 +570,81 @@ func toolOf(c *record.Call) string {
 	return c.Name
 }
 
-// indexCalls adds the calls from id ?1 on to the search index.
-const indexCalls = `INSERT INTO calls_fts(rowid, name, arguments, error)
-	SELECT id, name, arguments, error FROM calls WHERE id >= ?1`
+// The search index (calls_fts) is not brought up to date by each batch:
+// FTS5 then wrote a small segment per batch and merged the segments again
+// and again, about a third of what storing a call cost; in bulk it costs
+// a fraction of that. The writer adds the calls it has stored since last
+// time (the tail: from search_index_state.unindexed_from on) when it has
+// had nothing to commit for indexDelay, when the tail reaches indexChunk
+// calls, and before a free-text search reads the index (Store.Calls and
+// Export ask for it as a flush does: every call recorded before the
+// search is found). The tail is in the database, so a crash loses none
+// of it: the next run indexes it when it is first idle. Deleting a call
+// of the tail leaves the index alone (the triggers of migration 0007).
+
+// indexChunk is the most calls one transaction adds to the search index:
+// about 40 ms of the writer's time, during which records queue.
+const indexChunk = 16384
+
+// defaultIndexDelay is Options.indexDelay's default.
+const defaultIndexDelay = time.Second
+
+// indexStep adds at most indexChunk calls of the tail to the search index
+// in one transaction, and reports whether some of the tail is left for
+// another. A failure is logged, and leaves the tail to the next step
+// after a commit (or a search).
+func (w *writer) indexStep() (more bool) {
+	s := w.s
+	ctx := context.WithoutCancel(s.writeCtx) // see execStep
+	tx, err := s.wdb().BeginTx(ctx, nil)
+	if err == nil {
+		var done bool
+		if done, err = indexTail(ctx, tx, indexChunk); err == nil {
+			if err = tx.Commit(); err == nil {
+				if done {
+					w.unindexed = 0
+				} else {
+					w.unindexed = max(w.unindexed-indexChunk, 1)
+				}
+				return !done
+			}
+		}
+		tx.Rollback()
+	}
+	s.opts.Logger.Warn("history: adding calls to the search index", "err", err)
+	if isCorrupt(err) {
+		s.checkInBackground(0)
+	}
+	return false
+}
+
+// indexAll brings the search index up to date, a chunk at a time, unless
+// a step fails.
+func (w *writer) indexAll() {
+	for w.unindexed > 0 && w.indexStep() {
+	}
+}
+
+// indexTail adds to the search index the calls from unindexed_from on, at
+// most limit ids of them, and moves unindexed_from past them; it reports
+// whether the index then holds every call. tx is a transaction on the
+// writer connection: the rows and the mark change together.
+func indexTail(ctx context.Context, tx execer, limit int64) (bool, error) {
+	var from, end int64
+	if err := tx.QueryRowContext(ctx, `SELECT unindexed_from, (SELECT coalesce(max(id), 0) + 1 FROM calls)
+		FROM search_index_state`).Scan(&from, &end); err != nil {
+		return false, fmt.Errorf("reading the search index's state: %w", err)
+	}
+	if from >= end {
+		return true, nil
+	}
+	to := min(end, from+limit)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO calls_fts(rowid, name, arguments, error)
+		SELECT id, name, arguments, error FROM calls WHERE id >= ?1 AND id < ?2`, from, to); err != nil {
+		return false, fmt.Errorf("indexing calls %d to %d: %w", from, to-1, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE search_index_state SET unindexed_from = ?`, to); err != nil {
+		return false, fmt.Errorf("moving the search index's mark to %d: %w", to, err)
+	}
+	return to == end, nil
+}
