@@ -430,8 +430,12 @@ func openConns(ctx context.Context, path string) (_ *conns, err error) {
 		return nil, err
 	}
 	// auto_vacuum=INCREMENTAL takes effect only on a new database: it lets
-	// retention hand freed pages back to the file system.
-	w, err := sql.Open("sqlite", dsn(path, "_auto_vacuum=INCREMENTAL", "_journal_mode=WAL", "_txlock=immediate"))
+	// retention hand freed pages back to the file system. The writer keeps
+	// 1 MiB of pages (SQLite's default is 2 MB): appending calls touches
+	// the right edges of the table and its indexes, far fewer pages; a
+	// larger cache only kept what the search index's bulk steps read
+	// (about 1 MiB more of the daemon's RSS under load, with no less CPU).
+	w, err := sql.Open("sqlite", dsn(path, "_auto_vacuum=INCREMENTAL", "_journal_mode=WAL", "_txlock=immediate", "_pragma=cache_size(-1024)"))
 	if err != nil {
 		return nil, err
 	}
