@@ -297,7 +297,7 @@ func (g *Gateway) fastToolCall(w http.ResponseWriter, r *http.Request, sid strin
 	stream := &fastStream{w: kw, g: g, session: sid}
 	ctx = context.WithValue(ctx, fastStreamKey{}, stream)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: p.Name, Arguments: p.Arguments, Meta: meta}}
-	g.fastCall(ctx, stream, env.ID, req, endpoint, server, original, canonical, unlisted)
+	g.fastCall(ctx, cancel, stream, env.ID, req, endpoint, server, original, canonical, unlisted)
 	return true
 }
 
@@ -465,8 +465,9 @@ func (p *fastParams) toolCallParams(original string, arguments json.RawMessage) 
 }
 
 // fastCall forwards a tools/call and answers it on stream, recording it as
-// recordMiddleware does, under canonical.
-func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawMessage, req *mcp.CallToolRequest,
+// recordMiddleware does, under canonical. ctx is the call's own, with its
+// cancel (see forwardIn).
+func (g *Gateway) fastCall(ctx context.Context, cancel context.CancelCauseFunc, stream *fastStream, id json.RawMessage, req *mcp.CallToolRequest,
 	endpoint, server, original, canonical string, unlisted bool) {
 	var rec *callRecord
 	if g.opts.Recorder != nil {
@@ -481,7 +482,7 @@ func (g *Gateway) fastCall(ctx context.Context, stream *fastStream, id json.RawM
 	params := &fastParams{meta: forwardMeta(req.Params.Meta)}
 	var raw json.RawMessage
 	var decoded *mcp.CallToolResult
-	err := g.forward(ctx, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
+	err := g.forwardIn(ctx, cancel, req, server, req.Params.GetProgressToken(), params, func(ctx context.Context, cs *mcp.ClientSession) error {
 		if c := g.connOf(ctx, cs); c != nil {
 			body, err := params.toolCallParams(original, req.Params.Arguments)
 			if err != nil {

@@ -27,6 +27,19 @@ type progressParams interface{ SetProgressToken(any) }
 // from a shared process reaches the caller that asked for it.
 func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, token any, params progressParams,
 	fn func(context.Context, *mcp.ClientSession) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	return g.forwardIn(ctx, cancel, req, server, token, params, fn)
+}
+
+// forwardIn is forward on a context made for this call alone, with its
+// cancel: the server's timeout ends it. The fast path makes one for each
+// call anyway (its client's cancel and the session's end end it), and one
+// context less a call is an allocation of it, of its Done channel and of
+// its parent's map of children less (the cancelable contexts were a fifth
+// of what an echo call allocated).
+func (g *Gateway) forwardIn(ctx context.Context, cancel context.CancelCauseFunc, req mcp.Request, server string, token any,
+	params progressParams, fn func(context.Context, *mcp.ClientSession) error) error {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	b, ok := g.backend(server)
 	if !ok {
@@ -39,8 +52,6 @@ func (g *Gateway) forward(ctx context.Context, req mcp.Request, server string, t
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	timer := time.AfterFunc(timeout, func() {
 		cancel(fmt.Errorf("server %q did not answer within %s: %w", server, timeout, context.DeadlineExceeded))
 	})
