@@ -96,7 +96,8 @@ type Options struct {
 	// calls has committed, with those calls as Calls returns them (with their
 	// ids; without arguments and preview), and Dropped as it is then. It
 	// feeds the live event stream; it must return quickly, since the next
-	// batch waits for it.
+	// batch waits for it. The slice is the writer's, reused for the next
+	// batch: OnCommit copies what it keeps.
 	OnCommit func(calls []Call, dropped uint64)
 
 	// Journal, if set, is the call journal the gateway notes calls in when

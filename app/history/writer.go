@@ -47,6 +47,10 @@ type writer struct {
 	// their arguments, reused.
 	sharedInserts map[uint64]string
 	rowArgs       []any
+	// stored is the array of the calls handed to OnCommit, reused: a
+	// batch's slice grown by append for every batch was a fifteenth of
+	// what a call allocated.
+	stored []Call
 
 	// unindexed counts the calls stored since the search index last held
 	// every call (about: it starts at 1, for what a previous run left).
@@ -189,6 +193,8 @@ func (w *writer) commit(batch []item) error {
 	}
 	if len(calls) > 0 {
 		s.opts.OnCommit(calls, s.Dropped())
+		clear(calls) // let their texts go
+		w.stored = calls[:0]
 	}
 	return nil
 }
@@ -332,7 +338,7 @@ func (w *writer) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, e
 	// Once ctx ends the batch still stops, at the next row, and rolls back.
 	b := &rawBatch{ctx: context.WithoutCancel(ctx), conn: conn, stmts: w.stmts, args: w.args}
 	defer func() { w.args = b.args[:0] }()
-	var stored []Call
+	stored := w.stored[:0]
 	values := !w.s.keepValues.Load() // redact credentials in values
 	calls := w.batchCalls[:0]        // calls waiting for their insert
 	defer func() { clear(calls); w.batchCalls = calls[:0] }()
@@ -508,10 +514,10 @@ func sharedInsert(n int, shared uint32) string {
 }
 
 // insertCalls writes calls in one statement and appends them, with their
-// ids, to stored when there is an OnCommit. One statement on the one writer connection gives
-// its rows consecutive ids (AUTOINCREMENT: each one past the largest the
-// table ever had), so the last row's id names them all; the statement's
-// count of changed rows is checked against that.
+// ids, to stored when there is an OnCommit. One statement on the one
+// writer connection gives its rows consecutive ids (AUTOINCREMENT: each
+// one past the largest the table ever had), so the last row's id names
+// them all; the statement's count of changed rows is checked against that.
 func (w *writer) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, values bool) ([]Call, error) {
 	opts := &w.s.opts
 	args := w.callArgs[:0]
