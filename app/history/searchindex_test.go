@@ -3,7 +3,9 @@ package history
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +152,37 @@ func TestBusyWriterIndexesInChunks(t *testing.T) {
 		t.Errorf("%d indexed, unindexed from %d", n, from)
 	}
 	checkSearchIndex(t, s)
+}
+
+// TestFailingIndexStepIsNotRetriedEveryBatch: a step that fails is logged,
+// and tried again after another chunk's worth of calls (or when idle, or
+// for a search), not after every batch of a busy writer.
+func TestFailingIndexStepIsNotRetriedEveryBatch(t *testing.T) {
+	var logged testutil.SyncBuffer
+	opts := testOptions()
+	opts.indexDelay = time.Hour
+	opts.QueueSize = 2 * indexChunk
+	opts.BatchSize = 512
+	opts.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	s := openTest(t, opts)
+	// The step's first statement fails; storing calls does not read it.
+	if _, err := s.wdb().Exec("ALTER TABLE search_index_state RENAME TO gone"); err != nil {
+		t.Fatal(err)
+	}
+	failures := func() int { return strings.Count(logged.String(), "adding calls to the search index") }
+	for i := range indexChunk {
+		s.RecordCall(call(i, "a", "read", `{"q":"bulk"}`))
+	}
+	flush(t, s)
+	testutil.Eventually(t, 20*time.Second, "the chunk's step to fail and say so", func() bool { return failures() > 0 })
+	for i := range 8 * opts.BatchSize {
+		s.RecordCall(call(i, "a", "read", `{"q":"bulk"}`))
+		if i%opts.BatchSize == 0 {
+			flush(t, s) // a batch each
+		}
+	}
+	flush(t, s)
+	if n := failures(); n != 1 {
+		t.Errorf("the failing step was logged %d times over 8 more batches, want once:\n%s", n, logged.String())
+	}
 }

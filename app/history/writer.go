@@ -597,8 +597,9 @@ const defaultIndexDelay = time.Second
 
 // indexStep adds at most indexChunk calls of the tail to the search index
 // in one transaction, and reports whether some of the tail is left for
-// another. A failure is logged, and leaves the tail to the next step
-// after a commit (or a search).
+// another. A failure is logged, and leaves the tail to the next step: when
+// the writer next idles, after another chunk's worth of calls, or for a
+// search (not after every batch, which would log it every batch).
 func (w *writer) indexStep() (more bool) {
 	s := w.s
 	ctx := context.WithoutCancel(s.writeCtx) // see execStep
@@ -621,6 +622,7 @@ func (w *writer) indexStep() (more bool) {
 	if isCorrupt(err) {
 		s.checkInBackground(0)
 	}
+	w.unindexed = 1
 	return false
 }
 
