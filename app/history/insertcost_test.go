@@ -15,9 +15,9 @@ import (
 // part by schema part, with the writer's own batching: one transaction of
 // 512 rows (and other sizes), multi-row INSERTs of callsPerInsert rows on
 // the driver connection, and when there is a search index, the writer's
-// indexTail every indexChunk calls. The rows are BenchmarkRecordCall's, already prepared
-// (redaction and previews are not measured here: BenchmarkRecordCall
-// measures the whole writer).
+// indexTail every indexChunk calls. The rows are BenchmarkRecordCall's,
+// already prepared (redaction and previews are not measured here:
+// BenchmarkRecordCall measures the whole writer).
 //
 //   - floor: the calls table alone, no secondary index, no search index:
 //     the cheapest a row of this design can be stored in modernc.org/sqlite;
@@ -40,8 +40,8 @@ func BenchmarkInsertCost(b *testing.B) {
 		{"indexes", true, false, 512, 0},
 		{"schema", true, true, 512, indexChunk},
 		{"schema/index-every-batch", true, true, 512, 0},
-		// What a batch costs beside its rows (the commit, the search
-		// index's new segment and its merging): smaller and larger
+		// What a batch costs beside its rows (the commit, the WAL's
+		// frames for the pages every batch changes): smaller and larger
 		// batches. The writer commits at most BatchSize (512) records,
 		// fewer when BatchDelay (50 ms) passes first: at 8,000 calls/s
 		// a batch is 400.
