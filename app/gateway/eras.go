@@ -24,8 +24,10 @@ var shapedMethods = map[string]bool{
 	"resources/read": true, "tools/call": true, "prompts/get": true, "completion/complete": true,
 }
 
-// eraResults is the outermost receiving middleware of every front.
+// eraResults is the outermost receiving middleware of every front. It
+// keeps the front's recent session-era list bytes (listcache.go).
 func (g *Gateway) eraResults() mcp.Middleware {
+	lists := &listCache{}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
@@ -47,7 +49,11 @@ func (g *Gateway) eraResults() mcp.Middleware {
 			if raw, ok := res.(*rawToolResult); ok && !bytes.Contains(raw.data, []byte(`"resultType"`)) {
 				return res, nil // the common case: the server's bytes, as they are
 			}
-			return newShapedResult(res, sessionEraDrop, false), nil
+			shaped := newShapedResult(res, sessionEraDrop, false)
+			if key, ok := listKeyOf(method, res); ok {
+				shaped.lists, shaped.key = lists, key
+			}
+			return shaped, nil
 		}
 	}
 }
@@ -80,6 +86,9 @@ type shapedResult struct {
 	inner     mcp.Result
 	drop      []string
 	dropNulls bool // also drop keys whose value is null
+
+	lists *listCache // set for a list result: where its bytes are kept, under key
+	key   listKey
 }
 
 func newShapedResult(inner mcp.Result, drop []string, dropNulls bool) *shapedResult {
@@ -88,10 +97,28 @@ func newShapedResult(inner mcp.Result, drop []string, dropNulls bool) *shapedRes
 	return r
 }
 
+// MarshalJSON marshals the result as shaped, or returns the bytes its
+// front kept for the same list. A result with a _meta (its own, or one
+// the go-sdk set after the handlers) is neither kept nor taken.
 func (r *shapedResult) MarshalJSON() ([]byte, error) {
 	if len(r.Meta) > 0 {
 		r.inner.SetMeta(r.Meta)
 	}
+	if r.lists == nil || len(r.Meta) > 0 {
+		return r.shape()
+	}
+	if data := r.lists.get(r.key); data != nil {
+		return data, nil
+	}
+	data, err := r.shape()
+	if err == nil {
+		r.lists.put(r.key, data)
+	}
+	return data, err
+}
+
+// shape marshals inner without the keys r drops.
+func (r *shapedResult) shape() ([]byte, error) {
 	data, err := json.Marshal(r.inner)
 	if err != nil {
 		return nil, err

@@ -185,6 +185,49 @@ func TestListChangeFromOneProcessOfAPool(t *testing.T) {
 	f.addTool(t, watcher, "only_here")
 }
 
+// TestListsKeptUntilTheyChange: the fronts keep the lists they answered
+// (listcache.go); a second session gets the same lists as the first, on
+// /mcp and on a server's endpoint, and a server's change reaches both
+// sessions' next lists.
+func TestListsKeptUntilTheyChange(t *testing.T) {
+	f := newOneProcessFixture(t)
+	watcher := f.watchLists(t, "2025-11-25")
+	methods := []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+	list := func(path, session, method string) string {
+		t.Helper()
+		h := mcpHeaders("2025-11-25")
+		h["Mcp-Session-Id"] = session
+		r := f.send(t, "POST", path, h, `{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":{}}`)
+		if r.status != 200 || r.msg["result"] == nil {
+			t.Fatalf("%s %s: %d %s", path, method, r.status, r.body)
+		}
+		return string(r.msg["result"])
+	}
+	paths := []string{"/mcp", "/mcp/alpha"}
+	sessions := map[string][2]string{}
+	for _, path := range paths {
+		first, second := f.rawSession(t, path), f.rawSession(t, path)
+		sessions[path] = [2]string{first, second}
+		for _, method := range methods {
+			a, b := list(path, first, method), list(path, second, method)
+			if a != b {
+				t.Errorf("%s %s: the second session got\n%s\nthe first\n%s", path, method, b, a)
+			}
+			if method == "tools/list" && !strings.Contains(a, `echo"`) {
+				t.Errorf("%s: no echo in %s", path, a)
+			}
+		}
+	}
+	f.addTool(t, watcher, "fresh")
+	for _, path := range paths {
+		for _, session := range sessions[path] {
+			if got := list(path, session, "tools/list"); !strings.Contains(got, `fresh"`) {
+				t.Errorf("%s: a list after the server added a tool lacks it: %s", path, got)
+			}
+		}
+	}
+}
+
 // TestServerToClientRequestsReachTheCaller: sampling, elicitation and roots
 // asked by a server during a call reach the client that made the call, in
 // the session era; a client without the capability makes the server get an
