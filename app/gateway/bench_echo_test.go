@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // benchEchoEnv makes this test binary the benchmarks' backend: a minimal
@@ -27,7 +30,8 @@ const benchEchoText = "bench-hello"
 // runBenchEcho serves newline-delimited JSON-RPC on stdin/stdout until
 // stdin closes: initialize (any protocol version the client asks for),
 // tools/list, ping, and tools/call of two tools, echo {text} (one text
-// content holding text) and big {kb} (a text of kb KiB). server/discover
+// content holding text) and big {kb} (a text of kb KiB), which tools/list
+// lists with the tools of benchEchoToolsEnv's corpus, if any. server/discover
 // and every other method get "method not found" (a go-sdk client then falls
 // back to initialize); notifications are ignored. One goroutine, one
 // json.Unmarshal of the request and one write per reply.
@@ -35,6 +39,7 @@ func runBenchEcho() {
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
 	var bigs bigTexts
+	extra := extraTools()
 	var line []byte
 	for {
 		var err error
@@ -50,7 +55,7 @@ func runBenchEcho() {
 		if !ok {
 			continue // not JSON, a notification or a response: nothing to answer
 		}
-		writeEchoReply(out, msg, &bigs)
+		writeEchoReply(out, msg, &bigs, extra)
 		out.WriteByte('\n')
 		if out.Flush() != nil { // one write per reply, as a simple server does
 			os.Exit(1)
@@ -65,6 +70,7 @@ func runBenchEcho() {
 // notifications with 202, DELETE with 200; headers are not checked.
 func runBenchHTTPEcho() int {
 	var bigs bigTexts
+	extra := extraTools()
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {
 			return
@@ -83,7 +89,7 @@ func runBenchHTTPEcho() int {
 		if msg.Method == "initialize" {
 			w.Header().Set("Mcp-Session-Id", "bench")
 		}
-		writeEchoReply(w, msg, &bigs)
+		writeEchoReply(w, msg, &bigs, extra)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -140,8 +146,9 @@ func (b *bigTexts) get(kb int) []byte {
 	return v
 }
 
-// writeEchoReply writes the reply to msg (without a newline).
-func writeEchoReply(out io.Writer, msg echoRequest, bigs *bigTexts) {
+// writeEchoReply writes the reply to msg (without a newline); extra are
+// the tools tools/list lists after echo and big (extraTools).
+func writeEchoReply(out io.Writer, msg echoRequest, bigs *bigTexts, extra []byte) {
 	io.WriteString(out, `{"jsonrpc":"2.0","id":`)
 	out.Write(msg.ID)
 	switch p := msg.Params; {
@@ -153,7 +160,9 @@ func writeEchoReply(out io.Writer, msg echoRequest, bigs *bigTexts) {
 	case msg.Method == "tools/list":
 		io.WriteString(out, `,"result":{"tools":[`+
 			`{"name":"echo","description":"Replies with text.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}},`+
-			`{"name":"big","description":"Replies with kb KiB of text.","inputSchema":{"type":"object","properties":{"kb":{"type":"integer"}}}}]}}`)
+			`{"name":"big","description":"Replies with kb KiB of text.","inputSchema":{"type":"object","properties":{"kb":{"type":"integer"}}}}`)
+		out.Write(extra)
+		io.WriteString(out, `]}}`)
 	case msg.Method == "ping":
 		io.WriteString(out, `,"result":{}}`)
 	case msg.Method == "tools/call" && p.Name == "echo":
@@ -186,4 +195,53 @@ func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 			return buf, err
 		}
 	}
+}
+
+// benchEchoToolsEnv, set to the path of a tools corpus (the format of
+// app/toolsearch/testdata/catalog-tools.json: servers, each with the
+// tools/list of a real server), makes the echo server list those tools
+// after its own two: what a session's setup costs with real tools.
+const benchEchoToolsEnv = "SWITCHBOARD_BENCH_ECHO_TOOLS"
+
+// catalogTools is the corpus of the catalog's offline npm servers (128
+// tools), as an absolute path for the servers the benchmarks start.
+func catalogTools(tb testing.TB) string {
+	path, err := filepath.Abs(filepath.Join("..", "toolsearch", "testdata", "catalog-tools.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// extraTools returns the tools of the corpus benchEchoToolsEnv names, each
+// compacted and preceded by a comma; nothing when it is unset. A corpus
+// that cannot be read ends the server: a benchmark would otherwise measure
+// lists without the tools it asked for.
+func extraTools() []byte {
+	path := os.Getenv(benchEchoToolsEnv)
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench echo:", err)
+		os.Exit(1)
+	}
+	var corpus struct {
+		Servers []struct {
+			Tools []json.RawMessage `json:"tools"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(data, &corpus); err != nil {
+		fmt.Fprintf(os.Stderr, "bench echo: %s: %v\n", path, err)
+		os.Exit(1)
+	}
+	var out bytes.Buffer
+	for _, s := range corpus.Servers {
+		for _, t := range s.Tools {
+			out.WriteByte(',')
+			json.Compact(&out, t)
+		}
+	}
+	return out.Bytes()
 }

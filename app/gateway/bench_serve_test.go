@@ -55,7 +55,7 @@ const peerBinaryEnv = "SWITCHBOARD_BENCH_PEER"
 const defaultPeerBinary = "/work/shared/bench/peers/tbxark-mcp-proxy"
 
 // benchRowsEnv and benchTargetsEnv, comma-separated, keep only those rows
-// (echo-c1, echo-c16, big256k-c4, setup) and columns (floor, gateway,
+// (echo-c1, echo-c16, big256k-c4, setup, setup-catalog) and columns (floor, gateway,
 // serve, peer): for profiling the daemon under one load,
 //
 //	SWITCHBOARD_BENCH_PROFILE=/tmp/p SWITCHBOARD_BENCH_ROWS=echo-c1 SWITCHBOARD_BENCH_TARGETS=serve make bench-serve
@@ -109,15 +109,17 @@ func buildServe(tb testing.TB) string {
 // whose config has one server, echo (the echo server, a pool of four
 // processes), with its runtime stats on; profile, when not empty, is a
 // directory that the daemon writes serve-cpu.pprof and serve-allocs.pprof
-// into when it stops. It waits until /mcp/echo lists the echo tool.
-func startServe(tb testing.TB, client *http.Client, binary, profile string) *benchGateway {
+// into when it stops; tools, when not empty, is a corpus the echo server
+// lists too (benchEchoToolsEnv). It waits until /mcp/echo lists the echo
+// tool.
+func startServe(tb testing.TB, client *http.Client, binary, profile, tools string) *benchGateway {
 	tb.Helper()
 	home := filepath.Join(tb.TempDir(), "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		tb.Fatal(err)
 	}
 	config := map[string]any{"version": 1, "listen": "127.0.0.1:0", "servers": map[string]any{
-		"echo": map[string]any{"command": os.Args[0], "env": map[string]string{benchEchoEnv: "1"},
+		"echo": map[string]any{"command": os.Args[0], "env": map[string]string{benchEchoEnv: "1", benchEchoToolsEnv: tools},
 			"pool": map[string]any{"min": 4, "max": 4}},
 	}}
 	data, _ := json.Marshal(config)
@@ -169,8 +171,9 @@ func startServe(tb testing.TB, client *http.Client, binary, profile string) *ben
 }
 
 // startPeer runs TBXark's mcp-proxy with the echo server behind it
-// (README in ../shared/bench/peers), or returns nil when there is none.
-func startPeer(tb testing.TB, client *http.Client) *benchGateway {
+// (README in ../shared/bench/peers), or returns nil when there is none;
+// tools is as for startServe.
+func startPeer(tb testing.TB, client *http.Client, tools string) *benchGateway {
 	tb.Helper()
 	binary := os.Getenv(peerBinaryEnv)
 	if binary == "" {
@@ -191,7 +194,7 @@ func startPeer(tb testing.TB, client *http.Client) *benchGateway {
 		"mcpProxy": map[string]any{"baseURL": "http://" + addr, "addr": addr, "name": "p", "version": "1",
 			"type": "streamable-http", "options": map[string]any{"logEnabled": false}},
 		"mcpServers": map[string]any{"echo": map[string]any{"command": os.Args[0], "args": []string{},
-			"env": map[string]string{benchEchoEnv: "1"}}},
+			"env": map[string]string{benchEchoEnv: "1", benchEchoToolsEnv: tools}}},
 	}
 	data, _ := json.Marshal(config)
 	path := filepath.Join(tb.TempDir(), "peer.json")
@@ -200,7 +203,7 @@ func startPeer(tb testing.TB, client *http.Client) *benchGateway {
 	}
 	cmd := exec.Command(binary, "--config", path)
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, "GOMAXPROCS=") })
-	cmd.Env = append(cmd.Env, benchEchoEnv+"=1") // should the peer not pass the config's env
+	cmd.Env = append(cmd.Env, benchEchoEnv+"=1", benchEchoToolsEnv+"="+tools) // should the peer not pass the config's env
 	var out testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -358,7 +361,7 @@ func BenchmarkServeTable(b *testing.B) {
 	defer client.CloseIdleConnections()
 
 	floor := startFloor(b, 4)
-	serve := startServe(b, client, binary, profile)
+	serve := startServe(b, client, binary, profile, "")
 	targets := map[string]benchTarget{
 		targetFloor: {name: targetFloor, floor: floor},
 		targetServe: {name: targetServe, gw: serve},
@@ -370,17 +373,34 @@ func BenchmarkServeTable(b *testing.B) {
 		names = append(names, targetGateway)
 	}
 	if before := os.Getenv(serveBeforeEnv); before != "" && chosen(benchTargetsEnv, targetBefore) {
-		targets[targetBefore] = benchTarget{name: targetBefore, gw: startServe(b, client, before, "")}
+		targets[targetBefore] = benchTarget{name: targetBefore, gw: startServe(b, client, before, "", "")}
 		names = append(names, targetBefore)
 	}
 	names = append(names, targetServe)
 	if chosen(benchTargetsEnv, targetPeer) {
-		if peer := startPeer(b, client); peer != nil {
+		if peer := startPeer(b, client, ""); peer != nil {
 			targets[targetPeer] = benchTarget{name: targetPeer, gw: peer}
 			names = append(names, targetPeer)
 		}
 	}
 	idleRSS := processRSS(serve.pid)
+
+	// The setup of a session whose server lists real tools (the catalog's
+	// 128, besides echo and big): its own daemons, as listing them is
+	// the rest of the table's load only here.
+	catalog := map[string]benchTarget{}
+	if chosen(benchRowsEnv, "setup-catalog") {
+		tools := catalogTools(b)
+		catalog[targetServe] = benchTarget{name: targetServe, gw: startServe(b, client, binary, "", tools)}
+		if _, ok := targets[targetBefore]; ok {
+			catalog[targetBefore] = benchTarget{name: targetBefore, gw: startServe(b, client, os.Getenv(serveBeforeEnv), "", tools)}
+		}
+		if _, ok := targets[targetPeer]; ok {
+			if peer := startPeer(b, client, tools); peer != nil {
+				catalog[targetPeer] = benchTarget{name: targetPeer, gw: peer}
+			}
+		}
+	}
 
 	prev := runtime.GOMAXPROCS(1) // the load generator gets one core
 	defer runtime.GOMAXPROCS(prev)
@@ -415,21 +435,32 @@ func BenchmarkServeTable(b *testing.B) {
 				done()
 			}
 		}
-		order := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == targetFloor || !chosen(benchRowsEnv, "setup") })
-		for range rep * min(len(order), 1) { // none when the setup row is left out
-			order = append(order[1:], order[0])
-		}
-		for _, name := range order {
-			t := targets[name]
-			var lat []time.Duration
-			w := measure(b, client, t, []worker{setupWorker(client, t.gw.endpoint(), t.gw.auth, &lat)}, window/2)
-			slices.Sort(lat)
-			w.p50 = lat[len(lat)/2] // the setups of the warm-up and the window: both are warm
-			results.add("setup", name, w)
-		}
+		setups(b, client, results, "setup", names, targets, rep, window)
+		setups(b, client, results, "setup-catalog", names, catalog, rep, window)
 		loads = append(loads, loadAverage())
 	}
 	printServeTable(os.Stdout, results, names, repeats, window, time.Since(began), idleRSS, loads)
+}
+
+// setups measures one repeat of a setup row: one worker per target of
+// names found in targets (the floor has no sessions), interleaved, in a
+// different order each repeat.
+func setups(b *testing.B, client *http.Client, results benchResults, row string, names []string, targets map[string]benchTarget, rep int, window time.Duration) {
+	if !chosen(benchRowsEnv, row) {
+		return
+	}
+	order := slices.DeleteFunc(slices.Clone(names), func(n string) bool { _, ok := targets[n]; return n == targetFloor || !ok })
+	for range rep * min(len(order), 1) {
+		order = append(order[1:], order[0])
+	}
+	for _, name := range order {
+		t := targets[name]
+		var lat []time.Duration
+		w := measure(b, client, t, []worker{setupWorker(client, t.gw.endpoint(), t.gw.auth, &lat)}, window/2)
+		slices.Sort(lat)
+		w.p50 = lat[len(lat)/2] // the setups of the warm-up and the window: both are warm
+		results.add(row, name, w)
+	}
 }
 
 // printServeTable writes the table in markdown: each cell is the median
@@ -507,6 +538,7 @@ func printServeTable(out io.Writer, r benchResults, columns []string, repeats in
 	line("echo c=16, 4 sessions: calls/s", "echo-c16", rate, "%.0f", "serve > peer")
 	line("256 KiB results, c=4: calls/s", "big256k-c4", rate, "%.0f", "serve ≥ 2 × peer")
 	line("session setup p50 µs (initialize + initialized + tools/list)", "setup", p50, "%.0f", "serve < peer", targetFloor)
+	line("session setup p50 µs, the server listing the catalog's 128 tools too", "setup-catalog", p50, "%.0f", "", targetFloor)
 	line("server CPU µs per echo call, c=1 (process tree; floor: the echo servers)", "echo-c1", treeCPU, "%.0f", "serve ≤ 200")
 	line("server CPU µs per echo call, c=16 (process tree)", "echo-c16", treeCPU, "%.0f", "serve ≤ 80")
 	line("server CPU µs per 256 KiB call, c=4 (process tree)", "big256k-c4", treeCPU, "%.0f", "")
