@@ -1,0 +1,77 @@
+package mcpscan
+
+import (
+	"bytes"
+	"slices"
+)
+
+// DropMembers returns obj, a JSON object, without its top-level members
+// whose key is one of drop, and, when nulls is set, without those whose
+// value is null; obj itself when none goes. The members kept keep their
+// order and their bytes. ok is false when obj is not an object or has a
+// key written with an escape (a decoder reads "result\u0054ype" as
+// resultType, which this does not look for): the caller decodes obj then.
+//
+// It is one walk over obj where decoding the object into a map and
+// encoding it again walks every value three times (and copies it twice):
+// what the gateway shapes are whole results, tool lists with their
+// schemas and resources read.
+func DropMembers(obj []byte, drop []string, nulls bool) (out []byte, ok bool) {
+	type member struct{ start, keyEnd, end int }
+	var kept [16]member
+	members := kept[:0]
+	dropped := false
+	s := scanner{b: obj}
+	s.space()
+	if !s.eat('{') {
+		return nil, false
+	}
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			break
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return nil, false
+		}
+		start := s.i
+		key, okKey := s.str()
+		s.space()
+		if !okKey || bytes.IndexByte(key, '\\') >= 0 || !s.eat(':') {
+			return nil, false
+		}
+		s.space()
+		valueStart := s.i
+		if !s.value() {
+			return nil, false
+		}
+		name := key[1 : len(key)-1]
+		if slices.Contains(drop, string(name)) {
+			dropped = true
+			continue
+		}
+		if nulls && string(obj[valueStart:s.i]) == "null" {
+			// A decoder keeps the last of duplicate keys: this null is
+			// the member's value, which the ones before must not become.
+			dropped = true
+			members = slices.DeleteFunc(members, func(m member) bool { return bytes.Equal(obj[m.start:m.keyEnd], key) })
+			continue
+		}
+		members = append(members, member{start, start + len(key), s.i})
+	}
+	if s.space(); s.i != len(obj) {
+		return nil, false
+	}
+	if !dropped {
+		return obj, true
+	}
+	out = make([]byte, 0, len(obj))
+	out = append(out, '{')
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, obj[m.start:m.end]...)
+	}
+	return append(out, '}'), true
+}
