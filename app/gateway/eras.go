@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/internal/mcpscan"
 )
 
 // The go-sdk front serves both protocol eras with the same result types,
@@ -46,10 +48,17 @@ func (g *Gateway) eraResults() mcp.Middleware {
 				}
 				return res, nil
 			}
-			if raw, ok := res.(*rawToolResult); ok && !bytes.Contains(raw.data, []byte(`"resultType"`)) {
-				return res, nil // the common case: the server's bytes, as they are
+			if raw, ok := res.(*rawToolResult); ok {
+				if !bytes.Contains(raw.data, []byte(`"resultType"`)) {
+					return res, nil // the common case: the server's bytes, as they are
+				}
+				if raw.placeholder != nil { // shaped from its bytes, and spliced again if still big
+					g.splice.take(string(raw.placeholder))
+					res = &rawToolResult{data: raw.data}
+				}
 			}
 			shaped := newShapedResult(res, sessionEraDrop, false)
+			shaped.splices = &g.splice
 			if key, ok := listKeyOf(method, res); ok {
 				shaped.lists, shaped.key = lists, key
 			}
@@ -89,6 +98,12 @@ type shapedResult struct {
 
 	lists *listCache // set for a list result: where its bytes are kept, under key
 	key   listKey
+
+	// splices, when set, takes bytes of spliceMin or more, which the
+	// go-sdk would otherwise compact twice more on their way out (see
+	// splices); placeholder is what they were given.
+	splices     *splices
+	placeholder []byte
 }
 
 func newShapedResult(inner mcp.Result, drop []string, dropNulls bool) *shapedResult {
@@ -97,10 +112,25 @@ func newShapedResult(inner mcp.Result, drop []string, dropNulls bool) *shapedRes
 	return r
 }
 
-// MarshalJSON marshals the result as shaped, or returns the bytes its
+// MarshalJSON returns the result's bytes (shapedBytes), or a placeholder
+// for them when they are big and r.splices is set. The go-sdk marshals a
+// result once; should it marshal it again, it gets the same placeholder.
+func (r *shapedResult) MarshalJSON() ([]byte, error) {
+	if r.placeholder != nil {
+		return r.placeholder, nil
+	}
+	data, err := r.shapedBytes()
+	if err != nil || r.splices == nil || len(data) < spliceMin {
+		return data, err
+	}
+	r.placeholder = r.splices.add(nil, data)
+	return r.placeholder, nil
+}
+
+// shapedBytes marshals the result as shaped, or returns the bytes its
 // front kept for the same list. A result with a _meta (its own, or one
 // the go-sdk set after the handlers) is neither kept nor taken.
-func (r *shapedResult) MarshalJSON() ([]byte, error) {
+func (r *shapedResult) shapedBytes() ([]byte, error) {
 	if len(r.Meta) > 0 {
 		r.inner.SetMeta(r.Meta)
 	}
@@ -119,19 +149,39 @@ func (r *shapedResult) MarshalJSON() ([]byte, error) {
 
 // shape marshals inner without the keys r drops.
 func (r *shapedResult) shape() ([]byte, error) {
-	data, err := json.Marshal(r.inner)
+	data, err := marshalResult(r.inner)
 	if err != nil {
 		return nil, err
 	}
+	if out, ok := mcpscan.DropMembers(data, r.drop, r.dropNulls); ok {
+		return out, nil
+	}
+	return dropDecoded(data, r.drop, r.dropNulls)
+}
+
+// marshalResult marshals res with its own MarshalJSON when it has one:
+// json.Marshal would compact what that returns, one more pass over a
+// result the go-sdk compacts again when it marshals the shaped one (and
+// checks there that it is JSON).
+func marshalResult(res mcp.Result) ([]byte, error) {
+	if m, ok := res.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(res)
+}
+
+// dropDecoded is mcpscan.DropMembers by decoding data into a map: for a
+// result with an escaped key (a server's own bytes can have one).
+func dropDecoded(data []byte, drop []string, dropNulls bool) ([]byte, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return data, nil
+		return data, nil // not an object: nothing to drop
 	}
 	n := len(obj)
-	for _, k := range r.drop {
+	for _, k := range drop {
 		delete(obj, k)
 	}
-	if r.dropNulls {
+	if dropNulls {
 		for k, v := range obj {
 			if string(v) == "null" {
 				delete(obj, k)

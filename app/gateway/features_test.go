@@ -228,6 +228,38 @@ func TestListsKeptUntilTheyChange(t *testing.T) {
 	}
 }
 
+// TestBigResourceRead: a resource read of more than spliceMin reaches a
+// client of each era whole, through /mcp and /mcp/<server> (the session
+// era's is spliced into the response, eras.go), and a session-era
+// response has neither the other era's keys nor a placeholder.
+func TestBigResourceRead(t *testing.T) {
+	f := newFixture(t, gateway.ServerConfig{Name: "alpha"})
+	id := strings.Repeat("x", 100<<10) // the item template answers "item <id>"
+	uri := "test://items/" + id
+	for _, era := range eras {
+		for _, path := range []string{"/mcp", "/mcp/alpha"} {
+			cs := f.connect(t, path, era, nil)
+			read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+			if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "item "+id || read.Contents[0].URI != uri {
+				t.Errorf("%s %s: read %d KiB: %v", era, path, len(uri)>>10, err)
+			}
+			cs.Close()
+		}
+	}
+	session := f.rawSession(t, "/mcp/alpha")
+	h := mcpHeaders("2025-11-25")
+	h["Mcp-Session-Id"] = session
+	r := f.send(t, "POST", "/mcp/alpha", h, `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"`+uri+`"}}`)
+	if r.status != 200 || !strings.Contains(string(r.msg["result"]), `"item `+id+`"`) {
+		t.Fatalf("raw read: %d %.200s", r.status, r.body)
+	}
+	for _, absent := range []string{`"ttlMs"`, `"cacheScope"`, `"sbRaw"`} {
+		if strings.Contains(string(r.body), absent) {
+			t.Errorf("the session-era response holds %s: %.300s", absent, r.body)
+		}
+	}
+}
+
 // TestServerToClientRequestsReachTheCaller: sampling, elicitation and roots
 // asked by a server during a call reach the client that made the call, in
 // the session era; a client without the capability makes the server get an
