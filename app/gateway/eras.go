@@ -162,7 +162,9 @@ func (r *shapedResult) shape() ([]byte, error) {
 // marshalResult marshals res with its own MarshalJSON when it has one:
 // json.Marshal would compact what that returns, one more pass over a
 // result the go-sdk compacts again when it marshals the shaped one (and
-// checks there that it is JSON).
+// checks there that it is JSON). A spliced result skips that check: its
+// bytes are the go-sdk types' own marshaling, or a server's, which big raw
+// results are passed on as already.
 func marshalResult(res mcp.Result) ([]byte, error) {
 	if m, ok := res.(json.Marshaler); ok {
 		return m.MarshalJSON()
