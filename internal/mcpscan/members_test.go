@@ -1,9 +1,11 @@
 package mcpscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -78,7 +80,7 @@ func dropMembersAsDecoded(t *testing.T, data []byte, nulls bool) {
 		return
 	}
 	for k, v := range want {
-		if slicesContains(sessionEraDrop, k) || nulls && string(v) == "null" {
+		if slices.Contains(sessionEraDrop, k) || nulls && string(v) == "null" {
 			delete(want, k)
 		}
 	}
@@ -109,10 +111,8 @@ func escapedKey(obj []byte) bool {
 		if !ok {
 			return false
 		}
-		for _, c := range key {
-			if c == '\\' {
-				return true
-			}
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return true
 		}
 		s.space()
 		s.eat(':')
@@ -121,15 +121,6 @@ func escapedKey(obj []byte) bool {
 			return false
 		}
 	}
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func decoded(t *testing.T, raw json.RawMessage) any {
