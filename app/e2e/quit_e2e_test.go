@@ -57,10 +57,15 @@ func TestQuitVerb(t *testing.T) {
 		t.Fatalf("quit: %d %q %q", code, out, errOut)
 	}
 	t.Logf("quit returned after %s", took)
+	// Exited is what quit waits for: the process may still be a zombie
+	// until this test's Wait reaps it, which it does on its own goroutine.
+	if supervisor.ProcessAlive(d.cmd.Process.Pid) {
+		t.Fatal("quit returned before the daemon exited")
+	}
 	select {
 	case <-d.done:
-	default:
-		t.Fatal("quit returned before the daemon exited")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the daemon, exited, was not reaped within 10 s")
 	}
 	if code := d.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("the daemon exited %d after quit", code)
