@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/supervisor"
@@ -168,6 +170,24 @@ func (b *backend) list(ctx context.Context) {
 	b.triedOnce.Do(func() { close(b.tried) })
 }
 
+// failed reports whether err, from listing method, fails the listing. A
+// server that advertises a capability but answers "method not found" to
+// one of its lists (resources without resources/templates/list is
+// common: templates came later, and a server's own handlers are often
+// only the ones it uses) has nothing of that kind: its other lists,
+// its tools above all, are served all the same.
+func (b *backend) failed(method string, err error) bool {
+	if err == nil {
+		return false
+	}
+	if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok && rpcErr.Code == jsonrpc.CodeMethodNotFound {
+		b.g.log.Info("the server does not serve a list its capabilities announce; taken as empty",
+			"server", b.config().Name, "method", method)
+		return false
+	}
+	return true
+}
+
 // relist fetches every page of every list and registers the result.
 func (b *backend) relist(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
@@ -183,20 +203,20 @@ func (b *backend) relist(ctx context.Context) error {
 		}
 		var err error
 		if caps.Tools != nil {
-			if f.tools, err = collect(cs.Tools(ctx, nil)); err != nil {
+			if f.tools, err = collect(cs.Tools(ctx, nil)); b.failed("tools/list", err) {
 				return fmt.Errorf("tools/list: %w", err)
 			}
 		}
 		if caps.Prompts != nil {
-			if f.prompts, err = collect(cs.Prompts(ctx, nil)); err != nil {
+			if f.prompts, err = collect(cs.Prompts(ctx, nil)); b.failed("prompts/list", err) {
 				return fmt.Errorf("prompts/list: %w", err)
 			}
 		}
 		if caps.Resources != nil {
-			if f.resources, err = collect(cs.Resources(ctx, nil)); err != nil {
+			if f.resources, err = collect(cs.Resources(ctx, nil)); b.failed("resources/list", err) {
 				return fmt.Errorf("resources/list: %w", err)
 			}
-			if f.templates, err = collect(cs.ResourceTemplates(ctx, nil)); err != nil {
+			if f.templates, err = collect(cs.ResourceTemplates(ctx, nil)); b.failed("resources/templates/list", err) {
 				return fmt.Errorf("resources/templates/list: %w", err)
 			}
 		}

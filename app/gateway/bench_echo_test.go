@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +32,9 @@ const benchEchoText = "bench-hello"
 // stdin closes: initialize (any protocol version the client asks for),
 // tools/list, ping, and tools/call of two tools, echo {text} (one text
 // content holding text) and big {kb} (a text of kb KiB), which tools/list
-// lists with the tools of benchEchoToolsEnv's corpus, if any. server/discover
+// lists with the tools of benchEchoToolsEnv's corpus, if any;
+// resources/list and resources/read of bench://big/<kb> (kb KiB of text,
+// 256 listed). server/discover
 // and every other method get "method not found" (a go-sdk client then falls
 // back to initialize); notifications are ignored. One goroutine, one
 // json.Unmarshal of the request and one write per reply.
@@ -110,6 +113,7 @@ type echoRequest struct {
 	Params struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		Name            string `json:"name"`
+		URI             string `json:"uri"`
 		Arguments       struct {
 			Text string `json:"text"`
 			KB   int    `json:"kb"`
@@ -156,13 +160,27 @@ func writeEchoReply(out io.Writer, msg echoRequest, bigs *bigTexts, extra []byte
 		v, _ := json.Marshal(p.ProtocolVersion)
 		io.WriteString(out, `,"result":{"protocolVersion":`)
 		out.Write(v)
-		io.WriteString(out, `,"capabilities":{"tools":{}},"serverInfo":{"name":"bench-echo","version":"1"}}}`)
+		io.WriteString(out, `,"capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"bench-echo","version":"1"}}}`)
 	case msg.Method == "tools/list":
 		io.WriteString(out, `,"result":{"tools":[`+
 			`{"name":"echo","description":"Replies with text.","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}},`+
 			`{"name":"big","description":"Replies with kb KiB of text.","inputSchema":{"type":"object","properties":{"kb":{"type":"integer"}}}}`)
 		out.Write(extra)
 		io.WriteString(out, `]}}`)
+	case msg.Method == "resources/list":
+		io.WriteString(out, `,"result":{"resources":[{"uri":"bench://big/256","name":"big256","description":"256 KiB of text.","mimeType":"text/plain"}]}}`)
+	case msg.Method == "resources/read" && strings.HasPrefix(p.URI, "bench://big/"):
+		kb, err := strconv.Atoi(strings.TrimPrefix(p.URI, "bench://big/"))
+		if err != nil || kb < 0 || kb > 1<<16 {
+			io.WriteString(out, `,"error":{"code":-32602,"message":"no such resource"}}`)
+			return
+		}
+		uri, _ := json.Marshal(p.URI)
+		io.WriteString(out, `,"result":{"contents":[{"uri":`)
+		out.Write(uri)
+		io.WriteString(out, `,"mimeType":"text/plain","text":`)
+		out.Write(bigs.get(kb))
+		io.WriteString(out, `}]}}`)
 	case msg.Method == "ping":
 		io.WriteString(out, `,"result":{}}`)
 	case msg.Method == "tools/call" && p.Name == "echo":

@@ -260,6 +260,29 @@ func TestBigResourceRead(t *testing.T) {
 	}
 }
 
+// TestListsAServerDoesNotServe: a server that advertises resources but
+// answers "method not found" to resources/templates/list (the minimal
+// echo server, bench_echo_test.go, as many hand-written servers do) has
+// its tools and resources served, and no templates; before, the listing
+// failed and the server had no tools at all.
+func TestListsAServerDoesNotServe(t *testing.T) {
+	specs := []supervisor.Spec{{Name: "plain", Command: os.Args[0], Env: map[string]string{benchEchoEnv: "1"}, Pool: supervisor.PoolSpec{Max: 1}}}
+	f := newSpecFixture(t, "", specs, gateway.ServerConfig{Name: "plain"})
+	cs := f.connect(t, "/mcp/plain", "2025-11-25", nil)
+	f.waitTools(t, cs, "echo", "big")
+	resources, err := cs.ListResources(t.Context(), nil)
+	if err != nil || len(resources.Resources) != 1 || resources.Resources[0].URI != "bench://big/256" {
+		t.Fatalf("resources: %v %+v", err, resources)
+	}
+	if templates, err := cs.ListResourceTemplates(t.Context(), nil); err != nil || len(templates.ResourceTemplates) != 0 {
+		t.Errorf("templates: %v %+v, want none", err, templates)
+	}
+	read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "bench://big/256"})
+	if err != nil || len(read.Contents) != 1 || len(read.Contents[0].Text) != 256<<10 || read.Contents[0].MIMEType != "text/plain" {
+		t.Errorf("read: %v", err)
+	}
+}
+
 // TestServerToClientRequestsReachTheCaller: sampling, elicitation and roots
 // asked by a server during a call reach the client that made the call, in
 // the session era; a client without the capability makes the server get an
