@@ -23,11 +23,19 @@ import (
 // benchProtocol is the protocol version the raw HTTP client negotiates.
 const benchProtocol = "2025-11-25"
 
-// A benchCall is one kind of tools/call: its params (JSON) and the check
-// of the result it expects.
+// A benchCall is one kind of call: its method (tools/call unless said),
+// its params (JSON) and the check of the result it expects.
 type benchCall struct {
+	method string
 	params string
 	check  func(result []byte) error
+}
+
+func (c benchCall) methodName() string {
+	if c.method == "" {
+		return "tools/call"
+	}
+	return c.method
 }
 
 func echoCall() benchCall {
@@ -50,6 +58,21 @@ func bigCall(kb int) benchCall {
 				return fmt.Errorf("big result of %d bytes, want at least %d KiB", len(result), kb)
 			}
 			return checkNotToolError(result)
+		},
+	}
+}
+
+// resourceCall reads the echo server's resource of kb KiB (it lists one,
+// bench://big/256).
+func resourceCall(kb int) benchCall {
+	return benchCall{
+		method: "resources/read",
+		params: fmt.Sprintf(`{"uri":"bench://big/%d"}`, kb),
+		check: func(result []byte) error {
+			if len(result) < kb<<10 || !bytes.HasPrefix(result, []byte(`{"contents":[`)) {
+				return fmt.Errorf("resource of %d bytes, want at least %d KiB of contents: %.200s", len(result), kb, result)
+			}
+			return nil
 		},
 	}
 }
@@ -137,8 +160,8 @@ func (s *stdioServer) read(r *bufio.Reader) {
 
 // call makes one call from slot (< maxSlots, one call in flight per slot)
 // with seq making its id unique, and waits for its reply.
-func (s *stdioServer) call(buf []byte, slot int, seq int64, params string) ([]byte, error) {
-	buf = append(request(buf[:0], seq*maxSlots+int64(slot), "tools/call", params), '\n')
+func (s *stdioServer) call(buf []byte, slot int, seq int64, method, params string) ([]byte, error) {
+	buf = append(request(buf[:0], seq*maxSlots+int64(slot), method, params), '\n')
 	s.mu.Lock()
 	_, err := s.stdin.Write(buf)
 	s.mu.Unlock()

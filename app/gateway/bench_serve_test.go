@@ -55,8 +55,9 @@ const peerBinaryEnv = "SWITCHBOARD_BENCH_PEER"
 const defaultPeerBinary = "/work/shared/bench/peers/tbxark-mcp-proxy"
 
 // benchRowsEnv and benchTargetsEnv, comma-separated, keep only those rows
-// (echo-c1, echo-c16, big256k-c4, setup, setup-catalog) and columns (floor, gateway,
-// serve, peer): for profiling the daemon under one load,
+// (echo-c1, echo-c16, big256k-c4, resource256k-c4, setup, setup-catalog)
+// and columns (floor, gateway, serve, peer): for profiling the daemon
+// under one load,
 //
 //	SWITCHBOARD_BENCH_PROFILE=/tmp/p SWITCHBOARD_BENCH_ROWS=echo-c1 SWITCHBOARD_BENCH_TARGETS=serve make bench-serve
 const (
@@ -413,6 +414,7 @@ func BenchmarkServeTable(b *testing.B) {
 		{"echo-c1", 1, 1, echoCall()},
 		{"echo-c16", 16, 4, echoCall()},
 		{"big256k-c4", 4, 4, bigCall(256)},
+		{"resource256k-c4", 4, 4, resourceCall(256)},
 	}
 	results := benchResults{}
 	began := time.Now()
@@ -537,11 +539,13 @@ func printServeTable(out io.Writer, r benchResults, columns []string, repeats in
 	line("echo c=1: calls/s", "echo-c1", rate, "%.0f", "")
 	line("echo c=16, 4 sessions: calls/s", "echo-c16", rate, "%.0f", "serve > peer")
 	line("256 KiB results, c=4: calls/s", "big256k-c4", rate, "%.0f", "serve ≥ 2 × peer")
+	line("256 KiB resource reads, c=4: calls/s", "resource256k-c4", rate, "%.0f", "")
 	line("session setup p50 µs (initialize + initialized + tools/list)", "setup", p50, "%.0f", "serve < peer", targetFloor)
 	line("session setup p50 µs, the server listing the catalog's 128 tools too", "setup-catalog", p50, "%.0f", "", targetFloor)
 	line("server CPU µs per echo call, c=1 (process tree; floor: the echo servers)", "echo-c1", treeCPU, "%.0f", "serve ≤ 200")
 	line("server CPU µs per echo call, c=16 (process tree)", "echo-c16", treeCPU, "%.0f", "serve ≤ 80")
 	line("server CPU µs per 256 KiB call, c=4 (process tree)", "big256k-c4", treeCPU, "%.0f", "")
+	line("server CPU µs per 256 KiB resource read, c=4 (process tree)", "resource256k-c4", treeCPU, "%.0f", "")
 	line("CPU µs per echo call, c=1, the process called alone (no children)", "echo-c1", ownCPU, "%.0f", "")
 	line("CPU µs per echo call, c=16, the process called alone", "echo-c16", ownCPU, "%.0f", "")
 	line("allocated KiB per echo call, c=1 (the process called)", "echo-c1", kib, "%.1f", "", noAlloc...)
