@@ -139,7 +139,9 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 			} else if raw, ok := res.(*rawToolResult); ok {
 				c.Response, c.ResponseSize = raw.data, len(raw.data) // plain by construction
 			} else if res != nil {
-				if data, merr := json.Marshal(res); merr == nil {
+				// marshalResult: what a result's own MarshalJSON returns is
+				// compact already, and json.Marshal would walk it again.
+				if data, merr := marshalResult(res); merr == nil {
 					c.Response, c.ResponseSize = data, len(data)
 				}
 				if tr, ok := res.(*mcp.CallToolResult); ok && tr.IsError {
