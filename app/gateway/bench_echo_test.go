@@ -33,8 +33,9 @@ const benchEchoText = "bench-hello"
 // tools/list, ping, and tools/call of two tools, echo {text} (one text
 // content holding text) and big {kb} (a text of kb KiB), which tools/list
 // lists with the tools of benchEchoToolsEnv's corpus, if any;
-// resources/list and resources/read of bench://big/<kb> (kb KiB of text,
-// 256 listed). server/discover
+// resources/list, resources/templates/list (none; "method not found"
+// with benchEchoNoTemplatesEnv set) and resources/read of
+// bench://big/<kb> (kb KiB of text, 256 listed). server/discover
 // and every other method get "method not found" (a go-sdk client then falls
 // back to initialize); notifications are ignored. One goroutine, one
 // json.Unmarshal of the request and one write per reply.
@@ -169,6 +170,8 @@ func writeEchoReply(out io.Writer, msg echoRequest, bigs *bigTexts, extra []byte
 		io.WriteString(out, `]}}`)
 	case msg.Method == "resources/list":
 		io.WriteString(out, `,"result":{"resources":[{"uri":"bench://big/256","name":"big256","description":"256 KiB of text.","mimeType":"text/plain"}]}}`)
+	case msg.Method == "resources/templates/list" && os.Getenv(benchEchoNoTemplatesEnv) == "":
+		io.WriteString(out, `,"result":{"resourceTemplates":[]}}`)
 	case msg.Method == "resources/read" && strings.HasPrefix(p.URI, "bench://big/"):
 		kb, err := strconv.Atoi(strings.TrimPrefix(p.URI, "bench://big/"))
 		if err != nil || kb < 0 || kb > 1<<16 {
@@ -214,6 +217,11 @@ func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
 		}
 	}
 }
+
+// benchEchoNoTemplatesEnv makes the echo server answer "method not
+// found" to resources/templates/list while it announces resources, as
+// many hand-written servers do (TestListsAServerDoesNotServe).
+const benchEchoNoTemplatesEnv = "SWITCHBOARD_BENCH_ECHO_NO_TEMPLATES"
 
 // benchEchoToolsEnv, set to the path of a tools corpus (the format of
 // app/toolsearch/testdata/catalog-tools.json: servers, each with the

@@ -262,11 +262,12 @@ func TestBigResourceRead(t *testing.T) {
 
 // TestListsAServerDoesNotServe: a server that advertises resources but
 // answers "method not found" to resources/templates/list (the minimal
-// echo server, bench_echo_test.go, as many hand-written servers do) has
-// its tools and resources served, and no templates; before, the listing
-// failed and the server had no tools at all.
+// echo server of bench_echo_test.go told to, as many hand-written servers
+// do) has its tools and resources served, and no templates; before, the
+// listing failed and the server had no tools at all.
 func TestListsAServerDoesNotServe(t *testing.T) {
-	specs := []supervisor.Spec{{Name: "plain", Command: os.Args[0], Env: map[string]string{benchEchoEnv: "1"}, Pool: supervisor.PoolSpec{Max: 1}}}
+	specs := []supervisor.Spec{{Name: "plain", Command: os.Args[0], Pool: supervisor.PoolSpec{Max: 1},
+		Env: map[string]string{benchEchoEnv: "1", benchEchoNoTemplatesEnv: "1"}}}
 	f := newSpecFixture(t, "", specs, gateway.ServerConfig{Name: "plain"})
 	cs := f.connect(t, "/mcp/plain", "2025-11-25", nil)
 	f.waitTools(t, cs, "echo", "big")
