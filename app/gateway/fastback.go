@@ -390,8 +390,19 @@ func decodeResourceResult(_ context.Context, raw json.RawMessage) (*mcp.ReadReso
 	return decodeInto(&mcp.ReadResourceResult{}, "resources/read", raw)
 }
 
+// decodeInto decodes raw into into. The go-sdk's result types decode
+// (and so check) their JSON themselves, with their UnmarshalJSON, which is
+// called directly: json.Unmarshal would first check all of raw and then
+// walk it again to find its end (for a 256 KiB resource, two of the three
+// passes over it).
 func decodeInto[R any](into R, method string, raw json.RawMessage) (R, error) {
-	if err := json.Unmarshal(raw, into); err != nil {
+	var err error
+	if u, ok := any(into).(json.Unmarshaler); ok {
+		err = u.UnmarshalJSON(raw)
+	} else {
+		err = json.Unmarshal(raw, into)
+	}
+	if err != nil {
 		var zero R
 		return zero, fmt.Errorf("calling %q: decoding the server's result: %w", method, err)
 	}
