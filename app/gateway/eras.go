@@ -48,13 +48,13 @@ func (g *Gateway) eraResults() mcp.Middleware {
 				}
 				return res, nil
 			}
-			if raw, ok := res.(*rawToolResult); ok {
+			if raw, ok := res.(*rawResult); ok {
 				if !bytes.Contains(raw.data, []byte(`"resultType"`)) {
 					return res, nil // the common case: the server's bytes, as they are
 				}
 				if raw.placeholder != nil { // shaped from its bytes, and spliced again if still big
 					g.splice.take(string(raw.placeholder))
-					res = &rawToolResult{data: raw.data}
+					res = &rawResult{data: raw.data}
 				}
 			}
 			shaped := newShapedResult(res, sessionEraDrop, false)

@@ -47,7 +47,7 @@ func TestShapeDropsTheOtherEra(t *testing.T) {
 		})
 	}
 	// A server's own bytes with an escaped key: decoded, and dropped.
-	raw := &rawToolResult{data: json.RawMessage(`{"content":[],"result\u0054ype":"complete"}`)}
+	raw := &rawResult{data: json.RawMessage(`{"content":[],"result\u0054ype":"complete"}`)}
 	if got := marshal(t, newShapedResult(raw, sessionEraDrop, false)); !sameJSON(t, got, []byte(`{"content":[]}`)) {
 		t.Errorf("an escaped resultType: %s, want it dropped", got)
 	}
@@ -147,7 +147,7 @@ func TestBigShapedResultsAreSpliced(t *testing.T) {
 			`{"contents":[{"text":"` + text + `","uri":"test://big"}]}`},
 		{"a raw tools/call result with a resultType", "tools/call",
 			func() mcp.Result {
-				r := &rawToolResult{data: bigRaw}
+				r := &rawResult{data: bigRaw}
 				r.placeholder = g.splice.add(nil, r.data) // as rawResults does
 				return r
 			},
@@ -193,5 +193,61 @@ func TestBigShapedResultsAreSpliced(t *testing.T) {
 	}
 	if got := marshal(t, res); bytes.HasPrefix(got, g.splice.prefix) || bytes.Contains(got, []byte("ttlMs")) {
 		t.Errorf("a small list marshaled as %s", got)
+	}
+}
+
+// TestRawResourceReads: a session-era resources/read whose result the
+// go-sdk would pass on unchanged is answered with the server's bytes
+// (spliced when big); one of the stateless era, or one the go-sdk would
+// change (a content without its mimeType), is decoded as before.
+func TestRawResourceReads(t *testing.T) {
+	g := &Gateway{}
+	g.splice.init()
+	complete := `{"contents":[{"uri":"test://a","mimeType":"text/plain","text":"hi"}]}`
+	big := `{"contents":[{"uri":"test://a","mimeType":"text/plain","text":"` + strings.Repeat("x", spliceMin) + `"}]}`
+	stateless := &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "test://a",
+		Meta: mcp.Meta{mcp.MetaKeyProtocolVersion: statelessVersion}}}
+	session := &mcp.ReadResourceRequest{Params: &mcp.ReadResourceParams{URI: "test://a"}}
+	for _, c := range []struct {
+		name   string
+		req    *mcp.ReadResourceRequest
+		server string
+		raw    bool
+	}{
+		{"complete", session, complete, true},
+		{"big", session, big, true},
+		{"no mimeType", session, `{"contents":[{"uri":"test://a","text":"hi"}]}`, false},
+		{"stateless", stateless, complete, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// As resourceHandler does, with the backend hop's bytes.
+			handler := func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
+				res, err := decodeResourceResult(ctx, json.RawMessage(c.server))
+				if rc := rawCaptureFrom(ctx); rc != nil {
+					rc.done(err == nil)
+				}
+				return res, err
+			}
+			res, err := g.rawResults()(handler)(t.Context(), "resources/read", c.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, isRaw := res.(*rawResult)
+			if isRaw != c.raw {
+				t.Fatalf("result %T, want raw %v", res, c.raw)
+			}
+			if !isRaw {
+				if rr, ok := res.(*mcp.ReadResourceResult); !ok || len(rr.Contents) != 1 || rr.Contents[0].Text != "hi" {
+					t.Errorf("decoded: %+v", res)
+				}
+				return
+			}
+			if string(raw.data) != c.server || (raw.placeholder != nil) != (len(c.server) >= spliceMin) {
+				t.Errorf("raw %.80s (placeholder %q), want the server's bytes", raw.data, raw.placeholder)
+			}
+			if raw.placeholder != nil {
+				g.splice.take(string(raw.placeholder))
+			}
+		})
 	}
 }

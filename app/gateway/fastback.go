@@ -386,7 +386,15 @@ func decodePromptResult(_ context.Context, raw json.RawMessage) (*mcp.GetPromptR
 	return decodeInto(&mcp.GetPromptResult{}, "prompts/get", raw)
 }
 
-func decodeResourceResult(_ context.Context, raw json.RawMessage) (*mcp.ReadResourceResult, error) {
+// decodeResourceResult is a resources/read result as the go-sdk client
+// makes it, except that one a rawCapture waits for is kept as its bytes
+// when the go-sdk would pass it on unchanged (see rawResults); the
+// go-sdk's server is handed an empty stand-in, which rawResults replaces.
+func decodeResourceResult(ctx context.Context, raw json.RawMessage) (*mcp.ReadResourceResult, error) {
+	if rc := rawCaptureFrom(ctx); rc != nil && mcpscan.CompleteResourceContents(raw) {
+		rc.keep(raw)
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}}, nil
+	}
 	return decodeInto(&mcp.ReadResourceResult{}, "resources/read", raw)
 }
 

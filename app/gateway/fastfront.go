@@ -574,7 +574,7 @@ func (g *Gateway) fastCall(ctx context.Context, cancel context.CancelCauseFunc, 
 	case plain && !resultType:
 		result = raw
 	case plain:
-		result, _ = json.Marshal(newShapedResult(&rawToolResult{data: raw}, sessionEraDrop, false))
+		result, _ = json.Marshal(newShapedResult(&rawResult{data: raw}, sessionEraDrop, false))
 	default:
 		result, _ = json.Marshal(newShapedResult(decoded, sessionEraDrop, false))
 	}

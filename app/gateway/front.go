@@ -227,8 +227,12 @@ func (g *Gateway) resourceHandler(server string) mcp.ResourceHandler {
 			rec.call.Server, rec.call.Tool = server, req.Params.URI
 		}
 		params := &mcp.ReadResourceParams{URI: req.Params.URI, Meta: forwardMeta(req.Params.Meta)}
-		return forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params,
+		res, err := forwardRequest(ctx, g, req, server, req.Params.GetProgressToken(), params,
 			viaBackend(g, "resources/read", (*mcp.ClientSession).ReadResource, decodeResourceResult))
+		if rc := rawCaptureFrom(ctx); rc != nil {
+			rc.done(err == nil)
+		}
+		return res, err
 	}
 }
 

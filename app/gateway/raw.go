@@ -17,7 +17,9 @@ import (
 	"github.com/switchboardhq/switchboard/internal/mcpscan"
 )
 
-// A tools/call result is passed on as the bytes the server sent, not
+// A tools/call result (and a session-era resources/read result that the
+// go-sdk would pass on unchanged, mcpscan.CompleteResourceContents) is
+// passed on as the bytes the server sent, not
 // decoded into an mcp.CallToolResult and encoded again: with the go-sdk,
 // that round trip is most of what a large result costs the gateway (every
 // text parsed, unescaped, escaped and copied several times; about 7 MiB
@@ -29,7 +31,7 @@ import (
 //	backendConn.Read sees the response with that id: the capture keeps the
 //	result's bytes and the go-sdk decodes a small stand-in instead
 //	                                                                        │
-//	rawResults returns a rawToolResult, which marshals as those bytes  ◀────┘
+//	rawResults returns a rawResult, which marshals as those bytes  ◀────┘
 //
 // Only plain results take this path: errors (which the recorder reads) and
 // input-required results (which the go-sdk acts on) are decoded as before.
@@ -66,10 +68,15 @@ func (rc *rawCapture) take(result json.RawMessage) json.RawMessage {
 	if !mcpscan.PlainToolResult(result) {
 		return nil
 	}
+	rc.keep(result)
+	return json.RawMessage(standInResult)
+}
+
+// keep keeps result, to be passed on as it is.
+func (rc *rawCapture) keep(result json.RawMessage) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.result = result
-	return json.RawMessage(standInResult)
 }
 
 // standInResult is what the go-sdk client decodes for a captured result:
@@ -110,10 +117,10 @@ func (rc *rawCapture) raw() json.RawMessage {
 	return rc.result
 }
 
-// rawToolResult is a tools/call result that marshals as the server's own
+// rawResult is a tools/call or resources/read result that marshals as the server's own
 // bytes, or, when it is big, as a placeholder that the response writer
 // replaces with them (see splices).
-type rawToolResult struct {
+type rawResult struct {
 	mcp.ResultBase
 	data        json.RawMessage
 	placeholder []byte // nil: data is marshaled
@@ -123,7 +130,7 @@ type rawToolResult struct {
 	complete bool
 }
 
-func (r *rawToolResult) MarshalJSON() ([]byte, error) {
+func (r *rawResult) MarshalJSON() ([]byte, error) {
 	if r.placeholder != nil {
 		return r.placeholder, nil
 	}
@@ -258,11 +265,20 @@ func (s *splices) write(w io.Writer, b []byte) (int, error) {
 	return n + k, err
 }
 
-// rawResults gives each session-era tools/call a rawCapture and answers
-// with the captured bytes when the call passed a plain result on.
+// rawResults gives each tools/call, and each session-era resources/read,
+// a rawCapture and answers with the captured bytes when the call passed a
+// plain result on.
 func (g *Gateway) rawResults() mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if rr, ok := req.(*mcp.ReadResourceRequest); ok && method == "resources/read" && rr.ProtocolVersion() < statelessVersion {
+				rc := &rawCapture{}
+				res, err := next(context.WithValue(ctx, rawCaptureKey{}, rc), method, req)
+				if data := rc.raw(); err == nil && data != nil {
+					return g.rawOf(data, false), nil
+				}
+				return res, err
+			}
 			if method != "tools/call" {
 				return next(ctx, method, req)
 			}
@@ -276,18 +292,24 @@ func (g *Gateway) rawResults() mcp.Middleware {
 				return res, err
 			}
 			if data := rc.raw(); data != nil {
-				r := &rawToolResult{data: data,
-					complete: ctr.ProtocolVersion() >= statelessVersion && !bytes.Contains(data, []byte(`"resultType"`))}
-				if len(data) >= spliceMin {
-					var head []byte
-					if r.complete {
-						head, data = withResultType(data)
-					}
-					r.placeholder = g.splice.add(head, data)
-				}
-				return r, nil
+				return g.rawOf(data, ctr.ProtocolVersion() >= statelessVersion && !bytes.Contains(data, []byte(`"resultType"`))), nil
 			}
 			return res, nil
 		}
 	}
+}
+
+// rawOf is the result of a server's bytes, data: with "resultType":
+// "complete" added when complete is set, and spliced into the response
+// when big.
+func (g *Gateway) rawOf(data json.RawMessage, complete bool) *rawResult {
+	r := &rawResult{data: data, complete: complete}
+	if len(data) >= spliceMin {
+		var head []byte
+		if r.complete {
+			head, data = withResultType(data)
+		}
+		r.placeholder = g.splice.add(head, data)
+	}
+	return r
 }

@@ -136,7 +136,7 @@ func (g *Gateway) recordMiddleware(endpoint string) mcp.Middleware {
 			c.Outcome = record.OutcomeOK
 			if err != nil {
 				c.Outcome, c.Error = classify(err), err.Error()
-			} else if raw, ok := res.(*rawToolResult); ok {
+			} else if raw, ok := res.(*rawResult); ok {
 				c.Response, c.ResponseSize = raw.data, len(raw.data) // plain by construction
 			} else if res != nil {
 				// marshalResult: what a result's own MarshalJSON returns is

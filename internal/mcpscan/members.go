@@ -75,3 +75,90 @@ func DropMembers(obj []byte, drop []string, nulls bool) (out []byte, ok bool) {
 	}
 	return append(out, '}'), true
 }
+
+// CompleteResourceContents reports whether data, a resources/read result,
+// is one the go-sdk would pass on unchanged but for its own era's keys: an
+// object of only "contents" and "_meta" whose contents are objects that
+// each name their "uri" and "mimeType" (non-empty strings: the go-sdk
+// fills in those left empty) — no resultType (an input-required result is
+// acted on), no cache hints, no key written with an escape. Their other
+// members are not looked into. data is valid JSON (the gateway's lines
+// are checked when read).
+func CompleteResourceContents(data []byte) bool {
+	s := scanner{b: data}
+	contents := false
+	ok := objectMembers(&s, func(key []byte, start int) bool {
+		switch string(key) {
+		case `"_meta"`:
+			return s.value()
+		case `"contents"`:
+			contents = true
+			return resourceContents(&s)
+		}
+		return false
+	})
+	return ok && contents
+}
+
+// resourceContents walks an array of resource contents at s, each of
+// which must name a non-empty uri and mimeType.
+func resourceContents(s *scanner) bool {
+	if !s.eat('[') {
+		return false
+	}
+	for first := true; ; first = false {
+		s.space()
+		if s.eat(']') {
+			return true
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return false
+		}
+		uri, mimeType := false, false
+		ok := objectMembers(s, func(key []byte, start int) bool {
+			if !s.value() {
+				return false
+			}
+			nonEmpty := s.i-start > 2 && s.b[start] == '"'
+			switch string(key) {
+			case `"uri"`:
+				uri = nonEmpty
+			case `"mimeType"`:
+				mimeType = nonEmpty
+			}
+			return true
+		})
+		if !ok || !uri || !mimeType {
+			return false
+		}
+	}
+}
+
+// objectMembers walks the object at s, calling member for each key (with
+// its quotes) with s at the start of its value, which member must walk;
+// it reports false for an escaped key, bad structure, or when member
+// does.
+func objectMembers(s *scanner, member func(key []byte, start int) bool) bool {
+	s.space()
+	if !s.eat('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		s.space()
+		if s.eat('}') {
+			return true
+		}
+		if !first && !(s.eat(',') && s.spaceThen()) {
+			return false
+		}
+		key, ok := s.str()
+		s.space()
+		if !ok || bytes.IndexByte(key, '\\') >= 0 || !s.eat(':') {
+			return false
+		}
+		s.space()
+		if !member(key, s.i) {
+			return false
+		}
+	}
+}

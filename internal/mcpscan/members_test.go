@@ -130,3 +130,62 @@ func decoded(t *testing.T, raw json.RawMessage) any {
 	}
 	return v
 }
+
+func TestCompleteResourceContents(t *testing.T) {
+	for _, c := range []struct {
+		result string
+		want   bool
+	}{
+		{`{"contents":[{"uri":"file:///a","mimeType":"text/plain","text":"hi"}]}`, true},
+		{` { "contents" : [ { "uri" : "a" , "mimeType" : "b" , "blob" : "AA==" } , {"uri":"c","mimeType":"d"} ] , "_meta" : {"x":[1]} } `, true},
+		{`{"contents":[]}`, true},
+		{`{"contents":[{"uri":"a","text":"no mimeType"}]}`, false},
+		{`{"contents":[{"uri":"","mimeType":"b"}]}`, false},
+		{`{"contents":[{"uri":"a","mimeType":null}]}`, false},
+		{`{"contents":[{"uri":"a","mimeType":"b","text":"\"uri\":\"x\""}],"ttlMs":0}`, false},
+		{`{"contents":[{"uri":"a","mimeType":"b"}],"resultType":"complete"}`, false},
+		{`{"resultType":"input_required","inputRequests":{}}`, false},
+		{`{"contents":[{"uri":"a","mime\u0054ype":"b"}]}`, false},
+		{`{"_meta":{}}`, false},
+		{`{"contents":{}}`, false},
+		{`[]`, false},
+	} {
+		if got := CompleteResourceContents([]byte(c.result)); got != c.want {
+			t.Errorf("CompleteResourceContents(%s) = %v, want %v", c.result, got, c.want)
+		}
+	}
+}
+
+// FuzzCompleteResourceContents checks that a result taken for complete is
+// one by decoding: only contents and _meta, each content naming a
+// non-empty uri and mimeType.
+func FuzzCompleteResourceContents(f *testing.F) {
+	f.Add([]byte(`{"contents":[{"uri":"a","mimeType":"b","text":"c"}]}`))
+	f.Add([]byte(`{"contents":[{"uri":"a","mimeType":"b"}],"_meta":{"k":1}}`))
+	f.Add([]byte(`{"contents":[{"uri":"a","mimeType":"b","uri":""}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) || !CompleteResourceContents(data) {
+			return
+		}
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(data, &top); err != nil {
+			t.Fatalf("%s: taken for complete, not an object: %v", data, err)
+		}
+		for k := range top {
+			if k != "contents" && k != "_meta" {
+				t.Fatalf("%s: taken for complete with %q", data, k)
+			}
+		}
+		var contents []map[string]any
+		if err := json.Unmarshal(top["contents"], &contents); err != nil {
+			t.Fatalf("%s: contents: %v", data, err)
+		}
+		for _, c := range contents {
+			for _, k := range []string{"uri", "mimeType"} {
+				if s, _ := c[k].(string); s == "" {
+					t.Fatalf("%s: taken for complete with %s %v", data, k, c[k])
+				}
+			}
+		}
+	})
+}
