@@ -117,9 +117,9 @@ func (rc *rawCapture) raw() json.RawMessage {
 	return rc.result
 }
 
-// rawResult is a tools/call or resources/read result that marshals as the server's own
-// bytes, or, when it is big, as a placeholder that the response writer
-// replaces with them (see splices).
+// rawResult is a tools/call or resources/read result that marshals as
+// the server's own bytes, or, when it is big, as a placeholder that the
+// response writer replaces with them (see splices).
 type rawResult struct {
 	mcp.ResultBase
 	data        json.RawMessage
