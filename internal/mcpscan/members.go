@@ -22,44 +22,25 @@ func DropMembers(obj []byte, drop []string, nulls bool) (out []byte, ok bool) {
 	members := kept[:0]
 	dropped := false
 	s := scanner{b: obj}
-	s.space()
-	if !s.eat('{') {
-		return nil, false
-	}
-	for first := true; ; first = false {
-		s.space()
-		if s.eat('}') {
-			break
-		}
-		if !first && !(s.eat(',') && s.spaceThen()) {
-			return nil, false
-		}
-		start := s.i
-		key, okKey := s.str()
-		s.space()
-		if !okKey || bytes.IndexByte(key, '\\') >= 0 || !s.eat(':') {
-			return nil, false
-		}
-		s.space()
-		valueStart := s.i
+	ok = objectMembers(&s, func(key []byte, keyStart, valueStart int) bool {
 		if !s.value() {
-			return nil, false
+			return false
 		}
-		name := key[1 : len(key)-1]
-		if slices.Contains(drop, string(name)) {
+		if slices.Contains(drop, string(key[1:len(key)-1])) {
 			dropped = true
-			continue
+			return true
 		}
 		if nulls && string(obj[valueStart:s.i]) == "null" {
 			// A decoder keeps the last of duplicate keys: this null is
 			// the member's value, which the ones before must not become.
 			dropped = true
 			members = slices.DeleteFunc(members, func(m member) bool { return bytes.Equal(obj[m.start:m.keyEnd], key) })
-			continue
+			return true
 		}
-		members = append(members, member{start, start + len(key), s.i})
-	}
-	if s.space(); s.i != len(obj) {
+		members = append(members, member{keyStart, keyStart + len(key), s.i})
+		return true
+	})
+	if s.space(); !ok || s.i != len(obj) {
 		return nil, false
 	}
 	if !dropped {
@@ -87,7 +68,7 @@ func DropMembers(obj []byte, drop []string, nulls bool) (out []byte, ok bool) {
 func CompleteResourceContents(data []byte) bool {
 	s := scanner{b: data}
 	contents := false
-	ok := objectMembers(&s, func(key []byte, start int) bool {
+	ok := objectMembers(&s, func(key []byte, _, _ int) bool {
 		switch string(key) {
 		case `"_meta"`:
 			return s.value()
@@ -115,7 +96,7 @@ func resourceContents(s *scanner) bool {
 			return false
 		}
 		uri, mimeType := false, false
-		ok := objectMembers(s, func(key []byte, start int) bool {
+		ok := objectMembers(s, func(key []byte, _, start int) bool {
 			if !s.value() {
 				return false
 			}
@@ -135,10 +116,10 @@ func resourceContents(s *scanner) bool {
 }
 
 // objectMembers walks the object at s, calling member for each key (with
-// its quotes) with s at the start of its value, which member must walk;
-// it reports false for an escaped key, bad structure, or when member
-// does.
-func objectMembers(s *scanner, member func(key []byte, start int) bool) bool {
+// its quotes, which start at keyStart) with s at the start of its value,
+// valueStart, which member must walk; it reports false for an escaped
+// key, bad structure, or when member does.
+func objectMembers(s *scanner, member func(key []byte, keyStart, valueStart int) bool) bool {
 	s.space()
 	if !s.eat('{') {
 		return false
@@ -151,13 +132,14 @@ func objectMembers(s *scanner, member func(key []byte, start int) bool) bool {
 		if !first && !(s.eat(',') && s.spaceThen()) {
 			return false
 		}
+		keyStart := s.i
 		key, ok := s.str()
 		s.space()
 		if !ok || bytes.IndexByte(key, '\\') >= 0 || !s.eat(':') {
 			return false
 		}
 		s.space()
-		if !member(key, s.i) {
+		if !member(key, keyStart, s.i) {
 			return false
 		}
 	}
