@@ -23,23 +23,17 @@ import (
 // benchProtocol is the protocol version the raw HTTP client negotiates.
 const benchProtocol = "2025-11-25"
 
-// A benchCall is one kind of call: its method (tools/call unless said),
-// its params (JSON) and the check of the result it expects.
+// A benchCall is one kind of call: its method, its params (JSON) and the
+// check of the result it expects.
 type benchCall struct {
 	method string
 	params string
 	check  func(result []byte) error
 }
 
-func (c benchCall) methodName() string {
-	if c.method == "" {
-		return "tools/call"
-	}
-	return c.method
-}
-
 func echoCall() benchCall {
 	return benchCall{
+		method: "tools/call",
 		params: `{"name":"echo","arguments":{"text":"` + benchEchoText + `"}}`,
 		check: func(result []byte) error {
 			if !bytes.Contains(result, []byte(`"text":"`+benchEchoText+`"`)) {
@@ -52,6 +46,7 @@ func echoCall() benchCall {
 
 func bigCall(kb int) benchCall {
 	return benchCall{
+		method: "tools/call",
 		params: fmt.Sprintf(`{"name":"big","arguments":{"kb":%d}}`, kb),
 		check: func(result []byte) error {
 			if len(result) < kb<<10 {

@@ -561,7 +561,7 @@ func callWorkers(tb testing.TB, client *http.Client, t benchTarget, conc, sessio
 			var buf []byte
 			workers = append(workers, func(seq int64) error {
 				var err error
-				buf, err = s.call(buf, i, seq, call.methodName(), call.params)
+				buf, err = s.call(buf, i, seq, call.method, call.params)
 				return err
 			})
 		}
@@ -584,7 +584,7 @@ func callWorkers(tb testing.TB, client *http.Client, t benchTarget, conc, sessio
 			var result []byte
 			var err error
 			// Ids unique among the calls in flight on the session.
-			if buf, result, err = s.request(buf, &scratch, seq*maxSlots+int64(i), call.methodName(), call.params); err != nil {
+			if buf, result, err = s.request(buf, &scratch, seq*maxSlots+int64(i), call.method, call.params); err != nil {
 				return err
 			}
 			return call.check(result)
