@@ -183,6 +183,7 @@ type Bus struct {
 
 	mu   sync.Mutex
 	ring []Event // ring[(id-first) % len(ring)] is event id, for ids oldest to next-1
+	size int     // the most slots ring grows to
 	// first is the id of the first event, oldest that of the oldest one
 	// kept, next that of the next one.
 	first, oldest, next uint64
@@ -190,6 +191,13 @@ type Bus struct {
 	subs                map[*Subscription]struct{}
 	closed              bool
 }
+
+// firstRing is how many slots a Bus's ring starts with. It doubles while
+// it is full, up to the ring's size: a desktop's feed keeps a few hundred
+// events, and a full ring of 8,192 slots was over half a MiB of the
+// daemon's heap (twice that in RSS, with the GC's room around it), most of
+// it never written when DefaultRingBytes is what bounds the events kept.
+const firstRing = 64
 
 // New returns a Bus that keeps the last ringSize events (DefaultRingSize
 // when ringSize <= 0), at most DefaultRingBytes of them.
@@ -202,12 +210,26 @@ func New(ringSize int) *Bus {
 	// reconnects after a restart is told to start over instead of being
 	// handed unrelated events. (They stay below 2^53, exact in JavaScript.)
 	first := uint64(time.Now().UnixMicro())
-	return &Bus{now: time.Now, ring: make([]Event, ringSize), first: first, oldest: first, next: first,
-		maxBytes: DefaultRingBytes, subs: make(map[*Subscription]struct{})}
+	return &Bus{now: time.Now, ring: make([]Event, min(firstRing, ringSize)), size: ringSize, first: first, oldest: first,
+		next: first, maxBytes: DefaultRingBytes, subs: make(map[*Subscription]struct{})}
 }
 
 // slot is where event id lives in the ring.
 func (b *Bus) slot(id uint64) *Event { return &b.ring[(id-b.first)%uint64(len(b.ring))] }
+
+// makeRoom frees a slot for the next event in a full ring: it doubles the
+// ring, up to its size, or forgets the oldest event; b.mu must be held.
+func (b *Bus) makeRoom() {
+	if len(b.ring) == b.size {
+		b.forgetOldest() // its slot is the new event's
+		return
+	}
+	ring := make([]Event, min(2*len(b.ring), b.size))
+	for id := b.oldest; id < b.next; id++ {
+		ring[(id-b.first)%uint64(len(ring))] = *b.slot(id)
+	}
+	b.ring = ring
+}
 
 // Publish adds an event of type typ with data encoded as JSON, and returns
 // its id. It never blocks; data that cannot be encoded is an error.
@@ -231,7 +253,7 @@ func (b *Bus) PublishJSON(typ string, raw []byte) uint64 {
 	}
 	ev := Event{ID: b.next, Type: typ, Time: b.now(), Data: raw}
 	if b.next-b.oldest == uint64(len(b.ring)) {
-		b.forgetOldest() // its slot is the new event's
+		b.makeRoom()
 	}
 	b.next++
 	*b.slot(ev.ID) = ev

@@ -2,7 +2,9 @@ package events
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +81,72 @@ func TestRingKeepsAtMostItsBytes(t *testing.T) {
 	if got, _ := backlog(b, start); len(got) != 16 || b.bytes != 16 {
 		t.Errorf("after 40 one-byte events: %d kept, %d bytes, want 16 and 16", len(got), b.bytes)
 	}
+}
+
+// TestRingGrowsAsItFills: the ring starts small and doubles while full, up
+// to its size, keeping every event (and its data) across each growth; an
+// event dropped for the byte bound leaves room that is used before the
+// ring grows again.
+func TestRingGrowsAsItFills(t *testing.T) {
+	const size = 200 // not a power of two: the last growth is cut to it
+	b := New(size)
+	if len(b.ring) != firstRing {
+		t.Fatalf("a new ring has %d slots, want %d", len(b.ring), firstRing)
+	}
+	start := b.LastID()
+	check := func(what string, want []string) {
+		t.Helper()
+		s := b.Subscribe(start, 0)
+		defer s.Close()
+		var got []string
+		for _, ev := range s.Backlog {
+			got = append(got, fmt.Sprintf("%d=%s", ev.ID-start, ev.Data))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: backlog %v, want %v", what, got, want)
+		}
+	}
+	var want []string
+	publish := func(n int) {
+		for range n {
+			id := b.PublishJSON(TypeLog, []byte(strconv.Itoa(len(want)+1)))
+			want = append(want, fmt.Sprintf("%d=%d", id-start, len(want)+1))
+		}
+	}
+	publish(firstRing + 1)
+	if len(b.ring) != 2*firstRing {
+		t.Fatalf("after %d events the ring has %d slots, want %d", firstRing+1, len(b.ring), 2*firstRing)
+	}
+	check("after the first growth", want)
+	publish(size - len(want))
+	if len(b.ring) != size {
+		t.Fatalf("after %d events the ring has %d slots, want %d", size, len(b.ring), size)
+	}
+	check("full", want)
+	publish(50)
+	want = want[50:]
+	if len(b.ring) != size {
+		t.Fatalf("past its size the ring has %d slots, want %d", len(b.ring), size)
+	}
+	check("past its size", want)
+
+	// The byte bound drops the oldest events of a ring that has not grown
+	// to its size yet: their slots take the next events first.
+	b = New(size)
+	start, want = b.LastID(), nil
+	b.maxBytes = 40 * 2     // forty events of two bytes
+	publish(firstRing + 20) // ids 1-9 one byte, 10-84 two
+	if len(b.ring) != firstRing {
+		t.Fatalf("a ring that the byte bound keeps at %d events has %d slots, want %d", b.next-b.oldest, len(b.ring), firstRing)
+	}
+	check("bounded by its bytes", want[len(want)-40:])
+	// Grown from there, past the events already dropped.
+	b.maxBytes = DefaultRingBytes
+	publish(size)
+	if len(b.ring) != size {
+		t.Fatalf("grown after dropping events: %d slots, want %d", len(b.ring), size)
+	}
+	check("grown after dropping events", want[len(want)-size:])
 }
 
 func TestSubscribeSince(t *testing.T) {
