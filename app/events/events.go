@@ -194,9 +194,9 @@ type Bus struct {
 
 // firstRing is how many slots a Bus's ring starts with. It doubles while
 // it is full, up to the ring's size: a desktop's feed keeps a few hundred
-// events, and a full ring of 8,192 slots was over half a MiB of the
-// daemon's heap (twice that in RSS, with the GC's room around it), most of
-// it never written when DefaultRingBytes is what bounds the events kept.
+// events, and a ring of 8,192 slots was over half a MiB of the daemon's
+// live heap from the start (the GC lets the heap grow by as much again),
+// while under load DefaultRingBytes keeps about 3,000 events in it.
 const firstRing = 64
 
 // New returns a Bus that keeps the last ringSize events (DefaultRingSize
