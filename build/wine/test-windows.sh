@@ -36,7 +36,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-packages=${WINE_LANE_PACKAGES:-"./supervisor ./supervisor/testmcp ./app/config ./app/atomicfile ./app/autostart ./app/clients ./app/secrets ./app/tokens ./app/history ./app/gateway ./app/api ./app/catalog/install ./app/daemon"}
+packages=${WINE_LANE_PACKAGES:-"./supervisor ./supervisor/testmcp ./app/internal/procs ./app/config ./app/atomicfile ./app/autostart ./app/clients ./app/secrets ./app/tokens ./app/history ./app/gateway ./app/api ./app/catalog/install ./app/daemon"}
 lane=${WINE_LANE_DIR:-$root/bin/wine-lane}
 skiplist=$root/build/wine/skip.txt
 pkgtimeout=${WINE_LANE_TIMEOUT:-10m}

@@ -1,0 +1,148 @@
+package procs
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
+)
+
+// TestSizer: one P until wideAfter intervals in a row fill most of it (in
+// CPU, or goroutines waiting for it), then the default until the load has
+// stayed under narrowBelow for narrowAfter intervals.
+func TestSizer(t *testing.T) {
+	// quiet is n intervals of light load; wide, n answers "wide".
+	quiet := func(n int) []float64 { return slices.Repeat([]float64{0.1}, n) }
+	wide := func(n int) []bool { return slices.Repeat([]bool{true}, n) }
+	// wide2 is wide after the first of n intervals (wideAfter is 2).
+	wide2 := func(n int) []bool { return append([]bool{false}, wide(n-1)...) }
+	const us = time.Microsecond
+	tests := []struct {
+		name string
+		busy []float64       // cores used, interval by interval
+		wait []time.Duration // mean wait for the P (nil: none)
+		want []bool          // wide after each
+	}{
+		{"idle stays on one P", []float64{0, 0.1, 0.3}, nil, []bool{false, false, false}},
+		{"a call at a time stays on one P", []float64{0.6, 0.8, 0.89, 0.7}, []time.Duration{10 * us, 16 * us, 12 * us, 29 * us},
+			[]bool{false, false, false, false}},
+		{"one full interval is not enough", []float64{0.95, 0.2, 0.95, 0.3}, nil, []bool{false, false, false, false}},
+		{"a full P widens", []float64{0.2, 0.95, 1.0}, nil, []bool{false, false, true}},
+		{"goroutines waiting for the P widen it", []float64{0.7, 0.75, 0.8}, []time.Duration{10 * us, 40 * us, 130 * us},
+			[]bool{false, false, true}},
+		{"a load near a core stays wide", []float64{0.95, 0.95, 0.85, 0.8, 0.9, 0.82}, nil, wide2(6)},
+		{"narrows after narrowAfter light intervals", slices.Concat([]float64{1, 1}, quiet(narrowAfter+1)), nil,
+			slices.Concat([]bool{false}, wide(narrowAfter), []bool{false, false})},
+		{"a busy interval restarts the count", slices.Concat([]float64{1, 1}, quiet(narrowAfter-1), []float64{0.9}, quiet(narrowAfter)), nil,
+			slices.Concat([]bool{false}, wide(2*narrowAfter), []bool{false})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.busy) != len(tt.want) {
+				t.Fatalf("%d intervals, %d answers", len(tt.busy), len(tt.want))
+			}
+			var s sizer
+			for i, busy := range tt.busy {
+				var wait time.Duration
+				if tt.wait != nil {
+					wait = tt.wait[i]
+				}
+				s.wide = s.next(busy, wait, minWaits)
+				if s.wide != tt.want[i] {
+					t.Fatalf("after %v: wide = %v, want %v", tt.busy[:i+1], s.wide, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestSizerFewWaits: an idle daemon's few waits, however long, do not
+// widen it.
+func TestSizerFewWaits(t *testing.T) {
+	var s sizer
+	for range 2 * wideAfter {
+		if s.wide = s.next(0.1, time.Millisecond, minWaits-1); s.wide {
+			t.Fatalf("%d waits of 1ms in an interval widened the process", minWaits-1)
+		}
+	}
+}
+
+// TestAdapt: Adapt runs the process on one P while it idles, on the
+// default Ps while it keeps a core busy, and gives the default back when
+// it ends.
+func TestAdapt(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set: Adapt leaves it")
+	}
+	def := runtime.GOMAXPROCS(0)
+	if def == 1 {
+		t.Skip("one P by default: nothing to adapt")
+	}
+	if _, ok := processCPU(); !ok {
+		t.Skip("no CPU time on this platform")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var adapting sync.WaitGroup
+	adapting.Go(func() { Adapt(ctx, slog.New(slog.DiscardHandler)) })
+	testutil.Eventually(t, 5*time.Second, "one P while idle", func() bool { return runtime.GOMAXPROCS(0) == 1 })
+
+	// Goroutines that spin and yield in turn keep the one P full, in CPU
+	// and in waits for it: on a machine whose other processes leave this
+	// one less than a core (make test runs packages side by side), the
+	// waits alone widen it.
+	spin, spinning := make(chan struct{}), sync.WaitGroup{}
+	for range 16 {
+		spinning.Go(func() {
+			for {
+				select {
+				case <-spin:
+					return
+				default:
+				}
+				for start := time.Now(); time.Since(start) < 50*time.Microsecond; {
+				}
+				runtime.Gosched()
+			}
+		})
+	}
+	testutil.Eventually(t, 10*time.Second, "the default Ps under load", func() bool { return runtime.GOMAXPROCS(0) == def })
+	close(spin)
+	spinning.Wait()
+	testutil.Eventually(t, 10*time.Second, "one P again once idle", func() bool { return runtime.GOMAXPROCS(0) == 1 })
+
+	cancel()
+	adapting.Wait()
+	if got := runtime.GOMAXPROCS(0); got != def {
+		t.Fatalf("after Adapt ended GOMAXPROCS is %d, want the default %d", got, def)
+	}
+}
+
+// TestWaitClock: goroutines that share one P wait for it, and the clock's
+// mean is about how long a wait was.
+func TestWaitClock(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var w waitClock
+	w.read()
+	const spinners, spinFor = 4, 300 * time.Millisecond
+	var spinning sync.WaitGroup
+	deadline := time.Now().Add(spinFor)
+	for range spinners {
+		spinning.Go(func() {
+			for time.Now().Before(deadline) {
+			}
+		})
+	}
+	spinning.Wait()
+	// Four goroutines on one P, each preempted after its 10 ms slice:
+	// each waits for the other three's, about 30 ms, then runs again.
+	mean, n := w.read()
+	if n == 0 || mean < 5*time.Millisecond || mean > 100*time.Millisecond {
+		t.Fatalf("%d goroutines spinning on one P: %d waits sampled, of %s on average; want some, of about 30ms", spinners, n, mean)
+	}
+}
