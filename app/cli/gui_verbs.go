@@ -178,6 +178,7 @@ func trayVerb() verb {
 func runTray(ctx context.Context, e *env, logger *slog.Logger, exe, listen string, hostWait time.Duration, winCmd []string) error {
 	daemonCtx, stopDaemon := context.WithCancel(context.Background())
 	defer stopDaemon()
+	defer adaptProcs(daemonCtx, logger)()
 	ready := make(chan daemon.Info, 1)
 	done := make(chan error, 1)
 	go func() {

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/daemon"
+	"github.com/switchboardhq/switchboard/app/internal/procs"
 )
 
 // daemonFlags declares the flags of the verbs that run the daemon in this
@@ -54,6 +56,7 @@ func serveVerb() verb {
 			if path := os.Getenv(AllocProfileEnv); path != "" {
 				defer writeAllocProfile(logger, path)
 			}
+			defer adaptProcs(ctx, logger)()
 			return daemon.Run(ctx, daemon.Options{
 				Home: e.home, Listen: *listen, RegistryURL: *registry, Version: e.version, Logger: logger, Reaper: []string{exe}, Binary: exe,
 				Dashboard: builtDashboard(), AutostartCommand: loginCommand(exe),
@@ -69,6 +72,18 @@ func serveVerb() verb {
 				},
 			})
 		},
+	}
+}
+
+// adaptProcs sizes the Go scheduler to the daemon's load (package procs)
+// until the returned stop is called.
+func adaptProcs(ctx context.Context, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var adapting sync.WaitGroup
+	adapting.Go(func() { procs.Adapt(ctx, log) })
+	return func() {
+		cancel()
+		adapting.Wait()
 	}
 }
 

@@ -24,6 +24,7 @@ type RuntimeStats struct {
 	GCCycles     uint64 `json:"gcCycles"`     // GC cycles completed
 	HeapBytes    uint64 `json:"heapBytes"`    // bytes in live and not yet swept heap objects
 	Goroutines   int    `json:"goroutines"`
+	Procs        int    `json:"procs"` // GOMAXPROCS now (see app/internal/procs)
 }
 
 // ReadRuntimeStats reads this process's counters.
@@ -32,7 +33,8 @@ func ReadRuntimeStats() RuntimeStats {
 		{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(samples)
 	return RuntimeStats{AllocBytes: samples[0].Value.Uint64(), AllocObjects: samples[1].Value.Uint64(),
-		GCCycles: samples[2].Value.Uint64(), HeapBytes: samples[3].Value.Uint64(), Goroutines: runtime.NumGoroutine()}
+		GCCycles: samples[2].Value.Uint64(), HeapBytes: samples[3].Value.Uint64(), Goroutines: runtime.NumGoroutine(),
+		Procs: runtime.GOMAXPROCS(0)}
 }
 
 // runtimeStatsHandler serves ReadRuntimeStats as JSON.
