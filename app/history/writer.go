@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -352,6 +353,10 @@ func (w *writer) commitRaw(ctx context.Context, dc any, batch []item) ([]Call, e
 			if len(calls) == callsPerInsert {
 				stored, err = w.insertCalls(b, calls, stored, values)
 				calls = calls[:0]
+				// A batch of 512 calls takes milliseconds of CPU: on a
+				// daemon running on one P (app/internal/procs), the calls
+				// that arrive meanwhile wait for a statement, not for it.
+				runtime.Gosched()
 			}
 		case it.event != nil:
 			err = w.s.insertEvent(b, it.event, values)
