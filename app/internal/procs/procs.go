@@ -89,7 +89,7 @@ func Adapt(ctx context.Context, log *slog.Logger) {
 				} else {
 					runtime.GOMAXPROCS(1)
 				}
-				log.Debug("scheduler resized to the load", "procs", runtime.GOMAXPROCS(0), "cores busy", busy, "mean wait for a P", wait)
+				log.Debug("scheduler resized to the load", "procs", runtime.GOMAXPROCS(0), "cores", busy, "wait", wait)
 			}
 		}
 	}
