@@ -49,6 +49,14 @@ const (
 	// again once wide.
 	narrowBelow = 0.8
 	narrowAfter = 10
+	// idleBelow and idleInterval: after an interval on one P in which the
+	// process used less than idleBelow cores, the next read is
+	// idleInterval later, so that an idle daemon wakes about as often as
+	// its resource sampler does (every 2 s), not ten times a second. A
+	// load that starts then gets the default Ps within idleInterval and
+	// wideAfter intervals.
+	idleBelow    = 0.05
+	idleInterval = time.Second
 )
 
 // Adapt sizes GOMAXPROCS to the process's load until ctx ends, then
@@ -70,13 +78,13 @@ func Adapt(ctx context.Context, log *slog.Logger) {
 	runtime.GOMAXPROCS(1)
 	defer runtime.SetDefaultGOMAXPROCS()
 	var s sizer
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-ticker.C:
+		case now := <-timer.C:
 			cpu, _ := processCPU()
 			elapsed := now.Sub(lastAt).Seconds()
 			busy := (cpu - lastCPU).Seconds() / elapsed
@@ -91,6 +99,7 @@ func Adapt(ctx context.Context, log *slog.Logger) {
 				}
 				log.Debug("scheduler resized to the load", "procs", runtime.GOMAXPROCS(0), "cores", busy, "wait", wait)
 			}
+			timer.Reset(s.pause(busy))
 		}
 	}
 }
@@ -141,6 +150,15 @@ func (w *waitClock) read() (mean time.Duration, n uint64) {
 type sizer struct {
 	wide bool
 	run  int // intervals in a row past the threshold of a change
+}
+
+// pause returns how long to wait before reading the load again, after an
+// interval in which the process used busy cores.
+func (s *sizer) pause(busy float64) time.Duration {
+	if !s.wide && busy < idleBelow {
+		return idleInterval
+	}
+	return interval
 }
 
 // next returns whether the next interval runs wide, after one in which

@@ -73,6 +73,29 @@ func TestSizerFewWaits(t *testing.T) {
 	}
 }
 
+// TestPause: an idle process on one P reads its load once a second, a
+// busy or wide one every interval.
+func TestPause(t *testing.T) {
+	tests := []struct {
+		wide bool
+		busy float64
+		want time.Duration
+	}{
+		{false, 0, idleInterval},
+		{false, 0.01, idleInterval},
+		{false, idleBelow, interval},
+		{false, 0.5, interval},
+		{true, 0, interval},
+		{true, 1.5, interval},
+	}
+	for _, tt := range tests {
+		s := sizer{wide: tt.wide}
+		if got := s.pause(tt.busy); got != tt.want {
+			t.Errorf("wide %v, %.2f cores busy: pause %s, want %s", tt.wide, tt.busy, got, tt.want)
+		}
+	}
+}
+
 // TestAdapt: Adapt runs the process on one P while it idles, on the
 // default Ps while it keeps a core busy, and gives the default back when
 // it ends.
