@@ -11,7 +11,7 @@
 // docs/benchmarks.md), and on one P it served the same calls with that
 // much less CPU and about the same latency. A load that fills the one P
 // (several clients calling at once) needs the others, and gets them
-// within a fifth of a second.
+// within a fifth of a second (a second more when it starts from idle).
 package procs
 
 import (
