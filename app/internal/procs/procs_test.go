@@ -73,7 +73,7 @@ func TestSizerFewWaits(t *testing.T) {
 	}
 }
 
-// TestPause: an idle process on one P reads its load once a second, a
+// TestPause: an idle process on one P reads its load every idleInterval, a
 // busy or wide one every interval.
 func TestPause(t *testing.T) {
 	tests := []struct {
