@@ -30,11 +30,20 @@ func (sm *sampler) perProcess(server string) map[int]*Usage {
 }
 
 // sample measures the trees rooted at each server's ready processes and
-// returns each server's total. One pass over the system's processes finds
-// every tree (childrenByParent); the figures of the processes in the trees
-// come from gopsutil (processOf).
+// returns each server's total. One pass finds every tree
+// (childrenByParent), none when no server runs; the figures of the
+// processes in the trees come from gopsutil (processOf).
 func (sm *sampler) sample(ctx context.Context, roots map[string][]int) map[string]*Usage {
-	children := childrenByParent(ctx)
+	var all []int32
+	for _, pids := range roots {
+		for _, pid := range pids {
+			all = append(all, int32(pid))
+		}
+	}
+	var children map[int32][]int32
+	if len(all) > 0 {
+		children = childrenByParent(ctx, all)
+	}
 	now := time.Now()
 	totals := make(map[string]*Usage, len(roots))
 	last := make(map[string]map[int]*Usage, len(roots))

@@ -8,9 +8,9 @@ import (
 	"github.com/shirou/gopsutil/v3/process"
 )
 
-// childrenByParent maps each pid to its children's pids. (Linux reads
-// /proc instead: see usage_linux.go.)
-func childrenByParent(ctx context.Context) map[int32][]int32 {
+// childrenByParent maps each pid on the machine to its children's pids
+// (roots, the trees sampled, are for Linux: see usage_linux.go).
+func childrenByParent(ctx context.Context, _ []int32) map[int32][]int32 {
 	procs, err := process.ProcessesWithContext(ctx)
 	if err != nil {
 		return nil
