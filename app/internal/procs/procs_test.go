@@ -152,20 +152,32 @@ func TestWaitClock(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var w waitClock
 	w.read()
-	const spinners, spinFor = 4, 300 * time.Millisecond
+	// Four goroutines on one P take 100 turns each, a turn a slice of
+	// 500 µs and a yield: each waits for the other three's slices, about
+	// 1.5 ms, 400 times in all, of which the runtime samples one in eight.
+	// (Waits for preemption alone, one per 10 ms slice, were too few to
+	// sample every time under Wine; turns counted rather than timed keep
+	// the count on a machine whose other work slows the test.)
+	const spinners, turns, slice = 4, 100, 500 * time.Microsecond
 	var spinning sync.WaitGroup
-	deadline := time.Now().Add(spinFor)
+	began := time.Now()
 	for range spinners {
 		spinning.Go(func() {
-			for time.Now().Before(deadline) {
+			for range turns {
+				for start := time.Now(); time.Since(start) < slice; {
+				}
+				runtime.Gosched()
 			}
 		})
 	}
 	spinning.Wait()
-	// Four goroutines on one P, each preempted after its 10 ms slice:
-	// each waits for the other three's, about 30 ms, then runs again.
 	mean, n := w.read()
-	if n == 0 || mean < 5*time.Millisecond || mean > 100*time.Millisecond {
-		t.Fatalf("%d goroutines spinning on one P: %d waits sampled, of %s on average; want some, of about 30ms", spinners, n, mean)
+	// A turn as it ran: longer than its slice where the clock is coarse
+	// (Wine's is 10-15 ms) or the machine busy; a wait is about three.
+	turn := time.Since(began) / (spinners * turns)
+	if n < 16 || mean < turn/2 || mean > 4*(spinners-1)*turn {
+		t.Fatalf("%d goroutines taking %d turns of %s on one P: %d waits sampled, of %s on average; want at least 16, of about %s",
+			spinners, turns, turn, n, mean, (spinners-1)*turn)
 	}
+	t.Logf("%d waits sampled, of %s on average; turns of %s", n, mean, turn)
 }
