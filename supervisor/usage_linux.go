@@ -18,8 +18,7 @@ import (
 // machine does: the scan of every process (allChildren) was 4 system calls
 // a process on the machine every 2 s. Elsewhere it scans.
 func childrenByParent(ctx context.Context, roots []int32) map[int32][]int32 {
-	self := strconv.Itoa(os.Getpid())
-	if _, err := os.Stat("/proc/" + self + "/task/" + self + "/children"); err != nil {
+	if !listsThreadChildren() {
 		return allChildren(ctx)
 	}
 	children := make(map[int32][]int32)
@@ -35,6 +34,14 @@ func childrenByParent(ctx context.Context, roots []int32) map[int32][]int32 {
 		queue = append(queue, kids...)
 	}
 	return children
+}
+
+// listsThreadChildren reports whether the kernel lists a thread's
+// children (its own main thread's file is there).
+func listsThreadChildren() bool {
+	self := strconv.Itoa(os.Getpid())
+	_, err := os.Stat("/proc/" + self + "/task/" + self + "/children")
+	return err == nil
 }
 
 // threadChildren lists the children of every thread of pid (a child is
