@@ -68,6 +68,28 @@ func (l *Lease) Do(ctx context.Context, fn func(ctx context.Context, cs *mcp.Cli
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	return l.do(ctx, cancel, fn)
+}
+
+// DoCancel is Do on a context the caller made for this call alone, with its
+// cancel: the process's end cancels that context, with its cause, instead
+// of one of Do's own. The gateway's fast path makes such a context for each
+// call anyway; one context less a call is an allocation of it, of its Done
+// channel and of its parent's map of children less. A remote server's is
+// Do: the end of its session ends its process, and the caller sends the
+// call again on the next one (ErrSessionExpired), on its context.
+func (l *Lease) DoCancel(ctx context.Context, cancel context.CancelCauseFunc, fn func(ctx context.Context, cs *mcp.ClientSession) error) error {
+	if l.proc.spec.Remote != nil {
+		return l.Do(ctx, fn)
+	}
+	if err := l.Err(); err != nil {
+		return err
+	}
+	return l.do(ctx, cancel, fn)
+}
+
+// do is Do on ctx, which cancel ends.
+func (l *Lease) do(ctx context.Context, cancel context.CancelCauseFunc, fn func(ctx context.Context, cs *mcp.ClientSession) error) error {
 	stop := context.AfterFunc(l.proc.ctx, func() { cancel(context.Cause(l.proc.ctx)) })
 	defer stop()
 	err := fn(ctx, l.proc.session)

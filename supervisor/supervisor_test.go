@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboardhq/switchboard/supervisor"
 	"github.com/switchboardhq/switchboard/supervisor/testmcp"
@@ -194,6 +195,59 @@ func TestCrashFailsInFlightCallsThenRestarts(t *testing.T) {
 	}
 	if st := status(t, s, "crashy"); st.Restarts != 1 || !strings.Contains(st.LastError, "exit status 7") {
 		t.Errorf("status after crash: restarts %d, last error %q", st.Restarts, st.LastError)
+	}
+}
+
+// TestProcessEndEndsTheCall: a call that the process's transport never
+// fails (its stdout kept open by a grandchild, say) still ends when its
+// process does, with why: the process's end cancels the context the call
+// runs on, Do's own or, with DoCancel, the caller's (the gateway's fast
+// path makes one for each call).
+func TestProcessEndEndsTheCall(t *testing.T) {
+	for _, v := range []struct {
+		name string
+		do   func(l *supervisor.Lease, ctx context.Context, cancel context.CancelCauseFunc, fn func(context.Context, *mcp.ClientSession) error) error
+	}{
+		{"Do", func(l *supervisor.Lease, ctx context.Context, _ context.CancelCauseFunc, fn func(context.Context, *mcp.ClientSession) error) error {
+			return l.Do(ctx, fn)
+		}},
+		{"DoCancel", (*supervisor.Lease).DoCancel},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			s := newSupervisor(t, fastOptions(t))
+			apply(t, s, testSpec("crashy", testmcp.Options{}, supervisor.PoolSpec{Min: 1, Max: 1}))
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			l, err := s.Acquire(ctx, "crashy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			callCtx, callCancel := context.WithCancelCause(ctx)
+			defer callCancel(nil)
+			ended := make(chan error, 1)
+			go func() {
+				ended <- v.do(l, callCtx, callCancel, func(ctx context.Context, _ *mcp.ClientSession) error {
+					<-ctx.Done() // only the context can end this call
+					return context.Cause(ctx)
+				})
+			}()
+			if _, _, err := call(ctx, s, "crashy", "crash", map[string]any{"code": 7}); !isExitError(err) {
+				t.Fatalf("the crash call: %v, want an ExitError", err)
+			}
+			var got error
+			select {
+			case got = <-ended:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the call did not end with its process")
+			}
+			if !isExitError(got) || !strings.Contains(got.Error(), "exit status 7") {
+				t.Errorf("the call ended with %v, want the process's exit", got)
+			}
+			if cause := context.Cause(callCtx); (v.name == "DoCancel") != isExitError(cause) {
+				t.Errorf("%s: the caller's context's cause is %v", v.name, cause)
+			}
+		})
 	}
 }
 

@@ -67,12 +67,12 @@ func (g *Gateway) forwardIn(ctx context.Context, cancel context.CancelCauseFunc,
 		params.SetProgressToken(gt)
 	}
 
-	err := g.forwardOnce(ctx, req, ss, server, cfg, rec, fn)
+	err := g.forwardOnce(ctx, cancel, req, ss, server, cfg, rec, fn)
 	if errors.Is(err, supervisor.ErrSessionExpired) && ctx.Err() == nil {
 		// A remote server that no longer knew the session did not run
 		// the call: sent again, on the new session, unseen by the client.
 		g.log.Info("the remote server ended its session; sending the call again on a new one", "server", server)
-		err = g.forwardOnce(ctx, req, ss, server, cfg, rec, fn)
+		err = g.forwardOnce(ctx, cancel, req, ss, server, cfg, rec, fn)
 	}
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func (g *Gateway) forwardIn(ctx context.Context, cancel context.CancelCauseFunc,
 
 // forwardOnce leases a process (or a remote server's connection) of
 // server and runs fn on it.
-func (g *Gateway) forwardOnce(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, server string, cfg ServerConfig,
+func (g *Gateway) forwardOnce(ctx context.Context, cancel context.CancelCauseFunc, req mcp.Request, ss *mcp.ServerSession, server string, cfg ServerConfig,
 	rec *callRecord, fn func(context.Context, *mcp.ClientSession) error) error {
 	lease, release, err := g.acquire(ctx, ss, server, cfg.Mode, cfg.leaseIdle())
 	if err != nil {
@@ -99,10 +99,22 @@ func (g *Gateway) forwardOnce(ctx context.Context, req mcp.Request, ss *mcp.Serv
 	cs := lease.Session()
 	g.callers.push(cs, caller{session: ss, ctx: ctx, caps: capabilitiesOf(req), pending: pendingFrom(ctx)})
 	defer g.callers.pop(cs, ss)
-	if err := lease.Do(ctx, fn); err != nil {
+	if cl, ok := lease.(cancelingLease); ok {
+		err = cl.DoCancel(ctx, cancel, fn)
+	} else {
+		err = lease.Do(ctx, fn)
+	}
+	if err != nil {
 		return g.failure(ctx, err)
 	}
 	return nil
+}
+
+// A cancelingLease runs a call on the caller's own context for it, which
+// it cancels when its backend fails (supervisor.Lease.DoCancel), rather
+// than on a context of its own.
+type cancelingLease interface {
+	DoCancel(ctx context.Context, cancel context.CancelCauseFunc, fn func(context.Context, *mcp.ClientSession) error) error
 }
 
 // failure puts the most useful cause on err: the timeout or the client's
