@@ -48,6 +48,9 @@ type writer struct {
 	// their arguments, reused.
 	sharedInserts map[uint64]string
 	rowArgs       []any
+	// lastRow is the values of the last call insertCalls bound, which the
+	// next call's columns bind again when they hold the same (see same).
+	lastRow [callColumns]any
 	// stored is the array of the calls handed to OnCommit, reused: a
 	// batch's slice grown by append for every batch was a fifteenth of
 	// what a call allocated.
@@ -534,9 +537,12 @@ func (w *writer) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, v
 			arguments = string(a)
 		}
 		errTexts[i] = redactText(c.Error, values)
-		args = append(args, c.Start.UnixMicro(), c.Duration.Microseconds(), c.ClientLabel, c.ClientName, c.ClientVersion,
-			c.Session, c.Endpoint, c.Server, c.Method, c.Name, arguments, c.Outcome, errTexts[i], int64(c.ResponseSize),
-			preparePreview(c.Response, opts.PreviewLimit, values), int64(c.PID), c.Tier, toolOf(c), c.Unknown)
+		l := &w.lastRow
+		args = append(args, c.Start.UnixMicro(), c.Duration.Microseconds(), same(&l[2], c.ClientLabel),
+			same(&l[3], c.ClientName), same(&l[4], c.ClientVersion), same(&l[5], c.Session), same(&l[6], c.Endpoint),
+			same(&l[7], c.Server), same(&l[8], c.Method), same(&l[9], c.Name), arguments, same(&l[11], c.Outcome),
+			errTexts[i], same(&l[13], int64(c.ResponseSize)), same(&l[14], preparePreview(c.Response, opts.PreviewLimit, values)),
+			same(&l[15], int64(c.PID)), same(&l[16], c.Tier), same(&l[17], toolOf(c)), c.Unknown)
 		args = appendDecision(args, c.Decision)
 	}
 	query, bound := w.shareColumns(len(calls), args)
@@ -562,6 +568,19 @@ func (w *writer) insertCalls(b *rawBatch, calls []*record.Call, stored []Call, v
 		}
 	}
 	return stored, nil
+}
+
+// same returns v as an interface: *last when that holds v already, else a
+// new one, kept in *last. Each new interface of a string or an int64 is an
+// allocation, about ten a call; a batch's calls mostly repeat their client,
+// session, server, tool and preview (see shareColumns), so the next call's
+// columns take the last's.
+func same[T comparable](last *any, v T) any {
+	if p, ok := (*last).(T); ok && p == v {
+		return *last
+	}
+	*last = v
+	return *last
 }
 
 // toolOf is c's tool as its server calls it: c.Tool, which the gateway
