@@ -75,7 +75,9 @@ func requireJSON(next http.Handler) http.Handler {
 			if ct == "" && r.ContentLength == 0 {
 				break
 			}
-			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			// The plain value, as clients send it, is taken as it is:
+			// ParseMediaType makes a map of parameters for every call.
+			if ct != "application/json" && !isJSONMediaType(ct) {
 				what := "no Content-Type"
 				if ct != "" {
 					what = "Content-Type " + quote(ct)
@@ -325,3 +327,10 @@ func quote(s string) string {
 // browser brings without a Switchboard token; its state parameter, known
 // only to the pending sign-in, is what it checks.
 func (s *Server) HostOnly(h http.Handler) http.Handler { return s.logRequests(checkHost(h)) }
+
+// isJSONMediaType reports whether the Content-Type ct is application/json,
+// with or without parameters.
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}

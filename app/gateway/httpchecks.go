@@ -47,7 +47,9 @@ func checkRequest(w http.ResponseWriter, r *http.Request) (body []byte, ok bool)
 			"Not Acceptable: the Accept header must list both application/json and text/event-stream")
 		return nil, false
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	// The plain value, as clients send it, is taken as it is:
+	// ParseMediaType makes a map of parameters for every call.
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSONMediaType(ct) {
 		writeJSONRPCError(w, http.StatusUnsupportedMediaType, codeServerError,
 			"Unsupported Media Type: the Content-Type must be application/json")
 		return nil, false
@@ -222,7 +224,7 @@ func refuseUnknownEndpoint(w http.ResponseWriter, r *http.Request) {
 // (wildcards count), as the go-sdk reads them.
 func accepts(values []string) (jsonOK, sseOK bool) {
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		for part := range strings.SplitSeq(v, ",") {
 			base, _, _ := strings.Cut(part, ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json", "application/*":
@@ -329,4 +331,11 @@ func refusalCode(status int) int64 {
 		return jsonrpc.CodeInternalError
 	}
 	return codeServerError
+}
+
+// isJSONMediaType reports whether the Content-Type ct is application/json,
+// with or without parameters.
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
