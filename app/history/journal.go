@@ -62,6 +62,10 @@ type Journal struct {
 	touched     time.Time
 	touchFailed bool // a touch failed; logged once
 
+	// opened has a value once a call opens when none was: keepAlive then
+	// touches the file until none is open, and waits for it otherwise, so
+	// that an idle daemon is not woken twice a second for nothing.
+	opened    chan struct{}
 	stopAlive chan struct{} // closed by Close: keepAlive returns
 	aliveDone chan struct{}
 }
@@ -109,7 +113,7 @@ func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error)
 		return nil, nil, err
 	}
 	j := &Journal{path: path, log: log, next: next, open: make(map[uint64]lineSpan, len(begun)),
-		stopAlive: make(chan struct{}), aliveDone: make(chan struct{})}
+		opened: make(chan struct{}, 1), stopAlive: make(chan struct{}), aliveDone: make(chan struct{})}
 	// Start over with only the calls left open, each with the time it ran.
 	var data []byte
 	var calls []record.Call
@@ -132,6 +136,9 @@ func OpenJournal(path string, log *slog.Logger) (*Journal, []record.Call, error)
 		return nil, nil, fmt.Errorf("history: opening the call journal: %w", err)
 	}
 	j.size, j.touched = int64(len(data)), time.Now()
+	if len(j.open) > 0 {
+		j.opened <- struct{}{} // the calls carried over
+	}
 	go j.keepAlive()
 	return j, calls, nil
 }
@@ -162,18 +169,37 @@ func withDuration(line []byte, d time.Duration) []byte {
 // nothing else wrote it meanwhile, until Close.
 func (j *Journal) keepAlive() {
 	defer close(j.aliveDone)
+	for {
+		select {
+		case <-j.stopAlive:
+			return
+		case <-j.opened:
+		}
+		if !j.touchWhileOpen() {
+			return
+		}
+	}
+}
+
+// touchWhileOpen touches the file every AliveInterval until no call is
+// open (true) or Close (false).
+func (j *Journal) touchWhileOpen() bool {
 	tick := time.NewTicker(AliveInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-j.stopAlive:
-			return
+			return false
 		case now := <-tick.C:
 			j.mu.Lock()
-			if j.out != nil && len(j.open) > 0 && now.Sub(j.touched) >= AliveInterval/2 {
+			open := j.out != nil && len(j.open) > 0
+			if open && now.Sub(j.touched) >= AliveInterval/2 {
 				j.touch(now)
 			}
 			j.mu.Unlock()
+			if !open {
+				return true
+			}
 		}
 	}
 }
@@ -223,6 +249,12 @@ func (j *Journal) Begin(c *record.Call) uint64 {
 		return 0
 	}
 	j.open[id] = lineSpan{off, len(b)}
+	if len(j.open) == 1 {
+		select {
+		case j.opened <- struct{}{}:
+		default: // keepAlive has one to take already
+		}
+	}
 	return id
 }
 
