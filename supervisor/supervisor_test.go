@@ -207,11 +207,13 @@ func TestProcessEndEndsTheCall(t *testing.T) {
 	for _, v := range []struct {
 		name string
 		do   func(l *supervisor.Lease, ctx context.Context, cancel context.CancelCauseFunc, fn func(context.Context, *mcp.ClientSession) error) error
+		// callerEnded: the caller's context ends with the exit too.
+		callerEnded bool
 	}{
 		{"Do", func(l *supervisor.Lease, ctx context.Context, _ context.CancelCauseFunc, fn func(context.Context, *mcp.ClientSession) error) error {
 			return l.Do(ctx, fn)
-		}},
-		{"DoCancel", (*supervisor.Lease).DoCancel},
+		}, false},
+		{"DoCancel", (*supervisor.Lease).DoCancel, true},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			s := newSupervisor(t, fastOptions(t))
@@ -244,8 +246,8 @@ func TestProcessEndEndsTheCall(t *testing.T) {
 			if !isExitError(got) || !strings.Contains(got.Error(), "exit status 7") {
 				t.Errorf("the call ended with %v, want the process's exit", got)
 			}
-			if cause := context.Cause(callCtx); (v.name == "DoCancel") != isExitError(cause) {
-				t.Errorf("%s: the caller's context's cause is %v", v.name, cause)
+			if cause := context.Cause(callCtx); isExitError(cause) != v.callerEnded {
+				t.Errorf("the caller's context's cause is %v; want it ended by the exit: %v", cause, v.callerEnded)
 			}
 		})
 	}
