@@ -122,7 +122,7 @@ func readPPID(pid string) (int32, bool) {
 // processOf returns gopsutil's view of pid for its figures (memory, CPU
 // times), which it reads from /proc. It is made without
 // process.NewProcess, whose existence check opens a pidfd (see
-// childrenByParent); the pid's /proc entry is checked instead.
+// allChildren); the pid's /proc entry is checked instead.
 func processOf(_ context.Context, pid int32) (*process.Process, error) {
 	if _, err := os.Stat("/proc/" + strconv.Itoa(int(pid))); err != nil {
 		return nil, err
