@@ -74,8 +74,9 @@ func runServer(o Options) int {
 		status = 1
 	}
 	if o.IgnoreStdinEOF {
+		signals := exitSignals(o.IgnoreSIGTERM)
 		fmt.Fprintf(os.Stderr, "testmcp: ignoring stdin EOF; waiting for a signal (pid %d)\n", pid)
-		sig := waitForSignal(o.IgnoreSIGTERM)
+		sig := <-signals
 		fmt.Fprintf(os.Stderr, "testmcp: got %v; exiting\n", sig)
 	}
 	return status

@@ -322,15 +322,17 @@ func runSleeper() int {
 	return 0
 }
 
-// waitForSignal blocks until SIGINT, or SIGTERM unless ignoreTerm.
-func waitForSignal(ignoreTerm bool) os.Signal {
+// exitSignals delivers SIGINT, and SIGTERM unless ignoreTerm, from now on:
+// subscribe before saying that the server waits for them, or a signal sent
+// on hearing it may find SIGTERM's default action (death) still in place.
+func exitSignals(ignoreTerm bool) <-chan os.Signal {
 	c := make(chan os.Signal, 1)
 	if ignoreTerm {
 		signal.Notify(c, os.Interrupt)
 	} else {
 		signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 	}
-	return <-c
+	return c
 }
 
 // childEnv returns os.Environ() without this package's variables, followed by extra.
