@@ -166,11 +166,14 @@ const DefaultRingSize = 8192
 
 // DefaultRingBytes bounds the data of the events a Bus keeps: the oldest
 // go first when the newest would pass it. At a desktop's pace that is
-// thousands of events; under a load of thousands of calls a second it is
-// a fraction of a second of them, and a client away longer starts over,
-// which it must be able to do anyway. Without it, 8,192 call events held
-// about 3 MiB, twice that in the heap the GC lets grow around it.
-const DefaultRingBytes = 1 << 20
+// several hundred calls' events, minutes of them; under a load of
+// thousands of calls a second it is a fraction of a second of them, and a
+// client away longer starts over, which it must be able to do anyway.
+// What the ring keeps is live heap, which the GC lets the heap grow by as
+// much again: without a bound, 8,192 call events held about 3 MiB; at
+// 1 MiB the ring was a quarter of the daemon's live heap under load
+// (issue 33), for replays of half a second of it.
+const DefaultRingBytes = 256 << 10
 
 // DefaultSubscriberBuffer is how many events a subscriber may fall behind
 // before it is cut off.
@@ -196,7 +199,7 @@ type Bus struct {
 // it is full, up to the ring's size: a desktop's feed keeps a few hundred
 // events, and a ring of 8,192 slots was over half a MiB of the daemon's
 // live heap from the start (the GC lets the heap grow by as much again),
-// while under load DefaultRingBytes keeps about 3,000 events in it.
+// while under load DefaultRingBytes keeps about 750 events in it.
 const firstRing = 64
 
 // New returns a Bus that keeps the last ringSize events (DefaultRingSize
