@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,28 @@ func TestJournalInterruptedCalls(t *testing.T) {
 	if j3 != nil {
 		j3.Close()
 	}
+}
+
+// TestAppendQuoted: Begin's quoting writes what strconv.AppendQuote would,
+// whether a string takes its plain path or not.
+func TestAppendQuoted(t *testing.T) {
+	for _, s := range []string{"", "read_file", "0123456789abcdef", "~ !#$%&'()*+,-./:;<=>?@[]^_`{|}",
+		`say "hi"`, `C:\Users`, "tab\there", "new\nline", "\x00", "\x1f", "\x7f", "café", "日本", "\xff\xfe", "\u2028"} {
+		got, want := string(appendQuoted([]byte("x "), s)), string(strconv.AppendQuote([]byte("x "), s))
+		if got != want {
+			t.Errorf("appendQuoted(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+func FuzzAppendQuoted(f *testing.F) {
+	f.Add("read_file")
+	f.Add(`"quoted"\n`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := appendQuoted(nil, s), strconv.AppendQuote(nil, s); string(got) != string(want) {
+			t.Errorf("appendQuoted(%q) = %s, want %s", s, got, want)
+		}
+	})
 }
 
 // die is the daemon dying with j open: nothing more is written or touched,
