@@ -259,7 +259,7 @@ func (j *Journal) Begin(c *record.Call) uint64 {
 }
 
 // appendQuoted appends s quoted as strconv.AppendQuote quotes it, which
-// readJournal's strconv.Unquote reads. A call's strings (its client,
+// parseBegin's strconv.Unquote reads. A call's strings (its client,
 // session, server, tool) are nearly always printable ASCII without a quote
 // or a backslash, which AppendQuote copies as they are, but only after
 // decoding and checking each rune: half of what Begin cost.
