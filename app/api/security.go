@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/app/internal/conntrust"
+	"github.com/switchboardhq/switchboard/app/internal/mediatype"
 	"github.com/switchboardhq/switchboard/app/internal/statuswriter"
 	"github.com/switchboardhq/switchboard/app/tokens"
 )
@@ -75,9 +75,7 @@ func requireJSON(next http.Handler) http.Handler {
 			if ct == "" && r.ContentLength == 0 {
 				break
 			}
-			// The plain value, as clients send it, is taken as it is:
-			// ParseMediaType makes a map of parameters for every call.
-			if ct != "application/json" && !isJSONMediaType(ct) {
+			if !mediatype.IsJSON(ct) {
 				what := "no Content-Type"
 				if ct != "" {
 					what = "Content-Type " + quote(ct)
@@ -327,10 +325,3 @@ func quote(s string) string {
 // browser brings without a Switchboard token; its state parameter, known
 // only to the pending sign-in, is what it checks.
 func (s *Server) HostOnly(h http.Handler) http.Handler { return s.logRequests(checkHost(h)) }
-
-// isJSONMediaType reports whether the Content-Type ct is application/json,
-// with or without parameters.
-func isJSONMediaType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
-}

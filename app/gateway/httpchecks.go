@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/switchboardhq/switchboard/internal/mcpscan"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboardhq/switchboard/app/internal/mediatype"
+	"github.com/switchboardhq/switchboard/internal/mcpscan"
 )
 
 // The go-sdk's streamable handler answers some malformed requests
@@ -47,9 +48,7 @@ func checkRequest(w http.ResponseWriter, r *http.Request) (body []byte, ok bool)
 			"Not Acceptable: the Accept header must list both application/json and text/event-stream")
 		return nil, false
 	}
-	// The plain value, as clients send it, is taken as it is:
-	// ParseMediaType makes a map of parameters for every call.
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSONMediaType(ct) {
+	if ct := r.Header.Get("Content-Type"); !mediatype.IsJSON(ct) {
 		writeJSONRPCError(w, http.StatusUnsupportedMediaType, codeServerError,
 			"Unsupported Media Type: the Content-Type must be application/json")
 		return nil, false
@@ -331,11 +330,4 @@ func refusalCode(status int) int64 {
 		return jsonrpc.CodeInternalError
 	}
 	return codeServerError
-}
-
-// isJSONMediaType reports whether the Content-Type ct is application/json,
-// with or without parameters.
-func isJSONMediaType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
 }
