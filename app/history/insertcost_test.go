@@ -115,8 +115,13 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize, indexEvery int, 
 		if _, err := db.ExecContext(ctx, "CREATE TABLE calls_stage "+twin); err != nil {
 			b.Fatal(err)
 		}
+		stage := strings.Replace(insertCallsPrefix, " calls (", " calls_stage (", 1)
 		into = func(insert string) string {
-			return strings.Replace(insert, "INSERT INTO calls (", "INSERT INTO calls_stage (", 1)
+			rest, ok := strings.CutPrefix(insert, insertCallsPrefix)
+			if !ok || stage == insertCallsPrefix {
+				b.Fatalf("the staged INSERT from %q", insert)
+			}
+			return stage + rest
 		}
 	}
 	move := func(conn *sql.Conn) {

@@ -839,3 +839,57 @@ func TestCallColumnList(t *testing.T) {
 		t.Errorf("callColumnList names %d columns, insertCalls binds %d", got, callColumns)
 	}
 }
+
+// A batch whose INSERT fails part of the way through is lost whole: the
+// rows before the failing one, in the same statement, are not kept
+// (insertCallsPrefix's OR FAIL leaves them in the transaction, which the
+// writer rolls back), and the next batch is stored.
+func TestFailedBatchIsLostWhole(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	opts := testOptions()
+	entered := make(chan struct{}, 1)
+	opts.beforeCommit = func() {
+		select {
+		case entered <- struct{}{}:
+			<-release // the first commit only: the rest queue behind it
+		default:
+		}
+	}
+	s := openTest(t, opts)
+	defer once.Do(func() { close(release) })
+	if _, err := s.wdb().Exec(`CREATE TRIGGER boom BEFORE INSERT ON calls WHEN NEW.name = 'boom'
+		BEGIN SELECT RAISE(FAIL, 'boom'); END`); err != nil {
+		t.Fatal(err)
+	}
+	s.RecordCall(call(0, "a", "first", ""))
+	go s.Flush(context.Background())
+	<-entered
+	const n = 40 // the failing call is the 21st of the first INSERT's 32
+	for i := range n {
+		name := "batch"
+		if i == 20 {
+			name = "boom"
+		}
+		s.RecordCall(call(i+1, "a", name, ""))
+	}
+	once.Do(func() { close(release) })
+	_ = s.Flush(context.Background()) // the batch's error or none: what was stored is the test
+	if d := s.Dropped(); d != n {
+		t.Errorf("Dropped = %d, want the failed batch's %d", d, n)
+	}
+	for _, tool := range []string{"first", "batch", "boom"} {
+		page, err := s.Calls(context.Background(), CallQuery{Tool: tool, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]int{"first": 1}[tool]; len(page.Calls) != want {
+			t.Errorf("%d calls of %q stored, want %d", len(page.Calls), tool, want)
+		}
+	}
+	s.RecordCall(call(n+1, "a", "after", ""))
+	flush(t, s)
+	if page, err := s.Calls(context.Background(), CallQuery{Tool: "after", Limit: 10}); err != nil || len(page.Calls) != 1 {
+		t.Errorf("the batch after the failed one: %d calls stored (%v), want 1", len(page.Calls), err)
+	}
+}
