@@ -10,7 +10,6 @@
 package redact
 
 import (
-	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -49,15 +48,13 @@ var secretSuffixWords = map[string]bool{"pwd": true}
 // words ("monkey", "hotkey").
 var secretEndings = []string{"password", "passwd", "passphrase", "secret", "token"}
 
-// secretStems are parts of the secret words: each word contains one.
-var secretStems = [][]byte{[]byte("token"), []byte("key"), []byte("pass"), []byte("secret"),
-	[]byte("auth"), []byte("cookie"), []byte("credential"), []byte("pat"), []byte("pwd")}
-
 // MaybeSecretName is a quick test that settles most names without splitting
 // them: false means SecretName(name) is false. The parts of a name, joined
 // and lowercased, are its letters and digits; a secret name has a secret
-// word among them, so they contain a stem. It allocates nothing for names
-// up to 64 bytes.
+// word among them (secretWords, secretSuffixWords, secretEndings), so they
+// contain one of the stems the switch below looks for: each word contains
+// one. It allocates nothing for names up to 64 bytes, and looks at each
+// byte of the joined name once, beside the stems that start with it.
 func MaybeSecretName(name []byte) bool {
 	var buf [64]byte
 	joined := buf[:0]
@@ -71,12 +68,42 @@ func MaybeSecretName(name []byte) bool {
 			joined = append(joined, c)
 		}
 	}
-	for _, stem := range secretStems {
-		if bytes.Contains(joined, stem) {
-			return true
+	for i, c := range joined {
+		rest := joined[i:]
+		switch c {
+		case 't':
+			if hasPrefix(rest, "token") {
+				return true
+			}
+		case 'k':
+			if hasPrefix(rest, "key") {
+				return true
+			}
+		case 'p':
+			if hasPrefix(rest, "pass") || hasPrefix(rest, "pat") || hasPrefix(rest, "pwd") {
+				return true
+			}
+		case 's':
+			if hasPrefix(rest, "secret") {
+				return true
+			}
+		case 'a':
+			if hasPrefix(rest, "auth") {
+				return true
+			}
+		case 'c':
+			if hasPrefix(rest, "cookie") || hasPrefix(rest, "credential") {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// hasPrefix is bytes.HasPrefix for a string prefix, without converting
+// either.
+func hasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
 }
 
 // SecretName reports whether a field, header or environment variable named

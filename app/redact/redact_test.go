@@ -38,6 +38,30 @@ func TestSecretName(t *testing.T) {
 	}
 }
 
+// TestMaybeSecretNameKnowsEveryWord checks the quick test against the
+// rule's own words: each must pass it, alone and inside a longer name.
+func TestMaybeSecretNameKnowsEveryWord(t *testing.T) {
+	words := append([]string(nil), secretEndings...)
+	for w := range secretWords {
+		words = append(words, w)
+	}
+	for w := range secretSuffixWords {
+		words = append(words, w)
+	}
+	for _, w := range words {
+		for _, name := range []string{w, strings.ToUpper(w), "my_" + w + "_2", "x" + w} {
+			if !MaybeSecretName([]byte(name)) {
+				t.Errorf("MaybeSecretName(%q) = false, and %q is a secret word", name, w)
+			}
+		}
+	}
+	for _, name := range []string{"content", "type", "text", "query", "uri", "mimeType", "limit", "p", "to", "ke", ""} {
+		if MaybeSecretName([]byte(name)) {
+			t.Errorf("MaybeSecretName(%q) = true, want false", name)
+		}
+	}
+}
+
 func TestEachPart(t *testing.T) {
 	for in, want := range map[string][]string{
 		"githubToken":  {"github", "Token"},
