@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard/app/redact"
@@ -18,23 +17,31 @@ const Redacted = redact.Redacted
 // any depth replaced by "[redacted]" (redact.SecretName) and, when values is
 // set, every credential inside a string value replaced too (redact.Values).
 // Object key order is kept, numbers stay as written, and strings are written
-// as appendString writes them. ok is false when data is not valid JSON.
+// as appendString writes them. ok is false when data is not valid JSON (as
+// json.Valid would say, nesting limit included).
 //
 // It runs in the history writer for every call's arguments and response, so
-// it copies the text through in one pass instead of decoding it: once
-// json.Valid has checked the text, only object keys (to be named) and
-// strings with escapes or non-UTF-8 bytes (to be written out again) are
-// decoded.
+// it checks and copies the text in one pass instead of decoding it: only
+// object keys (to be named) and strings with escapes or non-UTF-8 bytes (to
+// be written out again) are decoded.
 func redactJSON(data []byte, values bool) (out []byte, ok bool) {
-	if !json.Valid(data) {
+	r := redactor{in: data, out: make([]byte, 0, len(data)), values: values}
+	if !r.value(0) {
 		return nil, false
 	}
-	r := redactor{in: data, out: make([]byte, 0, len(data)), values: values}
-	r.value()
+	if r.space(); r.i != len(r.in) {
+		return nil, false
+	}
 	return r.out, true
 }
 
-// redactor copies valid JSON from in to out, redacting secret fields.
+// maxDepth is encoding/json's limit on nested objects and arrays, which
+// json.Valid enforces; it also bounds the redactor's recursion.
+const maxDepth = 10000
+
+// redactor copies JSON from in to out, checking it and redacting secret
+// fields. Its methods return false at the first byte that is not valid
+// JSON.
 type redactor struct {
 	in     []byte
 	i      int // the next byte of in
@@ -53,69 +60,174 @@ func (r *redactor) space() {
 	}
 }
 
-func (r *redactor) value() {
+// next passes over c, copying it, if it is the next byte.
+func (r *redactor) next(c byte) bool {
+	if r.i < len(r.in) && r.in[r.i] == c {
+		r.i++
+		r.out = append(r.out, c)
+		return true
+	}
+	return false
+}
+
+// value copies the value at r.i, inside depth objects and arrays.
+func (r *redactor) value(depth int) bool {
 	r.space()
+	if r.i >= len(r.in) {
+		return false
+	}
 	switch r.in[r.i] {
 	case '{':
-		r.i++
-		r.out = append(r.out, '{')
-		r.space()
-		for n := 0; r.in[r.i] != '}'; n++ {
-			if n > 0 {
-				r.i++ // ','
-				r.out = append(r.out, ',')
-				r.space()
-			}
-			key := r.string(false)
-			r.space()
-			r.i++ // ':'
-			r.out = append(r.out, ':')
-			if redact.MaybeSecretName(key) && redact.SecretName(string(key)) {
-				r.space()
-				r.skip()
-				r.out = appendString(r.out, Redacted)
-			} else {
-				r.value()
-			}
-			r.space()
-		}
-		r.i++
-		r.out = append(r.out, '}')
+		return r.object(depth + 1)
 	case '[':
-		r.i++
-		r.out = append(r.out, '[')
-		r.space()
-		for n := 0; r.in[r.i] != ']'; n++ {
-			if n > 0 {
-				r.i++ // ','
-				r.out = append(r.out, ',')
-			}
-			r.value()
-			r.space()
-		}
-		r.i++
-		r.out = append(r.out, ']')
+		return r.array(depth + 1)
 	case '"':
-		r.string(r.values)
-	default: // a number, true, false or null, as written
-		start := r.i
-		r.skip()
-		r.out = append(r.out, r.in[start:r.i]...)
+		_, ok := r.string(r.values)
+		return ok
+	case 't':
+		return r.literal("true")
+	case 'f':
+		return r.literal("false")
+	case 'n':
+		return r.literal("null")
+	default:
+		return r.number()
 	}
+}
+
+func (r *redactor) object(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	r.next('{')
+	if r.space(); r.next('}') {
+		return true
+	}
+	for {
+		if r.i >= len(r.in) || r.in[r.i] != '"' {
+			return false
+		}
+		key, ok := r.string(false)
+		if r.space(); !ok || !r.next(':') {
+			return false
+		}
+		if redact.MaybeSecretName(key) && redact.SecretName(string(key)) {
+			// Copied to be checked, then replaced.
+			mark := len(r.out)
+			if !r.value(depth) {
+				return false
+			}
+			r.out = appendString(r.out[:mark], Redacted)
+		} else if !r.value(depth) {
+			return false
+		}
+		r.space()
+		switch {
+		case r.next(','):
+			r.space()
+		case r.next('}'):
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (r *redactor) array(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	r.next('[')
+	if r.space(); r.next(']') {
+		return true
+	}
+	for {
+		if !r.value(depth) {
+			return false
+		}
+		r.space()
+		switch {
+		case r.next(','):
+		case r.next(']'):
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// literal copies true, false or null.
+func (r *redactor) literal(word string) bool {
+	if len(r.in)-r.i < len(word) || string(r.in[r.i:r.i+len(word)]) != word {
+		return false
+	}
+	r.i += len(word)
+	r.out = append(r.out, word...)
+	return true
+}
+
+// number copies a number as written: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (r *redactor) number() bool {
+	start := r.i
+	if r.i < len(r.in) && r.in[r.i] == '-' {
+		r.i++
+	}
+	if r.i < len(r.in) && r.in[r.i] == '0' {
+		r.i++
+	} else if !r.digits() {
+		return false
+	}
+	if r.i < len(r.in) && r.in[r.i] == '.' {
+		r.i++
+		if !r.digits() {
+			return false
+		}
+	}
+	if r.i < len(r.in) && (r.in[r.i] == 'e' || r.in[r.i] == 'E') {
+		r.i++
+		if r.i < len(r.in) && (r.in[r.i] == '+' || r.in[r.i] == '-') {
+			r.i++
+		}
+		if !r.digits() {
+			return false
+		}
+	}
+	r.out = append(r.out, r.in[start:r.i]...)
+	return true
+}
+
+// digits passes over one digit or more.
+func (r *redactor) digits() bool {
+	start := r.i
+	for r.i < len(r.in) && '0' <= r.in[r.i] && r.in[r.i] <= '9' {
+		r.i++
+	}
+	return r.i > start
 }
 
 // string copies the string at r.i and returns its text. A string with
 // neither escapes nor invalid UTF-8 is copied as it is: that is what
 // appendString writes for it. With values set, credentials in the text are
 // replaced in the copy (the returned text is the original).
-func (r *redactor) string(values bool) []byte {
+func (r *redactor) string(values bool) (text []byte, ok bool) {
 	start := r.i
 	escaped, ascii := false, true
-	for r.i++; r.in[r.i] != '"'; r.i++ {
-		switch c := r.in[r.i]; {
+	for r.i++; ; r.i++ {
+		if r.i >= len(r.in) {
+			return nil, false
+		}
+		c := r.in[r.i]
+		if c == '"' {
+			break
+		}
+		switch {
 		case c == '\\':
 			escaped = true
-			r.i++
+			if r.i++; !r.escape() {
+				return nil, false
+			}
+		case c < 0x20:
+			return nil, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
@@ -129,49 +241,42 @@ func (r *redactor) string(values bool) []byte {
 		} else {
 			r.out = append(r.out, raw...)
 		}
-		return text
+		return text, true
 	}
-	var text string
-	_ = json.Unmarshal(raw, &text) // cannot fail: json.Valid passed
+	var decoded string
+	if err := json.Unmarshal(raw, &decoded); err != nil {
+		return nil, false // not reached: the string was checked
+	}
 	if values {
-		r.out = appendString(r.out, redact.Values(text))
+		r.out = appendString(r.out, redact.Values(decoded))
 	} else {
-		r.out = appendString(r.out, text)
+		r.out = appendString(r.out, decoded)
 	}
-	return []byte(text)
+	return []byte(decoded), true
 }
 
-// skip passes over the value at r.i.
-func (r *redactor) skip() {
-	depth := 0
-	for {
-		switch r.in[r.i] {
-		case '"':
-			for r.i++; r.in[r.i] != '"'; r.i++ {
-				if r.in[r.i] == '\\' {
-					r.i++
-				}
-			}
-			r.i++
-		case '{', '[':
-			depth++
-			r.i++
-		case '}', ']':
-			depth--
-			r.i++
-		default:
-			if depth == 0 { // a number, true, false or null
-				for r.i < len(r.in) && strings.IndexByte(",}] \t\n\r", r.in[r.i]) < 0 {
-					r.i++
-				}
-				return
-			}
-			r.i++ // inside a container: a literal's byte, a separator or space
-		}
-		if depth == 0 {
-			return
-		}
+// escape checks the escape whose letter is at r.i, leaving r.i on its last
+// byte.
+func (r *redactor) escape() bool {
+	if r.i >= len(r.in) {
+		return false
 	}
+	switch r.in[r.i] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		if len(r.in)-r.i <= 4 {
+			return false
+		}
+		for _, h := range r.in[r.i+1 : r.i+5] {
+			if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+				return false
+			}
+		}
+		r.i += 4
+		return true
+	}
+	return false
 }
 
 // appendString appends s as a JSON string, without HTML escaping (the text

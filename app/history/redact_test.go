@@ -90,6 +90,33 @@ func TestPreview(t *testing.T) {
 	}
 }
 
+// TestRedactJSONChecksItsInput holds the redactor to json.Valid on the
+// text it now checks itself: every kind of byte that ends valid JSON
+// early, and the nesting limit.
+func TestRedactJSONChecksItsInput(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	deepObject := func(n int) string {
+		return strings.Repeat(`{"a":`, n-1) + "{}" + strings.Repeat("}", n-1)
+	}
+	for _, in := range []string{
+		"", " ", "{", "}", "[", "]", "[1,]", "[,1]", "{,}", `{"a":1,}`, `{"a" 1}`, `{"a":}`, `{1:2}`,
+		`{"a":1 "b":2}`, `["a" "b"]`, `{"a":1}}`, `[1]]`, `[1] x`, `1 2`, " \t\r\n1\n ", "\v1",
+		"-", "01", "-01", "1.", ".5", "1e", "1e+", "1E-0", "-0", "0.0e-0", "12.34E+56", "+1", "0x1", "1_0", "NaN", "Infinity",
+		"tru", "truex", "true", "false", "nul", "null", "nulll", "True",
+		`"`, `"a`, `"\"`, `"\x"`, `"\u12"`, `"\u12g4"`, `"\uD83D"`, `"\u0000"`, `"\/\b\f\n\r\t\"\\"`,
+		"\"a\x01b\"", "\"a\x7fb\"", "\"\xff\"", "\"é\"", `{"\u0074oken":"x"}`, `{"token":[1,}`, `{"token":"a`,
+		deep(maxDepth), deep(maxDepth + 1), deepObject(maxDepth), deepObject(maxDepth + 1),
+		`{"token":` + deep(maxDepth) + `}`,
+	} {
+		for _, values := range []bool{false, true} {
+			_, ok := redactJSON([]byte(in), values)
+			if want := json.Valid([]byte(in)); ok != want {
+				t.Errorf("redactJSON(%.40q, values=%v): ok = %v, json.Valid = %v", in, values, ok, want)
+			}
+		}
+	}
+}
+
 // FuzzRedactJSON checks the one-pass redactor against the plain way of
 // doing the same: a token-by-token re-encoding with encoding/json's Decoder,
 // which it replaced for speed.
@@ -180,4 +207,16 @@ func redactJSONReference(data []byte, values bool) ([]byte, bool) {
 		return nil, false
 	}
 	return out, true
+}
+
+// BenchmarkRedactEchoCall is the writer's redaction of one echo call as
+// make bench-serve makes them: its arguments and its response.
+func BenchmarkRedactEchoCall(b *testing.B) {
+	args := json.RawMessage(`{"text":"bench-hello"}`)
+	resp := json.RawMessage(`{"content":[{"type":"text","text":"bench-hello"}]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		prepareArguments(args, 16<<10, true)
+		preparePreview(resp, 2048, true)
+	}
 }
