@@ -227,8 +227,9 @@ func (s *Supervisor) Swept() []SweptProcess { return slices.Clone(s.swept) }
 
 // Subscribe returns a channel of every event from now on, and a function
 // that ends the subscription (and closes the channel). Events that do not
-// fit in buffer are dropped, not waited for.
-func (s *Supervisor) Subscribe(buffer int) (<-chan Event, func()) {
+// fit in buffer are dropped, not waited for. Every subscriber gets the
+// same copy of an event: read it, do not change it.
+func (s *Supervisor) Subscribe(buffer int) (<-chan *Event, func()) {
 	return s.events.subscribe(buffer)
 }
 

@@ -546,7 +546,7 @@ func TestRestartEventsOnce(t *testing.T) {
 	// be exiting: wait for its stopped event, with a deadline.
 	count := map[supervisor.EventKind]map[int]int{}
 	var fresh int
-	note := func(ev supervisor.Event) {
+	note := func(ev *supervisor.Event) {
 		if ev.Kind == supervisor.EventState || ev.Kind == supervisor.EventLog {
 			return
 		}

@@ -86,7 +86,7 @@ type Supervisor interface {
 	Start(ctx context.Context, name string) error
 	Stop(ctx context.Context, name string) error
 	Restart(ctx context.Context, name string) error
-	Subscribe(buffer int) (<-chan supervisor.Event, func())
+	Subscribe(buffer int) (<-chan *supervisor.Event, func())
 }
 
 // Config is what the API needs of the daemon's configuration. The daemon

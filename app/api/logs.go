@@ -45,7 +45,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// Subscribe before the snapshot, so that no line falls between them.
-	var events <-chan supervisor.Event
+	var events <-chan *supervisor.Event
 	if follow {
 		ch, cancel := s.sup.Subscribe(followBuffer)
 		defer cancel()
@@ -127,7 +127,7 @@ type logKey struct {
 //
 // The subscription started before the snapshot (all) was taken, so events
 // for lines already in the snapshot may come first; they are skipped.
-func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all, lines []supervisor.LogLine, events <-chan supervisor.Event, redactValues bool) {
+func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all, lines []supervisor.LogLine, events <-chan *supervisor.Event, redactValues bool) {
 	seen := make(map[logKey]bool, len(all))
 	for _, l := range all {
 		seen[logKey{l.Time, l.PID, l.Stream, l.Text}] = true
@@ -154,7 +154,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, name string, all
 	}
 
 	// A closed subscription: the supervisor is shutting down.
-	sse.Follow(r.Context(), stream, s.keepAlive, events, func(ev supervisor.Event) error {
+	sse.Follow(r.Context(), stream, s.keepAlive, events, func(ev *supervisor.Event) error {
 		if ev.Kind != supervisor.EventLog || ev.Server != name {
 			return nil
 		}

@@ -50,7 +50,7 @@ type fakeSupervisor struct {
 	errs map[string]error
 	// block makes an action wait for its context: key "start fs".
 	block map[string]bool
-	subs  map[chan supervisor.Event]bool
+	subs  map[chan *supervisor.Event]bool
 }
 
 func newFakeSupervisor() *fakeSupervisor {
@@ -58,7 +58,7 @@ func newFakeSupervisor() *fakeSupervisor {
 		pools: map[string]supervisor.PoolStatus{},
 		errs:  map[string]error{},
 		block: map[string]bool{},
-		subs:  map[chan supervisor.Event]bool{},
+		subs:  map[chan *supervisor.Event]bool{},
 	}
 }
 
@@ -126,8 +126,8 @@ func (f *fakeSupervisor) Restart(ctx context.Context, name string) error {
 	return f.act(ctx, "restart", name, supervisor.StateRunning)
 }
 
-func (f *fakeSupervisor) Subscribe(buffer int) (<-chan supervisor.Event, func()) {
-	ch := make(chan supervisor.Event, max(buffer, 1))
+func (f *fakeSupervisor) Subscribe(buffer int) (<-chan *supervisor.Event, func()) {
+	ch := make(chan *supervisor.Event, max(buffer, 1))
 	f.mu.Lock()
 	f.subs[ch] = true
 	f.mu.Unlock()
@@ -147,7 +147,7 @@ func (f *fakeSupervisor) publish(ev supervisor.Event) {
 	defer f.mu.Unlock()
 	for ch := range f.subs {
 		select {
-		case ch <- ev:
+		case ch <- &ev:
 		default:
 		}
 	}

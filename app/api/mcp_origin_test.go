@@ -21,8 +21,8 @@ func (noBackends) Acquire(context.Context, string) (gateway.Lease, error) {
 	return nil, errors.New("no process in this test")
 }
 
-func (noBackends) Subscribe(int) (<-chan supervisor.Event, func()) {
-	ch := make(chan supervisor.Event)
+func (noBackends) Subscribe(int) (<-chan *supervisor.Event, func()) {
+	ch := make(chan *supervisor.Event)
 	return ch, func() {}
 }
 

@@ -16,7 +16,7 @@ import (
 // redacted as the history's is. It is where the supervisor's events enter
 // the app: each becomes the app's record.Event here, and nothing past it
 // knows the supervisor's type.
-func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store, bus *events.Bus, dropped *droppedFeed) {
+func forward(log *slog.Logger, evs <-chan *supervisor.Event, hist *history.Store, bus *events.Bus, dropped *droppedFeed) {
 	for sev := range evs {
 		ev := appEvent(sev)
 		hist.Observe(ev)
@@ -40,7 +40,7 @@ func forward(log *slog.Logger, evs <-chan supervisor.Event, hist *history.Store,
 // appEvent is the supervisor's event ev as the app's: the same kind and
 // state strings (the history keeps them, the feed publishes them), the
 // same fields.
-func appEvent(ev supervisor.Event) record.Event {
+func appEvent(ev *supervisor.Event) record.Event {
 	out := record.Event{Time: ev.Time, Server: ev.Server, Kind: record.EventKind(ev.Kind), PID: ev.PID, State: string(ev.State),
 		Exit: ev.Exit, Message: ev.Message, Stream: ev.Stream, Delay: ev.Delay}
 	if u := ev.Usage; u != nil {

@@ -73,12 +73,12 @@ func TestSupervisorEventsEnterTheApp(t *testing.T) {
 		{Time: t0, Server: "files", Kind: supervisor.EventFailing, State: supervisor.StateFailing, Message: "crashed 5 times"},
 		{Time: t0, Server: "files", Kind: supervisor.EventState, State: supervisor.StateRunning},
 	}
-	evs := make(chan supervisor.Event, len(lifecycle)+2)
-	for _, ev := range lifecycle {
-		evs <- ev
+	evs := make(chan *supervisor.Event, len(lifecycle)+2)
+	for i := range lifecycle {
+		evs <- &lifecycle[i]
 	}
-	evs <- supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventLog, PID: 7, Stream: "stderr", Message: "listening"}
-	evs <- supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventUsage,
+	evs <- &supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventLog, PID: 7, Stream: "stderr", Message: "listening"}
+	evs <- &supervisor.Event{Time: t0, Server: "files", Kind: supervisor.EventUsage,
 		Usage: &supervisor.Usage{CPUPercent: 12.5, RSSBytes: 1 << 20, Processes: 3}}
 	close(evs)
 
@@ -152,7 +152,7 @@ func TestAppEventKinds(t *testing.T) {
 		{supervisor.EventLog, record.EventLog},
 		{supervisor.EventUsage, record.EventUsage},
 	} {
-		if got := appEvent(supervisor.Event{Kind: k.sup}).Kind; got != k.app {
+		if got := appEvent(&supervisor.Event{Kind: k.sup}).Kind; got != k.app {
 			t.Errorf("appEvent of a %q event has kind %q, want %q", k.sup, got, k.app)
 		}
 	}

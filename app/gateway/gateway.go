@@ -101,7 +101,7 @@ import (
 // HTTP).
 type Backends interface {
 	Acquire(ctx context.Context, server string) (Lease, error)
-	Subscribe(buffer int) (<-chan supervisor.Event, func())
+	Subscribe(buffer int) (<-chan *supervisor.Event, func())
 }
 
 // A Lease is the use of one backend session; *supervisor.Lease is one.
@@ -579,7 +579,7 @@ func (g *Gateway) Close() {
 // this run listed it yet (it failed to start before, never started, its
 // lists are kept from an earlier run, or its last list failed): the
 // backend's run decides when the list's turn comes (see kickUnlisted).
-func (g *Gateway) followSupervisor(events <-chan supervisor.Event, unsubscribe func()) {
+func (g *Gateway) followSupervisor(events <-chan *supervisor.Event, unsubscribe func()) {
 	defer unsubscribe()
 	for {
 		select {

@@ -17,7 +17,7 @@ import (
 // scriptedBackends is a Backends whose Acquire answers as the test says,
 // one answer per call, and whose events the test publishes.
 type scriptedBackends struct {
-	events     chan supervisor.Event
+	events     chan *supervisor.Event
 	mu         sync.Mutex
 	subscribed bool
 	acquires   int
@@ -25,7 +25,7 @@ type scriptedBackends struct {
 	acquire func(n int) (Lease, error)
 }
 
-func (s *scriptedBackends) Subscribe(int) (<-chan supervisor.Event, func()) {
+func (s *scriptedBackends) Subscribe(int) (<-chan *supervisor.Event, func()) {
 	s.mu.Lock()
 	s.subscribed = true
 	s.mu.Unlock()
@@ -107,10 +107,10 @@ func TestFailedListIsRetriedWhenReady(t *testing.T) {
 		{"ready after the list failed", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ready := supervisor.Event{Server: "alpha", Kind: supervisor.EventReady}
+			ready := &supervisor.Event{Server: "alpha", Kind: supervisor.EventReady}
 			first, second := serverWithTools(t, "one"), serverWithTools(t, "one", "two")
 			failed := make(chan struct{})
-			bk := &scriptedBackends{events: make(chan supervisor.Event, 16)}
+			bk := &scriptedBackends{events: make(chan *supervisor.Event, 16)}
 			bk.acquire = func(n int) (Lease, error) {
 				switch n {
 				case 1:
@@ -155,7 +155,7 @@ func TestFailedListIsRetriedWhenReady(t *testing.T) {
 // events from the moment New returns, so a server that becomes ready right
 // after is seen.
 func TestSubscribedWhenNewReturns(t *testing.T) {
-	bk := &scriptedBackends{events: make(chan supervisor.Event, 1)}
+	bk := &scriptedBackends{events: make(chan *supervisor.Event, 1)}
 	g := New(Options{Backends: bk})
 	defer g.Close()
 	bk.mu.Lock()

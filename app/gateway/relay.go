@@ -66,8 +66,8 @@ type relayBackends func(context.Context) (Lease, error)
 
 func (a relayBackends) Acquire(ctx context.Context, _ string) (Lease, error) { return a(ctx) }
 
-func (relayBackends) Subscribe(int) (<-chan supervisor.Event, func()) {
-	ch := make(chan supervisor.Event)
+func (relayBackends) Subscribe(int) (<-chan *supervisor.Event, func()) {
+	ch := make(chan *supervisor.Event)
 	var once sync.Once
 	return ch, func() { once.Do(func() { close(ch) }) }
 }
