@@ -116,9 +116,12 @@ func benchInsert(b *testing.B, indexes, search bool, batchSize, indexEvery int, 
 			b.Fatal(err)
 		}
 		stage := strings.Replace(insertCallsPrefix, " calls (", " calls_stage (", 1)
+		if stage == insertCallsPrefix {
+			b.Fatalf("no table name to replace in %q", insertCallsPrefix)
+		}
 		into = func(insert string) string {
 			rest, ok := strings.CutPrefix(insert, insertCallsPrefix)
-			if !ok || stage == insertCallsPrefix {
+			if !ok {
 				b.Fatalf("the staged INSERT from %q", insert)
 			}
 			return stage + rest
