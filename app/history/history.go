@@ -48,7 +48,9 @@ type Options struct {
 	QueueSize int
 	// QueueBytes bounds the bytes of the records waiting for the writer
 	// (their text, arguments and preview; default 16 MiB), so that a flood
-	// of long log lines cannot take the daemon's memory.
+	// of long log lines cannot take the daemon's memory. A batch is
+	// committed without waiting once it holds a quarter of this, so that
+	// the queue fills only when the writer cannot keep up.
 	QueueBytes int64
 	// BatchSize is the most records committed in one transaction (default 512).
 	BatchSize int
@@ -629,7 +631,8 @@ func (s *Store) Observe(ev record.Event) {
 // enqueue adds it to the pending records under a mutex: no channel send,
 // so no goroutine is woken per record. The writer is woken only by the
 // first record of a batch (it then waits BatchDelay for more) and by the
-// record that fills a batch.
+// record that fills a batch (see batchReady), not by each one after it: a
+// wake left over from those would cut the next batch short.
 func (s *Store) enqueue(it item) {
 	if s.closed.Load() {
 		s.drop(it)
@@ -643,10 +646,11 @@ func (s *Store) enqueue(it item) {
 		return
 	}
 	s.pending = append(s.pending, it)
+	filled := s.pendingBytes < s.opts.QueueBytes/4 && s.pendingBytes+size >= s.opts.QueueBytes/4
 	s.pendingBytes += size
 	n := len(s.pending)
 	s.mu.Unlock()
-	if n == 1 || n >= s.opts.BatchSize {
+	if n == 1 || n == s.opts.BatchSize || filled {
 		s.wakeWriter()
 	}
 }
@@ -766,11 +770,12 @@ func (s *Store) Close(ctx context.Context) error {
 }
 
 // batchReady reports whether the pending records should be committed
-// without waiting: a full batch, or a flush among them.
+// without waiting: a full batch (BatchSize records, or a quarter of
+// QueueBytes), or a flush among them.
 func (s *Store) batchReady() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.pending) >= s.opts.BatchSize {
+	if len(s.pending) >= s.opts.BatchSize || s.pendingBytes >= s.opts.QueueBytes/4 {
 		return true
 	}
 	for _, it := range s.pending {

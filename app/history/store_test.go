@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboardhq/switchboard/app/internal/testutil"
 	"github.com/switchboardhq/switchboard/app/record"
 )
 
@@ -892,4 +893,73 @@ func TestFailedBatchIsLostWhole(t *testing.T) {
 	if page, err := s.Calls(context.Background(), CallQuery{Tool: "after", Limit: 10}); err != nil || len(page.Calls) != 1 {
 		t.Errorf("the batch after the failed one: %d calls stored (%v), want 1", len(page.Calls), err)
 	}
+}
+
+// TestWriterWokenTwicePerBatch: a batch wakes the writer with its first
+// record and with the one that fills it, not with every record after
+// that. A wake left over from those, taken after the batch was, started
+// the next batch's wait early and cut it short at its first record: under
+// a steady load every other batch was one tick's worth of calls.
+func TestWriterWokenTwicePerBatch(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	opts := testOptions()
+	opts.BatchSize = 8
+	entered := make(chan struct{}, 1)
+	opts.beforeCommit = func() {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	s := openTest(t, opts)
+	defer once.Do(func() { close(release) }) // before the Cleanup's Close
+
+	s.RecordCall(call(0, "a", "b", ""))
+	go s.Flush(context.Background()) // the writer takes it and is held in beforeCommit
+	<-entered
+
+	// The writer is held: the wakes are the test's to count.
+	wakes := 0
+	const n = 3 * 8
+	for i := 1; i <= n; i++ {
+		s.RecordCall(call(i, "a", "b", `{"x":1}`))
+		select {
+		case <-s.wake:
+			wakes++
+		default:
+		}
+	}
+	if wakes != 2 {
+		t.Errorf("%d records, batches of 8: the writer was woken %d times, want 2 (the first record, the eighth)", n, wakes)
+	}
+	once.Do(func() { close(release) })
+	flush(t, s)
+	page, err := s.Calls(context.Background(), CallQuery{Limit: 100})
+	if err != nil || len(page.Calls) != n+1 || s.Dropped() != 0 {
+		t.Errorf("%d calls stored (%v), %d dropped; want %d stored", len(page.Calls), err, s.Dropped(), n+1)
+	}
+}
+
+// TestBatchFullByBytes: records that hold a quarter of QueueBytes are
+// committed without waiting for the batch delay, so that results of tens
+// of KiB at a high rate fill the queue only if the writer falls behind,
+// not while it waits.
+func TestBatchFullByBytes(t *testing.T) {
+	opts := testOptions()
+	opts.QueueBytes = 1 << 20
+	opts.BatchDelay = time.Hour // only a full batch is committed
+	s := openTest(t, opts)
+	response := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 60<<10) + `"}]}`)
+	const n = 5 // 300 KiB: more than a quarter of QueueBytes, far fewer than BatchSize records
+	for i := range n {
+		c := call(i, "a", "b", `{"x":1}`)
+		c.Response = response
+		s.RecordCall(c)
+	}
+	testutil.Eventually(t, 10*time.Second, "the calls committed before the batch delay", func() bool {
+		page, err := s.Calls(context.Background(), CallQuery{Limit: 10})
+		return err == nil && len(page.Calls) == n
+	})
 }

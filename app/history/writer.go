@@ -101,15 +101,25 @@ func (w *writer) run() {
 		timed := false
 		if !s.batchReady() {
 			timer.Reset(delay)
-			select {
-			case <-timer.C:
-				timed = true
-			case <-s.wake: // a full batch or a flush
-				timer.Stop()
-			case <-s.stop:
-				timer.Stop()
-				w.commitPending()
-				return
+		wait:
+			for {
+				select {
+				case <-timer.C:
+					timed = true
+					break wait
+				case <-s.wake:
+					// A full batch or a flush; or the first record of this
+					// batch, when a wake that came as the last batch was
+					// taken started the wait.
+					if s.batchReady() {
+						timer.Stop()
+						break wait
+					}
+				case <-s.stop:
+					timer.Stop()
+					w.commitPending()
+					return
+				}
 			}
 		}
 		n := w.commitPending()
