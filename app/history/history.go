@@ -771,11 +771,12 @@ func (s *Store) Close(ctx context.Context) error {
 
 // batchReady reports whether the pending records should be committed
 // without waiting: a full batch (BatchSize records, or a quarter of
-// QueueBytes), or a flush among them.
+// QueueBytes), a full queue (when QueueSize is below BatchSize), or a
+// flush among them.
 func (s *Store) batchReady() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.pending) >= s.opts.BatchSize || s.pendingBytes >= s.opts.QueueBytes/4 {
+	if n := len(s.pending); n >= s.opts.BatchSize || n >= s.opts.QueueSize || s.pendingBytes >= s.opts.QueueBytes/4 {
 		return true
 	}
 	for _, it := range s.pending {
@@ -784,6 +785,13 @@ func (s *Store) batchReady() bool {
 		}
 	}
 	return false
+}
+
+// hasPending reports whether any record or flush waits for the writer.
+func (s *Store) hasPending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending) > 0
 }
 
 // take hands the writer every pending record, and tells a Flush waiting

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +58,23 @@ func openAt(t testing.TB, path string, opts Options) *Store {
 		}
 	})
 	return s
+}
+
+// holdWriter holds the writer in each commit until release is called
+// (more than once is fine: tests defer it too, to run before the Cleanup's
+// Close); entered receives once the writer is held.
+func holdWriter(opts *Options) (entered <-chan struct{}, release func()) {
+	held := make(chan struct{}, 1)
+	released := make(chan struct{})
+	opts.beforeCommit = func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-released
+	}
+	var once sync.Once
+	return held, func() { once.Do(func() { close(released) }) }
 }
 
 func flush(t testing.TB, s *Store) {

@@ -416,21 +416,12 @@ func TestCloseFlushesAndDropsAfter(t *testing.T) {
 }
 
 func TestQueueFullDropsWithoutBlocking(t *testing.T) {
-	release := make(chan struct{})
-	var once sync.Once
 	opts := testOptions()
 	opts.QueueSize = 16
 	opts.BatchSize = 8
-	entered := make(chan struct{}, 1)
-	opts.beforeCommit = func() {
-		select {
-		case entered <- struct{}{}:
-		default:
-		}
-		<-release
-	}
+	entered, release := holdWriter(&opts)
 	s := openTest(t, opts)
-	defer once.Do(func() { close(release) }) // before the Cleanup's Close
+	defer release() // before the Cleanup's Close
 
 	s.RecordCall(call(0, "a", "b", ""))
 	s.Observe(record.Event{Server: "a", Kind: record.EventCrashed})
@@ -452,7 +443,7 @@ func TestQueueFullDropsWithoutBlocking(t *testing.T) {
 		t.Errorf("Dropped = %d, want at least %d", d, n-16)
 	}
 	t.Logf("%d RecordCall with a full queue took %v (%v each)", n, elapsed, elapsed/n)
-	once.Do(func() { close(release) })
+	release()
 	flush(t, s)
 }
 
@@ -640,20 +631,11 @@ func TestCommonWordFirstPageIsExact(t *testing.T) {
 // accepted up to QueueBytes and dropped past it; a call with a huge result
 // is queued with only the start of it (its preview).
 func TestQueueBoundedInBytes(t *testing.T) {
-	release := make(chan struct{})
-	var once sync.Once
 	opts := testOptions()
 	opts.QueueBytes = 1 << 20
-	entered := make(chan struct{}, 1)
-	opts.beforeCommit = func() {
-		select {
-		case entered <- struct{}{}:
-		default:
-		}
-		<-release
-	}
+	entered, release := holdWriter(&opts)
 	s := openTest(t, opts)
-	defer once.Do(func() { close(release) })
+	defer release()
 	s.Observe(record.Event{Server: "a", Kind: record.EventCrashed})
 	go s.Flush(context.Background())
 	<-entered
@@ -684,7 +666,7 @@ func TestQueueBoundedInBytes(t *testing.T) {
 	if d := s.Dropped(); d < 1000-(1<<20)/8192 {
 		t.Errorf("Dropped = %d, want at least %d", d, 1000-(1<<20)/8192)
 	}
-	once.Do(func() { close(release) })
+	release()
 	flush(t, s)
 	page, err := s.Calls(context.Background(), CallQuery{Tool: "big"})
 	if err != nil || len(page.Calls) != 1 || page.Calls[0].ResponseSize != len(big) {
@@ -775,20 +757,11 @@ func TestSharedColumnsInABatch(t *testing.T) {
 // polling), then for the commit of what was queued before it; one whose
 // context ends first returns that error.
 func TestFlushWaitsForRoomInAFullQueue(t *testing.T) {
-	release := make(chan struct{})
-	var once sync.Once
 	opts := testOptions()
 	opts.QueueSize = 8
-	entered := make(chan struct{}, 1)
-	opts.beforeCommit = func() {
-		select {
-		case entered <- struct{}{}:
-		default:
-		}
-		<-release
-	}
+	entered, release := holdWriter(&opts)
 	s := openTest(t, opts)
-	defer once.Do(func() { close(release) })
+	defer release()
 	s.RecordCall(call(0, "a", "first", ""))
 	go s.Flush(context.Background()) // the writer takes it and is held in beforeCommit
 	<-entered
@@ -821,7 +794,7 @@ func TestFlushWaitsForRoomInAFullQueue(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Flush(context.Background()) }()
-	once.Do(func() { close(release) })
+	release()
 	if err := <-done; err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
@@ -846,19 +819,10 @@ func TestCallColumnList(t *testing.T) {
 // (insertCallsPrefix's OR FAIL leaves them in the transaction, which the
 // writer rolls back), and the next batch is stored.
 func TestFailedBatchIsLostWhole(t *testing.T) {
-	release := make(chan struct{})
-	var once sync.Once
 	opts := testOptions()
-	entered := make(chan struct{}, 1)
-	opts.beforeCommit = func() {
-		select {
-		case entered <- struct{}{}:
-			<-release // the first commit only: the rest queue behind it
-		default:
-		}
-	}
+	entered, release := holdWriter(&opts)
 	s := openTest(t, opts)
-	defer once.Do(func() { close(release) })
+	defer release()
 	if _, err := s.wdb().Exec(`CREATE TRIGGER boom BEFORE INSERT ON calls WHEN NEW.name = 'boom'
 		BEGIN SELECT RAISE(FAIL, 'boom'); END`); err != nil {
 		t.Fatal(err)
@@ -874,7 +838,7 @@ func TestFailedBatchIsLostWhole(t *testing.T) {
 		}
 		s.RecordCall(call(i+1, "a", name, ""))
 	}
-	once.Do(func() { close(release) })
+	release()
 	_ = s.Flush(context.Background()) // the batch's error or none: what was stored is the test
 	if d := s.Dropped(); d != n {
 		t.Errorf("Dropped = %d, want the failed batch's %d", d, n)
@@ -901,20 +865,11 @@ func TestFailedBatchIsLostWhole(t *testing.T) {
 // the next batch's wait early and cut it short at its first record: under
 // a steady load every other batch was one tick's worth of calls.
 func TestWriterWokenTwicePerBatch(t *testing.T) {
-	release := make(chan struct{})
-	var once sync.Once
 	opts := testOptions()
 	opts.BatchSize = 8
-	entered := make(chan struct{}, 1)
-	opts.beforeCommit = func() {
-		select {
-		case entered <- struct{}{}:
-		default:
-		}
-		<-release
-	}
+	entered, release := holdWriter(&opts)
 	s := openTest(t, opts)
-	defer once.Do(func() { close(release) }) // before the Cleanup's Close
+	defer release() // before the Cleanup's Close
 
 	s.RecordCall(call(0, "a", "b", ""))
 	go s.Flush(context.Background()) // the writer takes it and is held in beforeCommit
@@ -934,7 +889,7 @@ func TestWriterWokenTwicePerBatch(t *testing.T) {
 	if wakes != 2 {
 		t.Errorf("%d records, batches of 8: the writer was woken %d times, want 2 (the first record, the eighth)", n, wakes)
 	}
-	once.Do(func() { close(release) })
+	release()
 	flush(t, s)
 	page, err := s.Calls(context.Background(), CallQuery{Limit: 100})
 	if err != nil || len(page.Calls) != n+1 || s.Dropped() != 0 {
@@ -962,4 +917,39 @@ func TestBatchFullByBytes(t *testing.T) {
 		page, err := s.Calls(context.Background(), CallQuery{Limit: 10})
 		return err == nil && len(page.Calls) == n
 	})
+}
+
+// TestStaleWakeDoesNotCutABatch: a wake that finds nothing pending (one
+// that came as the last batch was taken) does not start the next batch's
+// wait, and a wake while the batch is not full does not end it: with a
+// batch delay of an hour, two records with wakes between them and a Flush
+// are one batch.
+func TestStaleWakeDoesNotCutABatch(t *testing.T) {
+	opts := testOptions()
+	opts.BatchDelay = time.Hour
+	var mu sync.Mutex
+	var batches []int
+	opts.OnCommit = func(calls []Call, _ uint64) {
+		mu.Lock()
+		batches = append(batches, len(calls))
+		mu.Unlock()
+	}
+	s := openTest(t, opts)
+	taken := func(what string) {
+		t.Helper()
+		testutil.Eventually(t, 10*time.Second, "the writer to take "+what, func() bool { return len(s.wake) == 0 })
+	}
+	s.wakeWriter() // nothing pending
+	taken("a wake with nothing pending")
+	s.RecordCall(call(1, "a", "first", ""))
+	taken("the first record's wake")
+	s.wakeWriter() // the batch is not full
+	taken("a wake before the batch is full")
+	s.RecordCall(call(2, "a", "second", ""))
+	flush(t, s)
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(batches, []int{2}) {
+		t.Errorf("batches of %v calls, want one of 2", batches)
+	}
 }

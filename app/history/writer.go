@@ -84,6 +84,9 @@ func (w *writer) run() {
 	for {
 		select {
 		case <-s.wake:
+			if !s.hasPending() {
+				continue // a wake that came as the last batch was taken
+			}
 		case <-idle.C:
 			if w.indexStep() {
 				idle.Reset(0) // more of the tail, after what is waiting
@@ -108,9 +111,9 @@ func (w *writer) run() {
 					timed = true
 					break wait
 				case <-s.wake:
-					// A full batch or a flush; or the first record of this
-					// batch, when a wake that came as the last batch was
-					// taken started the wait.
+					// A full batch or a flush; or a record's wake that
+					// came as the last batch was taken, for a record of
+					// this one.
 					if s.batchReady() {
 						timer.Stop()
 						break wait
