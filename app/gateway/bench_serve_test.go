@@ -532,6 +532,7 @@ func printServeTable(out io.Writer, r benchResults, columns []string, repeats in
 	kib := func(w benchWindow) float64 { return float64(w.alloc) / 1024 / float64(w.calls) }
 	objects := func(w benchWindow) float64 { return float64(w.objects) / float64(w.calls) }
 	rss := func(w benchWindow) float64 { return w.rss }
+	anon := func(w benchWindow) float64 { return w.anon }
 	noAlloc := []string{targetFloor, targetPeer}
 
 	line("echo c=1, 1 session: p50 µs", "echo-c1", p50, "%.0f", "serve < peer")
@@ -552,6 +553,7 @@ func printServeTable(out io.Writer, r benchResults, columns []string, repeats in
 	line("allocated objects per echo call, c=1", "echo-c1", objects, "%.0f", "", noAlloc...)
 	line("allocated KiB per echo call, c=16", "echo-c16", kib, "%.1f", "", noAlloc...)
 	line(fmt.Sprintf("RSS MiB, peak under c=16 (children excluded; serve idle: %.1f)", idleRSS), "echo-c16", rss, "%.1f", "serve ≤ 40", targetFloor)
+	line("RSS MiB of anonymous memory (RssAnon: the heap and stacks, not the binary's pages), peak under c=16", "echo-c16", anon, "%.1f", "", targetFloor)
 	fmt.Fprintln(out)
 }
 

@@ -381,17 +381,31 @@ func processCPU(pid int) time.Duration {
 // processRSS returns the resident size of process pid (not of its
 // children) in MiB, or 0 where /proc cannot tell.
 func processRSS(pid int) float64 {
+	rss, _ := processMemory(pid)
+	return rss
+}
+
+// processMemory returns the resident size of process pid (not of its
+// children) and the anonymous part of it (its heap and stacks, without
+// the pages of its binary and other files it maps), in MiB, or 0 where
+// /proc cannot tell.
+func processMemory(pid int) (rss, anon float64) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0
+		return 0, 0
+	}
+	mib := func(kb string) float64 {
+		n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")))
+		return float64(n) / 1024
 	}
 	for line := range strings.SplitSeq(string(data), "\n") {
 		if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")))
-			return float64(n) / 1024
+			rss = mib(kb)
+		} else if kb, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			anon = mib(kb)
 		}
 	}
-	return 0
+	return rss, anon
 }
 
 // --- the table ---
@@ -416,6 +430,7 @@ type benchWindow struct {
 	hasAlloc bool          // whether alloc and objects were measured
 	load     float64       // the machine's 1-minute load average at the end of the window
 	rss      float64       // peak RSS of the gateway process, MiB
+	anon     float64       // peak of its anonymous part (RssAnon), MiB
 	dropped  uint64        // records the history store dropped
 }
 
@@ -480,14 +495,15 @@ func measure(tb testing.TB, client *http.Client, t benchTarget, workers []worker
 		}
 	}
 	stopRSS := make(chan struct{})
-	rssDone := make(chan float64)
+	rssDone := make(chan [2]float64)
 	go func() {
-		peak := 0.0
+		var peak [2]float64 // VmRSS, RssAnon
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			if t.gw != nil {
-				peak = max(peak, processRSS(t.gw.pid))
+				rss, anon := processMemory(t.gw.pid)
+				peak = [2]float64{max(peak[0], rss), max(peak[1], anon)}
 			}
 			select {
 			case <-stopRSS:
@@ -502,7 +518,8 @@ func measure(tb testing.TB, client *http.Client, t benchTarget, workers []worker
 	n := run(d, &lat)
 	w.elapsed = time.Since(start)
 	close(stopRSS)
-	w.rss = <-rssDone
+	peak := <-rssDone
+	w.rss, w.anon = peak[0], peak[1]
 	w.cpu, w.treeCPU = t.cpu()-cpu0, t.treeCPU()-tree0
 	w.load = loadAverage()
 	if w.hasAlloc {
