@@ -78,9 +78,9 @@ func (r *redactor) value(depth int) bool {
 	}
 	switch r.in[r.i] {
 	case '{':
-		return r.object(depth + 1)
+		return r.container(depth+1, '}', r.member)
 	case '[':
-		return r.array(depth + 1)
+		return r.container(depth+1, ']', r.value)
 	case '"':
 		_, ok := r.string(r.values)
 		return ok
@@ -95,37 +95,26 @@ func (r *redactor) value(depth int) bool {
 	}
 }
 
-func (r *redactor) object(depth int) bool {
+// container copies the object or array that opens at r.i, at depth, to
+// its closing byte: each of its items, separated by commas, by item (an
+// object's members, an array's values).
+func (r *redactor) container(depth int, closing byte, item func(depth int) bool) bool {
 	if depth > maxDepth {
 		return false
 	}
-	r.next('{')
-	if r.space(); r.next('}') {
+	r.out = append(r.out, r.in[r.i])
+	r.i++
+	if r.space(); r.next(closing) {
 		return true
 	}
 	for {
-		if r.i >= len(r.in) || r.in[r.i] != '"' {
-			return false
-		}
-		key, ok := r.string(false)
-		if r.space(); !ok || !r.next(':') {
-			return false
-		}
-		if redact.MaybeSecretName(key) && redact.SecretName(string(key)) {
-			// Copied to be checked, then replaced.
-			mark := len(r.out)
-			if !r.value(depth) {
-				return false
-			}
-			r.out = appendString(r.out[:mark], Redacted)
-		} else if !r.value(depth) {
+		if !item(depth) {
 			return false
 		}
 		r.space()
 		switch {
 		case r.next(','):
-			r.space()
-		case r.next('}'):
+		case r.next(closing):
 			return true
 		default:
 			return false
@@ -133,27 +122,26 @@ func (r *redactor) object(depth int) bool {
 	}
 }
 
-func (r *redactor) array(depth int) bool {
-	if depth > maxDepth {
+// member copies an object's "key": value, the value redacted when the key
+// names a secret.
+func (r *redactor) member(depth int) bool {
+	if r.space(); r.i >= len(r.in) || r.in[r.i] != '"' {
 		return false
 	}
-	r.next('[')
-	if r.space(); r.next(']') {
-		return true
+	key, ok := r.string(false)
+	if r.space(); !ok || !r.next(':') {
+		return false
 	}
-	for {
-		if !r.value(depth) {
-			return false
-		}
-		r.space()
-		switch {
-		case r.next(','):
-		case r.next(']'):
-			return true
-		default:
-			return false
-		}
+	if !redact.MaybeSecretName(key) || !redact.SecretName(string(key)) {
+		return r.value(depth)
 	}
+	// Copied to be checked, then replaced.
+	mark := len(r.out)
+	if !r.value(depth) {
+		return false
+	}
+	r.out = appendString(r.out[:mark], Redacted)
+	return true
 }
 
 // literal copies true, false or null.
