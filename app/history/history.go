@@ -646,7 +646,7 @@ func (s *Store) enqueue(it item) {
 		return
 	}
 	s.pending = append(s.pending, it)
-	filled := s.pendingBytes < s.opts.QueueBytes/4 && s.pendingBytes+size >= s.opts.QueueBytes/4
+	filled := s.pendingBytes < s.batchBytes() && s.pendingBytes+size >= s.batchBytes()
 	s.pendingBytes += size
 	n := len(s.pending)
 	s.mu.Unlock()
@@ -776,7 +776,7 @@ func (s *Store) Close(ctx context.Context) error {
 func (s *Store) batchReady() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := len(s.pending); n >= s.opts.BatchSize || n >= s.opts.QueueSize || s.pendingBytes >= s.opts.QueueBytes/4 {
+	if n := len(s.pending); n >= s.opts.BatchSize || n >= s.opts.QueueSize || s.pendingBytes >= s.batchBytes() {
 		return true
 	}
 	for _, it := range s.pending {
@@ -786,6 +786,10 @@ func (s *Store) batchReady() bool {
 	}
 	return false
 }
+
+// batchBytes is the size of queued records that makes a batch full,
+// however few they are: a quarter of QueueBytes.
+func (s *Store) batchBytes() int64 { return s.opts.QueueBytes / 4 }
 
 // hasPending reports whether any record or flush waits for the writer.
 func (s *Store) hasPending() bool {
